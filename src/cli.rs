@@ -1,0 +1,180 @@
+//! The command line: every subcommand and flag, as clap derive definitions.
+//!
+//! Only commands that work are listed here; `generate` is hidden because it exists for packagers
+//! (it writes the man pages and shell completions committed under `man/` and `completions/`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
+
+/// Closed-loop code repair: reproduce, repair, review and open a pull request, one JSON step at a
+/// time.
+#[derive(Debug, Parser)]
+#[command(name = "autocoder", version, max_term_width = 100)]
+#[command(after_help = "Every command writes JSON to stdout; messages go to stderr.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts.
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// Run as if started in DIR.
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub directory: Option<PathBuf>,
+
+    /// Indent the JSON written to stdout.
+    #[arg(long, global = true)]
+    pub pretty: bool,
+
+    /// Print nothing on stderr but errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Explain each step on stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// When to colour messages on stderr (never when NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Sandbox(SandboxArgs),
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+impl Command {
+    /// The name used in messages: `autocoder <name>: error: ...`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Sandbox(_) => "sandbox",
+            Command::Generate(_) => "generate",
+        }
+    }
+}
+
+/// Run one command in a rootless sandbox that can touch nothing but the workspace.
+///
+/// The result is written to stdout as {"sandbox": {...}}: exit code, signal, limit hit, captured
+/// output and the isolation layers that were in force. The exit status follows timeout(1): the
+/// command's own status, 124 on timeout, 125 when the sandbox failed or the flags are wrong, 126
+/// when the command cannot be executed, 127 when it is not found, 128+N when killed by signal N.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder sandbox -- make test\n  autocoder sandbox --timeout 60s --memory 1G -- python3 -m pytest -x\n  autocoder sandbox --stream --env CI -- cargo test\n  autocoder sandbox --backend docker --image python:3.12 -- python3 -V"
+)]
+pub struct SandboxArgs {
+    /// The directory the command can read and write, and starts in [default: the current
+    /// directory].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds.
+    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+
+    /// Memory limit for all the command's processes together, e.g. 512M, 2G.
+    #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
+    pub memory: u64,
+
+    /// Limit on the number of processes and threads.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pids: u32,
+
+    /// CPU cores the command may use, e.g. 1, 2, 0.5.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_cpus)]
+    pub cpus: f64,
+
+    /// Largest file the command may write, e.g. 64M, 1G.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+    pub file_size: u64,
+
+    /// Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets).
+    #[arg(long)]
+    pub network: bool,
+
+    /// Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+
+    /// Also allow reading (and executing) PATH.
+    #[arg(long, value_name = "PATH")]
+    pub ro: Vec<PathBuf>,
+
+    /// Also allow reading and writing PATH.
+    #[arg(long, value_name = "PATH")]
+    pub rw: Vec<PathBuf>,
+
+    /// Output kept per stream; beyond it the head and the tail are kept, e.g. 1M, 64K.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
+    pub max_output: u64,
+
+    /// Let the command's output through live; the result goes to stderr as one JSON line (or to
+    /// --result).
+    #[arg(long)]
+    pub stream: bool,
+
+    /// Write the result to FILE instead of stdout (or stderr with --stream).
+    #[arg(long, value_name = "FILE")]
+    pub result: Option<PathBuf>,
+
+    /// Where the command runs.
+    #[arg(long, value_enum, default_value_t = BackendKind::Native)]
+    pub backend: BackendKind,
+
+    /// The image for --backend docker.
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+
+    /// Run even when an isolation layer cannot be applied (the result says which were in force).
+    #[arg(long)]
+    pub allow_degraded: bool,
+
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+fn parse_cpus(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 && n <= 1024.0 => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a CPU count: use a positive number such as 1, 2 or 0.5"
+        )),
+    }
+}
+
+/// Write the man pages or shell completions (for packagers; `make generate`).
+#[derive(Debug, Args, Clone)]
+pub struct GenerateArgs {
+    /// What to write.
+    #[arg(value_enum)]
+    pub what: GenerateWhat,
+
+    /// The directory to write into.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenerateWhat {
+    Man,
+    Completions,
+}

@@ -1,0 +1,45 @@
+//! One thin module per subcommand: flags and document in, library calls, document out.
+
+pub mod generate;
+pub mod sandbox;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::cli::{Command, GlobalArgs};
+use crate::error::Failure;
+
+/// 0 quiet, 1 normal, 2 verbose; set once from the global flags.
+static VERBOSITY: AtomicU8 = AtomicU8::new(1);
+
+/// Runs a parsed command; returns the exit status for success and negative verdicts.
+pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
+    VERBOSITY.store(
+        if global.quiet {
+            0
+        } else if global.verbose {
+            2
+        } else {
+            1
+        },
+        Ordering::Relaxed,
+    );
+    match command {
+        Command::Sandbox(args) => sandbox::run(args, global),
+        Command::Generate(args) => generate::run(args),
+    }
+}
+
+/// A warning on stderr (not with -q).
+pub fn warn(command: &str, message: &str) {
+    if VERBOSITY.load(Ordering::Relaxed) >= 1 {
+        let _ = writeln!(std::io::stderr(), "autocoder {command}: warning: {message}");
+    }
+}
+
+/// A detail on stderr (only with -v).
+pub fn note(command: &str, message: &str) {
+    if VERBOSITY.load(Ordering::Relaxed) >= 2 {
+        let _ = writeln!(std::io::stderr(), "autocoder {command}: {message}");
+    }
+}

@@ -1,0 +1,135 @@
+//! What can go wrong, as a few kinds that map onto exit statuses, with a hint for the user.
+//!
+//! Pipeline commands use DESIGN.md section 3 (2 bad input, 3 the outside world failed);
+//! `sandbox` follows timeout(1) and env(1) instead (125 for its own failures, 126 and 127 for a
+//! command that cannot be executed or found), so a script can tell the sandbox from the command.
+
+use std::fmt;
+use std::io::{IsTerminal, Write};
+
+use crate::cli::{ColorChoice, GlobalArgs};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Bad flags or bad input: the user can fix the invocation.
+    Usage,
+    /// Something outside us failed: network, git, the kernel refusing a sandbox layer.
+    External,
+    /// The command to run does not exist.
+    CommandNotFound,
+    /// The command exists but cannot be executed.
+    CommandNotExecutable,
+}
+
+/// An error as the user sees it: what happened, and what to do about it.
+#[derive(Debug)]
+pub struct Failure {
+    pub kind: Kind,
+    pub error: anyhow::Error,
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    pub fn new(kind: Kind, error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            kind,
+            error: error.into(),
+            hint: None,
+        }
+    }
+
+    pub fn usage(message: impl fmt::Display) -> Failure {
+        Failure::new(Kind::Usage, anyhow::anyhow!("{message}"))
+    }
+
+    pub fn external(message: impl fmt::Display) -> Failure {
+        Failure::new(Kind::External, anyhow::anyhow!("{message}"))
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Failure {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The exit status for this failure when it ends `command`.
+    pub fn exit_status(&self, command: &str) -> i32 {
+        exit_status(self.kind, command)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure::new(Kind::External, error)
+    }
+}
+
+fn exit_status(kind: Kind, command: &str) -> i32 {
+    if command == "sandbox" {
+        return match kind {
+            Kind::Usage | Kind::External => 125,
+            Kind::CommandNotExecutable => 126,
+            Kind::CommandNotFound => 127,
+        };
+    }
+    match kind {
+        Kind::Usage => 2,
+        Kind::External | Kind::CommandNotFound | Kind::CommandNotExecutable => 3,
+    }
+}
+
+/// Prints `autocoder <command>: error: ...` (and the hint) on stderr; returns the exit status.
+pub fn report(command: &str, failure: &Failure, global: &GlobalArgs) -> i32 {
+    let (red, bold, reset) = if colors_enabled(global.color) {
+        ("\x1b[31m", "\x1b[1m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    let mut stderr = std::io::stderr().lock();
+    let message = crate::output::sanitize_for_terminal(&format!("{:#}", failure.error));
+    let _ = writeln!(
+        stderr,
+        "autocoder {command}: {red}{bold}error{reset}: {message}"
+    );
+    if let Some(hint) = &failure.hint {
+        let _ = writeln!(stderr, "  hint: {hint}");
+    }
+    failure.exit_status(command)
+}
+
+/// Reports a command-line parsing error from clap with our exit statuses.
+pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            0
+        }
+        _ => {
+            let _ = err.print();
+            // clap does not say which subcommand it was parsing; the sandbox's usage errors
+            // follow timeout(1), everything else is a plain usage error.
+            let is_sandbox = args
+                .iter()
+                .skip(1)
+                .find(|arg| *arg == "sandbox" || *arg == "--");
+            let command = if is_sandbox.is_some_and(|arg| arg == "sandbox") {
+                "sandbox"
+            } else {
+                ""
+            };
+            exit_status(Kind::Usage, command)
+        }
+    }
+}
+
+/// Whether messages on stderr may be coloured.
+pub fn colors_enabled(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! autocoder: closed-loop code repair as composable JSON steps.
+//!
+//! Each subcommand lives in `commands/`, reads and writes the run document (`doc`), and maps its
+//! failures onto the exit statuses of `error`. The sandbox every step runs untrusted code in is
+//! `sandbox`.
+
+pub mod cli;
+pub mod commands;
+pub mod doc;
+pub mod error;
+pub mod output;
+pub mod sandbox;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+/// Runs one invocation and returns the process exit status.
+pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => return error::clap_exit(err, &args),
+    };
+    let name = cli.command.name();
+    let global = cli.global;
+    if let Some(dir) = &global.directory {
+        if let Err(err) = std::env::set_current_dir(dir) {
+            return error::report(
+                name,
+                &error::Failure::usage(format!(
+                    "cannot change to directory {}: {err}",
+                    dir.display()
+                ))
+                .with_hint("check the path given to -C"),
+                &global,
+            );
+        }
+    }
+    match commands::dispatch(cli.command, &global) {
+        Ok(status) => status,
+        Err(failure) => error::report(name, &failure, &global),
+    }
+}

@@ -1,0 +1,310 @@
+//! The docker backend: the same policy in a container on the local Docker engine, for projects
+//! that need an image's toolchain. Slower (a daemon round trip per run) but the same result shape.
+//!
+//! The container gets `--network none --read-only --cap-drop ALL --security-opt
+//! no-new-privileges`, the limits as `--memory`, `--pids-limit`, `--cpus` and ulimits, a private
+//! tmpfs `/tmp`, and the workspace bind-mounted at the same path. It runs as the workspace's
+//! owner, so it can write there; when that owner is root the command is root inside the
+//! container without capabilities, which the result says. Variable values are handed to the
+//! docker client through its environment (`-e KEY`), never on its command line.
+
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use super::outcome::{LimitHit, SandboxResult};
+use super::policy::{BackendKind, OutputMode, SandboxPolicy};
+use super::supervise::{self, Streams};
+use super::{layers_base, PRIVATE_HOME, PRIVATE_TMP};
+use crate::error::{Failure, Kind};
+
+/// Variables the container gets without being asked: the locale and terminal, and the private
+/// home and temporary directory. The host's PATH and toolchain homes mean nothing in an image.
+const PASSED: &[&str] = &[
+    "LANG", "LANGUAGE", "TERM", "TZ", "NO_COLOR", "HOME", "TMPDIR",
+];
+
+pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
+    let started = Instant::now();
+    let image = policy.image.as_deref().ok_or_else(|| {
+        Failure::usage("--backend docker needs --image IMG")
+            .with_hint("for example --image python:3.12")
+    })?;
+    let owner = policy.workspace.metadata().map_err(|err| {
+        Failure::usage(format!("cannot read {}: {err}", policy.workspace.display()))
+    })?;
+    let (uid, gid) = (owner.uid(), owner.gid());
+    let name = format!(
+        "autocoder-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+
+    let mut docker = Command::new("docker");
+    docker.args(["run", "--name", &name, "--init"]);
+    if !policy.network {
+        docker.args(["--network", "none"]);
+    }
+    docker
+        .args([
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+        ])
+        .arg(format!("--pids-limit={}", policy.pids))
+        .arg(format!("--memory={}", policy.memory_bytes))
+        .arg(format!("--memory-swap={}", policy.memory_bytes))
+        .arg(format!("--cpus={}", policy.cpus))
+        .arg(format!("--ulimit=fsize={}", policy.file_size_bytes))
+        .arg(format!("--ulimit=nofile={0}:{0}", policy.open_files))
+        .arg("--ulimit=core=0")
+        .arg(format!("--user={uid}:{gid}"))
+        .arg(format!(
+            "--tmpfs={PRIVATE_TMP}:rw,nosuid,nodev,size={},mode=1777",
+            policy.memory_bytes
+        ))
+        .arg(format!("--mount={}", bind_spec(&policy.workspace, false)))
+        .arg(format!("--workdir={}", policy.workspace.display()));
+    for path in &policy.read_write {
+        docker.arg(format!("--mount={}", bind_spec(path, false)));
+    }
+    for path in &policy.read_only {
+        docker.arg(format!("--mount={}", bind_spec(path, true)));
+    }
+    let mut passed = Vec::new();
+    for (key, value) in &policy.env {
+        let Some(key) = key.to_str() else { continue };
+        if PASSED.contains(&key)
+            || key.starts_with("LC_")
+            || policy.requested_env.iter().any(|k| k == key)
+        {
+            docker.arg("-e").arg(key).env(key, value);
+            passed.push(key.to_string());
+        }
+    }
+    if key_missing(&passed, "HOME") {
+        docker.args(["-e", "HOME"]).env("HOME", PRIVATE_HOME);
+    }
+    use std::io::IsTerminal;
+    let interactive = !std::io::stdin().is_terminal();
+    if interactive {
+        docker.arg("--interactive");
+    }
+    docker.arg("--").arg(image).args(&policy.command);
+    // The client reads its own configuration from the real home, not the command's.
+    if std::env::var_os("DOCKER_CONFIG").is_none() {
+        if let Some(home) = std::env::var_os("HOME") {
+            docker.env("DOCKER_CONFIG", std::path::Path::new(&home).join(".docker"));
+        }
+    }
+    docker.stdin(if interactive {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    });
+    let capture = matches!(policy.output, OutputMode::Capture { .. });
+    if capture {
+        docker.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let mut child = docker.spawn().map_err(|err| {
+        Failure::external(format!("cannot run docker: {err}"))
+            .with_hint("install Docker (the docker CLI must be on PATH) or use --backend native")
+    })?;
+    let pid = child.id() as libc::pid_t;
+    let pidfd = super::native::sys::pidfd_open(pid).map_err(|e| {
+        Failure::external(format!(
+            "cannot watch docker: {}",
+            std::io::Error::from_raw_os_error(e)
+        ))
+    })?;
+    let streams = Streams {
+        stdout: child.stdout.take().map(Into::into),
+        stderr: child.stderr.take().map(Into::into),
+        report: None,
+    };
+    let max_output = match policy.output {
+        OutputMode::Capture { max_bytes } => max_bytes,
+        OutputMode::Stream => 0,
+    };
+    let run = supervise::supervise(
+        pid,
+        &pidfd,
+        streams,
+        max_output,
+        policy.timeout,
+        started,
+        || {
+            let _ = Command::new("docker")
+                .args(["kill", &name])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        },
+    );
+    let state = inspect(&name);
+    let _ = Command::new("docker")
+        .args(["rm", "--force", &name])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+
+    let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
+    let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
+    let stdout = run.stdout.map(|c| c.into_text());
+    let stderr = run.stderr.map(|c| c.into_text());
+    let client_status =
+        libc::WIFEXITED(run.wait_status).then(|| libc::WEXITSTATUS(run.wait_status));
+    let Some(state) = state.filter(|s| s.started) else {
+        // The container never ran: the engine or the image is the problem, or the command.
+        let message = stderr.as_deref().unwrap_or("").trim().to_string();
+        return Err(start_failure(client_status, &message, image));
+    };
+    let (exit_code, signal) = if run.timed_out {
+        (None, Some(libc::SIGKILL))
+    } else if (129..=192).contains(&state.exit_code) {
+        (None, Some(state.exit_code - 128))
+    } else {
+        (Some(state.exit_code), None)
+    };
+    let limit_hit = if run.timed_out {
+        Some(LimitHit::Time)
+    } else if state.oom_killed {
+        Some(LimitHit::Memory)
+    } else if signal == Some(libc::SIGXFSZ) {
+        Some(LimitHit::FileSize)
+    } else if stdout_truncated || stderr_truncated {
+        Some(LimitHit::Output)
+    } else {
+        None
+    };
+
+    let mut layers = layers_base(policy, BackendKind::Docker);
+    layers.filesystem.read_write = std::iter::once(&policy.workspace)
+        .chain(&policy.read_write)
+        .map(|p| p.display().to_string())
+        .chain([PRIVATE_TMP.to_string()])
+        .collect();
+    layers.filesystem.read_only = vec!["image root filesystem (read-only)".into()];
+    layers
+        .filesystem
+        .read_only
+        .extend(policy.read_only.iter().map(|p| p.display().to_string()));
+    layers.identity.uid = uid;
+    layers.identity.gid = gid;
+    layers.identity.root = uid == 0;
+    layers.resources.mechanism = "docker".into();
+    layers.resources.cpu_mechanism = "docker".into();
+    layers.containment.pid_namespace = true;
+    layers.containment.mount_namespace = true;
+    layers.containment.ipc_namespace = true;
+    layers.environment.passed = passed;
+
+    Ok(SandboxResult {
+        backend: BackendKind::Docker,
+        command: policy
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        exit_code,
+        signal,
+        timed_out: run.timed_out,
+        limit_hit,
+        duration_ms: run.elapsed.as_millis() as u64,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        layers,
+    })
+}
+
+fn key_missing(passed: &[String], key: &str) -> bool {
+    !passed.iter().any(|k| k == key)
+}
+
+/// A `--mount` value, CSV-quoted so commas and quotes in paths survive.
+fn bind_spec(path: &std::path::Path, read_only: bool) -> String {
+    let quote = |field: String| {
+        if field.contains([',', '"']) {
+            format!("\"{}\"", field.replace('"', "\"\""))
+        } else {
+            field
+        }
+    };
+    let path = path.display().to_string();
+    let mut spec = format!(
+        "type=bind,{},{}",
+        quote(format!("source={path}")),
+        quote(format!("target={path}"))
+    );
+    if read_only {
+        spec.push_str(",readonly");
+    }
+    spec
+}
+
+struct ContainerState {
+    started: bool,
+    exit_code: i32,
+    oom_killed: bool,
+}
+
+fn inspect(name: &str) -> Option<ContainerState> {
+    let output = Command::new("docker")
+        .args([
+            "inspect",
+            "--format",
+            "{{.State.StartedAt}} {{.State.ExitCode}} {{.State.OOMKilled}}",
+            name,
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.split_whitespace();
+    let started_at = fields.next()?;
+    Some(ContainerState {
+        started: !started_at.starts_with("0001-01-01"),
+        exit_code: fields.next()?.parse().ok()?,
+        oom_killed: fields.next()? == "true",
+    })
+}
+
+fn start_failure(client_status: Option<i32>, message: &str, image: &str) -> Failure {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("cannot connect to the docker daemon")
+        || lower.contains("is the docker daemon running")
+    {
+        return Failure::external(format!("the Docker engine is not reachable: {message}"))
+            .with_hint(
+                "start it (sudo dockerd, or systemctl start docker) or use --backend native",
+            );
+    }
+    if lower.contains("no such image")
+        || lower.contains("unable to find image")
+        || lower.contains("pull access denied")
+    {
+        return Failure::external(format!("image {image} is not available: {message}")).with_hint(
+            format!(
+                "build or pull it first (docker pull {image}), or import one with docker import"
+            ),
+        );
+    }
+    match client_status {
+        Some(127) => Failure::new(
+            Kind::CommandNotFound,
+            anyhow::anyhow!("not found in image {image}: {message}"),
+        ),
+        Some(126) => Failure::new(
+            Kind::CommandNotExecutable,
+            anyhow::anyhow!("cannot execute in image {image}: {message}"),
+        ),
+        _ => Failure::external(format!("docker could not start the container: {message}")),
+    }
+}

@@ -1,0 +1,186 @@
+//! The command's environment: cleared, then an allow-list, the toolchain homes and `--env`.
+//!
+//! Toolchains find themselves through variables that default to paths under `$HOME` (rustup's
+//! `RUSTUP_HOME`, pyenv's `PYENV_ROOT`); since the command gets a private `HOME`, those are set
+//! explicitly to where they really are. Anything whose name looks like a credential is withheld
+//! unless `--env` names it.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::error::Failure;
+
+/// Variables passed through from our environment when set.
+const ALLOWED: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "NO_COLOR",
+    "COLORTERM",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "JAVA_HOME",
+    "GOROOT",
+    "SOURCE_DATE_EPOCH",
+];
+
+/// Name fragments that mark a variable as a credential.
+const SECRET_MARKERS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "API_KEY",
+    "APIKEY",
+    "PRIVATE_KEY",
+    "ACCESS_KEY",
+    "CREDENTIAL",
+    "AUTH",
+    "SESSION",
+    "COOKIE",
+];
+
+/// Whether a variable name looks like it holds a credential.
+pub fn looks_like_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
+}
+
+/// The environment the command starts with, and the names that were withheld.
+#[derive(Debug)]
+pub struct CommandEnvironment {
+    pub vars: Vec<(OsString, OsString)>,
+    pub withheld: Vec<String>,
+}
+
+/// Toolchain home directories found for this user, to pass as variables and to allow reading.
+#[derive(Debug, Default)]
+pub struct ToolchainHomes {
+    pub vars: Vec<(&'static str, PathBuf)>,
+}
+
+impl ToolchainHomes {
+    /// Finds the homes of rustup, cargo and pyenv, from the environment or their defaults.
+    pub fn discover(home: Option<&Path>) -> ToolchainHomes {
+        let mut vars = Vec::new();
+        for (name, default) in [
+            ("CARGO_HOME", ".cargo"),
+            ("RUSTUP_HOME", ".rustup"),
+            ("PYENV_ROOT", ".pyenv"),
+        ] {
+            let dir = std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(default)));
+            if let Some(dir) = dir.filter(|d| d.is_dir()) {
+                vars.push((name, dir));
+            }
+        }
+        for name in ["JAVA_HOME", "GOROOT"] {
+            if let Some(dir) = std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|d| d.is_dir())
+            {
+                vars.push((name, dir));
+            }
+        }
+        ToolchainHomes { vars }
+    }
+
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.vars.iter().map(|(_, dir)| dir.as_path())
+    }
+}
+
+/// Builds the environment from ours, the toolchain homes, the private home and temp directory,
+/// and the `--env` requests (`KEY=VALUE` sets, `KEY` copies ours).
+pub fn build(
+    requests: &[String],
+    toolchains: &ToolchainHomes,
+    home: &Path,
+    tmpdir: &Path,
+) -> Result<CommandEnvironment, Failure> {
+    let mut vars: Vec<(OsString, OsString)> = Vec::new();
+    let mut withheld = Vec::new();
+    let set = |vars: &mut Vec<(OsString, OsString)>, key: OsString, value: OsString| {
+        vars.retain(|(k, _)| *k != key);
+        vars.push((key, value));
+    };
+    for (key, value) in std::env::vars_os() {
+        let Some(name) = key.to_str() else { continue };
+        if ALLOWED.contains(&name) || name.starts_with("LC_") {
+            set(&mut vars, key, value);
+        } else if looks_like_secret(name) {
+            withheld.push(name.to_string());
+        }
+    }
+    if !vars.iter().any(|(k, _)| k == "PATH") {
+        set(
+            &mut vars,
+            "PATH".into(),
+            "/usr/local/bin:/usr/bin:/bin".into(),
+        );
+    }
+    for (name, dir) in &toolchains.vars {
+        set(
+            &mut vars,
+            OsString::from(name),
+            dir.clone().into_os_string(),
+        );
+    }
+    set(&mut vars, "HOME".into(), home.into());
+    set(&mut vars, "TMPDIR".into(), tmpdir.into());
+    for request in requests {
+        let (key, value) = match request.split_once('=') {
+            Some((key, value)) => (key, Some(OsString::from(value))),
+            None => (request.as_str(), std::env::var_os(request)),
+        };
+        if key.is_empty()
+            || key.contains('\0')
+            || value
+                .as_deref()
+                .is_some_and(|v| v.as_encoded_bytes().contains(&0))
+        {
+            return Err(Failure::usage(format!(
+                "--env {request}: expected KEY=VALUE or KEY, with no NUL byte"
+            )));
+        }
+        match value {
+            Some(value) => {
+                withheld.retain(|name| name != key);
+                set(&mut vars, OsString::from(key), value);
+            }
+            None => crate::commands::warn(
+                "sandbox",
+                &format!("--env {key}: not set in this environment, not passed"),
+            ),
+        }
+    }
+    withheld.sort();
+    Ok(CommandEnvironment { vars, withheld })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for name in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+        ] {
+            assert!(looks_like_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "LANG", "CARGO_HOME"] {
+            assert!(!looks_like_secret(name), "{name}");
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The sandbox every untrusted command runs in: policy, backends, supervision and the result.
+//!
+//! `run` takes a resolved `SandboxPolicy` and returns a `SandboxResult`; the backends differ in
+//! mechanism, not in what the caller sees. The native backend (`native`) is the default; the
+//! docker backend (`docker`) runs the same policy in a container.
+
+pub mod capture;
+pub mod docker;
+pub mod environment;
+pub mod native;
+pub mod outcome;
+pub mod policy;
+pub mod supervise;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use self::outcome::{Layers, LimitHit, SandboxResult};
+use self::policy::{BackendKind, OutputMode, SandboxPolicy};
+use crate::error::{Failure, Kind};
+
+/// The command's private temporary directory (an empty tmpfs per run).
+pub const PRIVATE_TMP: &str = "/tmp";
+/// The command's private home directory, inside the private temporary directory.
+pub const PRIVATE_HOME: &str = "/tmp/home";
+
+pub fn run(policy: &SandboxPolicy, backend: BackendKind) -> Result<SandboxResult, Failure> {
+    match backend {
+        BackendKind::Native => native::run(policy),
+        BackendKind::Docker => docker::run(policy),
+    }
+}
+
+/// The layer report fields that follow from the policy alone; backends fill in the rest.
+fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
+    let mut layers = Layers::default();
+    let native = backend == BackendKind::Native;
+    layers.filesystem.mechanism = if native { "landlock" } else { "docker" }.into();
+    layers.filesystem.abi = native.then(native::sys::landlock_abi);
+    layers.network.allowed = policy.network;
+    if !policy.network {
+        layers.network.mechanisms = if native {
+            vec![
+                "seccomp".into(),
+                "landlock".into(),
+                "mount-namespace".into(),
+            ]
+        } else {
+            vec!["docker-network-none".into()]
+        };
+    }
+    layers.identity.capabilities = "none".into();
+    layers.identity.no_new_privs = true;
+    layers.identity.seccomp = true;
+    layers.resources.memory_bytes = policy.memory_bytes;
+    layers.resources.pids = policy.pids;
+    layers.resources.cpus = policy.cpus;
+    layers.resources.file_size_bytes = policy.file_size_bytes;
+    layers.resources.open_files = policy.open_files;
+    layers.resources.timeout_ms = policy.timeout.as_millis() as u64;
+    layers.resources.max_output_bytes = match policy.output {
+        OutputMode::Capture { max_bytes } => Some(max_bytes),
+        OutputMode::Stream => None,
+    };
+    layers.containment.new_session = true;
+    layers.environment.passed = policy
+        .env
+        .iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    layers.environment.withheld = policy.withheld_env.clone();
+    layers
+}
+
+/// Finds the program to execute the way execvp would, with the sandbox's PATH and the workspace
+/// as the current directory. Missing and non-executable commands are reported here, before
+/// anything starts, with the exit statuses of a shell (127, 126).
+pub fn resolve_command(
+    name: &OsStr,
+    env: &[(OsString, OsString)],
+    workspace: &Path,
+) -> Result<PathBuf, Failure> {
+    let shown = name.to_string_lossy();
+    if name.is_empty() {
+        return Err(Failure::usage("the command is empty").with_hint("give a command after `--`"));
+    }
+    let candidate = |path: PathBuf| -> Option<PathBuf> {
+        let meta = path.metadata().ok()?;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(path)
+    };
+    if name.as_encoded_bytes().contains(&b'/') {
+        let path = workspace.join(name);
+        return match path.metadata() {
+            Err(_) => Err(Failure::new(
+                Kind::CommandNotFound,
+                anyhow::anyhow!("{shown}: no such file"),
+            )
+            .with_hint("relative paths are taken from the workspace")),
+            Ok(meta) if meta.is_dir() => Err(Failure::new(
+                Kind::CommandNotExecutable,
+                anyhow::anyhow!("{shown}: is a directory"),
+            )),
+            Ok(_) => candidate(path.clone()).ok_or_else(|| {
+                Failure::new(
+                    Kind::CommandNotExecutable,
+                    anyhow::anyhow!("{shown}: permission denied (not executable)"),
+                )
+                .with_hint(format!("chmod +x {}", path.display()))
+            }),
+        };
+    }
+    let search = lookup_env(env, "PATH").unwrap_or_default();
+    std::env::split_paths(search)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .find_map(|dir| candidate(workspace.join(dir).join(name)))
+        .ok_or_else(|| {
+            Failure::new(
+                Kind::CommandNotFound,
+                anyhow::anyhow!("{shown}: command not found"),
+            )
+            .with_hint(format!(
+                "install it, or give its path; the sandbox searched PATH={}",
+                search.to_string_lossy()
+            ))
+        })
+}
+
+/// Looks a variable up in a command environment.
+pub fn lookup_env<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a OsStr> {
+    env.iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_os_str())
+}
+
+/// Where only rlimits hold the limits, the kernel records nothing: recognise the usual messages
+/// of a failed allocation or fork in the command's last words.
+fn limit_from_output(stderr: Option<&str>) -> Option<LimitHit> {
+    let stderr = stderr?;
+    let start = (stderr.len().saturating_sub(4096)..stderr.len())
+        .find(|&i| stderr.is_char_boundary(i))
+        .unwrap_or(0);
+    let tail = stderr[start..].to_ascii_lowercase();
+    const MEMORY: &[&str] = &[
+        "memoryerror",
+        "cannot allocate memory",
+        "out of memory",
+        "bad_alloc",
+        "memory allocation of",
+    ];
+    const PIDS: &[&str] = &[
+        "resource temporarily unavailable",
+        "fork: retry",
+        "cannot fork",
+        "can't fork",
+    ];
+    if MEMORY.iter().any(|m| tail.contains(m)) {
+        Some(LimitHit::Memory)
+    } else if PIDS.iter().any(|m| tail.contains(m)) {
+        Some(LimitHit::Pids)
+    } else {
+        None
+    }
+}

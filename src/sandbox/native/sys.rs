@@ -1,0 +1,257 @@
+//! Thin wrappers over the Linux system calls the native backend needs and libc does not wrap:
+//! clone3, the new mount API (open_tree, move_mount, mount_setattr), close_range, capset and
+//! pidfds. Each returns the errno on failure so the caller can say which step failed.
+
+use std::ffi::CStr;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+pub type SysResult<T> = Result<T, i32>;
+
+fn check(ret: libc::c_long) -> SysResult<libc::c_long> {
+    if ret < 0 {
+        Err(errno())
+    } else {
+        Ok(ret)
+    }
+}
+
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// Forks with `flags` (namespaces), returning `Some((pid, pidfd))` in the parent and `None` in
+/// the child. Like fork(2), only safe while the process has a single thread.
+pub fn clone3(flags: u64) -> SysResult<Option<(libc::pid_t, OwnedFd)>> {
+    let mut pidfd: RawFd = -1;
+    let mut args = CloneArgs {
+        flags: flags | libc::CLONE_PIDFD as u64,
+        pidfd: &mut pidfd as *mut RawFd as u64,
+        exit_signal: libc::SIGCHLD as u64,
+        ..CloneArgs::default()
+    };
+    // SAFETY: clone3 without CLONE_VM and without a stack behaves like fork; `args` outlives the
+    // call and the kernel writes the pidfd into `pidfd`.
+    let pid = check(unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &mut args as *mut CloneArgs,
+            std::mem::size_of::<CloneArgs>(),
+        )
+    })?;
+    if pid == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(Some((pid as libc::pid_t, unsafe {
+        OwnedFd::from_raw_fd(pidfd)
+    })))
+}
+
+pub const OPEN_TREE_CLONE: u32 = 1;
+pub const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+pub const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// A detached copy of the mount tree at `path`.
+pub fn open_tree_clone(path: &CStr) -> SysResult<OwnedFd> {
+    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_RECURSIVE as u32;
+    // SAFETY: plain system call on a NUL-terminated path.
+    let fd =
+        check(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Gives a detached mount the id mapping of the user namespace `userns`.
+pub fn idmap_mount(tree: RawFd, userns: RawFd) -> SysResult<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_IDMAP,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: userns as u64,
+    };
+    // SAFETY: `attr` is a valid mount_attr of the size given.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })?;
+    Ok(())
+}
+
+/// Attaches a detached mount at `target`.
+pub fn move_mount(tree: RawFd, target: &CStr) -> SysResult<()> {
+    // SAFETY: plain system call on valid descriptors and NUL-terminated paths.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    })?;
+    Ok(())
+}
+
+/// mount(2) with optional source, type and data.
+pub fn mount(
+    source: &CStr,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> SysResult<()> {
+    // SAFETY: all pointers are NUL-terminated strings or null.
+    let ret = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.map_or(std::ptr::null(), CStr::as_ptr),
+            flags,
+            data.map_or(std::ptr::null(), |d| d.as_ptr().cast()),
+        )
+    };
+    check(ret.into()).map(drop)
+}
+
+/// Closes every descriptor from `first` on, except `keep`.
+pub fn close_descriptors_from(first: u32, keep: RawFd) {
+    let keep = keep as u32;
+    // SAFETY: closing descriptors we own; nothing in this process uses them afterwards.
+    unsafe {
+        if keep >= first {
+            if keep > first {
+                libc::syscall(libc::SYS_close_range, first, keep - 1, 0);
+            }
+            libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0);
+        } else {
+            libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
+        }
+    }
+}
+
+/// Drops every capability from the permitted, effective and inheritable sets, and the ambient set.
+pub fn drop_capabilities() -> SysResult<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: valid header and two data structs as capset v3 expects.
+    check(
+        unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            )
+        }
+        .into(),
+    )?;
+    check(unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) })?;
+    Ok(())
+}
+
+/// Sends `signal` to the process behind `pidfd`.
+pub fn pidfd_send_signal(pidfd: RawFd, signal: i32) -> SysResult<()> {
+    // SAFETY: plain system call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd,
+            signal,
+            std::ptr::null::<u8>(),
+            0,
+        )
+    })?;
+    Ok(())
+}
+
+/// A pidfd for an existing child.
+pub fn pidfd_open(pid: libc::pid_t) -> SysResult<OwnedFd> {
+    // SAFETY: plain system call.
+    let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Writes all of `bytes` to `fd`, ignoring errors (used for reports from the child).
+pub fn write_all(fd: RawFd, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: writing from a valid buffer.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            if n < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            return;
+        }
+        bytes = &bytes[n as usize..];
+    }
+}
+
+/// The running kernel's Landlock ABI version (0 when Landlock is unavailable).
+pub fn landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: the version query takes no attribute pointer.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(ret).unwrap_or(0)
+}

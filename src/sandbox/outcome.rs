@@ -1,0 +1,148 @@
+//! The result of a sandboxed run, as written to stdout by `autocoder sandbox` and embedded in the
+//! run document by `run-tests`.
+//!
+//! ```json
+//! {"sandbox": {"backend": "native", "command": ["make", "test"], "exit_code": 2, "signal": null,
+//!   "timed_out": false, "limit_hit": null, "duration_ms": 412, "stdout": "...", "stderr": "...",
+//!   "stdout_truncated": false, "stderr_truncated": false,
+//!   "layers": {"filesystem": {...}, "network": {...}, "identity": {...}, "resources": {...},
+//!              "containment": {...}, "environment": {...}, "degraded": []}}}
+//! ```
+//!
+//! Field names are a public interface: add fields, never rename them.
+
+use serde::{Deserialize, Serialize};
+
+use super::policy::BackendKind;
+
+/// The wrapper object written by `autocoder sandbox`.
+#[derive(Debug, Serialize)]
+pub struct SandboxDocument<'a> {
+    pub sandbox: &'a SandboxResult,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SandboxResult {
+    pub backend: BackendKind,
+    pub command: Vec<String>,
+    /// The command's exit code; null when it was killed by a signal.
+    pub exit_code: Option<i32>,
+    /// The signal that killed the command, if any.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub limit_hit: Option<LimitHit>,
+    pub duration_ms: u64,
+    /// Captured output (lossy UTF-8); null when streamed.
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub layers: Layers,
+}
+
+impl SandboxResult {
+    /// The exit status `autocoder sandbox` ends with, as timeout(1) does.
+    pub fn exit_status(&self) -> i32 {
+        if self.timed_out {
+            124
+        } else if let Some(signal) = self.signal {
+            128 + signal
+        } else {
+            self.exit_code.unwrap_or(125)
+        }
+    }
+}
+
+/// Which limit stopped or cut the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitHit {
+    Memory,
+    Pids,
+    Time,
+    Output,
+    FileSize,
+}
+
+/// What isolation was in force: each layer says its mechanism, so a reader can judge the result.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Layers {
+    pub filesystem: FilesystemLayer,
+    pub network: NetworkLayer,
+    pub identity: IdentityLayer,
+    pub resources: ResourceLayer,
+    pub containment: ContainmentLayer,
+    pub environment: EnvironmentLayer,
+    /// Layers that could not be applied (only with --allow-degraded; otherwise the run fails).
+    pub degraded: Vec<Degradation>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FilesystemLayer {
+    /// "landlock", "docker" or "none".
+    pub mechanism: String,
+    /// The Landlock ABI version in use.
+    pub abi: Option<u32>,
+    pub read_write: Vec<String>,
+    pub read_only: Vec<String>,
+    /// Host directories hidden behind empty private mounts (/tmp, /run, ...).
+    pub hidden: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NetworkLayer {
+    pub allowed: bool,
+    /// What blocks it: e.g. ["seccomp", "landlock", "mount-namespace"].
+    pub mechanisms: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IdentityLayer {
+    /// The host uid the command runs as.
+    pub uid: u32,
+    pub gid: u32,
+    pub root: bool,
+    pub capabilities: String,
+    pub no_new_privs: bool,
+    pub user_namespace: bool,
+    /// The workspace is mounted with an id mapping so a non-root uid can write root's files.
+    pub idmapped_workspace: bool,
+    pub seccomp: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ResourceLayer {
+    /// "cgroup-v1", "cgroup-v2", "rlimit" or "docker".
+    pub mechanism: String,
+    pub memory_bytes: u64,
+    pub pids: u32,
+    pub cpus: f64,
+    /// How the CPU limit is held: "cfs-quota", "affinity" or "docker".
+    pub cpu_mechanism: String,
+    pub file_size_bytes: u64,
+    pub open_files: u64,
+    pub timeout_ms: u64,
+    pub max_output_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ContainmentLayer {
+    pub pid_namespace: bool,
+    pub mount_namespace: bool,
+    pub ipc_namespace: bool,
+    pub new_session: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EnvironmentLayer {
+    /// Names of the variables the command received (never their values).
+    pub passed: Vec<String>,
+    /// Names of credential-like variables that were withheld.
+    pub withheld: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Degradation {
+    pub layer: String,
+    pub reason: String,
+}

@@ -1,0 +1,160 @@
+//! What a sandboxed run may do: the limits and paths resolved from the flags, before any backend
+//! starts. Parsing of sizes and durations lives here because the flags and the MCP tools share it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+/// Which engine runs the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// Landlock, seccomp, namespaces, cgroups or rlimits, in this process tree; no daemon.
+    Native,
+    /// A container on the local Docker engine.
+    Docker,
+}
+
+/// Where the command's stdout and stderr go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Captured into the result, each stream capped at this many bytes (head and tail kept).
+    Capture { max_bytes: u64 },
+    /// Passed straight through to our own stdout and stderr.
+    Stream,
+}
+
+/// Everything a backend needs to run one command.
+#[derive(Debug, Clone)]
+pub struct SandboxPolicy {
+    /// Canonical path of the directory the command starts in and may write.
+    pub workspace: PathBuf,
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub pids: u32,
+    pub cpus: f64,
+    pub file_size_bytes: u64,
+    pub open_files: u64,
+    pub network: bool,
+    /// The image, for the docker backend.
+    pub image: Option<String>,
+    /// Names given with `--env`: the docker backend passes only these and the locale.
+    pub requested_env: Vec<String>,
+    /// The complete environment of the command.
+    pub env: Vec<(OsString, OsString)>,
+    /// Toolchain homes (rustup, cargo, pyenv, ...) the command may read.
+    pub toolchain_dirs: Vec<PathBuf>,
+    /// Names of credential-like variables left out of `env`.
+    pub withheld_env: Vec<String>,
+    /// Extra canonical paths the command may read.
+    pub read_only: Vec<PathBuf>,
+    /// Extra canonical paths the command may write.
+    pub read_write: Vec<PathBuf>,
+    pub output: OutputMode,
+    pub allow_degraded: bool,
+    /// The command as given (argv[0] unresolved).
+    pub command: Vec<OsString>,
+}
+
+/// Parses `512M`, `2G`, `64k`, `1048576`, `1.5G` into bytes (binary multiples).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let invalid = || {
+        format!(
+            "`{text}` is not a size: use a number with an optional K, M, G or T suffix, e.g. 512M"
+        )
+    };
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    let lower = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (number, shift) = match lower.chars().last() {
+        Some('k') => (&lower[..lower.len() - 1], 10),
+        Some('m') => (&lower[..lower.len() - 1], 20),
+        Some('g') => (&lower[..lower.len() - 1], 30),
+        Some('t') => (&lower[..lower.len() - 1], 40),
+        _ => (lower, 0),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| invalid())?;
+    if !value.is_finite() || value <= 0.0 {
+        return Err(invalid());
+    }
+    let bytes = value * (1u64 << shift) as f64;
+    if bytes > u64::MAX as f64 / 2.0 {
+        return Err(format!("`{text}` is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses `90s`, `10m`, `1h30m`, `1500ms`, `2.5s`; a plain number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let invalid = || {
+        format!("`{text}` is not a duration: use e.g. 90s, 10m, 1h30m or 1500ms (a plain number is seconds)")
+    };
+    let trimmed = text.trim();
+    if let Ok(seconds) = trimmed.parse::<f64>() {
+        return positive_duration(seconds).ok_or_else(invalid);
+    }
+    let mut total = 0.0;
+    let mut rest = trimmed;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(invalid)?;
+        if digits == 0 {
+            return Err(invalid());
+        }
+        let value: f64 = rest[..digits].parse().map_err(|_| invalid())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ms" => 0.001,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return Err(invalid()),
+        };
+        total += value * scale;
+        rest = &rest[unit_len..];
+    }
+    positive_duration(total).ok_or_else(invalid)
+}
+
+fn positive_duration(seconds: f64) -> Option<Duration> {
+    (seconds.is_finite() && seconds > 0.0 && seconds < 1e9)
+        .then(|| Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        for bad in ["", "M", "12Q", "-1M", "0", "nan"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        for bad in ["", "s", "10x", "-5", "0", "1h-3m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}
