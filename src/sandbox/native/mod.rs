@@ -111,11 +111,20 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     if !root {
         namespaces |= libc::CLONE_NEWUSER;
     }
-    let hidden: Vec<PathBuf> = HIDDEN_DIRS
+    let mut hidden: Vec<PathBuf> = HIDDEN_DIRS
         .iter()
         .map(PathBuf::from)
         .filter(|dir| dir.symlink_metadata().is_ok_and(|m| m.is_dir()))
         .collect();
+    // Our own home holds the toolchains (mounted back) and much that is nobody else's business;
+    // started as root it is also closed to the sandbox's uid, so it must be replaced to reach them.
+    if let Some(home) = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok()) {
+        let system = SYSTEM_DIRS.iter().any(|dir| home.starts_with(dir));
+        if home.is_dir() && home != Path::new("/") && !system && !hidden.iter().any(|dir| home.starts_with(dir)) {
+            hidden.push(home);
+        }
+    }
+    dedupe_nested(&mut read_only);
     let idmaps = if root {
         IdMaps::for_paths(&read_write)?
     } else {
@@ -393,6 +402,20 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stderr_truncated,
         layers,
     })
+}
+
+/// Drops paths that another entry already contains.
+fn dedupe_nested(paths: &mut Vec<PathBuf>) {
+    let mut sorted = paths.clone();
+    sorted.sort_by_key(|p| p.as_os_str().len());
+    let mut kept: Vec<PathBuf> = Vec::with_capacity(sorted.len());
+    for path in sorted {
+        if !kept.iter().any(|outer| path.starts_with(outer)) {
+            kept.push(path);
+        }
+    }
+    paths.retain(|p| kept.contains(p));
+    paths.dedup();
 }
 
 /// User namespaces whose mappings show each written path's owner as `SANDBOX_UID` (root only).
