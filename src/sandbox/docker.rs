@@ -12,10 +12,10 @@ use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::outcome::{LimitHit, SandboxResult};
+use super::outcome::SandboxResult;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::supervise::{self, Streams};
-use super::{layers_base, PRIVATE_HOME, PRIVATE_TMP};
+use super::{layers_base, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
 /// Variables the container gets without being asked: the locale and terminal, and the private
@@ -171,17 +171,16 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     } else {
         (Some(state.exit_code), None)
     };
-    let limit_hit = if run.timed_out {
-        Some(LimitHit::Time)
-    } else if state.oom_killed {
-        Some(LimitHit::Memory)
-    } else if signal == Some(libc::SIGXFSZ) {
-        Some(LimitHit::FileSize)
-    } else if stdout_truncated || stderr_truncated {
-        Some(LimitHit::Output)
-    } else {
-        None
-    };
+    let limit_hit = LimitEvidence {
+        timed_out: run.timed_out,
+        oom_killed: state.oom_killed,
+        pids_max_hit: false,
+        signal,
+        stderr: stderr.as_deref(),
+        recorded: true,
+        truncated: stdout_truncated || stderr_truncated,
+    }
+    .limit_hit();
 
     let mut layers = layers_base(policy, BackendKind::Docker);
     layers.filesystem.read_write = std::iter::once(&policy.workspace)

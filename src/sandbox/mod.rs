@@ -133,14 +133,49 @@ pub fn lookup_env<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a 
         .map(|(_, v)| v.as_os_str())
 }
 
-/// Where only rlimits hold the limits, the kernel records nothing: recognise the usual messages
-/// of a failed allocation or fork in the command's last words.
-fn limit_from_output(stderr: Option<&str>) -> Option<LimitHit> {
-    let stderr = stderr?;
+/// What a backend knows about a finished run, to name the limit it hit.
+struct LimitEvidence<'a> {
+    timed_out: bool,
+    oom_killed: bool,
+    pids_max_hit: bool,
+    signal: Option<i32>,
+    stderr: Option<&'a str>,
+    /// Whether memory and process limits are held by something that records hits (cgroups,
+    /// docker); with rlimits only the command's own messages tell.
+    recorded: bool,
+    truncated: bool,
+}
+
+impl LimitEvidence<'_> {
+    /// The limit hit, by precedence: time, memory, processes, file size, output.
+    fn limit_hit(&self) -> Option<LimitHit> {
+        let from_messages = self.stderr.and_then(limit_from_messages);
+        if self.timed_out {
+            Some(LimitHit::Time)
+        } else if self.oom_killed {
+            Some(LimitHit::Memory)
+        } else if self.pids_max_hit {
+            Some(LimitHit::Pids)
+        } else if self.signal == Some(libc::SIGXFSZ) {
+            Some(LimitHit::FileSize)
+        } else if let Some(hit) =
+            from_messages.filter(|hit| !self.recorded || *hit == LimitHit::FileSize)
+        {
+            Some(hit)
+        } else {
+            self.truncated.then_some(LimitHit::Output)
+        }
+    }
+}
+
+/// The usual messages of a write, allocation or fork refused by a limit, in the command's last
+/// words: rlimits leave no other trace, and a file-size signal may kill a grandchild only.
+fn limit_from_messages(stderr: &str) -> Option<LimitHit> {
     let start = (stderr.len().saturating_sub(4096)..stderr.len())
         .find(|&i| stderr.is_char_boundary(i))
         .unwrap_or(0);
     let tail = stderr[start..].to_ascii_lowercase();
+    const FILE_SIZE: &[&str] = &["file size limit exceeded", "file too large"];
     const MEMORY: &[&str] = &[
         "memoryerror",
         "cannot allocate memory",
@@ -154,9 +189,12 @@ fn limit_from_output(stderr: Option<&str>) -> Option<LimitHit> {
         "cannot fork",
         "can't fork",
     ];
-    if MEMORY.iter().any(|m| tail.contains(m)) {
+    let found = |markers: &[&str]| markers.iter().any(|m| tail.contains(m));
+    if found(FILE_SIZE) {
+        Some(LimitHit::FileSize)
+    } else if found(MEMORY) {
         Some(LimitHit::Memory)
-    } else if PIDS.iter().any(|m| tail.contains(m)) {
+    } else if found(PIDS) {
         Some(LimitHit::Pids)
     } else {
         None

@@ -1,1 +1,8 @@
+//! The integration tests: one binary (see Cargo.toml), a module per command.
 
+mod cli;
+mod docker;
+mod sandbox;
+mod sandbox_attacks;
+mod sandbox_limits;
+mod util;

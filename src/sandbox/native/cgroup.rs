@@ -44,7 +44,7 @@ impl RunCgroups {
             let mount = Path::new("/sys/fs/cgroup").join(controller);
             let relative = own
                 .lines()
-                .filter_map(|line| line.splitn(3, ':').nth(1).zip(line.splitn(3, ':').nth(2)))
+                .filter_map(|line| line.split(':').nth(1).zip(line.splitn(3, ':').nth(2)))
                 .find(|(controllers, _)| controllers.split(',').any(|c| c == controller))
                 .map(|(_, path)| path.trim_start_matches('/'))
                 .ok_or_else(|| format!("no cgroup v1 {controller} hierarchy is mounted"))?;

@@ -25,10 +25,10 @@ use std::time::Instant;
 use self::cgroup::RunCgroups;
 use self::child::{ChildPlan, Exposure, MountPlan};
 use self::fs_rules::FsRules;
-use super::outcome::{Degradation, LimitHit, SandboxResult};
+use super::outcome::{Degradation, SandboxResult};
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::supervise::{self, Streams};
-use super::{layers_base, limit_from_output, resolve_command, PRIVATE_HOME, PRIVATE_TMP};
+use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
 /// The host uid and gid a command started by root runs as.
@@ -116,12 +116,23 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         .map(PathBuf::from)
         .filter(|dir| dir.symlink_metadata().is_ok_and(|m| m.is_dir()))
         .collect();
-    // Our own home holds the toolchains (mounted back) and much that is nobody else's business;
-    // started as root it is also closed to the sandbox's uid, so it must be replaced to reach them.
-    if let Some(home) = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok()) {
-        let system = SYSTEM_DIRS.iter().any(|dir| home.starts_with(dir));
-        if home.is_dir() && home != Path::new("/") && !system && !hidden.iter().any(|dir| home.starts_with(dir)) {
-            hidden.push(home);
+    // Our home holds much that is nobody else's business; and started as root, a 0700 directory
+    // above a toolchain would lock the sandbox uid out of it. Both are replaced by an empty tmpfs
+    // with the toolchains mounted back.
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    let closed = if root {
+        read_only
+            .iter()
+            .filter_map(|p| closed_ancestor(p))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for dir in home.into_iter().chain(closed) {
+        let system = SYSTEM_DIRS.iter().any(|system| dir.starts_with(system));
+        let covered = hidden.iter().any(|outer| dir.starts_with(outer));
+        if dir.is_dir() && dir != Path::new("/") && !system && !covered {
+            hidden.push(dir);
         }
     }
     dedupe_nested(&mut read_only);
@@ -215,19 +226,11 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .iter()
             .map(|arg| c_string(arg.clone()))
             .collect::<Result<_, _>>()?,
-        envp: policy
-            .env
-            .iter()
-            .map(|(key, value)| {
-                let mut pair = key.clone();
-                pair.push("=");
-                pair.push(value);
-                c_string(pair)
-            })
-            .collect::<Result<_, _>>()?,
+        envp: environment_block(&policy.env, None)?,
         allow_degraded: policy.allow_degraded,
     };
 
+    let mut private_dir: Option<PrivateDir> = None;
     let (pid, pidfd) = match sys::clone3(namespaces as u64) {
         Ok(Some(parent)) => parent,
         Ok(None) => child::run(&plan),
@@ -236,14 +239,25 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 layer: "containment".into(),
                 reason: format!("cannot create namespaces: {}", std::io::Error::from_raw_os_error(errno)),
             });
+            // Without a mount namespace there is no private /tmp: use a private directory on the
+            // host's, and run as we are (without capabilities) since nothing can be id-mapped.
+            let private = private_dir.insert(PrivateDir::create()?);
+            plan.envp = environment_block(&policy.env, Some(&private.path))?;
+            plan.fs_rules.read_write = read_write.iter().cloned().chain([private.path.clone()]).collect();
             plan.self_map = None;
             plan.mounts = None;
             plan.mount_proc = false;
             plan.switch_to = None;
-            match sys::clone3(0) {
-                Ok(Some(parent)) => parent,
-                Ok(None) => child::run(&plan),
-                Err(errno) => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::from_raw_os_error(errno)))),
+            // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
+            match unsafe { libc::fork() } {
+                0 => child::run(&plan),
+                pid if pid > 0 => {
+                    let pidfd = sys::pidfd_open(pid).map_err(|e| {
+                        Failure::external(format!("cannot watch the command: {}", std::io::Error::from_raw_os_error(e)))
+                    })?;
+                    (pid, pidfd)
+                }
+                _ => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error()))),
             }
         }
         Err(errno) => {
@@ -330,27 +344,22 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     };
 
     let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
+    let cgroups_used = cgroups.is_some();
     drop(cgroups);
     let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
     let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
     let stdout = run.stdout.map(|c| c.into_text());
     let stderr = run.stderr.map(|c| c.into_text());
-    let limit_hit = if run.timed_out {
-        Some(LimitHit::Time)
-    } else if events.oom_killed {
-        Some(LimitHit::Memory)
-    } else if events.pids_max_hit {
-        Some(LimitHit::Pids)
-    } else if signal == Some(libc::SIGXFSZ) {
-        Some(LimitHit::FileSize)
-    } else if layers.resources.mechanism == "rlimit" && (exit_code != Some(0) || signal.is_some()) {
-        limit_from_output(stderr.as_deref())
-            .or_else(|| (stdout_truncated || stderr_truncated).then_some(LimitHit::Output))
-    } else if stdout_truncated || stderr_truncated {
-        Some(LimitHit::Output)
-    } else {
-        None
-    };
+    let limit_hit = LimitEvidence {
+        timed_out: run.timed_out,
+        oom_killed: events.oom_killed,
+        pids_max_hit: events.pids_max_hit,
+        signal,
+        stderr: stderr.as_deref(),
+        recorded: cgroups_used,
+        truncated: stdout_truncated || stderr_truncated,
+    }
+    .limit_hit();
 
     layers.filesystem.read_only = read_only.iter().map(|p| p.display().to_string()).collect();
     layers.filesystem.read_write = plan
@@ -404,18 +413,85 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     })
 }
 
-/// Drops paths that another entry already contains.
+/// `KEY=VALUE` strings for execve; `private` replaces the home and temporary directory.
+fn environment_block(
+    env: &[(OsString, OsString)],
+    private: Option<&Path>,
+) -> Result<Vec<CString>, Failure> {
+    env.iter()
+        .map(|(key, value)| {
+            let value = match private {
+                Some(dir) if key == "HOME" => dir.join("home").into_os_string(),
+                Some(dir) if key == "TMPDIR" => dir.as_os_str().to_os_string(),
+                _ => value.clone(),
+            };
+            let mut pair = key.clone();
+            pair.push("=");
+            pair.push(value);
+            c_string(pair)
+        })
+        .collect()
+}
+
+/// A private temporary directory (with `home/` inside) on the host, for runs without a mount
+/// namespace; removed with everything in it when the run ends.
+struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    fn create() -> Result<PrivateDir, Failure> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = std::env::temp_dir().join(format!("autocoder-{}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .and_then(|()| std::fs::create_dir(path.join("home")))
+            .map_err(|err| {
+                Failure::external(format!(
+                    "cannot create a private directory in {}: {err}",
+                    path.display()
+                ))
+            })?;
+        Ok(PrivateDir { path })
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Drops paths that another entry already contains, and repeats.
 fn dedupe_nested(paths: &mut Vec<PathBuf>) {
-    let mut sorted = paths.clone();
-    sorted.sort_by_key(|p| p.as_os_str().len());
-    let mut kept: Vec<PathBuf> = Vec::with_capacity(sorted.len());
-    for path in sorted {
-        if !kept.iter().any(|outer| path.starts_with(outer)) {
-            kept.push(path);
+    let all = std::mem::take(paths);
+    for path in &all {
+        let nested = all
+            .iter()
+            .any(|outer| outer != path && path.starts_with(outer));
+        if !nested && !paths.contains(path) {
+            paths.push(path.clone());
         }
     }
-    paths.retain(|p| kept.contains(p));
-    paths.dedup();
+}
+
+/// The outermost directory above `path` that others may not enter (mode without o+x), if any:
+/// started as root, the sandbox uid could not reach `path` through it.
+fn closed_ancestor(path: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors()
+        .skip(1)
+        .filter(|dir| dir.parent().is_some())
+        .filter(|dir| {
+            dir.metadata()
+                .is_ok_and(|m| m.permissions().mode() & 0o001 == 0)
+        })
+        .last()
+        .map(Path::to_path_buf)
 }
 
 /// User namespaces whose mappings show each written path's owner as `SANDBOX_UID` (root only).

@@ -103,7 +103,7 @@ pub fn compile(network: bool) -> Result<SyscallFilters, String> {
     let mut ioctl_rules = Vec::new();
     for request in [libc::TIOCSTI, libc::TIOCLINUX] {
         let is_request =
-            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
                 .map_err(error)?;
         ioctl_rules.push(SeccompRule::new(vec![is_request]).map_err(error)?);
     }

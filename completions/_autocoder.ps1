@@ -1,0 +1,100 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'autocoder'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'autocoder' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'autocoder;sandbox' {
+            [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The directory the command can read and write, and starts in [default: the current directory]')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds')
+            [CompletionResult]::new('--memory', '--memory', [CompletionResultType]::ParameterName, 'Memory limit for all the command''s processes together, e.g. 512M, 2G')
+            [CompletionResult]::new('--pids', '--pids', [CompletionResultType]::ParameterName, 'Limit on the number of processes and threads')
+            [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the command may use, e.g. 1, 2, 0.5')
+            [CompletionResult]::new('--file-size', '--file-size', [CompletionResultType]::ParameterName, 'Largest file the command may write, e.g. 64M, 1G')
+            [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
+            [CompletionResult]::new('--ro', '--ro', [CompletionResultType]::ParameterName, 'Also allow reading (and executing) PATH')
+            [CompletionResult]::new('--rw', '--rw', [CompletionResultType]::ParameterName, 'Also allow reading and writing PATH')
+            [CompletionResult]::new('--max-output', '--max-output', [CompletionResultType]::ParameterName, 'Output kept per stream; beyond it the head and the tail are kept, e.g. 1M, 64K')
+            [CompletionResult]::new('--result', '--result', [CompletionResultType]::ParameterName, 'Write the result to FILE instead of stdout (or stderr with --stream)')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'Where the command runs')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The image for --backend docker')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)')
+            [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)')
+            [CompletionResult]::new('--allow-degraded', '--allow-degraded', [CompletionResultType]::ParameterName, 'Run even when an isolation layer cannot be applied (the result says which were in force)')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'autocoder;generate' {
+            [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'The directory to write into')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'autocoder;help' {
+            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'autocoder;help;sandbox' {
+            break
+        }
+        'autocoder;help;generate' {
+            break
+        }
+        'autocoder;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

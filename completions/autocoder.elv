@@ -1,0 +1,88 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[autocoder] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'autocoder'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'autocoder'= {
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+            cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;sandbox'= {
+            cand --workspace 'The directory the command can read and write, and starts in [default: the current directory]'
+            cand --timeout 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds'
+            cand --memory 'Memory limit for all the command''s processes together, e.g. 512M, 2G'
+            cand --pids 'Limit on the number of processes and threads'
+            cand --cpus 'CPU cores the command may use, e.g. 1, 2, 0.5'
+            cand --file-size 'Largest file the command may write, e.g. 64M, 1G'
+            cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
+            cand --ro 'Also allow reading (and executing) PATH'
+            cand --rw 'Also allow reading and writing PATH'
+            cand --max-output 'Output kept per stream; beyond it the head and the tail are kept, e.g. 1M, 64K'
+            cand --result 'Write the result to FILE instead of stdout (or stderr with --stream)'
+            cand --backend 'Where the command runs'
+            cand --image 'The image for --backend docker'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --network 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
+            cand --stream 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)'
+            cand --allow-degraded 'Run even when an isolation layer cannot be applied (the result says which were in force)'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'autocoder;generate'= {
+            cand --out-dir 'The directory to write into'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'autocoder;help'= {
+            cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+            cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;help;sandbox'= {
+        }
+        &'autocoder;help;generate'= {
+        }
+        &'autocoder;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

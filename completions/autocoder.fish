@@ -1,0 +1,75 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_autocoder_global_optspecs
+    string join \n C= pretty q/quiet v/verbose color= h/help V/version
+end
+
+function __fish_autocoder_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_autocoder_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_autocoder_using_subcommand
+    set -l cmd (__fish_autocoder_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c autocoder -n "__fish_autocoder_needs_command" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_needs_command" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_needs_command" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_needs_command" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_needs_command" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_needs_command" -s h -l help -d 'Print help'
+complete -c autocoder -n "__fish_autocoder_needs_command" -s V -l version -d 'Print version'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l workspace -d 'The directory the command can read and write, and starts in [default: the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the command\'s processes together, e.g. 512M, 2G' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pids -d 'Limit on the number of processes and threads' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l cpus -d 'CPU cores the command may use, e.g. 1, 2, 0.5' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l file-size -d 'Largest file the command may write, e.g. 64M, 1G' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l ro -d 'Also allow reading (and executing) PATH' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l rw -d 'Also allow reading and writing PATH' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l max-output -d 'Output kept per stream; beyond it the head and the tail are kept, e.g. 1M, 64K' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l result -d 'Write the result to FILE instead of stdout (or stderr with --stream)' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l backend -d 'Where the command runs' -r -f -a "native\t'Landlock, seccomp, namespaces, cgroups or rlimits, in this process tree; no daemon'
+docker\t'A container on the local Docker engine'"
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l image -d 'The image for --backend docker' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l network -d 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l stream -d 'Let the command\'s output through live; the result goes to stderr as one JSON line (or to --result)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l allow-degraded -d 'Run even when an isolation layer cannot be applied (the result says which were in force)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l out-dir -d 'The directory to write into' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,148 @@
+//! The docker backend against a real Docker engine (started by `.ci/run` through
+//! `scripts/start-docker.sh`, with the image `autocoder-test:busybox` built offline from busybox).
+//! Where no engine can run, each test says so and returns.
+
+use crate::util::Test;
+
+const IMAGE: &str = "autocoder-test:busybox";
+
+fn engine_ready() -> bool {
+    let ok = std::process::Command::new("docker")
+        .args(["image", "inspect", IMAGE])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: no Docker engine with {IMAGE} (run scripts/start-docker.sh)");
+    }
+    ok
+}
+
+fn docker(flags: &[&str], script: &str) -> Test {
+    Test::new()
+        .args(["sandbox", "--backend", "docker", "--image", IMAGE])
+        .args(flags.iter().copied())
+        .args(["--", "sh", "-c", script])
+}
+
+#[test]
+fn runs_with_the_same_result_shape_and_confinement() {
+    if !engine_ready() {
+        return;
+    }
+    let script =
+        "echo out; echo err >&2; echo data > made.txt; cat /sys/class/net/*/address | wc -l; \
+                  grep CapEff /proc/self/status; touch /etc/x 2>/dev/null && echo ROOTFS-WRITABLE; \
+                  echo $HOME $TMPDIR; exit 3";
+    let run = docker(&[], script).run().expect_status(3);
+    let result = run.sandbox();
+    assert_eq!(result.backend, "docker");
+    assert_eq!(result.exit_code, Some(3));
+    assert_eq!(result.err(), "err\n");
+    let out = result.out();
+    assert!(
+        out.starts_with("out\n1\n"),
+        "only the loopback interface: {out}"
+    );
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(!out.contains("ROOTFS-WRITABLE"), "{out}");
+    assert!(out.contains("/tmp/home /tmp"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("made.txt")).unwrap(),
+        "data\n"
+    );
+    assert_eq!(result.layers["network"]["allowed"], false);
+    assert_eq!(result.layers["resources"]["mechanism"], "docker");
+}
+
+#[test]
+fn runs_as_the_workspace_owner() {
+    if !engine_ready() || !crate::util::is_root() {
+        return;
+    }
+    let test = Test::new();
+    std::process::Command::new("chown")
+        .arg("1500:1500")
+        .arg(test.path())
+        .status()
+        .unwrap();
+    let run = test
+        .args([
+            "sandbox",
+            "--backend",
+            "docker",
+            "--image",
+            IMAGE,
+            "--",
+            "sh",
+            "-c",
+            "id -u; echo x > f",
+        ])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), "1500\n");
+    assert_eq!(run.sandbox().layers["identity"]["root"], false);
+}
+
+#[test]
+fn limits_hold_and_timeouts_kill_the_container() {
+    if !engine_ready() {
+        return;
+    }
+    let run = docker(&["--timeout", "1s"], "sleep 30")
+        .run()
+        .expect_status(124);
+    let result = run.sandbox();
+    assert!(result.timed_out);
+    assert_eq!(result.limit_hit.as_deref(), Some("time"));
+    let leftover = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "--all",
+            "--quiet",
+            "--filter",
+            &format!("name=autocoder-{}", std::process::id()),
+        ])
+        .output()
+        .unwrap();
+    assert!(leftover.stdout.is_empty(), "containers left behind");
+
+    let bomb = "for i in $(seq 1 600); do sleep 2 & done 2>/dev/null; jobs -p | wc -l";
+    let run = docker(&["--pids", "30"], bomb).run();
+    let running: u32 = run.sandbox().out().trim().parse().unwrap_or(0);
+    assert!(running < 30, "{running} processes under a limit of 30");
+
+    let run = docker(
+        &["--max-output", "1K"],
+        "head -c 10000 /dev/zero | tr '\\0' y",
+    )
+    .run()
+    .expect_status(0);
+    assert_eq!(run.sandbox().limit_hit.as_deref(), Some("output"));
+}
+
+#[test]
+fn missing_image_is_a_clear_error() {
+    if !engine_ready() {
+        return;
+    }
+    let run = Test::new()
+        .args([
+            "sandbox",
+            "--backend",
+            "docker",
+            "--image",
+            "autocoder-test:no-such-tag",
+            "--",
+            "true",
+        ])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr().contains("autocoder-test:no-such-tag"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stdout().is_empty());
+}

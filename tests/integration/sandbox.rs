@@ -1,0 +1,341 @@
+//! `autocoder sandbox`: results, exit statuses, bad input, environment and toolchains.
+
+use crate::util::{is_root, Test};
+
+#[test]
+fn runs_in_the_workspace_and_reports_the_result() {
+    let test = Test::new();
+    test.dir().write("input.txt", "hello\n");
+    let run = test
+        .sandbox_sh(
+            &[],
+            "cat input.txt; echo out >&2; pwd; echo made > output.txt",
+        )
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    assert_eq!(result.backend, "native");
+    assert_eq!(
+        result.command,
+        [
+            "sh",
+            "-c",
+            "cat input.txt; echo out >&2; pwd; echo made > output.txt"
+        ]
+    );
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!(result.signal, None);
+    assert!(!result.timed_out);
+    assert_eq!(result.limit_hit, None);
+    assert!(result.out().starts_with("hello\n"), "{}", result.out());
+    assert_eq!(result.err(), "out\n");
+    assert!(!result.stdout_truncated && !result.stderr_truncated);
+    let layers = &result.layers;
+    assert_eq!(layers["filesystem"]["mechanism"], "landlock");
+    assert_eq!(layers["network"]["allowed"], false);
+    assert_eq!(layers["identity"]["capabilities"], "none");
+    assert_eq!(layers["identity"]["root"], false);
+    assert_eq!(layers["containment"]["pid_namespace"], true);
+    assert_eq!(layers["degraded"], serde_json::json!([]));
+    // The workspace was given as the current directory, which the test made.
+    assert!(run.stdout().contains("autocoder-test-"));
+}
+
+#[test]
+fn files_made_inside_belong_to_the_workspace_owner() {
+    let dir = crate::util::TempDir::new();
+    let run = Test::new()
+        .args(["sandbox", "--workspace"])
+        .args([dir.path()])
+        .args(["--", "sh", "-c", "echo data > made.txt && id -u"])
+        .run()
+        .expect_status(0);
+    let made =
+        std::fs::metadata(dir.path().join("made.txt")).expect("file written inside exists outside");
+    let owner = std::fs::metadata(dir.path()).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(made.uid(), owner.uid());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("made.txt")).unwrap(),
+        "data\n"
+    );
+    if is_root() {
+        assert_ne!(
+            run.sandbox().out().trim(),
+            "0",
+            "root's command must not run as uid 0"
+        );
+    }
+}
+
+#[test]
+fn exit_status_follows_timeout() {
+    let run = Test::new().sandbox_sh(&[], "exit 3").run().expect_status(3);
+    assert_eq!(run.sandbox().exit_code, Some(3));
+
+    let run = Test::new()
+        .sandbox_sh(&[], "kill -SEGV $$")
+        .run()
+        .expect_status(128 + 11);
+    let result = run.sandbox();
+    assert_eq!((result.exit_code, result.signal), (None, Some(11)));
+
+    let run = Test::new()
+        .sandbox_sh(&["--timeout", "300ms"], "sleep 30")
+        .run()
+        .expect_status(124);
+    let result = run.sandbox();
+    assert!(result.timed_out);
+    assert_eq!(result.limit_hit.as_deref(), Some("time"));
+}
+
+#[test]
+fn missing_command_is_127_and_not_executable_is_126() {
+    let run = Test::new()
+        .args(["sandbox", "--", "no-such-command-xyz"])
+        .run()
+        .expect_status(127);
+    assert!(run.stdout().is_empty());
+    assert!(
+        run.stderr()
+            .contains("no-such-command-xyz: command not found"),
+        "{}",
+        run.stderr()
+    );
+
+    let test = Test::new();
+    test.dir().write("script.sh", "#!/bin/sh\necho hi\n");
+    let run = test
+        .args(["sandbox", "--", "./script.sh"])
+        .run()
+        .expect_status(126);
+    assert!(run.stderr().contains("not executable"), "{}", run.stderr());
+    assert!(run.stderr().contains("hint: chmod +x"), "{}", run.stderr());
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_status_125() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["sandbox", "--frobnicate", "--", "true"],
+            "unexpected argument '--frobnicate'",
+        ),
+        (&["sandbox", "true"], "unexpected argument 'true'"),
+        (&["sandbox"], "required arguments were not provided"),
+        (
+            &["sandbox", "--workspace", "/no/such/dir", "--", "true"],
+            "--workspace /no/such/dir",
+        ),
+        (
+            &["sandbox", "--memory", "lots", "--", "true"],
+            "`lots` is not a size",
+        ),
+        (
+            &["sandbox", "--timeout", "10 parsecs", "--", "true"],
+            "is not a duration",
+        ),
+        (
+            &["sandbox", "--cpus", "0", "--", "true"],
+            "is not a CPU count",
+        ),
+        (
+            &["sandbox", "--image", "busybox", "--", "true"],
+            "--image is only used with --backend docker",
+        ),
+        (
+            &["sandbox", "--backend", "docker", "--", "true"],
+            "--backend docker needs --image",
+        ),
+        (&["sandbox", "--env", "=x", "--", "true"], "--env =x"),
+    ];
+    for (args, message) in cases {
+        let run = Test::new().args(args.iter().copied()).run();
+        assert_eq!(run.status(), 125, "{args:?}: {}", run.stderr());
+        assert!(run.stdout().is_empty(), "{args:?}");
+        assert!(
+            run.stderr().contains(message),
+            "{args:?}: expected {message:?} in\n{}",
+            run.stderr()
+        );
+    }
+}
+
+#[test]
+fn environment_is_cleared_but_for_the_allow_list_and_env_flags() {
+    let run = Test::new()
+        .env("GITHUB_TOKEN", "ghp_secretvalue")
+        .env("OPENAI_API_KEY", "sk-secret")
+        .env("SOME_SETTING", "plain")
+        .env("PASS_ME", "passed")
+        .sandbox_sh(
+            &[
+                "--env",
+                "PASS_ME",
+                "--env",
+                "SET_ME=set",
+                "--env",
+                "OPENAI_API_KEY",
+            ],
+            "env | sort",
+        )
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    let env = result.out();
+    assert!(
+        !env.contains("ghp_secretvalue") && !env.contains("GITHUB_TOKEN"),
+        "{env}"
+    );
+    assert!(!env.contains("SOME_SETTING"), "{env}");
+    assert!(env.contains("PASS_ME=passed\n"), "{env}");
+    assert!(env.contains("SET_ME=set\n"), "{env}");
+    assert!(
+        env.contains("OPENAI_API_KEY=sk-secret\n"),
+        "named explicitly, so passed: {env}"
+    );
+    assert!(
+        env.contains("HOME=/tmp/home\n") && env.contains("TMPDIR=/tmp\n"),
+        "{env}"
+    );
+    assert!(env.contains("PATH="), "{env}");
+    // The result names what was withheld, never the value.
+    assert_eq!(
+        result.layers["environment"]["withheld"],
+        serde_json::json!(["GITHUB_TOKEN"])
+    );
+    assert!(!run.stdout().contains("ghp_secretvalue") && !run.stderr().contains("ghp_secretvalue"));
+}
+
+#[test]
+fn common_toolchains_work_with_default_flags() {
+    let test = Test::new();
+    test.dir()
+        .write("hello.rs", "fn main() { println!(\"rust ok\"); }\n");
+    test.dir().write("Makefile", "all:\n\t@echo make ok\n");
+    test.dir()
+        .write("test_x.py", "def test_one():\n    assert 1 + 1 == 2\n");
+    let script = r#"set -e
+python3 -c 'print("python ok")'
+node -e 'console.log("node ok")'
+rustc --edition 2021 hello.rs -o hello && ./hello
+cargo --version >/dev/null && echo cargo ok
+java -version 2>&1 | head -1 | grep -q version && echo java ok
+git init -q repo && git -C repo -c user.name=t -c user.email=t@e commit -q --allow-empty -m init && echo git ok
+make
+if python3 -c 'import pytest' 2>/dev/null; then python3 -m pytest -q -p no:cacheprovider test_x.py | tail -1; fi
+"#;
+    let run = test
+        .sandbox_sh(
+            &["--timeout", "5m", "--memory", "2G", "--pids", "400"],
+            script,
+        )
+        .run();
+    let result = run.sandbox();
+    assert_eq!(
+        result.exit_code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        result.out(),
+        result.err()
+    );
+    for tool in [
+        "python ok",
+        "node ok",
+        "rust ok",
+        "cargo ok",
+        "java ok",
+        "git ok",
+        "make ok",
+    ] {
+        assert!(
+            result.out().contains(tool),
+            "{tool} missing:\n{}\n{}",
+            result.out(),
+            result.err()
+        );
+    }
+    if result.out().contains("passed") {
+        assert!(result.out().contains("1 passed"), "{}", result.out());
+    }
+}
+
+#[test]
+fn stream_mode_passes_output_through_and_reports_on_stderr() {
+    let run = Test::new()
+        .sandbox_sh(&["--stream"], "echo live; echo err >&2; exit 4")
+        .run()
+        .expect_status(4);
+    assert_eq!(run.stdout(), "live\n");
+    let stderr = run.stderr();
+    let (command_err, result_line) = stderr.split_once('\n').unwrap();
+    assert_eq!(command_err, "err");
+    let result: serde_json::Value = serde_json::from_str(result_line.trim()).unwrap();
+    assert_eq!(result["sandbox"]["exit_code"], 4);
+    assert_eq!(result["sandbox"]["stdout"], serde_json::Value::Null);
+}
+
+#[test]
+fn result_file_takes_the_document() {
+    let test = Test::new();
+    let result_path = test.path().join("result.json");
+    let run = test
+        .args(["sandbox", "--result"])
+        .args([&result_path])
+        .args(["--", "sh", "-c", "echo hi"])
+        .run()
+        .expect_status(0);
+    assert!(run.stdout().is_empty());
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&result_path).unwrap()).unwrap();
+    assert_eq!(written["sandbox"]["stdout"], "hi\n");
+}
+
+#[test]
+fn stdin_is_passed_to_the_command() {
+    let run = Test::new()
+        .stdin("piped text\n")
+        .args(["sandbox", "--", "cat"])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), "piped text\n");
+}
+
+#[test]
+fn pretty_and_quiet_flags() {
+    let run = Test::new()
+        .args(["--pretty", "sandbox", "--", "true"])
+        .run()
+        .expect_status(0);
+    assert!(
+        run.stdout().starts_with("{\n  \"sandbox\": {\n"),
+        "{}",
+        run.stdout()
+    );
+    let run = Test::new()
+        .args(["-C", "/", "sandbox", "--", "pwd"])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), "/\n");
+}
+
+#[test]
+fn works_as_an_ordinary_user() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to an ordinary user with setpriv");
+        return;
+    }
+    let run = Test::new()
+        .run_as_user(1500)
+        .sandbox_sh(&[], "id -u; echo data > mine.txt; cat mine.txt; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    assert_eq!(
+        result.out(),
+        "1500\ndata\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n",
+        "{}",
+        result.err()
+    );
+    assert_eq!(result.layers["identity"]["user_namespace"], true);
+    assert_eq!(result.layers["resources"]["mechanism"], "rlimit");
+}

@@ -1,0 +1,479 @@
+//! Attacks on the native sandbox, each bounded and paired with a control that shows the
+//! legitimate operation still works. Run as root, and as an ordinary user where that differs.
+
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+
+use crate::util::{autocoder_bin, is_root, Test};
+
+/// A directory outside /tmp and the system directories: visible inside the sandbox's mount
+/// namespace, so only Landlock stands between the command and it.
+fn visible_scratch(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn users() -> Vec<Option<u32>> {
+    if is_root() {
+        vec![None, Some(1500)]
+    } else {
+        vec![None]
+    }
+}
+
+#[test]
+fn nothing_outside_the_workspace_can_be_written() {
+    for user in users() {
+        let marker = format!(
+            "autocoder-escape-{}-{}",
+            std::process::id(),
+            user.unwrap_or(0)
+        );
+        let visible = visible_scratch(&format!("write-{}", user.unwrap_or(0)));
+        if let Some(uid) = user {
+            std::process::Command::new("chown")
+                .arg(format!("{uid}"))
+                .arg(&visible)
+                .status()
+                .unwrap();
+        }
+        let targets = [
+            format!("/etc/{marker}"),
+            format!("/usr/{marker}"),
+            format!("/var/{marker}"),
+            format!("/root/{marker}"),
+            format!("{}/{marker}", visible.display()),
+            format!("/tmp/{marker}"),
+            format!("/dev/shm/{marker}"),
+        ];
+        let script = format!(
+            "for p in {}; do if echo x > $p; then echo \"wrote $p\"; fi; done 2>/dev/null; echo ok > control.txt && cat control.txt",
+            targets.join(" ")
+        );
+        let mut test = Test::new();
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.sandbox_sh(&[], &script).run().expect_status(0);
+        let result = run.sandbox();
+        // Writes to the private /tmp and /dev/shm succeed inside but never reach the host.
+        for target in &targets {
+            assert!(
+                !PathBuf::from(target).exists(),
+                "user {user:?}: {target} reached the host: {}",
+                result.out()
+            );
+        }
+        for target in &targets[..5] {
+            assert!(
+                !result.out().contains(&format!("wrote {target}")),
+                "user {user:?}: {}",
+                result.out()
+            );
+        }
+        assert!(
+            result.out().ends_with("ok\n"),
+            "control failed for {user:?}: {}",
+            result.err()
+        );
+        let _ = std::fs::remove_dir_all(visible);
+    }
+}
+
+#[test]
+fn secrets_outside_stay_unreadable_also_through_links() {
+    for user in users() {
+        let visible = visible_scratch(&format!("secret-{}", user.unwrap_or(0)));
+        let secret = visible.join("secret.txt");
+        std::fs::write(&secret, "TOPSECRET-visible\n").unwrap();
+        let tmp_secret = PathBuf::from(format!(
+            "/tmp/autocoder-secret-{}-{}",
+            std::process::id(),
+            user.unwrap_or(0)
+        ));
+        std::fs::write(&tmp_secret, "TOPSECRET-tmp\n").unwrap();
+        let workspace = visible.join("ws");
+        std::fs::create_dir(&workspace).unwrap();
+        std::fs::write(workspace.join("mine.txt"), "mine\n").unwrap();
+        if let Some(uid) = user {
+            // Owned by the user, so only the sandbox (not file permissions) can refuse it.
+            std::process::Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{uid}"))
+                .arg(&visible)
+                .status()
+                .unwrap();
+            std::process::Command::new("chown")
+                .arg(format!("{uid}:{uid}"))
+                .arg(&tmp_secret)
+                .status()
+                .unwrap();
+        }
+        let script = format!(
+            "cat {s} {t} /root/.bashrc; ln -s {s} sym; cat sym; ln {s} hard && cat hard; ln -s {t} tsym; cat tsym; \
+             cat mine.txt; head -c 5 /etc/os-release; echo",
+            s = secret.display(),
+            t = tmp_secret.display()
+        );
+        let mut test = Test::new();
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test
+            .args(["sandbox", "--workspace"])
+            .args([&workspace])
+            .args(["--", "sh", "-c", &script])
+            .run();
+        let result = run.sandbox();
+        assert!(
+            !result.out().contains("TOPSECRET"),
+            "user {user:?} read a secret: {}",
+            result.out()
+        );
+        assert!(result.out().contains("mine\n"), "control: {}", result.err());
+        assert!(
+            result.out().contains("PRETT") || result.out().contains("NAME="),
+            "control: {}",
+            result.out()
+        );
+        assert!(
+            result.err().contains("Permission denied"),
+            "{}",
+            result.err()
+        );
+        let _ = std::fs::remove_dir_all(visible);
+        let _ = std::fs::remove_file(tmp_secret);
+    }
+}
+
+/// A Python script run inside the sandbox that prints one `name: blocked|open` line per probe.
+const NETWORK_PROBES: &str = r#"
+import socket, sys
+def probe(name, make, use=lambda s: None):
+    try:
+        s = make()
+        use(s)
+        print(name + ": open")
+    except OSError as e:
+        print(name + ": blocked")
+host_tcp, host_udp, unix_tmp, unix_run, abstract = sys.argv[1:6]
+probe("tcp", lambda: socket.create_connection(("127.0.0.1", int(host_tcp)), timeout=2))
+probe("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM),
+      lambda s: s.sendto(b"x", ("127.0.0.1", int(host_udp))))
+probe("tcp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
+probe("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+probe("icmp-dgram", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP))
+probe("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+probe("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE))
+probe("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
+def connect_unix(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(2)
+    s.connect(path)
+    return s
+probe("unix-tmp", lambda: connect_unix(unix_tmp))
+if unix_run != "-":
+    probe("unix-run", lambda: connect_unix(unix_run))
+probe("unix-abstract", lambda: connect_unix("\0" + abstract))
+probe("docker-sock", lambda: connect_unix("/run/docker.sock"))
+# Controls: local IPC inside the sandbox keeps working.
+a, b = socket.socketpair()
+a.sendall(b"ping"); print("socketpair: " + b.recv(4).decode())
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); srv.bind("inside.sock"); srv.listen(1)
+c = connect_unix("inside.sock"); print("unix-inside: open")
+"#;
+
+struct HostListeners {
+    tcp: TcpListener,
+    udp: UdpSocket,
+    unix_tmp: (UnixListener, PathBuf),
+    unix_run: Option<(UnixListener, PathBuf)>,
+    abstract_name: String,
+    _abstract: std::os::unix::net::UnixListener,
+}
+
+impl HostListeners {
+    fn start(tag: &str) -> HostListeners {
+        use std::os::linux::net::SocketAddrExt;
+        let unique = format!("{tag}-{}", std::process::id());
+        let tmp_path = PathBuf::from(format!("/tmp/autocoder-test-{unique}.sock"));
+        let _ = std::fs::remove_file(&tmp_path);
+        let unix_tmp = UnixListener::bind(&tmp_path).unwrap();
+        // World-writable, like an X11 socket: only the sandbox can refuse the connection.
+        std::fs::set_permissions(
+            &tmp_path,
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let unix_run = is_root().then(|| {
+            let path = PathBuf::from(format!("/run/autocoder-test-{unique}.sock"));
+            let _ = std::fs::remove_file(&path);
+            let listener = UnixListener::bind(&path).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                .unwrap();
+            (listener, path)
+        });
+        let abstract_name = format!("autocoder-test-{unique}");
+        let addr =
+            std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        let abstract_listener = UnixListener::bind_addr(&addr).unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_nonblocking(true).unwrap();
+        HostListeners {
+            tcp: TcpListener::bind("127.0.0.1:0").unwrap(),
+            udp,
+            unix_tmp: (unix_tmp, tmp_path),
+            unix_run,
+            abstract_name,
+            _abstract: abstract_listener,
+        }
+    }
+
+    fn args(&self) -> Vec<String> {
+        vec![
+            self.tcp.local_addr().unwrap().port().to_string(),
+            self.udp.local_addr().unwrap().port().to_string(),
+            self.unix_tmp.1.display().to_string(),
+            self.unix_run
+                .as_ref()
+                .map_or("-".into(), |(_, p)| p.display().to_string()),
+            self.abstract_name.clone(),
+        ]
+    }
+
+    fn udp_received(&self) -> bool {
+        let mut buf = [0u8; 8];
+        self.udp.recv(&mut buf).is_ok()
+    }
+}
+
+impl Drop for HostListeners {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.unix_tmp.1);
+        if let Some((_, path)) = &self.unix_run {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+#[test]
+fn no_network_and_no_host_sockets_without_the_flag() {
+    for user in users() {
+        let listeners = HostListeners::start(&format!("net{}", user.unwrap_or(0)));
+        let mut test = Test::new();
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test
+            .args(["sandbox", "--", "python3", "-c", NETWORK_PROBES])
+            .args(listeners.args())
+            .run();
+        let result = run.sandbox();
+        let out = result.out();
+        assert_eq!(
+            result.exit_code,
+            Some(0),
+            "user {user:?}: {out}\n{}",
+            result.err()
+        );
+        for line in out.lines() {
+            let allowed = line.starts_with("socketpair") || line.starts_with("unix-inside");
+            assert!(
+                allowed || line.ends_with(": blocked"),
+                "user {user:?}: {line}\n{out}"
+            );
+        }
+        assert!(
+            out.contains("socketpair: ping") && out.contains("unix-inside: open"),
+            "controls: {out}"
+        );
+        assert!(!listeners.udp_received(), "a UDP datagram reached the host");
+        listeners.tcp.set_nonblocking(true).unwrap();
+        assert!(
+            listeners.tcp.accept().is_err(),
+            "a TCP connection reached the host"
+        );
+    }
+}
+
+#[test]
+fn network_flag_opens_the_network() {
+    let listeners = HostListeners::start("netflag");
+    let script = "import socket,sys\ns=socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)\n\
+                  s.sendall(b'hello')\nu=socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+                  u.sendto(b'x', ('127.0.0.1', int(sys.argv[2])))\nprint('sent')";
+    let run = Test::new()
+        .args(["sandbox", "--network", "--", "python3", "-c", script])
+        .args(&listeners.args()[..2])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), "sent\n");
+    let (mut conn, _) = listeners.tcp.accept().unwrap();
+    let mut got = String::new();
+    conn.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "hello");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(listeners.udp_received());
+    assert_eq!(run.sandbox().layers["network"]["allowed"], true);
+}
+
+#[test]
+fn no_capabilities_no_root_no_privilege_gain() {
+    let test = Test::new();
+    if is_root() {
+        // A setuid-root copy of `id`: inside, it must not make anyone root.
+        let copy = test.path().join("suid-id");
+        std::fs::copy("/usr/bin/id", &copy).unwrap();
+        std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
+            .unwrap();
+    }
+    let script = "grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; \
+                  if [ -x ./suid-id ]; then ./suid-id -u; fi; \
+                  mknod dev c 1 3 2>/dev/null && echo MKNOD; \
+                  echo ok > writable.txt && cat writable.txt";
+    let run = test.sandbox_sh(&[], script).run().expect_status(0);
+    let out = run.sandbox().out().to_string();
+    let field = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+            .unwrap()
+    };
+    assert_ne!(field("Uid:"), "0", "{out}");
+    for cap in ["CapInh:", "CapPrm:", "CapEff:", "CapAmb:"] {
+        assert_eq!(field(cap), "0000000000000000", "{cap}\n{out}");
+    }
+    assert_eq!(field("NoNewPrivs:"), "1");
+    assert_eq!(field("Seccomp:"), "2");
+    assert!(!out.contains("MKNOD"), "{out}");
+    if is_root() {
+        assert!(
+            !out.lines().any(|l| l == "0"),
+            "setuid copy became root: {out}"
+        );
+    }
+    assert!(out.ends_with("ok\n"), "{out}");
+}
+
+/// Whether any process on the host has `marker` in its command line.
+fn process_with(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
+    })
+}
+
+#[test]
+fn no_process_survives_the_sandbox() {
+    for (flags, script, status) in [
+        (
+            vec![],
+            "setsid sleep 313.1 </dev/null >/dev/null 2>&1 & (sleep 313.2 &) ; echo started",
+            0,
+        ),
+        (
+            vec!["--timeout", "700ms"],
+            "setsid sleep 313.3 </dev/null >/dev/null 2>&1 & sleep 30",
+            124,
+        ),
+    ] {
+        let run = Test::new()
+            .sandbox_sh(&flags, script)
+            .run()
+            .expect_status(status);
+        let _ = run;
+        for marker in ["313.1", "313.2", "313.3"] {
+            assert!(
+                !process_with(&format!("sleep\0{marker}")),
+                "sleep {marker} outlived the sandbox"
+            );
+        }
+    }
+}
+
+#[test]
+fn outside_processes_cannot_be_seen_signalled_or_traced() {
+    let outside = std::process::id();
+    let script = format!(
+        "kill -0 {outside} 2>/dev/null && echo SIGNALLED; cat /proc/{outside}/environ 2>/dev/null && echo READ; \
+         ls /proc | grep -cE '^[0-9]+$'; \
+         python3 -c 'import ctypes; l=ctypes.CDLL(None); print(\"ptrace\", l.ptrace(16, {outside}, 0, 0))'"
+    );
+    let run = Test::new().sandbox_sh(&[], &script).run().expect_status(0);
+    let out = run.sandbox().out().to_string();
+    assert!(!out.contains("SIGNALLED") && !out.contains("READ"), "{out}");
+    let visible: u32 = out.lines().next().unwrap().trim().parse().unwrap();
+    assert!(visible <= 4, "the sandbox sees {visible} processes: {out}");
+    assert!(out.contains("ptrace -1"), "{out}");
+}
+
+#[test]
+fn a_layer_that_cannot_be_applied_stops_the_run_unless_degraded_is_allowed() {
+    // Inside the sandbox, namespaces cannot be created: a nested sandbox must refuse to run.
+    let bin = autocoder_bin();
+    let bin_dir = bin.parent().unwrap();
+    let nested = |extra: &[&str]| {
+        let mut inner = vec![bin.display().to_string(), "sandbox".to_string()];
+        inner.extend(extra.iter().map(|s| s.to_string()));
+        inner.extend([
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            "echo inner ran".into(),
+        ]);
+        Test::new()
+            .args(["sandbox", "--ro"])
+            .args([bin_dir])
+            .arg("--")
+            .args(inner)
+            .run()
+    };
+    let run = nested(&[]);
+    let result = run.sandbox();
+    assert_eq!(
+        result.exit_code,
+        Some(125),
+        "{}\n{}",
+        result.out(),
+        result.err()
+    );
+    assert!(result.out().is_empty(), "{}", result.out());
+    assert!(
+        result
+            .err()
+            .contains("cannot create the sandbox's namespaces"),
+        "{}",
+        result.err()
+    );
+    assert!(
+        result.err().contains("--allow-degraded"),
+        "{}",
+        result.err()
+    );
+
+    let run = nested(&["--allow-degraded"]);
+    let result = run.sandbox();
+    assert_eq!(
+        result.exit_code,
+        Some(0),
+        "{}\n{}",
+        result.out(),
+        result.err()
+    );
+    let inner: serde_json::Value = serde_json::from_str(result.out()).unwrap();
+    assert_eq!(inner["sandbox"]["stdout"], "inner ran\n");
+    let degraded = inner["sandbox"]["layers"]["degraded"].as_array().unwrap();
+    assert!(
+        degraded.iter().any(|d| d["layer"] == "containment"),
+        "{degraded:?}"
+    );
+    assert_eq!(
+        inner["sandbox"]["layers"]["containment"]["pid_namespace"],
+        false
+    );
+}

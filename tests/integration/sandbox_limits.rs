@@ -1,0 +1,188 @@
+//! Resource limits: each one holds (as root through cgroups, as an ordinary user through rlimits)
+//! and is named in `limit_hit`; each attack is bounded and has a control under the limit.
+
+use crate::util::{is_root, Test};
+
+fn users() -> Vec<Option<u32>> {
+    if is_root() {
+        vec![None, Some(1500)]
+    } else {
+        vec![None]
+    }
+}
+
+fn test_for(user: Option<u32>) -> Test {
+    match user {
+        Some(uid) => Test::new().run_as_user(uid),
+        None => Test::new(),
+    }
+}
+
+#[test]
+fn memory_limit_holds_and_is_named() {
+    for user in users() {
+        let grab = "x = bytearray(400 * 1024 * 1024); print('allocated')";
+        let run = test_for(user)
+            .args(["sandbox", "--memory", "128M", "--", "python3", "-c", grab])
+            .run();
+        let result = run.sandbox();
+        assert!(
+            !result.out().contains("allocated"),
+            "user {user:?}: {}",
+            result.out()
+        );
+        assert_eq!(
+            result.limit_hit.as_deref(),
+            Some("memory"),
+            "user {user:?}: {:?}\n{}",
+            result,
+            result.err()
+        );
+        assert_ne!(run.status(), 0);
+
+        let control = "x = bytearray(32 * 1024 * 1024); print('allocated')";
+        let run = test_for(user)
+            .args([
+                "sandbox", "--memory", "128M", "--", "python3", "-c", control,
+            ])
+            .run();
+        assert_eq!(
+            run.sandbox().out(),
+            "allocated\n",
+            "user {user:?}: {}",
+            run.sandbox().err()
+        );
+        assert_eq!(run.sandbox().limit_hit, None);
+    }
+}
+
+#[test]
+fn process_limit_holds_and_is_named() {
+    for user in users() {
+        // 600 forks against a limit of 50: bounded, and far beyond the limit. Without cgroups
+        // (an ordinary user) the limit is recognised from the shell's complaint.
+        let bomb = "for i in $(seq 1 600); do sleep 2 & done; echo spawned; jobs -p | wc -l";
+        let run = test_for(user)
+            .sandbox_sh(&["--pids", "50", "--timeout", "20s"], bomb)
+            .run();
+        let result = run.sandbox();
+        let running: u32 = result
+            .out()
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(
+            running < 50,
+            "user {user:?}: {running} processes ran under a limit of 50"
+        );
+        assert_eq!(
+            result.limit_hit.as_deref(),
+            Some("pids"),
+            "user {user:?}: {}\n{}",
+            result.out(),
+            result.err()
+        );
+
+        let control = "for i in $(seq 1 10); do sleep 0.1 & done; wait; echo done";
+        let run = test_for(user)
+            .sandbox_sh(&["--pids", "50"], control)
+            .run()
+            .expect_status(0);
+        assert_eq!(run.sandbox().out(), "done\n");
+    }
+}
+
+#[test]
+fn file_size_limit_holds_and_is_named() {
+    for user in users() {
+        let run = test_for(user)
+            .sandbox_sh(
+                &["--file-size", "1M"],
+                "head -c 3000000 /dev/zero > big.bin; echo after",
+            )
+            .run();
+        let result = run.sandbox();
+        assert_eq!(
+            result.limit_hit.as_deref(),
+            Some("file_size"),
+            "user {user:?}: {result:?}"
+        );
+        let size = std::fs::metadata(run.dir.path().join("big.bin"))
+            .unwrap()
+            .len();
+        assert!(size <= 1 << 20, "user {user:?}: wrote {size} bytes");
+
+        let run = test_for(user)
+            .sandbox_sh(
+                &["--file-size", "1M"],
+                "head -c 500000 /dev/zero > ok.bin && echo fine",
+            )
+            .run()
+            .expect_status(0);
+        assert_eq!(run.sandbox().out(), "fine\n");
+    }
+}
+
+#[test]
+fn output_is_capped_keeping_head_and_tail() {
+    let script = "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST";
+    let run = Test::new()
+        .sandbox_sh(&["--max-output", "4K"], script)
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    assert!(result.stdout_truncated);
+    assert!(!result.stderr_truncated);
+    assert_eq!(result.limit_hit.as_deref(), Some("output"));
+    assert!(
+        result.out().starts_with("FIRST\n"),
+        "{}",
+        &result.out()[..40]
+    );
+    assert!(result.out().ends_with("LAST\n"));
+    assert!(result.out().contains("bytes of output omitted"));
+    assert!(result.out().len() < 4096 + 100);
+}
+
+#[test]
+fn cpu_limit_holds() {
+    if !is_root() {
+        eprintln!("skipped: the CPU quota needs cgroups (root)");
+        return;
+    }
+    // Two busy threads for a second of wall time would use two seconds of CPU; half a core
+    // allows about half a second. Only the upper bound is asserted: a busy machine lowers it.
+    let busy = "import threading, time, os\n\
+                def spin():\n    end = time.time() + 1.0\n    while time.time() < end: pass\n\
+                ts = [threading.Thread(target=spin) for _ in range(2)]\n\
+                [t.start() for t in ts]; [t.join() for t in ts]\n\
+                print(os.times().user + os.times().system)";
+    let run = Test::new()
+        .args(["sandbox", "--cpus", "0.5", "--", "python3", "-c", busy])
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    let cpu: f64 = result.out().trim().parse().unwrap();
+    assert!(
+        cpu < 0.9,
+        "used {cpu}s of CPU in about 1s under a 0.5 CPU limit"
+    );
+    assert_eq!(result.layers["resources"]["cpu_mechanism"], "cfs-quota");
+}
+
+#[test]
+fn time_limit_holds_for_ordinary_users_too() {
+    for user in users() {
+        let run = test_for(user)
+            .sandbox_sh(&["--timeout", "500ms"], "sleep 20")
+            .run()
+            .expect_status(124);
+        let result = run.sandbox();
+        assert!(
+            result.timed_out && result.duration_ms < 10_000,
+            "user {user:?}: {result:?}"
+        );
+        assert_eq!(result.limit_hit.as_deref(), Some("time"));
+    }
+}

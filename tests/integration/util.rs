@@ -1,0 +1,270 @@
+//! The test harness: a `Test` builder that runs the real `autocoder` binary in its own temp dir
+//! with a scrubbed environment, and helpers to read its JSON.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test.
+pub fn autocoder_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_autocoder"))
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: plain getter.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A test's own directory, removed when the test ends.
+pub struct TempDir(tempfile::TempDir);
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        TempDir(
+            tempfile::Builder::new()
+                .prefix("autocoder-test-")
+                .tempdir()
+                .expect("temp dir"),
+        )
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+/// One run of the binary.
+pub struct Test {
+    dir: TempDir,
+    args: Vec<OsString>,
+    env: Vec<(String, OsString)>,
+    stdin: Option<Vec<u8>>,
+    as_user: Option<u32>,
+}
+
+/// What a run produced.
+pub struct Run {
+    pub output: Output,
+    /// The test's directory, kept until the run is dropped so tests can look at files.
+    pub dir: TempDir,
+}
+
+impl Test {
+    /// A run in a fresh temp dir (also its working directory) with only PATH, HOME and the
+    /// toolchain homes of this machine in the environment.
+    pub fn new() -> Test {
+        let mut env = Vec::new();
+        for key in [
+            "PATH",
+            "HOME",
+            "CARGO_HOME",
+            "RUSTUP_HOME",
+            "PYENV_ROOT",
+            "LANG",
+        ] {
+            if let Some(value) = std::env::var_os(key) {
+                env.push((key.to_string(), value));
+            }
+        }
+        env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
+        Test {
+            dir: TempDir::new(),
+            args: Vec::new(),
+            env,
+            stdin: None,
+            as_user: None,
+        }
+    }
+
+    pub fn dir(&self) -> &TempDir {
+        &self.dir
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Test
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn arg(self, arg: impl Into<OsString>) -> Test {
+        self.args([arg])
+    }
+
+    /// `sandbox [flags] -- sh -c SCRIPT`
+    pub fn sandbox_sh(self, flags: &[&str], script: &str) -> Test {
+        self.args(["sandbox"])
+            .args(flags.iter().copied())
+            .args(["--", "sh", "-c", script])
+    }
+
+    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Test {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.into()));
+        self
+    }
+
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Test {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// Runs as an ordinary user (uid and gid `uid`, no groups) through setpriv; the temp dir is
+    /// handed over to that user and the binary copied where the user can run it.
+    pub fn run_as_user(mut self, uid: u32) -> Test {
+        self.as_user = Some(uid);
+        self
+    }
+
+    #[track_caller]
+    pub fn run(self) -> Run {
+        let mut command = match self.as_user {
+            None => Command::new(autocoder_bin()),
+            Some(uid) => {
+                let bin = self.dir.path().join(".bin");
+                std::fs::create_dir_all(&bin).unwrap();
+                std::fs::copy(autocoder_bin(), bin.join("autocoder")).unwrap();
+                chown_tree(self.dir.path(), uid);
+                let mut command = Command::new("setpriv");
+                command
+                    .arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .arg("--clear-groups")
+                    .arg("--")
+                    .arg(bin.join("autocoder"));
+                command
+            }
+        };
+        command
+            .args(&self.args)
+            .current_dir(self.dir.path())
+            .env_clear();
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        if self.as_user.is_some() {
+            command.env("HOME", self.dir.path());
+            command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            command
+                .env_remove("CARGO_HOME")
+                .env_remove("RUSTUP_HOME")
+                .env_remove("PYENV_ROOT");
+        }
+        command.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("start autocoder");
+        if let Some(bytes) = &self.stdin {
+            child.stdin.take().unwrap().write_all(bytes).unwrap();
+        }
+        let output = child.wait_with_output().expect("wait for autocoder");
+        Run {
+            output,
+            dir: self.dir,
+        }
+    }
+}
+
+fn chown_tree(path: &Path, uid: u32) {
+    let status = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{uid}:{uid}"))
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+impl Run {
+    pub fn status(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Asserts the exit status, showing both streams when it differs.
+    #[track_caller]
+    pub fn expect_status(self, expected: i32) -> Run {
+        assert_eq!(
+            self.status(),
+            expected,
+            "unexpected exit status\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+
+    /// The `sandbox` object of the result, checked against the documented shape.
+    #[track_caller]
+    pub fn sandbox(&self) -> SandboxResult {
+        let doc: SandboxDocument =
+            serde_json::from_slice(&self.output.stdout).unwrap_or_else(|err| {
+                panic!(
+                    "stdout is not a sandbox document ({err})\n--- stdout\n{}\n--- stderr\n{}",
+                    self.stdout(),
+                    self.stderr()
+                )
+            });
+        doc.sandbox
+    }
+}
+
+/// The documented result shape; `deny_unknown_fields` makes every format change deliberate.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxDocument {
+    pub sandbox: SandboxResult,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxResult {
+    pub backend: String,
+    pub command: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub limit_hit: Option<String>,
+    pub duration_ms: u64,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub layers: serde_json::Value,
+}
+
+impl SandboxResult {
+    pub fn out(&self) -> &str {
+        self.stdout.as_deref().unwrap_or("")
+    }
+
+    pub fn err(&self) -> &str {
+        self.stderr.as_deref().unwrap_or("")
+    }
+}
