@@ -1,5 +1,9 @@
-//! What runs between clone and exec: the child sets up its namespaces, mounts, limits, identity,
-//! Landlock and seccomp, in that order, then forks the command and stays behind as its init.
+//! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock and
+//! seccomp, in that order, then starts the command and stays behind as its init.
+//!
+//! The parent meanwhile creates the run's cgroups and moves the child into them (the slowest
+//! step, so it overlaps the child's set-up); the child waits for its go-ahead byte before it
+//! starts the command: `c` when cgroups hold the limits, `r` when rlimits must.
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
@@ -25,8 +29,8 @@ use super::sys;
 pub struct Exposure {
     pub path: CString,
     pub is_dir: bool,
-    /// A user namespace whose mapping the mount gets (root: show the owner's files as ours).
-    pub idmap_userns: Option<RawFd>,
+    /// (uid, gid) whose files the mount shows as the sandbox uid's (when started as root).
+    pub idmap_owner: Option<(u32, u32)>,
 }
 
 pub struct MountPlan {
@@ -37,19 +41,24 @@ pub struct MountPlan {
     pub home: CString,
 }
 
+pub type Rlimits = Vec<(libc::__rlimit_resource_t, u64)>;
+
 pub struct ChildPlan {
     pub status_fd: RawFd,
+    /// The parent's go-ahead: one byte, `c` (cgroups in force) or `r` (use the fallbacks below).
+    pub go_fd: RawFd,
     pub stdin: RawFd,
     pub stdout: Option<RawFd>,
     pub stderr: Option<RawFd>,
     /// (uid, gid) to map onto themselves in a new user namespace (ordinary users).
     pub self_map: Option<(u32, u32)>,
-    pub cgroup_procs: Vec<RawFd>,
-    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    pub cpu_affinity: Option<usize>,
+    pub rlimits: Rlimits,
+    /// Limits for when no cgroup holds memory, processes and CPUs.
+    pub fallback_rlimits: Rlimits,
+    pub fallback_cpus: usize,
+    /// None when running without a mount namespace (degraded).
     pub mounts: Option<MountPlan>,
-    pub mount_proc: bool,
-    /// (uid, gid) to switch to (when started as root).
+    /// (uid, gid) to switch to (when started as root); also what id-mapped mounts map onto.
     pub switch_to: Option<(u32, u32)>,
     pub fs_rules: FsRules,
     pub seccomp: Vec<BpfProgram>,
@@ -73,14 +82,18 @@ impl Reporter {
         sys::write_all(self.fd, line.as_bytes());
     }
 
+    fn fail(&self, layer: &str, reason: &str) -> ! {
+        self.line(&format!("fail {layer} {reason}"));
+        // SAFETY: leaving the child without running the parent's destructors.
+        unsafe { libc::_exit(125) }
+    }
+
     fn layer(&self, layer: &str, result: Result<(), String>) {
         if let Err(reason) = result {
             if self.allow_degraded {
                 self.line(&format!("degraded {layer} {reason}"));
             } else {
-                self.line(&format!("fail {layer} {reason}"));
-                // SAFETY: leaving the child without running the parent's destructors.
-                unsafe { libc::_exit(125) };
+                self.fail(layer, &reason);
             }
         }
     }
@@ -90,74 +103,34 @@ fn step(what: &str, result: sys::SysResult<()>) -> Result<(), String> {
     result.map_err(|errno| format!("{what}: {}", std::io::Error::from_raw_os_error(errno)))
 }
 
+fn check(what: &str, ret: libc::c_int) -> Result<(), String> {
+    step(what, if ret == 0 { Ok(()) } else { Err(sys::errno()) })
+}
+
 /// Runs in the cloned child; never returns.
 pub fn run(plan: &ChildPlan) -> ! {
     let report = Reporter {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
-
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
-    // SAFETY: plain system calls on our own process.
-    unsafe {
-        libc::setsid();
-    }
-    for &fd in &plan.cgroup_procs {
-        // SAFETY: writing to a descriptor we own.
-        let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
-        report.layer(
-            "resources",
-            step(
-                "cannot join the run's cgroup",
-                if written == 1 {
-                    Ok(())
-                } else {
-                    Err(sys::errno())
-                },
-            ),
-        );
-    }
+    // SAFETY: plain system call on our own process.
+    unsafe { libc::setsid() };
     if let Some(mounts) = &plan.mounts {
         report.layer("filesystem", set_up_mounts(mounts, plan.switch_to));
     }
-    if plan.mount_proc {
-        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        report.layer(
-            "containment",
-            step(
-                "cannot mount a private /proc",
-                sys::mount(c"proc", c"/proc", Some(c"proc"), flags, None),
+    report.layer("resources", set_rlimits(&plan.rlimits));
+    // SAFETY: plain system call on our own process.
+    if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
+        report.fail(
+            "filesystem",
+            &format!(
+                "cannot enter the workspace: {}",
+                std::io::Error::last_os_error()
             ),
         );
-    }
-    for &(resource, value) in &plan.rlimits {
-        let limit = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
-        };
-        // SAFETY: valid rlimit struct.
-        let ret = unsafe { libc::setrlimit(resource, &limit) };
-        report.layer(
-            "resources",
-            step(
-                "cannot set a resource limit",
-                if ret == 0 { Ok(()) } else { Err(sys::errno()) },
-            ),
-        );
-    }
-    if let Some(cpus) = plan.cpu_affinity {
-        report.layer("resources", limit_cpus(cpus));
-    }
-    // SAFETY: plain system calls on our own process.
-    let chdir = unsafe { libc::chdir(plan.cwd.as_ptr()) };
-    if chdir != 0 {
-        report.line(&format!(
-            "fail filesystem cannot enter the workspace: {}",
-            std::io::Error::last_os_error()
-        ));
-        unsafe { libc::_exit(125) };
     }
     if let Some((uid, gid)) = plan.switch_to {
         report.layer("identity", switch_identity(uid, gid));
@@ -166,37 +139,45 @@ pub fn run(plan: &ChildPlan) -> ! {
         "identity",
         step("cannot drop capabilities", sys::drop_capabilities()),
     );
-    // SAFETY: plain prctl calls on our own process.
+    // SAFETY: plain prctl calls on our own process. The parent-death signal is set after the
+    // identity change, which clears it.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
     }
     // SAFETY: plain prctl call on our own process.
-    let nnp = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
     report.layer(
         "identity",
-        step(
-            "cannot set no_new_privs",
-            if nnp == 0 { Ok(()) } else { Err(sys::errno()) },
-        ),
+        check("cannot set no_new_privs", unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        }),
     );
     report.layer("filesystem", plan.fs_rules.restrict_self());
     for program in &plan.seccomp {
         report.layer(
             "seccomp",
-            seccompiler::apply_filter(program)
-                .map_err(|err| format!("cannot install the seccomp filter: {err}")),
+            step(
+                "cannot install the seccomp filter",
+                sys::install_seccomp(program),
+            ),
         );
     }
+    match read_byte(plan.go_fd) {
+        Some(b'c') => {}
+        Some(b'r') => {
+            report.layer("resources", set_rlimits(&plan.fallback_rlimits));
+            report.layer("resources", limit_cpus(plan.fallback_cpus));
+        }
+        _ => report.fail("resources", "the parent could not set the limits up"),
+    }
 
-    let (stdin, stdout, stderr) = (plan.stdin, plan.stdout, plan.stderr);
-    // SAFETY: dup2 onto the standard descriptors; the originals stay open until close_range.
+    // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
     unsafe {
-        libc::dup2(stdin, 0);
-        if let Some(fd) = stdout {
+        libc::dup2(plan.stdin, 0);
+        if let Some(fd) = plan.stdout {
             libc::dup2(fd, 1);
         }
-        if let Some(fd) = stderr {
+        if let Some(fd) = plan.stderr {
             libc::dup2(fd, 2);
         }
     }
@@ -204,17 +185,35 @@ pub fn run(plan: &ChildPlan) -> ! {
 
     let argv = null_terminated(&plan.argv);
     let envp = null_terminated(&plan.envp);
-    // SAFETY: fork in a single-threaded process.
-    let command = unsafe { libc::fork() };
-    if command == 0 {
-        exec_command(plan, &argv, &envp);
-    }
+    let exec = ExecArgs {
+        program: plan.program.as_ptr(),
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        status_fd: plan.status_fd,
+    };
+    // The command starts with vfork semantics (shared memory, we pause until it execs): no page
+    // tables to copy.
+    let mut stack = vec![0u8; 64 * 1024];
+    let stack_top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    // SAFETY: the callback runs on its own stack, reads only `exec` (alive until it execs or
+    // exits, since CLONE_VFORK pauses us until then) and calls only async-signal-safe functions.
+    let command = unsafe {
+        libc::clone(
+            exec_command,
+            stack_top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &exec as *const ExecArgs as *mut libc::c_void,
+        )
+    };
+    drop(stack);
     if command < 0 {
-        report.line(&format!(
-            "fail containment cannot fork the command: {}",
-            std::io::Error::last_os_error()
-        ));
-        unsafe { libc::_exit(125) };
+        report.fail(
+            "containment",
+            &format!(
+                "cannot start the command: {}",
+                std::io::Error::last_os_error()
+            ),
+        );
     }
     // SAFETY: the init's copies of the standard streams are not needed; closing them lets the
     // parent see end-of-file as soon as the command and its children are gone.
@@ -226,18 +225,33 @@ pub fn run(plan: &ChildPlan) -> ! {
     reap_until(command, &report)
 }
 
-fn exec_command(plan: &ChildPlan, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> ! {
-    // SAFETY: restoring default signal handling (Rust ignores SIGPIPE) and exec'ing; on failure
-    // the error goes to the parent and the child exits without running destructors.
+struct ExecArgs {
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    status_fd: RawFd,
+}
+
+/// Runs in the command's process before exec: restores default signal handling (Rust ignores
+/// SIGPIPE) and execs; on failure reports `exec ERRNO` without allocating, and exits.
+extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the init's ExecArgs, alive while we run (CLONE_VFORK).
     unsafe {
+        let exec = &*(arg as *const ExecArgs);
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        libc::execve(plan.program.as_ptr(), argv.as_ptr(), envp.as_ptr());
+        libc::execve(exec.program, exec.argv, exec.envp);
         let errno = sys::errno();
-        sys::write_all(plan.status_fd, format!("exec {errno}\n").as_bytes());
-        libc::_exit(if errno == libc::ENOENT { 127 } else { 126 });
+        let mut line = *b"exec 0000\n";
+        let mut value = errno;
+        for slot in (5..9).rev() {
+            line[slot] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+        sys::write_all(exec.status_fd, &line);
+        libc::_exit(if errno == libc::ENOENT { 127 } else { 126 })
     }
 }
 
@@ -249,11 +263,11 @@ fn reap_until(command: libc::pid_t, report: &Reporter) -> ! {
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == command {
             report.line(&format!("status {status}"));
+            // SAFETY: leaving; the kernel kills what is left in the namespace.
             unsafe { libc::_exit(0) };
         }
         if pid < 0 && sys::errno() != libc::EINTR {
-            report.line("fail containment lost track of the command");
-            unsafe { libc::_exit(125) };
+            report.fail("containment", "lost track of the command");
         }
     }
 }
@@ -275,39 +289,48 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))
 }
 
-fn set_up_mounts(plan: &MountPlan, owner: Option<(u32, u32)>) -> Result<(), String> {
+fn set_up_mounts(plan: &MountPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
     step(
         "cannot make the mount namespace private",
         sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
     )?;
+    // A private /proc first: it shows only this PID namespace (the id-map helpers are found there).
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    step(
+        "cannot mount a private /proc",
+        sys::mount(c"proc", c"/proc", Some(c"proc"), flags, None),
+    )?;
+    let mut mappings: Vec<((u32, u32), OwnedFd)> = Vec::new();
     // Detach copies of what must stay visible before the directories above them are covered.
     let mut trees: Vec<(OwnedFd, &Exposure)> = Vec::with_capacity(plan.exposures.len());
     for exposure in &plan.exposures {
+        let shown = exposure.path.to_string_lossy();
         let tree = sys::open_tree_clone(&exposure.path).map_err(|e| {
             format!(
-                "cannot copy the mount of {}: {}",
-                exposure.path.to_string_lossy(),
+                "cannot copy the mount of {shown}: {}",
                 std::io::Error::from_raw_os_error(e)
             )
         })?;
-        if let Some(userns) = exposure.idmap_userns {
+        if let (Some(owner), Some(target)) = (exposure.idmap_owner, sandbox_id) {
+            let index = match mappings.iter().position(|(o, _)| *o == owner) {
+                Some(index) => index,
+                None => {
+                    mappings.push((owner, mapping_namespace(owner, target)?));
+                    mappings.len() - 1
+                }
+            };
             step(
-                &format!("cannot id-map {}", exposure.path.to_string_lossy()),
-                sys::idmap_mount(tree.as_raw_fd(), userns),
+                &format!("cannot id-map {shown}"),
+                sys::idmap_mount(tree.as_raw_fd(), mappings[index].1.as_raw_fd()),
             )?;
         }
         trees.push((tree, exposure));
     }
     for (dir, options) in &plan.hidden {
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
         step(
             &format!("cannot hide {}", dir.to_string_lossy()),
-            sys::mount(
-                c"tmpfs",
-                dir,
-                Some(c"tmpfs"),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                Some(options),
-            ),
+            sys::mount(c"tmpfs", dir, Some(c"tmpfs"), flags, Some(options)),
         )?;
     }
     for (tree, exposure) in &trees {
@@ -329,15 +352,94 @@ fn set_up_mounts(plan: &MountPlan, owner: Option<(u32, u32)>) -> Result<(), Stri
     }
     std::fs::create_dir_all(std::ffi::OsStr::from_bytes(plan.home.as_bytes()))
         .map_err(|err| format!("cannot create the private home: {err}"))?;
-    if let Some((uid, gid)) = owner {
+    if let Some((uid, gid)) = sandbox_id {
         // SAFETY: chown of a directory we just created.
-        let ret = unsafe { libc::chown(plan.home.as_ptr(), uid, gid) };
-        step(
-            "cannot hand the private home over",
-            if ret == 0 { Ok(()) } else { Err(sys::errno()) },
-        )?;
+        check("cannot hand the private home over", unsafe {
+            libc::chown(plan.home.as_ptr(), uid, gid)
+        })?;
     }
     Ok(())
+}
+
+extern "C" fn wait_to_be_killed(_: *mut libc::c_void) -> libc::c_int {
+    loop {
+        // SAFETY: plain system call.
+        unsafe { libc::pause() };
+    }
+}
+
+/// A user namespace mapping `owner` onto `target`, held by descriptor, for an id-mapped mount.
+/// A namespace needs a process to be made in: a helper sharing our memory (no page tables to
+/// copy) is started in it, and killed once its namespace is open.
+fn mapping_namespace(owner: (u32, u32), target: (u32, u32)) -> Result<OwnedFd, String> {
+    let mut stack = vec![0u8; 16 * 1024];
+    let stack_top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    // SAFETY: the helper only calls pause() on its own stack until it is killed.
+    let helper = unsafe {
+        libc::clone(
+            wait_to_be_killed,
+            stack_top as *mut libc::c_void,
+            libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
+            std::ptr::null_mut(),
+        )
+    };
+    if helper < 0 {
+        return Err(format!(
+            "cannot create a user namespace for the id mapping: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let opened = (|| {
+        let failed = |what: &str, err: std::io::Error| {
+            format!("cannot set up the id mapping ({what}): {err}")
+        };
+        std::fs::write(
+            format!("/proc/{helper}/uid_map"),
+            format!("{} {} 1", owner.0, target.0),
+        )
+        .map_err(|e| failed("uid_map", e))?;
+        std::fs::write(
+            format!("/proc/{helper}/gid_map"),
+            format!("{} {} 1", owner.1, target.1),
+        )
+        .map_err(|e| failed("gid_map", e))?;
+        std::fs::File::open(format!("/proc/{helper}/ns/user"))
+            .map(OwnedFd::from)
+            .map_err(|e| failed("ns/user", e))
+    })();
+    // SAFETY: killing and reaping our own helper; its stack is freed only after.
+    unsafe {
+        libc::kill(helper, libc::SIGKILL);
+        libc::waitpid(helper, std::ptr::null_mut(), 0);
+    }
+    drop(stack);
+    opened
+}
+
+fn set_rlimits(limits: &[(libc::__rlimit_resource_t, u64)]) -> Result<(), String> {
+    for &(resource, value) in limits {
+        let limit = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        // SAFETY: valid rlimit struct.
+        check("cannot set a resource limit", unsafe {
+            libc::setrlimit(resource, &limit)
+        })?;
+    }
+    Ok(())
+}
+
+fn read_byte(fd: RawFd) -> Option<u8> {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reading one byte into a valid buffer.
+        match unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) } {
+            1 => return Some(byte),
+            n if n < 0 && sys::errno() == libc::EINTR => continue,
+            _ => return None,
+        }
+    }
 }
 
 fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {

@@ -226,19 +226,25 @@ pub fn pidfd_open(pid: libc::pid_t) -> SysResult<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// Writes all of `bytes` to `fd`, ignoring errors (used for reports from the child).
-pub fn write_all(fd: RawFd, mut bytes: &[u8]) {
+/// Writes all of `bytes` to `fd`, or says why not.
+pub fn write_all_checked(fd: RawFd, mut bytes: &[u8]) -> SysResult<()> {
     while !bytes.is_empty() {
         // SAFETY: writing from a valid buffer.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n <= 0 {
-            if n < 0 && errno() == libc::EINTR {
-                continue;
+        if n < 0 {
+            match errno() {
+                libc::EINTR => continue,
+                err => return Err(err),
             }
-            return;
         }
         bytes = &bytes[n as usize..];
     }
+    Ok(())
+}
+
+/// Writes all of `bytes` to `fd`, ignoring errors (used for reports from the child).
+pub fn write_all(fd: RawFd, bytes: &[u8]) {
+    let _ = write_all_checked(fd, bytes);
 }
 
 /// The running kernel's Landlock ABI version (0 when Landlock is unavailable).
@@ -254,4 +260,29 @@ pub fn landlock_abi() -> u32 {
         )
     };
     u32::try_from(ret).unwrap_or(0)
+}
+
+/// Installs a seccomp filter (no_new_privs must be set). `SPEC_ALLOW` skips forcing the
+/// speculative-store-bypass mitigation on the process, which costs an MSR write on every CPU and
+/// protects a process only from code in its own address space: here the untrusted code itself.
+pub fn install_seccomp(program: &[seccompiler::sock_filter]) -> SysResult<()> {
+    #[repr(C)]
+    struct Program {
+        len: u16,
+        filter: *const seccompiler::sock_filter,
+    }
+    let program = Program {
+        len: program.len() as u16,
+        filter: program.as_ptr(),
+    };
+    // SAFETY: the kernel copies the program; `program` outlives the call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW,
+            &program as *const Program,
+        )
+    })?;
+    Ok(())
 }
