@@ -22,6 +22,12 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         args.workspace.as_deref().unwrap_or(Path::new(".")),
         "--workspace",
     )?;
+    if workspace == Path::new("/") {
+        return Err(
+            Failure::usage("the workspace cannot be / (everything would be writable)")
+                .with_hint("run from the project's directory, or give it with --workspace DIR"),
+        );
+    }
     let read_only = args
         .ro
         .iter()
@@ -57,7 +63,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             .collect(),
         env: env.vars,
         withheld_env: env.withheld,
-        toolchain_dirs: toolchains.dirs().map(Path::to_path_buf).collect(),
+        toolchain_dirs: toolchains.readable_dirs(),
         read_only,
         read_write,
         output: if args.stream {

@@ -92,8 +92,23 @@ impl ToolchainHomes {
         ToolchainHomes { vars }
     }
 
-    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
-        self.vars.iter().map(|(_, dir)| dir.as_path())
+    /// The directories the command may read. Of cargo's home only the installed binaries and
+    /// the download caches: its `credentials.toml` and `config.toml` can hold registry tokens.
+    pub fn readable_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        for (name, dir) in &self.vars {
+            if *name == "CARGO_HOME" {
+                dirs.extend(
+                    ["bin", "registry", "git"]
+                        .iter()
+                        .map(|sub| dir.join(sub))
+                        .filter(|d| d.is_dir()),
+                );
+            } else {
+                dirs.push(dir.clone());
+            }
+        }
+        dirs
     }
 }
 

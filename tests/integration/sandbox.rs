@@ -147,6 +147,10 @@ fn bad_input_is_a_clear_error_with_status_125() {
             "--backend docker needs --image",
         ),
         (&["sandbox", "--env", "=x", "--", "true"], "--env =x"),
+        (
+            &["sandbox", "--workspace", "/", "--", "true"],
+            "the workspace cannot be /",
+        ),
     ];
     for (args, message) in cases {
         let run = Test::new().args(args.iter().copied()).run();
@@ -301,7 +305,7 @@ fn stdin_is_passed_to_the_command() {
 }
 
 #[test]
-fn pretty_and_quiet_flags() {
+fn global_flags_pretty_directory_and_quiet() {
     let run = Test::new()
         .args(["--pretty", "sandbox", "--", "true"])
         .run()
@@ -311,11 +315,41 @@ fn pretty_and_quiet_flags() {
         "{}",
         run.stdout()
     );
-    let run = Test::new()
-        .args(["-C", "/", "sandbox", "--", "pwd"])
+
+    let test = Test::new();
+    std::fs::create_dir(test.path().join("sub")).unwrap();
+    let run = test
+        .args(["-C", "sub", "sandbox", "--", "pwd"])
         .run()
         .expect_status(0);
-    assert_eq!(run.sandbox().out(), "/\n");
+    assert!(
+        run.sandbox().out().ends_with("/sub\n"),
+        "{}",
+        run.sandbox().out()
+    );
+
+    let run = Test::new()
+        .args(["sandbox", "--env", "AUTOCODER_UNSET_VAR", "--", "true"])
+        .run()
+        .expect_status(0);
+    assert!(
+        run.stderr()
+            .contains("warning: --env AUTOCODER_UNSET_VAR: not set"),
+        "{}",
+        run.stderr()
+    );
+    let run = Test::new()
+        .args([
+            "-q",
+            "sandbox",
+            "--env",
+            "AUTOCODER_UNSET_VAR",
+            "--",
+            "true",
+        ])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.stderr(), "");
 }
 
 #[test]

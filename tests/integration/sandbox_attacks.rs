@@ -8,11 +8,16 @@ use std::path::PathBuf;
 
 use crate::util::{autocoder_bin, is_root, Test};
 
-/// A directory outside /tmp and the system directories: visible inside the sandbox's mount
-/// namespace, so only Landlock stands between the command and it.
+/// A directory outside /tmp, our home and the system directories: visible inside the sandbox's
+/// mount namespace, so only Landlock stands between the command and it. (The checkout itself
+/// may lie under /tmp, which the sandbox hides.)
 fn visible_scratch(name: &str) -> PathBuf {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let base = if is_root() {
+        PathBuf::from("/var")
+    } else {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+    };
+    let dir = base.join(format!("autocoder-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -476,4 +481,32 @@ fn a_layer_that_cannot_be_applied_stops_the_run_unless_degraded_is_allowed() {
         inner["sandbox"]["layers"]["containment"]["pid_namespace"],
         false
     );
+}
+
+#[test]
+fn registry_tokens_in_cargo_home_stay_unreadable() {
+    let cargo_home = visible_scratch("cargo-home");
+    std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
+    std::fs::write(cargo_home.join("bin/tool"), "#!/bin/sh\necho tool ran\n").unwrap();
+    std::fs::set_permissions(
+        cargo_home.join("bin/tool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        cargo_home.join("credentials.toml"),
+        "[registry]\ntoken = \"cio-SECRET\"\n",
+    )
+    .unwrap();
+    let run = Test::new()
+        .env("CARGO_HOME", &cargo_home)
+        .sandbox_sh(
+            &[],
+            "cat \"$CARGO_HOME/credentials.toml\"; \"$CARGO_HOME/bin/tool\"",
+        )
+        .run();
+    let result = run.sandbox();
+    assert!(!result.out().contains("cio-SECRET"), "{}", result.out());
+    assert_eq!(result.out(), "tool ran\n", "{}", result.err());
+    let _ = std::fs::remove_dir_all(cargo_home);
 }
