@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::outcome::SandboxResult;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
-use super::supervise::{self, Streams};
+use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
@@ -111,6 +111,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     if capture {
         docker.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
+    let signals = TerminationSignals::block()?;
     let mut child = docker.spawn().map_err(|err| {
         Failure::external(format!("cannot run docker: {err}"))
             .with_hint("install Docker (the docker CLI must be on PATH) or use --backend native")
@@ -131,21 +132,21 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         OutputMode::Capture { max_bytes } => max_bytes,
         OutputMode::Stream => 0,
     };
-    let run = supervise::supervise(
+    let watch = Watch {
         pid,
-        &pidfd,
-        streams,
+        pidfd: &pidfd,
+        signals: &signals,
         max_output,
-        policy.timeout,
+        timeout: policy.timeout,
         started,
-        || {
-            let _ = Command::new("docker")
-                .args(["kill", &name])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        },
-    );
+    };
+    let run = supervise::supervise(watch, streams, || {
+        let _ = Command::new("docker")
+            .args(["kill", &name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    });
     let state = inspect(&name);
     let _ = Command::new("docker")
         .args(["rm", "--force", &name])
@@ -164,7 +165,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         let message = stderr.as_deref().unwrap_or("").trim().to_string();
         return Err(start_failure(client_status, &message, image));
     };
-    let (exit_code, signal) = if run.timed_out {
+    let (exit_code, signal) = if run.timed_out || run.interrupted.is_some() {
         (None, Some(libc::SIGKILL))
     } else if (129..=192).contains(&state.exit_code) {
         (None, Some(state.exit_code - 128))
@@ -213,6 +214,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         exit_code,
         signal,
         timed_out: run.timed_out,
+        interrupted: run.interrupted,
         limit_hit,
         duration_ms: run.elapsed.as_millis() as u64,
         stdout,

@@ -30,6 +30,9 @@ pub struct SandboxResult {
     /// The signal that killed the command, if any.
     pub signal: Option<i32>,
     pub timed_out: bool,
+    /// The signal that made us stop the command early (SIGINT, SIGTERM, SIGHUP), if any.
+    #[serde(skip)]
+    pub interrupted: Option<i32>,
     pub limit_hit: Option<LimitHit>,
     pub duration_ms: u64,
     /// Captured output (lossy UTF-8); null when streamed.
@@ -41,9 +44,12 @@ pub struct SandboxResult {
 }
 
 impl SandboxResult {
-    /// The exit status `autocoder sandbox` ends with, as timeout(1) does.
+    /// The exit status `autocoder sandbox` ends with, as timeout(1) does; when we were told to
+    /// stop, the status of that signal.
     pub fn exit_status(&self) -> i32 {
-        if self.timed_out {
+        if let Some(signal) = self.interrupted {
+            128 + signal
+        } else if self.timed_out {
             124
         } else if let Some(signal) = self.signal {
             128 + signal

@@ -1,11 +1,13 @@
 //! Watching a started command: drain its output into bounded captures, collect the child's
-//! report lines, enforce the wall-clock limit, and wait for it. One `poll` loop on a pidfd and
-//! the pipes; no threads (the native backend forks, which wants a single-threaded parent).
+//! report lines, enforce the wall-clock limit, stop it when we are told to stop, and wait for it.
+//! One `poll` loop on a pidfd, the pipes and a signalfd; no threads (the native backend forks,
+//! which wants a single-threaded parent).
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::capture::OutputCapture;
+use crate::error::Failure;
 
 /// What happened while a command ran.
 #[derive(Debug)]
@@ -15,6 +17,8 @@ pub struct Supervised {
     pub stdout: Option<OutputCapture>,
     pub stderr: Option<OutputCapture>,
     pub timed_out: bool,
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that made us stop the command, if any.
+    pub interrupted: Option<i32>,
     /// The raw wait status of the process we started.
     pub wait_status: i32,
     pub elapsed: Duration,
@@ -27,25 +31,85 @@ pub struct Streams {
     pub report: Option<OwnedFd>,
 }
 
-pub fn supervise(
-    pid: libc::pid_t,
-    pidfd: &OwnedFd,
-    streams: Streams,
-    max_output: u64,
-    timeout: Duration,
-    started: Instant,
-    mut kill: impl FnMut(),
-) -> Supervised {
-    let deadline = started + timeout;
+/// SIGINT, SIGTERM and SIGHUP, held back while a command runs, so that Ctrl-C or a CI runner's
+/// cancellation stops the sandbox and cleans up (its processes, its cgroups) instead of killing
+/// us and leaving them behind. Block them before the command starts; the command itself starts
+/// with an empty signal mask.
+pub struct TerminationSignals {
+    fd: OwnedFd,
+    previous: libc::sigset_t,
+}
+
+impl TerminationSignals {
+    pub fn block() -> Result<TerminationSignals, Failure> {
+        // SAFETY: building a signal set, swapping the mask of this single thread, and making a
+        // signalfd for the set.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, signal);
+            }
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+            if fd < 0 {
+                let err = std::io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+                return Err(Failure::external(format!(
+                    "cannot watch for signals: {err}"
+                )));
+            }
+            Ok(TerminationSignals {
+                fd: OwnedFd::from_raw_fd(fd),
+                previous,
+            })
+        }
+    }
+
+    /// The signal received since the last call, if any.
+    fn take(&self) -> Option<i32> {
+        // SAFETY: reading one siginfo record into a buffer of its size.
+        unsafe {
+            let mut info: libc::signalfd_siginfo = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            let n = libc::read(
+                self.fd.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            );
+            (n as usize == size).then_some(info.ssi_signo as i32)
+        }
+    }
+}
+
+impl Drop for TerminationSignals {
+    fn drop(&mut self) {
+        // SAFETY: restoring the mask we replaced.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
+}
+
+/// What to watch, and the limits.
+pub struct Watch<'a> {
+    pub pid: libc::pid_t,
+    pub pidfd: &'a OwnedFd,
+    pub signals: &'a TerminationSignals,
+    pub max_output: u64,
+    pub timeout: Duration,
+    pub started: Instant,
+}
+
+pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> Supervised {
+    let deadline = watch.started + watch.timeout;
     let mut stdout = streams
         .stdout
         .as_ref()
-        .map(|_| OutputCapture::new(max_output));
+        .map(|_| OutputCapture::new(watch.max_output));
     let mut stderr = streams
         .stderr
         .as_ref()
-        .map(|_| OutputCapture::new(max_output));
-    let mut report = Vec::new();
+        .map(|_| OutputCapture::new(watch.max_output));
     let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
         .into_iter()
         .enumerate()
@@ -62,15 +126,17 @@ pub fn supervise(
         };
     }
     let mut timed_out = false;
+    let mut interrupted = None;
     let mut buffer = vec![0u8; 64 * 1024];
+    let mut report_bytes = Vec::new();
     let mut consume = |which: usize, bytes: &[u8], report: &mut Vec<u8>| match which {
         0 => stdout.as_mut().map_or((), |c| c.push(bytes)),
         1 => stderr.as_mut().map_or((), |c| c.push(bytes)),
         _ => report.extend_from_slice(bytes),
     };
-    let mut report_bytes = Vec::new();
     loop {
-        let mut fds: Vec<libc::pollfd> = std::iter::once(pidfd.as_raw_fd())
+        let mut fds: Vec<libc::pollfd> = [watch.pidfd.as_raw_fd(), watch.signals.fd.as_raw_fd()]
+            .into_iter()
             .chain(open.iter().map(|&(fd, _)| fd))
             .map(|fd| libc::pollfd {
                 fd,
@@ -78,16 +144,16 @@ pub fn supervise(
                 revents: 0,
             })
             .collect();
-        let wait_ms = if timed_out {
+        let wait_ms = if timed_out || interrupted.is_some() {
             -1
         } else {
+            // Rounded up, so the deadline has passed when poll times out.
             let left = deadline.saturating_duration_since(Instant::now());
-            left.as_millis().min(i32::MAX as u128) as i32
-                + i32::from(left.subsec_micros() % 1000 > 0)
+            left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
         // SAFETY: polling descriptors we own.
         let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
-        if ready == 0 && !timed_out && Instant::now() >= deadline {
+        if ready == 0 && !timed_out && interrupted.is_none() && Instant::now() >= deadline {
             timed_out = true;
             kill();
             continue;
@@ -95,16 +161,24 @@ pub fn supervise(
         if ready < 0 {
             continue;
         }
+        if fds[1].revents != 0 {
+            if let Some(signal) = watch.signals.take() {
+                if interrupted.is_none() && !timed_out {
+                    interrupted = Some(signal);
+                    kill();
+                }
+            }
+        }
         let mut closed = Vec::new();
-        for (slot, pollfd) in fds.iter().enumerate().skip(1) {
+        for (slot, pollfd) in fds.iter().enumerate().skip(2) {
             if pollfd.revents == 0 {
                 continue;
             }
-            let (fd, which) = open[slot - 1];
+            let (fd, which) = open[slot - 2];
             match read_some(fd, &mut buffer) {
                 Ok(0) => closed.push(fd),
                 Ok(n) => consume(which, &buffer[..n], &mut report_bytes),
-                Err(errno) if errno == libc::EAGAIN => {}
+                Err(libc::EAGAIN) => {}
                 Err(_) => closed.push(fd),
             }
         }
@@ -121,21 +195,21 @@ pub fn supervise(
     }
     let mut wait_status = 0;
     // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(pid, &mut wait_status, 0) } < 0
+    while unsafe { libc::waitpid(watch.pid, &mut wait_status, 0) } < 0
         && super::native::sys::errno() == libc::EINTR
     {}
-    report.extend(
-        String::from_utf8_lossy(&report_bytes)
-            .lines()
-            .map(str::to_string),
-    );
+    let report = String::from_utf8_lossy(&report_bytes)
+        .lines()
+        .map(str::to_string)
+        .collect();
     Supervised {
         report,
         stdout,
         stderr,
         timed_out,
+        interrupted,
         wait_status,
-        elapsed: started.elapsed(),
+        elapsed: watch.started.elapsed(),
     }
 }
 

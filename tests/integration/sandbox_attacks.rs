@@ -510,3 +510,96 @@ fn registry_tokens_in_cargo_home_stay_unreadable() {
     assert_eq!(result.out(), "tool ran\n", "{}", result.err());
     let _ = std::fs::remove_dir_all(cargo_home);
 }
+
+/// Starts `autocoder sandbox` on a command that marks its start with a file, and waits for it.
+fn start_long_command(dir: &std::path::Path, marker: &str) -> std::process::Child {
+    let child = std::process::Command::new(autocoder_bin())
+        .args(["sandbox", "--workspace"])
+        .arg(dir)
+        .args(["--", "sh", "-c", &format!("touch started; sleep {marker}")])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", std::env::var_os("HOME").unwrap())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !dir.join("started").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
+/// Waits (bounded) until no host process has `marker` in its command line.
+fn gone_within(marker: &str, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while process_with(marker) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    true
+}
+
+#[test]
+fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
+    let dir = crate::util::TempDir::new();
+    let child = start_long_command(dir.path(), "313.8");
+    let sandbox_pid = child.id();
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(sandbox_pid as i32, libc::SIGTERM) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["sandbox"]["signal"], libc::SIGKILL);
+    assert!(
+        !process_with("sleep\0313.8"),
+        "the command outlived the sandbox"
+    );
+    if is_root() {
+        // The run's cgroups are named after the sandbox's pid, under the pids hierarchy's copy of
+        // our own cgroup.
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let relative = own
+            .lines()
+            .find_map(|l| {
+                l.split(':')
+                    .nth(1)
+                    .filter(|c| *c == "pids")
+                    .and(l.split(':').nth(2))
+            })
+            .unwrap();
+        let parent = PathBuf::from("/sys/fs/cgroup/pids").join(relative.trim_start_matches('/'));
+        let prefix = format!("autocoder-{sandbox_pid}-");
+        let left: Vec<_> = std::fs::read_dir(parent)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .collect();
+        assert!(left.is_empty(), "cgroups left behind: {left:?}");
+    }
+}
+
+#[test]
+fn killing_the_sandbox_outright_still_kills_the_command() {
+    let dir = crate::util::TempDir::new();
+    let mut child = start_long_command(dir.path(), "313.9");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        gone_within("sleep\0313.9", std::time::Duration::from_secs(5)),
+        "the command outlived a killed sandbox"
+    );
+}

@@ -29,7 +29,7 @@ use self::fs_rules::FsRules;
 use self::paths::SandboxPaths;
 use super::outcome::{Degradation, SandboxResult};
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
-use super::supervise::{self, Streams};
+use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
@@ -42,6 +42,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let root = euid == 0;
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
+    let signals = TerminationSignals::block()?;
     let paths = paths::plan(policy, &program, root)?;
     let seccomp = syscall_filter::compile(policy.network).map_err(Failure::external)?;
     let (report_read, report_write) = pipe()?;
@@ -173,15 +174,15 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stderr: stderr_read,
         report: Some(report_read),
     };
-    let run = supervise::supervise(
+    let watch = Watch {
         pid,
-        &pidfd,
-        streams,
+        pidfd: &pidfd,
+        signals: &signals,
         max_output,
-        policy.timeout,
+        timeout: policy.timeout,
         started,
-        kill,
-    );
+    };
+    let run = supervise::supervise(watch, streams, kill);
 
     let mut command_status = None;
     for line in &run.report {
@@ -202,7 +203,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let (exit_code, signal) = match command_status {
         Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
         Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
-        _ if run.timed_out => (None, Some(libc::SIGKILL)),
+        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
         _ => {
             return Err(Failure::external(format!(
                 "the sandbox's init process ended unexpectedly (wait status {})",
@@ -297,6 +298,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         exit_code,
         signal,
         timed_out: run.timed_out,
+        interrupted: run.interrupted,
         limit_hit,
         duration_ms: run.elapsed.as_millis() as u64,
         stdout,
