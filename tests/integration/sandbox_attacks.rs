@@ -565,7 +565,7 @@ fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["sandbox"]["signal"], libc::SIGKILL);
     assert!(
-        !process_with("sleep\0313.8"),
+        !process_with("sleep\x00313.8"),
         "the command outlived the sandbox"
     );
     if is_root() {
@@ -599,7 +599,7 @@ fn killing_the_sandbox_outright_still_kills_the_command() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
-        gone_within("sleep\0313.9", std::time::Duration::from_secs(5)),
+        gone_within("sleep\x00313.9", std::time::Duration::from_secs(5)),
         "the command outlived a killed sandbox"
     );
 }
