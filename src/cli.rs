@@ -55,6 +55,7 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    RunTests(RunTestsArgs),
     Sandbox(SandboxArgs),
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -64,6 +65,7 @@ impl Command {
     /// The name used in messages: `autocoder <name>: error: ...`.
     pub fn name(&self) -> &'static str {
         match self {
+            Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
         }
@@ -150,6 +152,63 @@ pub struct SandboxArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// Run the project's tests in the sandbox and report the failures as data.
+///
+/// Reads the run document from stdin when there is one and writes it back with `tests` set:
+/// the outcome (passed, tests_failed, build_failed, no_tests, timeout, error), counts, and for
+/// each failure an id the runner takes back (--tests), the file and line inside the project, the
+/// kind, a one-line message and the traceback. Exit status: 0 when all pass, 1 when tests or the
+/// build fail (the document is still written), 2 for bad input, 3 when the runner cannot start.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder run-tests\n  autocoder run-tests --framework pytest --tests 'tests/test_x.py::test_y'\n  autocoder run-tests --command 'make check' --framework make\n  autocoder run-tests --parse pytest.log --framework pytest\n  autocoder run-tests | jq -r '.tests.failures[].id'"
+)]
+pub struct RunTestsArgs {
+    /// The project [default: the run document's workspace, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// The test runner [default: detected from the project's files].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub framework: Option<crate::testrun::report::Framework>,
+
+    /// Run this instead of the runner's usual command (shell syntax runs under sh -c).
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+
+    /// Run only this test (repeatable), by the id a report gives.
+    #[arg(long = "tests", value_name = "ID")]
+    pub tests: Vec<String>,
+
+    /// Read a saved log or JUnit XML report instead of running anything.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "tests"])]
+    pub parse: Option<PathBuf>,
+
+    /// Wall-clock limit for the whole run.
+    #[arg(long, value_name = "DUR", default_value = "30m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+
+    /// Memory limit for the runner and everything it starts.
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    pub memory: u64,
+
+    /// Limit on the number of processes and threads.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pids: u32,
+
+    /// CPU cores the tests may use [default: all].
+    #[arg(long, value_name = "N", value_parser = parse_cpus)]
+    pub cpus: Option<f64>,
+
+    /// Allow network access.
+    #[arg(long)]
+    pub network: bool,
+
+    /// Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
 }
 
 fn parse_cpus(text: &str) -> Result<f64, String> {

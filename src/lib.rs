@@ -10,6 +10,7 @@ pub mod doc;
 pub mod error;
 pub mod output;
 pub mod sandbox;
+pub mod testrun;
 
 use std::ffi::OsString;
 

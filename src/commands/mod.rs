@@ -1,6 +1,7 @@
 //! One thin module per subcommand: flags and document in, library calls, document out.
 
 pub mod generate;
+pub mod run_tests;
 pub mod sandbox;
 
 use std::io::Write;
@@ -25,6 +26,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         Ordering::Relaxed,
     );
     match command {
+        Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),
         Command::Generate(args) => generate::run(args),
     }

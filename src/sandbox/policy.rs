@@ -2,10 +2,17 @@
 //! starts. Parsing of sizes and durations lives here because the flags and the MCP tools share it.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::ValueEnum;
+
+use super::environment::{self, ToolchainHomes};
+use super::{PRIVATE_HOME, PRIVATE_TMP};
+use crate::error::Failure;
+
+/// Open files allowed to the command.
+const OPEN_FILES: u64 = 4096;
 
 /// Which engine runs the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -56,6 +63,71 @@ pub struct SandboxPolicy {
     pub allow_degraded: bool,
     /// The command as given (argv[0] unresolved).
     pub command: Vec<OsString>,
+}
+
+/// What a command asks of the sandbox, before paths are checked and the environment is built.
+#[derive(Debug, Clone)]
+pub struct PolicyRequest {
+    pub workspace: PathBuf,
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub pids: u32,
+    pub cpus: f64,
+    pub file_size_bytes: u64,
+    pub network: bool,
+    /// `--env` requests: `KEY=VALUE` or `KEY`.
+    pub env: Vec<String>,
+    pub read_only: Vec<PathBuf>,
+    pub read_write: Vec<PathBuf>,
+    pub output: OutputMode,
+    pub allow_degraded: bool,
+    pub image: Option<String>,
+    pub command: Vec<OsString>,
+}
+
+impl PolicyRequest {
+    /// Checks the paths (they must exist; the workspace must be a directory other than `/`) and
+    /// builds the command's environment.
+    pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
+        let workspace = existing_path(&self.workspace, "--workspace")?;
+        if !workspace.is_dir() {
+            return Err(Failure::usage(format!("--workspace {}: not a directory", workspace.display())));
+        }
+        if workspace == Path::new("/") {
+            return Err(Failure::usage("the workspace cannot be / (everything would be writable)")
+                .with_hint("run from the project's directory, or give it with --workspace DIR"));
+        }
+        let read_only = self.read_only.iter().map(|p| existing_path(p, "--ro")).collect::<Result<_, _>>()?;
+        let read_write = self.read_write.iter().map(|p| existing_path(p, "--rw")).collect::<Result<_, _>>()?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let toolchains = ToolchainHomes::discover(home.as_deref());
+        let env = environment::build(&self.env, &toolchains, Path::new(PRIVATE_HOME), Path::new(PRIVATE_TMP))?;
+        Ok(SandboxPolicy {
+            workspace,
+            timeout: self.timeout,
+            memory_bytes: self.memory_bytes,
+            pids: self.pids,
+            cpus: self.cpus,
+            file_size_bytes: self.file_size_bytes,
+            open_files: OPEN_FILES,
+            network: self.network,
+            image: self.image,
+            requested_env: self.env.iter().map(|e| e.split_once('=').map_or(e.as_str(), |(k, _)| k).to_string()).collect(),
+            env: env.vars,
+            withheld_env: env.withheld,
+            toolchain_dirs: toolchains.readable_dirs(),
+            read_only,
+            read_write,
+            output: self.output,
+            allow_degraded: self.allow_degraded,
+            command: self.command,
+        })
+    }
+}
+
+fn existing_path(path: &Path, flag: &str) -> Result<PathBuf, Failure> {
+    path.canonicalize()
+        .map_err(|err| Failure::usage(format!("{flag} {}: {err}", path.display())).with_hint("give an existing path"))
 }
 
 /// Parses `512M`, `2G`, `64k`, `1048576`, `1.5G` into bytes (binary multiples).

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# regen-testdata.sh: runs the real test runners on the sample projects in testdata/projects and
+# saves what they print into testdata/outputs, for the parser tests. Run it after changing a
+# sample project or upgrading a runner, and commit the outputs.
+#
+# Each run happens in a copy of the project (runners write caches and build output); the copy's
+# path is taken out of the saved output (paths become relative to the project, the bare root
+# reads PROJECT) so the files do not depend on where they were made.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+out=testdata/outputs
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# capture NAME DIR CMD...: run CMD in DIR, save stdout+stderr as NAME.log and the exit code.
+capture() {
+  local name=$1 dir=$2
+  shift 2
+  local status=0
+  (cd "$dir" && COLUMNS=200 PYTHONDONTWRITEBYTECODE=1 CARGO_TERM_COLOR=never "$@") >"$work/$name.log" 2>&1 || status=$?
+  sed "s#$dir/##g; s#$dir#PROJECT#g; s#$work#WORK#g" "$work/$name.log" >"$out/$name.log"
+  echo "$status" >"$out/$name.exit"
+  echo "$name: exit $status"
+}
+
+copy() { # copy PROJECT NAME: a fresh copy of testdata/projects/PROJECT
+  rm -rf "${work:?}/$2"
+  cp -r "testdata/projects/$1" "$work/$2"
+  echo "$work/$2"
+}
+
+p=$(copy pytest-sample pytest)
+capture pytest-failures "$p" python3 -m pytest -p no:cacheprovider -rfE \
+  --junitxml="$work/junit.xml" -o junit_family=xunit1
+sed "s#$p/##g; s#$p#PROJECT#g; s#$work#WORK#g" "$work/junit.xml" >"$out/pytest-failures.junit.xml"
+
+p=$(copy pytest-sample pytest-collect)
+printf 'import missing_module_xyz\n\ndef test_never():\n    pass\n' >"$p/tests/test_broken.py"
+capture pytest-collection-error "$p" python3 -m pytest -p no:cacheprovider -rfE
+
+p=$(copy pytest-sample pytest-empty)
+rm "$p"/tests/test_*.py
+capture pytest-no-tests "$p" python3 -m pytest -p no:cacheprovider -rfE
+
+p=$(copy shop-python unittest)
+capture unittest-failures "$p" python3 -m unittest -v
+
+p=$(copy shop-python unittest-import)
+printf 'import missing_module_xyz\n' >"$p/tests/test_broken.py"
+capture unittest-import-error "$p" python3 -m unittest -v
+
+p=$(copy cargo-sample cargo)
+capture cargo-failures "$p" cargo test --no-fail-fast --color never --offline
+
+p=$(copy cargo-sample cargo-broken)
+sed -i 's/a + b/a + missing_value/' "$p/src/lib.rs"
+capture cargo-compile-error "$p" cargo test --no-fail-fast --color never --offline

@@ -1,0 +1,64 @@
+//! `autocoder run-tests`: the project's tests, run in the sandbox, as the run document's `tests`.
+
+use std::path::PathBuf;
+
+use crate::cli::{GlobalArgs, RunTestsArgs};
+use crate::doc::RunDocument;
+use crate::error::Failure;
+use crate::output::write_json;
+use crate::sandbox::policy::{OutputMode, PolicyRequest};
+use crate::testrun::report::Outcome;
+use crate::testrun::{self, TestRequest};
+
+/// Output kept per stream for parsing; reports (JUnit) are read from files whatever their size.
+const MAX_OUTPUT: u64 = 8 << 20;
+/// Largest file the tests may write.
+const FILE_SIZE: u64 = 4 << 30;
+
+pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+    let mut document = RunDocument::from_stdin()?;
+    let workspace = args
+        .workspace
+        .clone()
+        .or_else(|| document.get("workspace").and_then(|w| w.as_str()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|err| Failure::usage(format!("workspace {}: {err}", workspace.display())).with_hint("give an existing directory with --workspace"))?;
+
+    let report = match &args.parse {
+        Some(path) => testrun::parse_file(path, args.framework, &workspace)?,
+        None => {
+            let cpus = args.cpus.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
+            testrun::run(TestRequest {
+                framework: args.framework,
+                command: args.command,
+                tests: args.tests,
+                sandbox: PolicyRequest {
+                    workspace: workspace.clone(),
+                    timeout: args.timeout,
+                    memory_bytes: args.memory,
+                    pids: args.pids,
+                    cpus,
+                    file_size_bytes: FILE_SIZE,
+                    network: args.network,
+                    env: args.env,
+                    read_only: Vec::new(),
+                    read_write: Vec::new(),
+                    output: OutputMode::Capture { max_bytes: MAX_OUTPUT },
+                    allow_degraded: false,
+                    image: None,
+                    command: Vec::new(),
+                },
+            })?
+        }
+    };
+    if document.get("workspace").is_none() {
+        document.set("workspace", serde_json::Value::String(workspace.display().to_string()));
+    }
+    let passed = report.outcome == Outcome::Passed;
+    let value = serde_json::to_value(&report).map_err(|err| Failure::external(format!("cannot encode the report: {err}")))?;
+    document.set("tests", value);
+    write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+    Ok(if passed { 0 } else { 1 })
+}

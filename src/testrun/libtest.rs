@@ -1,0 +1,149 @@
+//! `cargo test` (libtest's human format, the only stable one), read as a stream; several test
+//! binaries' results add up. Ids are the test paths libtest prints (`tests::adds`), which
+//! `cargo test -- --exact ID` takes back.
+//!
+//! Exit codes: 0 passed, 101 for a failed test *and* for a compile error, so the output decides:
+//! `error: could not compile` means the build failed.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use super::frames::project_relative;
+use super::report::{strip_ansi, Parsed, TestFailure, MAX_DETAILS};
+
+pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    // Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
+    let mut failed: Vec<TestFailure> = Vec::new();
+    let mut current: Option<usize> = None;
+    let mut awaiting_panic_message = false;
+    let mut first_error: Option<(String, Option<(String, u32)>)> = None;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+            break;
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
+        let line = line.as_ref();
+
+        if let Some(rest) = line.strip_prefix("test ") {
+            if let Some((name, status)) = rest.rsplit_once(" ... ") {
+                match status.trim() {
+                    "ok" => parsed.counts.passed += 1,
+                    "ignored" => parsed.counts.skipped += 1,
+                    s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
+                    "FAILED" => {
+                        parsed.counts.failed += 1;
+                        failed.push(TestFailure { id: name.to_string(), kind: Some("panic".into()), ..TestFailure::default() });
+                    }
+                    _ => {}
+                }
+                current = None;
+                continue;
+            }
+        }
+        if let Some(name) = line.strip_prefix("---- ").and_then(|r| r.strip_suffix(" stdout ----")) {
+            current = failed.iter().position(|f| f.id == name);
+            awaiting_panic_message = false;
+            continue;
+        }
+        if line.starts_with("failures:") || line.starts_with("test result:") || line.starts_with("running ") {
+            current = None;
+            continue;
+        }
+        if let Some(index) = current {
+            let failure = &mut failed[index];
+            if failure.details.len() < MAX_DETAILS * 2 {
+                failure.details.push_str(line);
+                failure.details.push('\n');
+            }
+            if let Some(panic) = panic_line(line) {
+                if let Some((file, number)) = panic.location.and_then(|(f, n)| Some((project_relative(&f, root)?, n))) {
+                    failure.file = Some(file);
+                    failure.line = Some(number);
+                }
+                match panic.message {
+                    Some(message) => failure.message = message,
+                    None => awaiting_panic_message = true,
+                }
+            } else if awaiting_panic_message && !line.trim().is_empty() {
+                failure.message = line.trim().to_string();
+                awaiting_panic_message = false;
+            }
+            continue;
+        }
+        // Compile errors: `error[E0425]: ...` then `  --> src/lib.rs:5:9`.
+        if line.starts_with("error[") || (line.starts_with("error: ") && !line.starts_with("error: test failed")) {
+            if line.starts_with("error: could not compile") {
+                parsed.build_failed = true;
+            } else if first_error.is_none() && !line.starts_with("error: aborting") {
+                first_error = Some((line.to_string(), None));
+            }
+            continue;
+        }
+        if let (Some(arrow), Some((_, location @ None))) = (line.trim_start().strip_prefix("--> "), first_error.as_mut()) {
+            *location = source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
+        }
+    }
+    for failure in failed {
+        parsed.push_failure(failure);
+    }
+    if parsed.build_failed {
+        if let Some((message, location)) = first_error {
+            parsed.build_error = Some(message.clone());
+            parsed.push_failure(TestFailure {
+                id: "build".into(),
+                file: location.as_ref().map(|l| l.0.clone()),
+                line: location.map(|l| l.1),
+                kind: Some("compile_error".into()),
+                message,
+                details: String::new(),
+            });
+        }
+    }
+    Ok(parsed)
+}
+
+struct Panic {
+    location: Option<(String, u32)>,
+    /// On the same line in older Rust (`panicked at 'msg', src/x.rs:1:2`); on the next line now.
+    message: Option<String>,
+}
+
+/// `thread 'name' (1234) panicked at src/lib.rs:10:5:` (Rust 1.73+, the thread id since 1.9x) or
+/// `thread 'name' panicked at 'message', src/lib.rs:10:5`.
+fn panic_line(line: &str) -> Option<Panic> {
+    let rest = line.strip_prefix("thread '")?;
+    let (_, rest) = rest.split_once(" panicked at ")?;
+    if let Some(quoted) = rest.strip_prefix('\'') {
+        let (message, location) = quoted.rsplit_once("', ")?;
+        return Some(Panic { location: source_location(location), message: Some(message.to_string()) });
+    }
+    Some(Panic { location: source_location(rest.trim_end_matches(':')), message: None })
+}
+
+/// `src/lib.rs:10:5` → (`src/lib.rs`, 10).
+fn source_location(text: &str) -> Option<(String, u32)> {
+    let mut parts = text.trim().rsplitn(3, ':');
+    let _column = parts.next()?;
+    let line = parts.next()?.parse().ok()?;
+    let file = parts.next()?;
+    Some((file.to_string(), line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_lines_old_and_new() {
+        let new = panic_line("thread 'tests::fails' (12345) panicked at src/lib.rs:10:5:").unwrap();
+        assert_eq!(new.location, Some(("src/lib.rs".into(), 10)));
+        assert_eq!(new.message, None);
+        let old = panic_line("thread 'main' panicked at 'boom, really', src/main.rs:3:9").unwrap();
+        assert_eq!(old.location, Some(("src/main.rs".into(), 3)));
+        assert_eq!(old.message.as_deref(), Some("boom, really"));
+    }
+}

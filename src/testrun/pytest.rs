@@ -1,0 +1,299 @@
+//! pytest: ids as pytest takes them back (`tests/test_x.py::TestGroup::test_y[param]`), from its
+//! JUnit report when we ran it, or from its text log (`--parse`), read as a stream.
+//!
+//! Exit codes: 0 passed, 1 tests failed, 2 interrupted (a collection error), 3 internal error,
+//! 4 usage error, 5 no tests collected.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use super::frames::project_relative;
+use super::junit::{self, Case};
+use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS, MAX_FAILURES};
+
+/// Reads pytest's JUnit report (written with `-o junit_family=xunit1`, which adds file and line).
+pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    junit::read_cases(input, |case| {
+        // A collection error is a test case named after the module, with no class.
+        let collection_error = case.classname.is_empty() && case.status == junit::CaseStatus::Error;
+        if collection_error {
+            parsed.build_failed = true;
+            parsed.build_error.get_or_insert_with(|| super::report::one_line(&case.text, 300));
+        }
+        junit::count_case(&mut parsed, &case, || failure_from_case(&case, root))
+    })?;
+    Ok(parsed)
+}
+
+fn failure_from_case(case: &Case, root: Option<&Path>) -> TestFailure {
+    let location = innermost_location(case.text.lines(), root);
+    let file = location.as_ref().map(|l| l.0.clone()).or_else(|| case.file.clone());
+    let line = location.as_ref().map(|l| l.1).or(case.line);
+    let kind = location.and_then(|l| l.2).or_else(|| case.kind.clone());
+    let message = if case.message.is_empty() { error_line(&case.text).unwrap_or_default() } else { case.message.clone() };
+    TestFailure { id: case_id(case), file, line, kind, message, details: case.text.clone() }
+}
+
+/// The pytest node id of a JUnit test case.
+fn case_id(case: &Case) -> String {
+    if case.classname.is_empty() {
+        // Collection errors: the name is the module, dotted.
+        return case.file.clone().unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
+    }
+    let file = case.file.clone().unwrap_or_else(|| guess_file(&case.classname));
+    let module = file.trim_end_matches(".py").replace('/', ".");
+    let classes = case.classname.strip_prefix(&module).unwrap_or("").trim_start_matches('.');
+    let mut id = file;
+    for class in classes.split('.').filter(|c| !c.is_empty()) {
+        id.push_str("::");
+        id.push_str(class);
+    }
+    id.push_str("::");
+    id.push_str(&case.name);
+    id
+}
+
+/// Without a `file` attribute: module parts until the first capitalised one (a class).
+fn guess_file(classname: &str) -> String {
+    let parts: Vec<&str> = classname.split('.').take_while(|p| !p.starts_with(|c: char| c.is_ascii_uppercase())).collect();
+    format!("{}.py", parts.join("/"))
+}
+
+/// The last `path:line: Kind` line of a pytest traceback whose path is in the project.
+fn innermost_location<'a>(lines: impl Iterator<Item = &'a str>, root: Option<&Path>) -> Option<(String, u32, Option<String>)> {
+    lines.filter_map(|line| location_line(line, root)).last()
+}
+
+/// Parses `path/to/file.py:12: Kind` (the kind may be empty) when the path is in the project.
+fn location_line(line: &str, root: Option<&Path>) -> Option<(String, u32, Option<String>)> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let (path, rest) = line.split_once(".py:")?;
+    let (number, kind) = rest.split_once(':')?;
+    let number: u32 = number.parse().ok()?;
+    let file = project_relative(&format!("{path}.py"), root)?;
+    // `path:12: Kind` ends a traceback; `path:12: in function` is a frame on the way.
+    let kind = kind.trim();
+    let is_kind = !kind.is_empty() && !kind.contains(char::is_whitespace);
+    Some((file, number, is_kind.then(|| kind.to_string())))
+}
+
+/// The first `E   ...` line of a pytest failure: the error as pytest shows it.
+fn error_line(text: &str) -> Option<String> {
+    text.lines().find_map(|l| l.strip_prefix("E ").map(|m| m.trim().to_string()))
+}
+
+/// Where the text parser is in pytest's output.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Other,
+    Failures,
+    Summary,
+}
+
+/// A `____ title ____` block of the FAILURES or ERRORS section.
+struct Block {
+    title: String,
+    text: String,
+    location: Option<(String, u32, Option<String>)>,
+}
+
+/// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
+pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    let mut section = Section::Other;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut summary: Vec<(bool, String, String)> = Vec::new();
+    let mut summary_omitted = 0u64;
+    let mut final_counts = None;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+            break;
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
+        let line = line.as_ref();
+        if line.starts_with("===") || line.starts_with("___") {
+            if let Some(title) = banner_title(line, '=') {
+                section = match title {
+                    "FAILURES" | "ERRORS" => Section::Failures,
+                    "short test summary info" => Section::Summary,
+                    _ => Section::Other,
+                };
+                if let Some(counts) = parse_counts(title) {
+                    final_counts = Some(counts);
+                }
+                continue;
+            }
+            if section == Section::Failures {
+                if let Some(title) = banner_title(line, '_') {
+                    if blocks.len() < MAX_FAILURES {
+                        blocks.push(Block { title: title.to_string(), text: String::new(), location: None });
+                    }
+                    continue;
+                }
+            }
+        }
+        match section {
+            Section::Failures => {
+                if let Some(block) = blocks.last_mut() {
+                    if block.text.len() < MAX_DETAILS * 2 {
+                        block.text.push_str(line);
+                        block.text.push('\n');
+                    }
+                    if let Some(location) = location_line(line, root) {
+                        block.location = Some(location);
+                    }
+                }
+            }
+            Section::Summary => {
+                let (is_error, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
+                    (false, rest)
+                } else if let Some(rest) = line.strip_prefix("ERROR ") {
+                    (true, rest)
+                } else {
+                    continue;
+                };
+                let (id, message) = rest.split_once(" - ").unwrap_or((rest, ""));
+                if summary.len() < MAX_FAILURES {
+                    summary.push((is_error, id.to_string(), message.to_string()));
+                } else {
+                    summary_omitted += 1;
+                }
+            }
+            Section::Other => {}
+        }
+    }
+
+    let mut listed = 0u64;
+    if summary.is_empty() {
+        // No summary (-rN, or a log cut short): the blocks are all there is.
+        for block in blocks {
+            parsed.build_failed |= block.title.starts_with("ERROR collecting ");
+            let id = block_key(&block.title).to_string();
+            listed += 1;
+            let message = error_line(&block.text).unwrap_or_default();
+            push(&mut parsed, id, message, Some(&block));
+        }
+    } else {
+        for (is_error, id, message) in summary {
+            let key = id_key(&id);
+            let block = blocks.iter().find(|b| block_key(&b.title) == key);
+            let message = if message.is_empty() { block.and_then(|b| error_line(&b.text)).unwrap_or_default() } else { message };
+            if is_error && !id.contains("::") {
+                parsed.build_failed = true;
+                parsed.build_error.get_or_insert_with(|| format!("{id}: {message}"));
+            }
+            listed += 1;
+            push(&mut parsed, id, message, block);
+        }
+    }
+    parsed.failures_omitted += summary_omitted;
+    parsed.counts = final_counts.unwrap_or(Counts {
+        failed: listed + summary_omitted,
+        ..Counts::default()
+    });
+    Ok(parsed)
+}
+
+fn push(parsed: &mut Parsed, id: String, message: String, block: Option<&Block>) {
+    let location = block.and_then(|b| b.location.clone());
+    let file = location.as_ref().map(|l| l.0.clone()).or_else(|| id.split("::").next().filter(|f| f.ends_with(".py")).map(String::from));
+    parsed.push_failure(TestFailure {
+        id,
+        file,
+        line: location.as_ref().map(|l| l.1),
+        kind: location.and_then(|l| l.2).or_else(|| message.split_once(':').map(|(k, _)| k.to_string()).filter(|k| !k.contains(' '))),
+        message,
+        details: block.map(|b| b.text.clone()).unwrap_or_default(),
+    });
+}
+
+/// `==== title ====` → `title` (`fill` is the banner character).
+fn banner_title(line: &str, fill: char) -> Option<&str> {
+    let inner = line.trim_start_matches(fill).trim_end_matches(fill);
+    (inner.len() < line.len() && line.ends_with(fill) && inner.starts_with(' ')).then(|| inner.trim())
+}
+
+/// The block title for a summary id: `tests/x.py::Class::test[p]` → `Class.test[p]`.
+fn id_key(id: &str) -> String {
+    match id.split_once("::") {
+        Some((_, rest)) => rest.replace("::", "."),
+        None => id.to_string(),
+    }
+}
+
+/// What a block title names: `ERROR at setup of test_x` → `test_x`.
+fn block_key(title: &str) -> &str {
+    for prefix in ["ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "] {
+        if let Some(rest) = title.strip_prefix(prefix) {
+            return rest;
+        }
+    }
+    title
+}
+
+/// `4 failed, 5 passed, 1 skipped, 1 error in 0.04s` → counts.
+fn parse_counts(title: &str) -> Option<Counts> {
+    let (numbers, time) = title.rsplit_once(" in ")?;
+    if !time.trim().starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut counts = Counts::default();
+    let mut any = false;
+    for part in numbers.split(", ") {
+        let (n, what) = part.trim().split_once(' ')?;
+        let n: u64 = n.parse().ok()?;
+        any = true;
+        match what {
+            "passed" | "xpassed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "error" | "errors" => counts.errors += n,
+            "skipped" | "xfailed" | "deselected" => counts.skipped += n,
+            _ => {}
+        }
+    }
+    any.then_some(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_line() {
+        let counts = parse_counts("4 failed, 5 passed, 1 skipped, 1 error, 2 warnings in 0.04s").unwrap();
+        assert_eq!(counts, Counts { passed: 5, failed: 4, errors: 1, skipped: 1 });
+        assert_eq!(parse_counts("no tests ran in 0.01s"), None);
+        assert_eq!(parse_counts("FAILURES"), None);
+    }
+
+    #[test]
+    fn ids_from_junit_cases() {
+        let case = |classname: &str, name: &str| Case {
+            classname: classname.into(),
+            name: name.into(),
+            file: Some("tests/test_ops.py".into()),
+            line: None,
+            status: junit::CaseStatus::Failed,
+            message: String::new(),
+            kind: None,
+            text: String::new(),
+        };
+        assert_eq!(case_id(&case("tests.test_ops", "test_a[x y::z]")), "tests/test_ops.py::test_a[x y::z]");
+        assert_eq!(case_id(&case("tests.test_ops.TestG", "test_b")), "tests/test_ops.py::TestG::test_b");
+        assert_eq!(guess_file("tests.test_ops.TestG"), "tests/test_ops.py");
+    }
+
+    #[test]
+    fn banners() {
+        assert_eq!(banner_title("===== FAILURES =====", '='), Some("FAILURES"));
+        assert_eq!(banner_title("____ TestGroup.test_x ____", '_'), Some("TestGroup.test_x"));
+        assert_eq!(banner_title("_ _ _ _ _", '_'), None);
+        assert_eq!(banner_title("=====", '='), None);
+    }
+}

@@ -1,0 +1,220 @@
+//! The test report: what `run-tests` adds to the run document as `tests` (DESIGN.md section 1).
+//!
+//! ```json
+//! {"framework": "pytest", "command": ["python3", "-m", "pytest", "..."], "outcome": "tests_failed",
+//!  "exit_code": 1, "counts": {"passed": 5, "failed": 4, "errors": 1, "skipped": 1},
+//!  "failures": [{"id": "tests/test_ops.py::test_mean", "file": "tests/test_ops.py", "line": 11,
+//!                "kind": "AssertionError", "message": "assert 3.0 == 4", "details": "..."}],
+//!  "duration_ms": 840, "output_tail": "...", "sandbox": {...}}
+//! ```
+
+use serde::Serialize;
+
+use crate::sandbox::outcome::SandboxResult;
+
+/// The runners `run-tests` knows, by their `--framework` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Framework {
+    Pytest,
+    Unittest,
+    Cargo,
+    Junit,
+    Make,
+}
+
+impl Framework {
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::Pytest => "pytest",
+            Framework::Unittest => "unittest",
+            Framework::Cargo => "cargo",
+            Framework::Junit => "junit",
+            Framework::Make => "make",
+        }
+    }
+}
+
+/// How the run went, as one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    TestsFailed,
+    BuildFailed,
+    NoTests,
+    Timeout,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub passed: u64,
+    pub failed: u64,
+    pub errors: u64,
+    pub skipped: u64,
+}
+
+impl Counts {
+    pub fn total(&self) -> u64 {
+        self.passed + self.failed + self.errors + self.skipped
+    }
+}
+
+/// One failed or erroring test.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TestFailure {
+    /// An id the runner accepts back (`run-tests --tests ID`).
+    pub id: String,
+    /// The innermost frame inside the project (not the standard library or dependencies).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// The exception, assertion or panic kind.
+    pub kind: Option<String>,
+    /// One line.
+    pub message: String,
+    /// Traceback or panic text, capped.
+    pub details: String,
+}
+
+/// What a parser found in a runner's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub counts: Counts,
+    pub failures: Vec<TestFailure>,
+    /// The run did not get as far as running tests (collection, import or compile error).
+    pub build_failed: bool,
+    /// What the build error said, when `build_failed`.
+    pub build_error: Option<String>,
+    /// Failures beyond the cap, counted but not listed.
+    pub failures_omitted: u64,
+}
+
+/// At most this many failures are listed; the rest are counted.
+pub const MAX_FAILURES: usize = 200;
+/// `details` is cut to this many bytes (at a line boundary).
+pub const MAX_DETAILS: usize = 4000;
+/// `message` is cut to this many bytes.
+pub const MAX_MESSAGE: usize = 300;
+
+impl Parsed {
+    /// Adds a failure, respecting the cap.
+    pub fn push_failure(&mut self, mut failure: TestFailure) {
+        if self.failures.len() >= MAX_FAILURES {
+            self.failures_omitted += 1;
+            return;
+        }
+        failure.message = one_line(&failure.message, MAX_MESSAGE);
+        failure.details = cap_details(&failure.details);
+        self.failures.push(failure);
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestReport {
+    pub framework: Framework,
+    pub command: Vec<String>,
+    pub outcome: Outcome,
+    pub exit_code: Option<i32>,
+    pub counts: Counts,
+    pub failures: Vec<TestFailure>,
+    /// Failures counted but not listed (over the cap).
+    pub failures_omitted: u64,
+    /// What stopped the build or collection, when the outcome is `build_failed`.
+    pub build_error: Option<String>,
+    pub duration_ms: u64,
+    /// The last lines of the runner's output.
+    pub output_tail: String,
+    /// The sandbox result of the run (its output is in `output_tail`); null for `--parse`.
+    pub sandbox: Option<SandboxResult>,
+}
+
+/// The first line of `text`, trimmed and cut to `max` bytes at a character boundary.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("").trim();
+    cut(line, max).to_string()
+}
+
+/// `text` cut to `MAX_DETAILS` bytes at a line boundary, with a note of what was cut.
+pub fn cap_details(text: &str) -> String {
+    let text = text.trim_end();
+    if text.len() <= MAX_DETAILS {
+        return text.to_string();
+    }
+    let head = cut(text, MAX_DETAILS);
+    let head = head.rfind('\n').map_or(head, |end| &head[..end]);
+    format!("{head}\n[... {} more bytes]", text.len() - head.len())
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The last `max` bytes of `text`, starting at a line boundary when there is one.
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let rest = &text[start..];
+    rest.find('\n').map_or(rest, |nl| &rest[nl + 1..]).to_string()
+}
+
+/// Removes ANSI escape sequences (colour, cursor movement) from runner output.
+pub fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains('\x1b') {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '\x1b' {
+            out.push(ch);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates, then one final byte in @..~.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour() {
+        assert_eq!(strip_ansi("\x1b[31mFAILED\x1b[0m x"), "FAILED x");
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+
+    #[test]
+    fn caps_at_line_boundaries() {
+        let long = "line\n".repeat(2000);
+        let capped = cap_details(&long);
+        assert!(capped.len() < MAX_DETAILS + 40);
+        assert!(capped.ends_with("more bytes]"));
+        assert_eq!(tail("a\nb\nc\n", 3), "c\n");
+        assert_eq!(cut("héllo", 2), "h");
+    }
+}

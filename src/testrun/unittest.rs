@@ -1,0 +1,145 @@
+//! Python's unittest, from its verbose text output (`python -m unittest -v`), read as a stream.
+//! Ids are dotted (`tests.test_x.Case.test_y`), as unittest takes them back.
+//!
+//! Exit codes: 0 passed (also when no test ran, up to Python 3.11), 1 failures or errors (a test
+//! module that cannot be imported is an error), 5 no tests (Python 3.12+).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use super::frames::project_relative;
+use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS};
+
+/// Reads unittest's output (its stderr, where it reports).
+pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    let mut current: Option<TestFailure> = None;
+    let mut in_traceback = false;
+    let mut ran: Option<u64> = None;
+    // Test modules that could not be imported: the build, for our purposes, failed.
+    let mut unimportable: Vec<String> = Vec::new();
+    let mut counts = Counts::default();
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+            break;
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
+        let line = line.as_ref();
+        let header = line.strip_prefix("FAIL: ").map(|r| (false, r)).or_else(|| line.strip_prefix("ERROR: ").map(|r| (true, r)));
+        if let Some((is_error, title)) = header {
+            finish(&mut parsed, current.take());
+            if is_error && title.contains("unittest.loader._FailedTest") {
+                parsed.build_failed = true;
+                unimportable.push(test_id(title));
+            }
+            current = Some(TestFailure { id: test_id(title), ..TestFailure::default() });
+            in_traceback = false;
+            continue;
+        }
+        if line.starts_with("======") {
+            finish(&mut parsed, current.take());
+            continue;
+        }
+        if line.starts_with("------") {
+            in_traceback = current.is_some() && !in_traceback;
+            if !in_traceback {
+                finish(&mut parsed, current.take());
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("Ran ") {
+            ran = rest.split_whitespace().next().and_then(|n| n.parse().ok());
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("FAILED (").or_else(|| line.strip_prefix("OK (")) {
+            for part in rest.trim_end_matches(')').split(", ") {
+                let (what, n) = part.split_once('=').unwrap_or((part, "0"));
+                let n: u64 = n.parse().unwrap_or(0);
+                match what {
+                    "failures" => counts.failed += n,
+                    "errors" => counts.errors += n,
+                    "skipped" | "expected failures" => counts.skipped += n,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if let (Some(failure), true) = (current.as_mut(), in_traceback) {
+            if failure.details.len() < MAX_DETAILS * 2 {
+                failure.details.push_str(line);
+                failure.details.push('\n');
+            }
+            if let Some((file, number)) = frame(line, root) {
+                failure.file = Some(file);
+                failure.line = Some(number);
+            } else if !line.starts_with(' ') && !line.is_empty() && !line.starts_with("Traceback") {
+                // The exception line ends the traceback: `Kind: message`.
+                let (kind, message) = line.split_once(": ").unwrap_or((line, ""));
+                if !kind.contains(' ') {
+                    failure.kind = Some(kind.to_string());
+                    failure.message = message.to_string();
+                }
+            }
+        }
+    }
+    finish(&mut parsed, current);
+    if let Some(ran) = ran {
+        counts.passed = ran.saturating_sub(counts.failed + counts.errors + counts.skipped);
+    } else {
+        counts.failed = parsed.failures.len() as u64;
+    }
+    parsed.counts = counts;
+    if parsed.build_failed {
+        parsed.build_error = parsed.failures.iter().find(|f| unimportable.contains(&f.id)).map(|f| {
+            format!("cannot import {}: {}: {}", f.id, f.kind.as_deref().unwrap_or("error"), f.message)
+        });
+    }
+    Ok(parsed)
+}
+
+fn finish(parsed: &mut Parsed, failure: Option<TestFailure>) {
+    if let Some(mut failure) = failure {
+        if failure.message.is_empty() {
+            failure.message = failure.details.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+        }
+        parsed.push_failure(failure);
+    }
+}
+
+/// `test_y (tests.test_x.Case.test_y)` (3.11+) or `test_y (tests.test_x.Case)` → dotted id; a
+/// module that failed to import (`tests.test_x (unittest.loader._FailedTest...)`) → the module.
+fn test_id(title: &str) -> String {
+    let Some((method, rest)) = title.split_once(" (") else { return title.trim().to_string() };
+    if rest.starts_with("unittest.loader._FailedTest") {
+        return method.to_string();
+    }
+    let inside = rest.split(')').next().unwrap_or("");
+    if inside.ends_with(&format!(".{method}")) {
+        inside.to_string()
+    } else {
+        format!("{inside}.{method}")
+    }
+}
+
+/// `  File "path", line N, in func` → (path in the project, N).
+fn frame(line: &str, root: Option<&Path>) -> Option<(String, u32)> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once("\", line ")?;
+    let number = rest.split(',').next()?.trim().parse().ok()?;
+    Some((project_relative(path, root)?, number))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert_eq!(test_id("test_y (tests.test_x.Case.test_y)"), "tests.test_x.Case.test_y");
+        assert_eq!(test_id("test_y (tests.test_x.Case)"), "tests.test_x.Case.test_y");
+        assert_eq!(test_id("test_y (tests.test_x.Case.test_y) [with x=1]"), "tests.test_x.Case.test_y");
+    }
+}

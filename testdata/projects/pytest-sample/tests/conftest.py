@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def broken_fixture():
+    raise RuntimeError("fixture could not connect")
