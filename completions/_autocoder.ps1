@@ -32,9 +32,33 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'autocoder;run-tests' {
+            [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The project [default: the run document''s workspace, else the current directory]')
+            [CompletionResult]::new('--framework', '--framework', [CompletionResultType]::ParameterName, 'The test runner [default: detected from the project''s files]')
+            [CompletionResult]::new('--command', '--command', [CompletionResultType]::ParameterName, 'Run this instead of the runner''s usual command (shell syntax runs under sh -c)')
+            [CompletionResult]::new('--tests', '--tests', [CompletionResultType]::ParameterName, 'Run only this test (repeatable), by the id a report gives')
+            [CompletionResult]::new('--parse', '--parse', [CompletionResultType]::ParameterName, 'Read a saved log or JUnit XML report instead of running anything')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Wall-clock limit for the whole run')
+            [CompletionResult]::new('--memory', '--memory', [CompletionResultType]::ParameterName, 'Memory limit for the runner and everything it starts')
+            [CompletionResult]::new('--pids', '--pids', [CompletionResultType]::ParameterName, 'Limit on the number of processes and threads')
+            [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the tests may use [default: all]')
+            [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'autocoder;sandbox' {
@@ -79,9 +103,13 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help' {
+            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'autocoder;help;run-tests' {
             break
         }
         'autocoder;help;sandbox' {

@@ -22,6 +22,9 @@ _autocoder() {
             autocoder,help)
                 cmd="autocoder__subcmd__help"
                 ;;
+            autocoder,run-tests)
+                cmd="autocoder__subcmd__run__subcmd__tests"
+                ;;
             autocoder,sandbox)
                 cmd="autocoder__subcmd__sandbox"
                 ;;
@@ -30,6 +33,9 @@ _autocoder() {
                 ;;
             autocoder__subcmd__help,help)
                 cmd="autocoder__subcmd__help__subcmd__help"
+                ;;
+            autocoder__subcmd__help,run-tests)
+                cmd="autocoder__subcmd__help__subcmd__run__subcmd__tests"
                 ;;
             autocoder__subcmd__help,sandbox)
                 cmd="autocoder__subcmd__help__subcmd__sandbox"
@@ -41,7 +47,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version sandbox generate help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -89,7 +95,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help)
-            opts="sandbox generate help"
+            opts="run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -130,6 +136,20 @@ _autocoder() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autocoder__subcmd__help__subcmd__run__subcmd__tests)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autocoder__subcmd__help__subcmd__sandbox)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -137,6 +157,68 @@ _autocoder() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__run__subcmd__tests)
+            opts="-C -q -v -h --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --pretty --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --framework)
+                    COMPREPLY=($(compgen -W "pytest unittest cargo junit make" -- "${cur}"))
+                    return 0
+                    ;;
+                --command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parse)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pids)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

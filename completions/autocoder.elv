@@ -29,9 +29,32 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;run-tests'= {
+            cand --workspace 'The project [default: the run document''s workspace, else the current directory]'
+            cand --framework 'The test runner [default: detected from the project''s files]'
+            cand --command 'Run this instead of the runner''s usual command (shell syntax runs under sh -c)'
+            cand --tests 'Run only this test (repeatable), by the id a report gives'
+            cand --parse 'Read a saved log or JUnit XML report instead of running anything'
+            cand --timeout 'Wall-clock limit for the whole run'
+            cand --memory 'Memory limit for the runner and everything it starts'
+            cand --pids 'Limit on the number of processes and threads'
+            cand --cpus 'CPU cores the tests may use [default: all]'
+            cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --network 'Allow network access'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'autocoder;sandbox'= {
             cand --workspace 'The directory the command can read and write, and starts in [default: the current directory]'
@@ -73,9 +96,12 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
         }
         &'autocoder;help'= {
+            cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;help;run-tests'= {
         }
         &'autocoder;help;sandbox'= {
         }

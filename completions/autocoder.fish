@@ -33,9 +33,33 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -s q -l quiet -d 'Prin
 complete -c autocoder -n "__fish_autocoder_needs_command" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_needs_command" -s h -l help -d 'Print help'
 complete -c autocoder -n "__fish_autocoder_needs_command" -s V -l version -d 'Print version'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l workspace -d 'The project [default: the run document\'s workspace, else the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l framework -d 'The test runner [default: detected from the project\'s files]' -r -f -a "pytest\t''
+unittest\t''
+cargo\t''
+junit\t''
+make\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l command -d 'Run this instead of the runner\'s usual command (shell syntax runs under sh -c)' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l tests -d 'Run only this test (repeatable), by the id a report gives' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l parse -d 'Read a saved log or JUnit XML report instead of running anything' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l timeout -d 'Wall-clock limit for the whole run' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l memory -d 'Memory limit for the runner and everything it starts' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -d 'Limit on the number of processes and threads' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l workspace -d 'The directory the command can read and write, and starts in [default: the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the command\'s processes together, e.g. 512M, 2G' -r
@@ -70,6 +94,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty 
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from run-tests sandbox generate help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from run-tests sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from run-tests sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from run-tests sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -20,16 +20,24 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let workspace = args
         .workspace
         .clone()
-        .or_else(|| document.get("workspace").and_then(|w| w.as_str()).map(PathBuf::from))
+        .or_else(|| {
+            document
+                .get("workspace")
+                .and_then(|w| w.as_str())
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from("."));
-    let workspace = workspace
-        .canonicalize()
-        .map_err(|err| Failure::usage(format!("workspace {}: {err}", workspace.display())).with_hint("give an existing directory with --workspace"))?;
+    let workspace = workspace.canonicalize().map_err(|err| {
+        Failure::usage(format!("workspace {}: {err}", workspace.display()))
+            .with_hint("give an existing directory with --workspace")
+    })?;
 
     let report = match &args.parse {
         Some(path) => testrun::parse_file(path, args.framework, &workspace)?,
         None => {
-            let cpus = args.cpus.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
+            let cpus = args.cpus.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
+            });
             testrun::run(TestRequest {
                 framework: args.framework,
                 command: args.command,
@@ -45,7 +53,9 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     env: args.env,
                     read_only: Vec::new(),
                     read_write: Vec::new(),
-                    output: OutputMode::Capture { max_bytes: MAX_OUTPUT },
+                    output: OutputMode::Capture {
+                        max_bytes: MAX_OUTPUT,
+                    },
                     allow_degraded: false,
                     image: None,
                     command: Vec::new(),
@@ -54,10 +64,14 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         }
     };
     if document.get("workspace").is_none() {
-        document.set("workspace", serde_json::Value::String(workspace.display().to_string()));
+        document.set(
+            "workspace",
+            serde_json::Value::String(workspace.display().to_string()),
+        );
     }
     let passed = report.outcome == Outcome::Passed;
-    let value = serde_json::to_value(&report).map_err(|err| Failure::external(format!("cannot encode the report: {err}")))?;
+    let value = serde_json::to_value(&report)
+        .map_err(|err| Failure::external(format!("cannot encode the report: {err}")))?;
     document.set("tests", value);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
     Ok(if passed { 0 } else { 1 })

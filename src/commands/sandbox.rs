@@ -28,7 +28,9 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         output: if args.stream {
             OutputMode::Stream
         } else {
-            OutputMode::Capture { max_bytes: args.max_output }
+            OutputMode::Capture {
+                max_bytes: args.max_output,
+            }
         },
         allow_degraded: args.allow_degraded,
         image: args.image,

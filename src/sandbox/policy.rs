@@ -91,17 +91,35 @@ impl PolicyRequest {
     pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
         let workspace = existing_path(&self.workspace, "--workspace")?;
         if !workspace.is_dir() {
-            return Err(Failure::usage(format!("--workspace {}: not a directory", workspace.display())));
+            return Err(Failure::usage(format!(
+                "--workspace {}: not a directory",
+                workspace.display()
+            )));
         }
         if workspace == Path::new("/") {
-            return Err(Failure::usage("the workspace cannot be / (everything would be writable)")
-                .with_hint("run from the project's directory, or give it with --workspace DIR"));
+            return Err(
+                Failure::usage("the workspace cannot be / (everything would be writable)")
+                    .with_hint("run from the project's directory, or give it with --workspace DIR"),
+            );
         }
-        let read_only = self.read_only.iter().map(|p| existing_path(p, "--ro")).collect::<Result<_, _>>()?;
-        let read_write = self.read_write.iter().map(|p| existing_path(p, "--rw")).collect::<Result<_, _>>()?;
+        let read_only = self
+            .read_only
+            .iter()
+            .map(|p| existing_path(p, "--ro"))
+            .collect::<Result<_, _>>()?;
+        let read_write = self
+            .read_write
+            .iter()
+            .map(|p| existing_path(p, "--rw"))
+            .collect::<Result<_, _>>()?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
-        let env = environment::build(&self.env, &toolchains, Path::new(PRIVATE_HOME), Path::new(PRIVATE_TMP))?;
+        let env = environment::build(
+            &self.env,
+            &toolchains,
+            Path::new(PRIVATE_HOME),
+            Path::new(PRIVATE_TMP),
+        )?;
         Ok(SandboxPolicy {
             workspace,
             timeout: self.timeout,
@@ -112,7 +130,11 @@ impl PolicyRequest {
             open_files: OPEN_FILES,
             network: self.network,
             image: self.image,
-            requested_env: self.env.iter().map(|e| e.split_once('=').map_or(e.as_str(), |(k, _)| k).to_string()).collect(),
+            requested_env: self
+                .env
+                .iter()
+                .map(|e| e.split_once('=').map_or(e.as_str(), |(k, _)| k).to_string())
+                .collect(),
             env: env.vars,
             withheld_env: env.withheld,
             toolchain_dirs: toolchains.readable_dirs(),
@@ -126,8 +148,10 @@ impl PolicyRequest {
 }
 
 fn existing_path(path: &Path, flag: &str) -> Result<PathBuf, Failure> {
-    path.canonicalize()
-        .map_err(|err| Failure::usage(format!("{flag} {}: {err}", path.display())).with_hint("give an existing path"))
+    path.canonicalize().map_err(|err| {
+        Failure::usage(format!("{flag} {}: {err}", path.display()))
+            .with_hint("give an existing path")
+    })
 }
 
 /// Parses `512M`, `2G`, `64k`, `1048576`, `1.5G` into bytes (binary multiples).

@@ -8,7 +8,9 @@ use super::report::Framework;
 /// The framework for the project at `root`, or None when nothing says.
 pub fn detect(root: &Path) -> Option<Framework> {
     let has = |name: &str| root.join(name).exists();
-    let contains = |name: &str, needle: &str| std::fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle));
+    let contains = |name: &str, needle: &str| {
+        std::fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle))
+    };
     if has("Cargo.toml") {
         return Some(Framework::Cargo);
     }
@@ -23,7 +25,11 @@ pub fn detect(root: &Path) -> Option<Framework> {
     }
     if has("pyproject.toml") || has("setup.py") || has("setup.cfg") || has_python_tests(root) {
         // pytest runs unittest suites too and reports better; use it when it is installed.
-        return Some(if pytest_installed(root) { Framework::Pytest } else { Framework::Unittest });
+        return Some(if pytest_installed(root) {
+            Framework::Pytest
+        } else {
+            Framework::Unittest
+        });
     }
     if makefile_has_test_target(root) {
         return Some(Framework::Make);
@@ -57,7 +63,8 @@ fn pytest_installed(root: &Path) -> bool {
 pub fn makefile_has_test_target(root: &Path) -> bool {
     ["GNUmakefile", "makefile", "Makefile"].iter().any(|name| {
         std::fs::read_to_string(root.join(name)).is_ok_and(|text| {
-            text.lines().any(|line| line.starts_with("test:") || line.starts_with("test :"))
+            text.lines()
+                .any(|line| line.starts_with("test:") || line.starts_with("test :"))
         })
     })
 }

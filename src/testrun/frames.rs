@@ -28,7 +28,10 @@ pub fn project_relative(path: &str, root: Option<&Path>) -> Option<String> {
         return Some(path.trim_start_matches("./").to_string());
     }
     let root = root?;
-    Path::new(path).strip_prefix(root).ok().map(|rel| rel.to_string_lossy().into_owned())
+    Path::new(path)
+        .strip_prefix(root)
+        .ok()
+        .map(|rel| rel.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]
@@ -38,10 +41,22 @@ mod tests {
     #[test]
     fn project_paths() {
         let root = Some(Path::new("/work/proj"));
-        assert_eq!(project_relative("/work/proj/src/a.py", root).as_deref(), Some("src/a.py"));
-        assert_eq!(project_relative("tests/test_a.py", root).as_deref(), Some("tests/test_a.py"));
-        assert_eq!(project_relative("/usr/lib/python3.11/unittest/case.py", root), None);
-        assert_eq!(project_relative("/work/proj/.venv/lib/python3.11/site-packages/x.py", root), None);
+        assert_eq!(
+            project_relative("/work/proj/src/a.py", root).as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            project_relative("tests/test_a.py", root).as_deref(),
+            Some("tests/test_a.py")
+        );
+        assert_eq!(
+            project_relative("/usr/lib/python3.11/unittest/case.py", root),
+            None
+        );
+        assert_eq!(
+            project_relative("/work/proj/.venv/lib/python3.11/site-packages/x.py", root),
+            None
+        );
         assert_eq!(project_relative("/elsewhere/x.py", root), None);
     }
 }

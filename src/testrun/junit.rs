@@ -42,12 +42,19 @@ pub fn read_cases<R: BufRead>(input: R, mut each: impl FnMut(Case)) -> Result<()
     // Inside <failure> or <error>: text goes to the case.
     let mut in_problem = false;
     loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|err| format!("not valid JUnit XML at byte {}: {err}", reader.buffer_position()))?;
+        let event = reader.read_event_into(&mut buf).map_err(|err| {
+            format!(
+                "not valid JUnit XML at byte {}: {err}",
+                reader.buffer_position()
+            )
+        })?;
         match event {
-            Event::Start(start) if start.local_name().as_ref() == b"testcase" => case = Some(new_case(&start)),
-            Event::Empty(start) if start.local_name().as_ref() == b"testcase" => each(new_case(&start)),
+            Event::Start(start) if start.local_name().as_ref() == b"testcase" => {
+                case = Some(new_case(&start))
+            }
+            Event::Empty(start) if start.local_name().as_ref() == b"testcase" => {
+                each(new_case(&start))
+            }
             Event::Start(start) => {
                 if let Some(current) = case.as_mut() {
                     in_problem = mark_status(current, &start);
@@ -135,7 +142,11 @@ fn mark_status(case: &mut Case, child: &BytesStart) -> bool {
 
 fn attribute(start: &BytesStart, name: &[u8]) -> Option<String> {
     let attr = start.try_get_attribute(name).ok().flatten()?;
-    Some(attr.unescape_value().map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&attr.value).into_owned()))
+    Some(
+        attr.unescape_value()
+            .map(|v| v.into_owned())
+            .unwrap_or_else(|_| String::from_utf8_lossy(&attr.value).into_owned()),
+    )
 }
 
 fn push_capped(text: &mut String, more: &str) {
@@ -149,13 +160,21 @@ fn push_capped(text: &mut String, more: &str) {
 pub fn parse<R: BufRead>(input: R) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     read_cases(input, |case| {
-        let id = if case.classname.is_empty() { case.name.clone() } else { format!("{}.{}", case.classname, case.name) };
+        let id = if case.classname.is_empty() {
+            case.name.clone()
+        } else {
+            format!("{}.{}", case.classname, case.name)
+        };
         count_case(&mut parsed, &case, || TestFailure {
             id,
             file: case.file.clone(),
             line: case.line,
             kind: case.kind.clone(),
-            message: if case.message.is_empty() { case.text.clone() } else { case.message.clone() },
+            message: if case.message.is_empty() {
+                case.text.clone()
+            } else {
+                case.message.clone()
+            },
             details: case.text.clone(),
         })
     })?;
@@ -196,10 +215,21 @@ mod tests {
     #[test]
     fn reads_cases_statuses_and_texts() {
         let parsed = parse(REPORT.as_bytes()).unwrap();
-        assert_eq!(parsed.counts, super::super::report::Counts { passed: 1, failed: 1, errors: 1, skipped: 1 });
+        assert_eq!(
+            parsed.counts,
+            super::super::report::Counts {
+                passed: 1,
+                failed: 1,
+                errors: 1,
+                skipped: 1
+            }
+        );
         let failure = &parsed.failures[0];
         assert_eq!(failure.id, "pkg.Calc.divides");
-        assert_eq!((failure.file.as_deref(), failure.line), (Some("src/calc.py"), Some(7)));
+        assert_eq!(
+            (failure.file.as_deref(), failure.line),
+            (Some("src/calc.py"), Some(7))
+        );
         assert_eq!(failure.kind.as_deref(), Some("AssertionError"));
         assert_eq!(failure.message, "expected 2 <got 3>");
         assert_eq!(failure.details, "Traceback & more\n  line two");

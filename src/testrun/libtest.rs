@@ -21,7 +21,11 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     let mut raw = Vec::new();
     loop {
         raw.clear();
-        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
             break;
         }
         let decoded = String::from_utf8_lossy(&raw);
@@ -36,7 +40,11 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                     s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
                     "FAILED" => {
                         parsed.counts.failed += 1;
-                        failed.push(TestFailure { id: name.to_string(), kind: Some("panic".into()), ..TestFailure::default() });
+                        failed.push(TestFailure {
+                            id: name.to_string(),
+                            kind: Some("panic".into()),
+                            ..TestFailure::default()
+                        });
                     }
                     _ => {}
                 }
@@ -44,12 +52,18 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 continue;
             }
         }
-        if let Some(name) = line.strip_prefix("---- ").and_then(|r| r.strip_suffix(" stdout ----")) {
+        if let Some(name) = line
+            .strip_prefix("---- ")
+            .and_then(|r| r.strip_suffix(" stdout ----"))
+        {
             current = failed.iter().position(|f| f.id == name);
             awaiting_panic_message = false;
             continue;
         }
-        if line.starts_with("failures:") || line.starts_with("test result:") || line.starts_with("running ") {
+        if line.starts_with("failures:")
+            || line.starts_with("test result:")
+            || line.starts_with("running ")
+        {
             current = None;
             continue;
         }
@@ -60,7 +74,10 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 failure.details.push('\n');
             }
             if let Some(panic) = panic_line(line) {
-                if let Some((file, number)) = panic.location.and_then(|(f, n)| Some((project_relative(&f, root)?, n))) {
+                if let Some((file, number)) = panic
+                    .location
+                    .and_then(|(f, n)| Some((project_relative(&f, root)?, n)))
+                {
                     failure.file = Some(file);
                     failure.line = Some(number);
                 }
@@ -75,7 +92,9 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             continue;
         }
         // Compile errors: `error[E0425]: ...` then `  --> src/lib.rs:5:9`.
-        if line.starts_with("error[") || (line.starts_with("error: ") && !line.starts_with("error: test failed")) {
+        if line.starts_with("error[")
+            || (line.starts_with("error: ") && !line.starts_with("error: test failed"))
+        {
             if line.starts_with("error: could not compile") {
                 parsed.build_failed = true;
             } else if first_error.is_none() && !line.starts_with("error: aborting") {
@@ -83,8 +102,11 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             }
             continue;
         }
-        if let (Some(arrow), Some((_, location @ None))) = (line.trim_start().strip_prefix("--> "), first_error.as_mut()) {
-            *location = source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
+        if let (Some(arrow), Some((_, location @ None))) =
+            (line.trim_start().strip_prefix("--> "), first_error.as_mut())
+        {
+            *location =
+                source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
         }
     }
     for failure in failed {
@@ -119,9 +141,15 @@ fn panic_line(line: &str) -> Option<Panic> {
     let (_, rest) = rest.split_once(" panicked at ")?;
     if let Some(quoted) = rest.strip_prefix('\'') {
         let (message, location) = quoted.rsplit_once("', ")?;
-        return Some(Panic { location: source_location(location), message: Some(message.to_string()) });
+        return Some(Panic {
+            location: source_location(location),
+            message: Some(message.to_string()),
+        });
     }
-    Some(Panic { location: source_location(rest.trim_end_matches(':')), message: None })
+    Some(Panic {
+        location: source_location(rest.trim_end_matches(':')),
+        message: None,
+    })
 }
 
 /// `src/lib.rs:10:5` → (`src/lib.rs`, 10).

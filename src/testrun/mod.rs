@@ -40,46 +40,71 @@ pub struct TestRequest {
 
 /// Runs the tests and reads the result.
 pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
-    let root = request
-        .sandbox
-        .workspace
-        .canonicalize()
-        .map_err(|err| Failure::usage(format!("--workspace {}: {err}", request.sandbox.workspace.display())))?;
+    let root = request.sandbox.workspace.canonicalize().map_err(|err| {
+        Failure::usage(format!(
+            "--workspace {}: {err}",
+            request.sandbox.workspace.display()
+        ))
+    })?;
     let framework = match request.framework {
         Some(framework) => framework,
         None => detect::detect(&root).ok_or_else(|| {
-            Failure::usage(format!("cannot tell which test framework {} uses", root.display())).with_hint(
+            Failure::usage(format!(
+                "cannot tell which test framework {} uses",
+                root.display()
+            ))
+            .with_hint(
                 "pass --framework (pytest, unittest, cargo, make) or the command with --command",
             )
         })?,
     };
     if framework == Framework::Junit {
-        return Err(Failure::usage("--framework junit reads a saved report: use it with --parse FILE"));
+        return Err(Failure::usage(
+            "--framework junit reads a saved report: use it with --parse FILE",
+        ));
     }
-    let report_dir = (framework == Framework::Pytest && request.command.is_none()).then(ReportDir::create).transpose()?;
+    let report_dir = (framework == Framework::Pytest && request.command.is_none())
+        .then(ReportDir::create)
+        .transpose()?;
     let command = match &request.command {
         Some(command) => split_command(command)?,
-        None => runner_command(framework, &root, &request.tests, report_dir.as_ref(), request.sandbox.network),
+        None => runner_command(
+            framework,
+            &root,
+            &request.tests,
+            report_dir.as_ref(),
+            request.sandbox.network,
+        ),
     };
     if framework == Framework::Make && !request.tests.is_empty() {
         crate::commands::warn("run-tests", "make runs the whole suite: --tests is ignored");
     }
     let mut sandbox = request.sandbox;
     sandbox.command = command.iter().map(OsString::from).collect();
-    sandbox.env.extend(runner_env(framework).iter().map(|v| v.to_string()));
+    sandbox
+        .env
+        .extend(runner_env(framework).iter().map(|v| v.to_string()));
     if let Some(dir) = &report_dir {
         sandbox.read_write.push(dir.path.clone());
     }
     let policy = sandbox.resolve()?;
-    let result = crate::sandbox::run(&policy, BackendKind::Native).map_err(|failure| runner_missing(framework, failure))?;
+    let result = crate::sandbox::run(&policy, BackendKind::Native)
+        .map_err(|failure| runner_missing(framework, failure))?;
 
     let stdout = result.stdout.as_deref().unwrap_or("");
     let stderr = result.stderr.as_deref().unwrap_or("");
-    if framework == Framework::Pytest && (stdout.contains("No module named pytest") || stderr.contains("No module named pytest")) {
-        return Err(Failure::external(format!("pytest is not installed for {}", command[0]))
-            .with_hint(format!("install it: {} -m pip install pytest", command[0])));
+    if framework == Framework::Pytest
+        && (stdout.contains("No module named pytest") || stderr.contains("No module named pytest"))
+    {
+        return Err(
+            Failure::external(format!("pytest is not installed for {}", command[0]))
+                .with_hint(format!("install it: {} -m pip install pytest", command[0])),
+        );
     }
-    let junit_report = report_dir.as_ref().map(|dir| dir.path.join("junit.xml")).filter(|p| p.metadata().is_ok_and(|m| m.len() > 0));
+    let junit_report = report_dir
+        .as_ref()
+        .map(|dir| dir.path.join("junit.xml"))
+        .filter(|p| p.metadata().is_ok_and(|m| m.len() > 0));
     let parsed = parse_output(framework, stdout, stderr, junit_report.as_deref(), &root)?;
     let outcome = classify(framework, &result, &parsed);
     let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
@@ -99,7 +124,9 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
         counts: parsed.counts,
         failures: parsed.failures,
         failures_omitted: parsed.failures_omitted,
-        build_error: parsed.build_error.filter(|_| outcome == Outcome::BuildFailed),
+        build_error: parsed
+            .build_error
+            .filter(|_| outcome == Outcome::BuildFailed),
         duration_ms: result.duration_ms,
         output_tail: tail(&output, OUTPUT_TAIL),
         sandbox: Some(sandbox_result),
@@ -108,7 +135,11 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
 
 /// Parses a saved log or report without running anything. JUnit XML is recognised on its own;
 /// other formats need `framework`.
-pub fn parse_file(path: &Path, framework: Option<Framework>, root: &Path) -> Result<TestReport, Failure> {
+pub fn parse_file(
+    path: &Path,
+    framework: Option<Framework>,
+    root: &Path,
+) -> Result<TestReport, Failure> {
     let open = || {
         std::fs::File::open(path)
             .map(std::io::BufReader::new)
@@ -121,18 +152,26 @@ pub fn parse_file(path: &Path, framework: Option<Framework>, root: &Path) -> Res
         (Some(framework), _) => framework,
         (None, true) => Framework::Junit,
         (None, false) => {
-            return Err(Failure::usage(format!("cannot tell which runner wrote {}", path.display()))
-                .with_hint("pass --framework (pytest, unittest, cargo, make, junit)"))
+            return Err(Failure::usage(format!(
+                "cannot tell which runner wrote {}",
+                path.display()
+            ))
+            .with_hint("pass --framework (pytest, unittest, cargo, make, junit)"))
         }
     };
     let invalid = |err: String| Failure::usage(format!("--parse {}: {err}", path.display()));
     let parsed = match framework {
         Framework::Junit => junit::parse(open()?).map_err(invalid)?,
-        Framework::Pytest if looks_like_xml => pytest::from_junit(open()?, Some(root)).map_err(invalid)?,
+        Framework::Pytest if looks_like_xml => {
+            pytest::from_junit(open()?, Some(root)).map_err(invalid)?
+        }
         Framework::Pytest => pytest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Unittest => unittest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Cargo => libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
-        Framework::Make => best_effort(&std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?, root),
+        Framework::Make => best_effort(
+            &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
+            root,
+        ),
     };
     let outcome = if parsed.build_failed {
         Outcome::BuildFailed
@@ -151,7 +190,9 @@ pub fn parse_file(path: &Path, framework: Option<Framework>, root: &Path) -> Res
         counts: parsed.counts,
         failures: parsed.failures,
         failures_omitted: parsed.failures_omitted,
-        build_error: parsed.build_error.filter(|_| outcome == Outcome::BuildFailed),
+        build_error: parsed
+            .build_error
+            .filter(|_| outcome == Outcome::BuildFailed),
         duration_ms: 0,
         output_tail: String::new(),
         sandbox: None,
@@ -167,20 +208,38 @@ pub fn python(root: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("python3"))
 }
 
-fn runner_command(framework: Framework, root: &Path, tests: &[String], report: Option<&ReportDir>, network: bool) -> Vec<String> {
+fn runner_command(
+    framework: Framework,
+    root: &Path,
+    tests: &[String],
+    report: Option<&ReportDir>,
+    network: bool,
+) -> Vec<String> {
     let python = python(root).to_string_lossy().into_owned();
     let mut command: Vec<String> = match framework {
         Framework::Pytest => {
-            let mut command = vec![python, "-m".into(), "pytest".into(), "-p".into(), "no:cacheprovider".into(), "-rfE".into()];
+            let mut command = vec![
+                python,
+                "-m".into(),
+                "pytest".into(),
+                "-p".into(),
+                "no:cacheprovider".into(),
+                "-rfE".into(),
+            ];
             if let Some(report) = report {
-                command.push(format!("--junitxml={}", report.path.join("junit.xml").display()));
+                command.push(format!(
+                    "--junitxml={}",
+                    report.path.join("junit.xml").display()
+                ));
                 command.extend(["-o".into(), "junit_family=xunit1".into()]);
             }
             command
         }
         Framework::Unittest => vec![python, "-m".into(), "unittest".into(), "-v".into()],
         Framework::Cargo => {
-            let mut command: Vec<String> = ["cargo", "test", "--no-fail-fast", "--color", "never"].map(String::from).into();
+            let mut command: Vec<String> = ["cargo", "test", "--no-fail-fast", "--color", "never"]
+                .map(String::from)
+                .into();
             if !network {
                 command.push("--offline".into());
             }
@@ -201,7 +260,11 @@ fn runner_command(framework: Framework, root: &Path, tests: &[String], report: O
 /// Variables that make runners' output parseable and keep the workspace clean.
 fn runner_env(framework: Framework) -> &'static [&'static str] {
     match framework {
-        Framework::Pytest | Framework::Unittest => &["PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "COLUMNS=200"],
+        Framework::Pytest | Framework::Unittest => &[
+            "PYTHONDONTWRITEBYTECODE=1",
+            "PYTHONUNBUFFERED=1",
+            "COLUMNS=200",
+        ],
         Framework::Cargo => &["CARGO_TERM_COLOR=never", "RUST_BACKTRACE=0"],
         Framework::Make | Framework::Junit => &[],
     }
@@ -209,11 +272,14 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
 
 /// `--command`: shell syntax runs under `sh -c`; a plain command line is split like a shell.
 fn split_command(command: &str) -> Result<Vec<String>, Failure> {
-    const SHELL: &[char] = &['|', '&', ';', '<', '>', '$', '`', '*', '?', '(', ')', '\n', '~'];
+    const SHELL: &[char] = &[
+        '|', '&', ';', '<', '>', '$', '`', '*', '?', '(', ')', '\n', '~',
+    ];
     if command.contains(SHELL) {
         return Ok(vec!["sh".into(), "-c".into(), command.into()]);
     }
-    let words = shell_words::split(command).map_err(|err| Failure::usage(format!("--command {command:?}: {err}")))?;
+    let words = shell_words::split(command)
+        .map_err(|err| Failure::usage(format!("--command {command:?}: {err}")))?;
     if words.is_empty() {
         return Err(Failure::usage("--command is empty"));
     }
@@ -225,7 +291,9 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
         return failure;
     }
     let hint = match framework {
-        Framework::Pytest | Framework::Unittest => "install Python 3 (apt-get install python3), or use the project's virtualenv",
+        Framework::Pytest | Framework::Unittest => {
+            "install Python 3 (apt-get install python3), or use the project's virtualenv"
+        }
         Framework::Cargo => "install Rust with rustup (https://rustup.rs)",
         Framework::Make => "install make (apt-get install make)",
         Framework::Junit => "",
@@ -233,17 +301,33 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
     Failure::new(Kind::External, failure.error).with_hint(hint)
 }
 
-fn parse_output(framework: Framework, stdout: &str, stderr: &str, junit: Option<&Path>, root: &Path) -> Result<Parsed, Failure> {
-    let invalid = |err: String| Failure::external(format!("cannot read the {} output: {err}", framework.name()));
+fn parse_output(
+    framework: Framework,
+    stdout: &str,
+    stderr: &str,
+    junit: Option<&Path>,
+    root: &Path,
+) -> Result<Parsed, Failure> {
+    let invalid = |err: String| {
+        Failure::external(format!(
+            "cannot read the {} output: {err}",
+            framework.name()
+        ))
+    };
     Ok(match framework {
         Framework::Pytest => match junit {
             Some(path) => {
                 let file = std::fs::File::open(path).map_err(|e| invalid(e.to_string()))?;
-                let mut parsed = pytest::from_junit(std::io::BufReader::new(file), Some(root)).map_err(invalid)?;
+                let mut parsed = pytest::from_junit(std::io::BufReader::new(file), Some(root))
+                    .map_err(invalid)?;
                 // Messages are cleaner in the text summary; the report lacks nothing else.
                 let text = pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
                 for failure in &mut parsed.failures {
-                    if let Some(summary) = text.failures.iter().find(|f| f.id == failure.id && !f.message.is_empty()) {
+                    if let Some(summary) = text
+                        .failures
+                        .iter()
+                        .find(|f| f.id == failure.id && !f.message.is_empty())
+                    {
                         failure.message = summary.message.clone();
                     }
                 }
@@ -251,7 +335,9 @@ fn parse_output(framework: Framework, stdout: &str, stderr: &str, junit: Option<
             }
             None => pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
         },
-        Framework::Unittest => unittest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?,
+        Framework::Unittest => {
+            unittest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?
+        }
         Framework::Cargo => {
             let both = format!("{stderr}\n{stdout}");
             libtest::parse_log(both.as_bytes(), Some(root)).map_err(invalid)?
@@ -286,7 +372,7 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
     };
     let failures = parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty();
     let ran = parsed.counts.total() > 0;
-    let outcome = match (framework, code) {
+    match (framework, code) {
         (_, 0) if failures => Outcome::TestsFailed,
         (Framework::Make, 0) => Outcome::Passed,
         (_, 0) if !ran => Outcome::NoTests,
@@ -302,8 +388,7 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Make, _) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Make, _) => Outcome::TestsFailed,
         _ => Outcome::Error,
-    };
-    outcome
+    }
 }
 
 /// A private directory on the host for report files the runner writes (pytest's JUnit XML),
@@ -315,8 +400,11 @@ struct ReportDir {
 impl ReportDir {
     fn create() -> Result<ReportDir, Failure> {
         use std::os::unix::fs::DirBuilderExt;
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!("autocoder-report-{}-{nanos}", std::process::id()));
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("autocoder-report-{}-{nanos}", std::process::id()));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
@@ -337,8 +425,14 @@ mod tests {
 
     #[test]
     fn command_splitting() {
-        assert_eq!(split_command("pytest -k 'a b'").unwrap(), ["pytest", "-k", "a b"]);
-        assert_eq!(split_command("make test | tee log").unwrap(), ["sh", "-c", "make test | tee log"]);
+        assert_eq!(
+            split_command("pytest -k 'a b'").unwrap(),
+            ["pytest", "-k", "a b"]
+        );
+        assert_eq!(
+            split_command("make test | tee log").unwrap(),
+            ["sh", "-c", "make test | tee log"]
+        );
         assert!(split_command("'unclosed").is_err());
         assert!(split_command("  ").is_err());
     }

@@ -19,7 +19,9 @@ pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, S
         let collection_error = case.classname.is_empty() && case.status == junit::CaseStatus::Error;
         if collection_error {
             parsed.build_failed = true;
-            parsed.build_error.get_or_insert_with(|| super::report::one_line(&case.text, 300));
+            parsed
+                .build_error
+                .get_or_insert_with(|| super::report::one_line(&case.text, 300));
         }
         junit::count_case(&mut parsed, &case, || failure_from_case(&case, root))
     })?;
@@ -28,22 +30,46 @@ pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, S
 
 fn failure_from_case(case: &Case, root: Option<&Path>) -> TestFailure {
     let location = innermost_location(case.text.lines(), root);
-    let file = location.as_ref().map(|l| l.0.clone()).or_else(|| case.file.clone());
+    let file = location
+        .as_ref()
+        .map(|l| l.0.clone())
+        .or_else(|| case.file.clone());
     let line = location.as_ref().map(|l| l.1).or(case.line);
     let kind = location.and_then(|l| l.2).or_else(|| case.kind.clone());
-    let message = if case.message.is_empty() { error_line(&case.text).unwrap_or_default() } else { case.message.clone() };
-    TestFailure { id: case_id(case), file, line, kind, message, details: case.text.clone() }
+    let message = if case.message.is_empty() {
+        error_line(&case.text).unwrap_or_default()
+    } else {
+        case.message.clone()
+    };
+    TestFailure {
+        id: case_id(case),
+        file,
+        line,
+        kind,
+        message,
+        details: case.text.clone(),
+    }
 }
 
 /// The pytest node id of a JUnit test case.
 fn case_id(case: &Case) -> String {
     if case.classname.is_empty() {
         // Collection errors: the name is the module, dotted.
-        return case.file.clone().unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
+        return case
+            .file
+            .clone()
+            .unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
     }
-    let file = case.file.clone().unwrap_or_else(|| guess_file(&case.classname));
+    let file = case
+        .file
+        .clone()
+        .unwrap_or_else(|| guess_file(&case.classname));
     let module = file.trim_end_matches(".py").replace('/', ".");
-    let classes = case.classname.strip_prefix(&module).unwrap_or("").trim_start_matches('.');
+    let classes = case
+        .classname
+        .strip_prefix(&module)
+        .unwrap_or("")
+        .trim_start_matches('.');
     let mut id = file;
     for class in classes.split('.').filter(|c| !c.is_empty()) {
         id.push_str("::");
@@ -56,12 +82,18 @@ fn case_id(case: &Case) -> String {
 
 /// Without a `file` attribute: module parts until the first capitalised one (a class).
 fn guess_file(classname: &str) -> String {
-    let parts: Vec<&str> = classname.split('.').take_while(|p| !p.starts_with(|c: char| c.is_ascii_uppercase())).collect();
+    let parts: Vec<&str> = classname
+        .split('.')
+        .take_while(|p| !p.starts_with(|c: char| c.is_ascii_uppercase()))
+        .collect();
     format!("{}.py", parts.join("/"))
 }
 
 /// The last `path:line: Kind` line of a pytest traceback whose path is in the project.
-fn innermost_location<'a>(lines: impl Iterator<Item = &'a str>, root: Option<&Path>) -> Option<(String, u32, Option<String>)> {
+fn innermost_location<'a>(
+    lines: impl Iterator<Item = &'a str>,
+    root: Option<&Path>,
+) -> Option<(String, u32, Option<String>)> {
     lines.filter_map(|line| location_line(line, root)).last()
 }
 
@@ -82,7 +114,8 @@ fn location_line(line: &str, root: Option<&Path>) -> Option<(String, u32, Option
 
 /// The first `E   ...` line of a pytest failure: the error as pytest shows it.
 fn error_line(text: &str) -> Option<String> {
-    text.lines().find_map(|l| l.strip_prefix("E ").map(|m| m.trim().to_string()))
+    text.lines()
+        .find_map(|l| l.strip_prefix("E ").map(|m| m.trim().to_string()))
 }
 
 /// Where the text parser is in pytest's output.
@@ -108,10 +141,15 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     let mut summary: Vec<(bool, String, String)> = Vec::new();
     let mut summary_omitted = 0u64;
     let mut final_counts = None;
+    let mut collecting = false;
     let mut raw = Vec::new();
     loop {
         raw.clear();
-        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
             break;
         }
         let decoded = String::from_utf8_lossy(&raw);
@@ -131,8 +169,14 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             }
             if section == Section::Failures {
                 if let Some(title) = banner_title(line, '_') {
-                    if blocks.len() < MAX_FAILURES {
-                        blocks.push(Block { title: title.to_string(), text: String::new(), location: None });
+                    // Blocks past the cap are skipped, not run into the last one kept.
+                    collecting = blocks.len() < MAX_FAILURES;
+                    if collecting {
+                        blocks.push(Block {
+                            title: title.to_string(),
+                            text: String::new(),
+                            location: None,
+                        });
                     }
                     continue;
                 }
@@ -140,7 +184,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
         }
         match section {
             Section::Failures => {
-                if let Some(block) = blocks.last_mut() {
+                if let Some(block) = blocks.last_mut().filter(|_| collecting) {
                     if block.text.len() < MAX_DETAILS * 2 {
                         block.text.push_str(line);
                         block.text.push('\n');
@@ -183,10 +227,16 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
         for (is_error, id, message) in summary {
             let key = id_key(&id);
             let block = blocks.iter().find(|b| block_key(&b.title) == key);
-            let message = if message.is_empty() { block.and_then(|b| error_line(&b.text)).unwrap_or_default() } else { message };
+            let message = if message.is_empty() {
+                block.and_then(|b| error_line(&b.text)).unwrap_or_default()
+            } else {
+                message
+            };
             if is_error && !id.contains("::") {
                 parsed.build_failed = true;
-                parsed.build_error.get_or_insert_with(|| format!("{id}: {message}"));
+                parsed
+                    .build_error
+                    .get_or_insert_with(|| format!("{id}: {message}"));
             }
             listed += 1;
             push(&mut parsed, id, message, block);
@@ -202,12 +252,22 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
 
 fn push(parsed: &mut Parsed, id: String, message: String, block: Option<&Block>) {
     let location = block.and_then(|b| b.location.clone());
-    let file = location.as_ref().map(|l| l.0.clone()).or_else(|| id.split("::").next().filter(|f| f.ends_with(".py")).map(String::from));
+    let file = location.as_ref().map(|l| l.0.clone()).or_else(|| {
+        id.split("::")
+            .next()
+            .filter(|f| f.ends_with(".py"))
+            .map(String::from)
+    });
     parsed.push_failure(TestFailure {
         id,
         file,
         line: location.as_ref().map(|l| l.1),
-        kind: location.and_then(|l| l.2).or_else(|| message.split_once(':').map(|(k, _)| k.to_string()).filter(|k| !k.contains(' '))),
+        kind: location.and_then(|l| l.2).or_else(|| {
+            message
+                .split_once(':')
+                .map(|(k, _)| k.to_string())
+                .filter(|k| !k.contains(' '))
+        }),
         message,
         details: block.map(|b| b.text.clone()).unwrap_or_default(),
     });
@@ -216,7 +276,8 @@ fn push(parsed: &mut Parsed, id: String, message: String, block: Option<&Block>)
 /// `==== title ====` → `title` (`fill` is the banner character).
 fn banner_title(line: &str, fill: char) -> Option<&str> {
     let inner = line.trim_start_matches(fill).trim_end_matches(fill);
-    (inner.len() < line.len() && line.ends_with(fill) && inner.starts_with(' ')).then(|| inner.trim())
+    (inner.len() < line.len() && line.ends_with(fill) && inner.starts_with(' '))
+        .then(|| inner.trim())
 }
 
 /// The block title for a summary id: `tests/x.py::Class::test[p]` → `Class.test[p]`.
@@ -229,7 +290,11 @@ fn id_key(id: &str) -> String {
 
 /// What a block title names: `ERROR at setup of test_x` → `test_x`.
 fn block_key(title: &str) -> &str {
-    for prefix in ["ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "] {
+    for prefix in [
+        "ERROR at setup of ",
+        "ERROR at teardown of ",
+        "ERROR collecting ",
+    ] {
         if let Some(rest) = title.strip_prefix(prefix) {
             return rest;
         }
@@ -266,8 +331,17 @@ mod tests {
 
     #[test]
     fn counts_line() {
-        let counts = parse_counts("4 failed, 5 passed, 1 skipped, 1 error, 2 warnings in 0.04s").unwrap();
-        assert_eq!(counts, Counts { passed: 5, failed: 4, errors: 1, skipped: 1 });
+        let counts =
+            parse_counts("4 failed, 5 passed, 1 skipped, 1 error, 2 warnings in 0.04s").unwrap();
+        assert_eq!(
+            counts,
+            Counts {
+                passed: 5,
+                failed: 4,
+                errors: 1,
+                skipped: 1
+            }
+        );
         assert_eq!(parse_counts("no tests ran in 0.01s"), None);
         assert_eq!(parse_counts("FAILURES"), None);
     }
@@ -284,15 +358,24 @@ mod tests {
             kind: None,
             text: String::new(),
         };
-        assert_eq!(case_id(&case("tests.test_ops", "test_a[x y::z]")), "tests/test_ops.py::test_a[x y::z]");
-        assert_eq!(case_id(&case("tests.test_ops.TestG", "test_b")), "tests/test_ops.py::TestG::test_b");
+        assert_eq!(
+            case_id(&case("tests.test_ops", "test_a[x y::z]")),
+            "tests/test_ops.py::test_a[x y::z]"
+        );
+        assert_eq!(
+            case_id(&case("tests.test_ops.TestG", "test_b")),
+            "tests/test_ops.py::TestG::test_b"
+        );
         assert_eq!(guess_file("tests.test_ops.TestG"), "tests/test_ops.py");
     }
 
     #[test]
     fn banners() {
         assert_eq!(banner_title("===== FAILURES =====", '='), Some("FAILURES"));
-        assert_eq!(banner_title("____ TestGroup.test_x ____", '_'), Some("TestGroup.test_x"));
+        assert_eq!(
+            banner_title("____ TestGroup.test_x ____", '_'),
+            Some("TestGroup.test_x")
+        );
         assert_eq!(banner_title("_ _ _ _ _", '_'), None);
         assert_eq!(banner_title("=====", '='), None);
     }

@@ -168,7 +168,9 @@ pub fn tail(text: &str, max: usize) -> String {
         start += 1;
     }
     let rest = &text[start..];
-    rest.find('\n').map_or(rest, |nl| &rest[nl + 1..]).to_string()
+    rest.find('\n')
+        .map_or(rest, |nl| &rest[nl + 1..])
+        .to_string()
 }
 
 /// Removes ANSI escape sequences (colour, cursor movement) from runner output.

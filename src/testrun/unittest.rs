@@ -22,20 +22,30 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     let mut raw = Vec::new();
     loop {
         raw.clear();
-        if input.read_until(b'\n', &mut raw).map_err(|err| format!("cannot read the log: {err}"))? == 0 {
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
             break;
         }
         let decoded = String::from_utf8_lossy(&raw);
         let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
         let line = line.as_ref();
-        let header = line.strip_prefix("FAIL: ").map(|r| (false, r)).or_else(|| line.strip_prefix("ERROR: ").map(|r| (true, r)));
+        let header = line
+            .strip_prefix("FAIL: ")
+            .map(|r| (false, r))
+            .or_else(|| line.strip_prefix("ERROR: ").map(|r| (true, r)));
         if let Some((is_error, title)) = header {
             finish(&mut parsed, current.take());
             if is_error && title.contains("unittest.loader._FailedTest") {
                 parsed.build_failed = true;
                 unimportable.push(test_id(title));
             }
-            current = Some(TestFailure { id: test_id(title), ..TestFailure::default() });
+            current = Some(TestFailure {
+                id: test_id(title),
+                ..TestFailure::default()
+            });
             in_traceback = false;
             continue;
         }
@@ -54,7 +64,10 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             ran = rest.split_whitespace().next().and_then(|n| n.parse().ok());
             continue;
         }
-        if let Some(rest) = line.strip_prefix("FAILED (").or_else(|| line.strip_prefix("OK (")) {
+        if let Some(rest) = line
+            .strip_prefix("FAILED (")
+            .or_else(|| line.strip_prefix("OK ("))
+        {
             for part in rest.trim_end_matches(')').split(", ") {
                 let (what, n) = part.split_once('=').unwrap_or((part, "0"));
                 let n: u64 = n.parse().unwrap_or(0);
@@ -93,9 +106,18 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     }
     parsed.counts = counts;
     if parsed.build_failed {
-        parsed.build_error = parsed.failures.iter().find(|f| unimportable.contains(&f.id)).map(|f| {
-            format!("cannot import {}: {}: {}", f.id, f.kind.as_deref().unwrap_or("error"), f.message)
-        });
+        parsed.build_error = parsed
+            .failures
+            .iter()
+            .find(|f| unimportable.contains(&f.id))
+            .map(|f| {
+                format!(
+                    "cannot import {}: {}: {}",
+                    f.id,
+                    f.kind.as_deref().unwrap_or("error"),
+                    f.message
+                )
+            });
     }
     Ok(parsed)
 }
@@ -103,7 +125,13 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
 fn finish(parsed: &mut Parsed, failure: Option<TestFailure>) {
     if let Some(mut failure) = failure {
         if failure.message.is_empty() {
-            failure.message = failure.details.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+            failure.message = failure
+                .details
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
         }
         parsed.push_failure(failure);
     }
@@ -112,7 +140,9 @@ fn finish(parsed: &mut Parsed, failure: Option<TestFailure>) {
 /// `test_y (tests.test_x.Case.test_y)` (3.11+) or `test_y (tests.test_x.Case)` → dotted id; a
 /// module that failed to import (`tests.test_x (unittest.loader._FailedTest...)`) → the module.
 fn test_id(title: &str) -> String {
-    let Some((method, rest)) = title.split_once(" (") else { return title.trim().to_string() };
+    let Some((method, rest)) = title.split_once(" (") else {
+        return title.trim().to_string();
+    };
     if rest.starts_with("unittest.loader._FailedTest") {
         return method.to_string();
     }
@@ -138,8 +168,17 @@ mod tests {
 
     #[test]
     fn ids() {
-        assert_eq!(test_id("test_y (tests.test_x.Case.test_y)"), "tests.test_x.Case.test_y");
-        assert_eq!(test_id("test_y (tests.test_x.Case)"), "tests.test_x.Case.test_y");
-        assert_eq!(test_id("test_y (tests.test_x.Case.test_y) [with x=1]"), "tests.test_x.Case.test_y");
+        assert_eq!(
+            test_id("test_y (tests.test_x.Case.test_y)"),
+            "tests.test_x.Case.test_y"
+        );
+        assert_eq!(
+            test_id("test_y (tests.test_x.Case)"),
+            "tests.test_x.Case.test_y"
+        );
+        assert_eq!(
+            test_id("test_y (tests.test_x.Case.test_y) [with x=1]"),
+            "tests.test_x.Case.test_y"
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod docker;
+mod run_tests;
 mod sandbox;
 mod sandbox_attacks;
 mod sandbox_limits;

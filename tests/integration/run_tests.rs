@@ -1,0 +1,489 @@
+//! `autocoder run-tests`: the real runners on the sample projects through the sandbox, and the
+//! parsers on the outputs those runners produced (testdata/outputs, made by
+//! scripts/regen-testdata.sh).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{Run, Test};
+
+fn testdata(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(path)
+}
+
+/// A test whose directory holds a copy of a sample project.
+fn with_project(name: &str) -> Test {
+    let test = Test::new();
+    copy_dir(&testdata(&format!("projects/{name}")), test.path());
+    test
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The `tests` object of the document a run wrote.
+#[track_caller]
+fn tests_of(run: &Run) -> Value {
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err})\n{}\n{}",
+            run.stdout(),
+            run.stderr()
+        )
+    });
+    doc["tests"].clone()
+}
+
+fn ids(report: &Value) -> Vec<String> {
+    report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn failure<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no failure {id} in {report:#}"))
+}
+
+fn counts(report: &Value) -> [u64; 4] {
+    let c = &report["counts"];
+    ["passed", "failed", "errors", "skipped"].map(|k| c[k].as_u64().unwrap())
+}
+
+fn parse(file: &str, framework: &str) -> Value {
+    let mut test = Test::new()
+        .args(["run-tests", "--parse"])
+        .args([testdata(file)]);
+    if !framework.is_empty() {
+        test = test.args(["--framework", framework]);
+    }
+    tests_of(&test.run())
+}
+
+#[test]
+fn pytest_run_in_the_sandbox() {
+    let run = with_project("pytest-sample")
+        .stdin(r#"{"autocoder": 1, "issue": {"title": "kept"}, "custom": [1, 2]}"#)
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
+    assert_eq!(doc["issue"]["title"], "kept");
+    assert_eq!(doc["custom"], serde_json::json!([1, 2]));
+    assert!(doc["workspace"]
+        .as_str()
+        .unwrap()
+        .contains("autocoder-test-"));
+    let report = &doc["tests"];
+    assert_eq!(report["framework"], "pytest");
+    assert_eq!(report["outcome"], "tests_failed");
+    assert_eq!(report["exit_code"], 1);
+    assert_eq!(counts(report), [5, 4, 1, 1]);
+    let odd = failure(
+        report,
+        "tests/test_ops.py::test_parse_ratio[odd id with spaces]",
+    );
+    assert_eq!(
+        (odd["file"].as_str(), odd["line"].as_u64()),
+        (Some("calc/ops.py"), Some(21))
+    );
+    assert_eq!(odd["kind"], "ValueError");
+    let fixture = failure(report, "tests/test_ops.py::test_uses_broken_fixture");
+    assert_eq!(fixture["file"], "tests/conftest.py");
+    assert_eq!(
+        failure(report, "tests/test_ops.py::TestGroup::test_zero_division")["kind"],
+        "ZeroDivisionError"
+    );
+    assert_eq!(report["sandbox"]["backend"], "native");
+    assert_eq!(report["sandbox"]["stdout"], Value::Null);
+    assert!(report["output_tail"]
+        .as_str()
+        .unwrap()
+        .contains("4 failed, 5 passed"));
+    // The workspace stays clean: no cache or bytecode left behind.
+    assert!(!run.dir.path().join(".pytest_cache").exists());
+    assert!(!run.dir.path().join("calc/__pycache__").exists());
+}
+
+#[test]
+fn failing_ids_run_again_with_tests() {
+    let id = "tests/test_ops.py::test_parse_ratio[odd id with spaces]";
+    let run = with_project("pytest-sample")
+        .args(["run-tests", "--tests", id])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(ids(&report), [id]);
+    assert_eq!(counts(&report), [0, 1, 0, 0]);
+
+    let run = with_project("pytest-sample")
+        .args([
+            "run-tests",
+            "--tests",
+            "tests/test_ops.py::test_add",
+            "--tests",
+            "tests/test_ops.py::TestGroup::test_inside_class",
+        ])
+        .run()
+        .expect_status(0);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "passed");
+    assert_eq!(counts(&report), [2, 0, 0, 0]);
+}
+
+#[test]
+fn unittest_run_and_rerun() {
+    let run = with_project("shop-python")
+        .args(["run-tests", "--framework", "unittest"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "unittest");
+    assert_eq!(report["outcome"], "tests_failed");
+    assert_eq!(counts(&report), [2, 4, 0, 0]);
+    let quarter = failure(&report, "tests.test_pricing.DiscountTest.test_quarter_off");
+    assert_eq!(
+        (quarter["file"].as_str(), quarter["line"].as_u64()),
+        (Some("tests/test_pricing.py"), Some(11))
+    );
+    assert_eq!(
+        (quarter["kind"].as_str(), quarter["message"].as_str()),
+        (Some("AssertionError"), Some("250 != 750"))
+    );
+
+    let run = with_project("shop-python")
+        .args([
+            "run-tests",
+            "--framework",
+            "unittest",
+            "--tests",
+            "tests.test_pricing.DiscountTest.test_quarter_off",
+        ])
+        .run()
+        .expect_status(1);
+    assert_eq!(
+        ids(&tests_of(&run)),
+        ["tests.test_pricing.DiscountTest.test_quarter_off"]
+    );
+}
+
+#[test]
+fn cargo_run_with_a_compile_error_and_with_failures() {
+    let run = with_project("cargo-sample")
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "cargo");
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    assert_eq!(report["exit_code"], 101);
+    assert_eq!(counts(&report), [2, 4, 0, 1]);
+    let max = failure(&report, "tests::max_picks_the_larger");
+    assert_eq!(
+        (max["file"].as_str(), max["line"].as_u64()),
+        (Some("src/lib.rs"), Some(32))
+    );
+    assert_eq!(
+        failure(&report, "tests::panics_with_a_message")["message"],
+        "no values to work with"
+    );
+    failure(&report, "src/lib.rs - add (line 5)");
+
+    let test = with_project("cargo-sample");
+    let lib = test.path().join("src/lib.rs");
+    std::fs::write(
+        &lib,
+        std::fs::read_to_string(&lib)
+            .unwrap()
+            .replace("a + b", "a + missing_value"),
+    )
+    .unwrap();
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert!(report["build_error"]
+        .as_str()
+        .unwrap()
+        .contains("missing_value"));
+    let build = failure(&report, "build");
+    assert_eq!(
+        (build["file"].as_str(), build["line"].as_u64()),
+        (Some("src/lib.rs"), Some(9))
+    );
+}
+
+#[test]
+fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
+    let test = with_project("shop-python");
+    test.dir()
+        .write("Makefile", "test:\n\tpython3 -m unittest -v\n");
+    std::fs::remove_dir_all(test.path().join("tests")).ok();
+    copy_dir(
+        &testdata("projects/shop-python/tests"),
+        &test.path().join("tests"),
+    );
+    let run = test
+        .args(["run-tests", "--framework", "make"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "make");
+    assert_eq!(report["outcome"], "tests_failed");
+    assert_eq!(counts(&report), [2, 4, 0, 0]);
+
+    let test = Test::new();
+    test.dir().write("Makefile", "test:\n\t@echo all good\n");
+    let run = test.args(["run-tests"]).run().expect_status(0);
+    assert_eq!(tests_of(&run)["outcome"], "passed");
+}
+
+#[test]
+fn no_tests_and_timeouts_are_not_passes() {
+    let test = with_project("pytest-sample");
+    for entry in std::fs::read_dir(test.path().join("tests"))
+        .unwrap()
+        .flatten()
+    {
+        if entry.file_name().to_string_lossy().starts_with("test_") {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    assert_eq!(tests_of(&run)["outcome"], "no_tests");
+
+    let test = Test::new();
+    test.dir().write(
+        "test_slow.py",
+        "import time\n\ndef test_slow():\n    time.sleep(30)\n",
+    );
+    let run = test
+        .args(["run-tests", "--framework", "pytest", "--timeout", "1500ms"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "timeout");
+    assert_eq!(report["sandbox"]["limit_hit"], "time");
+}
+
+#[test]
+fn a_missing_runner_is_status_3_with_how_to_install_it() {
+    let run = with_project("cargo-sample")
+        .env("PATH", "/usr/bin:/bin")
+        .args(["run-tests"])
+        .run()
+        .expect_status(3);
+    assert!(run.stdout().is_empty());
+    assert!(
+        run.stderr().contains("cargo: command not found"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("rustup"), "{}", run.stderr());
+}
+
+#[test]
+fn bad_input_is_status_2() {
+    let run = Test::new().args(["run-tests"]).run().expect_status(2);
+    assert!(
+        run.stderr().contains("cannot tell which test framework"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("--framework"), "{}", run.stderr());
+
+    let run = Test::new()
+        .args(["run-tests", "--framework", "nosuch"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("invalid value 'nosuch'"),
+        "{}",
+        run.stderr()
+    );
+
+    let run = Test::new()
+        .args(["run-tests", "--parse", "/no/such/log"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("--parse /no/such/log"),
+        "{}",
+        run.stderr()
+    );
+
+    let run = Test::new()
+        .stdin("{not json")
+        .args(["run-tests", "--framework", "make"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("stdin is not a run document"),
+        "{}",
+        run.stderr()
+    );
+
+    let test = Test::new();
+    let log = test.dir().write("plain.log", "some output\n");
+    let run = test
+        .args(["run-tests", "--parse"])
+        .args([log])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("cannot tell which runner wrote"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn parses_the_real_runners_outputs() {
+    let pytest = parse("outputs/pytest-failures.log", "pytest");
+    assert_eq!(pytest["outcome"], "tests_failed");
+    assert_eq!(counts(&pytest), [5, 4, 1, 1]);
+    assert_eq!(
+        ids(&pytest),
+        [
+            "tests/test_ops.py::test_mean",
+            "tests/test_ops.py::test_clamp[11-10]",
+            "tests/test_ops.py::test_parse_ratio[odd id with spaces]",
+            "tests/test_ops.py::TestGroup::test_zero_division",
+            "tests/test_ops.py::test_uses_broken_fixture",
+        ]
+    );
+    assert_eq!(failure(&pytest, "tests/test_ops.py::test_mean")["line"], 11);
+
+    let collect = parse("outputs/pytest-collection-error.log", "pytest");
+    assert_eq!(collect["outcome"], "build_failed");
+    assert!(collect["build_error"]
+        .as_str()
+        .unwrap()
+        .contains("missing_module_xyz"));
+    assert_eq!(
+        failure(&collect, "tests/test_broken.py")["kind"],
+        "ModuleNotFoundError"
+    );
+
+    assert_eq!(
+        parse("outputs/pytest-no-tests.log", "pytest")["outcome"],
+        "no_tests"
+    );
+
+    let junit = parse("outputs/pytest-failures.junit.xml", "");
+    assert_eq!(junit["framework"], "junit");
+    assert_eq!(counts(&junit), [5, 4, 1, 1]);
+    assert_eq!(
+        failure(&junit, "tests.test_ops.TestGroup.test_zero_division")["file"],
+        "tests/test_ops.py"
+    );
+    let pytest_junit = parse("outputs/pytest-failures.junit.xml", "pytest");
+    assert_eq!(ids(&pytest_junit), ids(&pytest));
+
+    let unittest = parse("outputs/unittest-import-error.log", "unittest");
+    assert_eq!(unittest["outcome"], "build_failed");
+    assert_eq!(
+        failure(&unittest, "tests.test_broken")["file"],
+        "tests/test_broken.py"
+    );
+
+    let cargo = parse("outputs/cargo-failures.log", "cargo");
+    assert_eq!(counts(&cargo), [2, 4, 0, 1]);
+    assert_eq!(
+        failure(&cargo, "integration_max")["message"],
+        "assertion `left == right` failed: max of 1 and 2"
+    );
+    assert_eq!(
+        parse("outputs/cargo-compile-error.log", "cargo")["outcome"],
+        "build_failed"
+    );
+}
+
+/// Writes `bytes` as a log in the test's directory and parses it.
+fn parse_bytes(bytes: &[u8], framework: &str) -> Value {
+    let test = Test::new();
+    let path = test.path().join("run.log");
+    std::fs::write(&path, bytes).unwrap();
+    tests_of(
+        &test
+            .args(["run-tests", "--parse"])
+            .args([&path])
+            .args(["--framework", framework])
+            .run(),
+    )
+}
+
+#[test]
+fn parses_colour_broken_bytes_and_cut_logs() {
+    let log = std::fs::read_to_string(testdata("outputs/pytest-failures.log")).unwrap();
+    let coloured: String = log
+        .lines()
+        .map(|line| {
+            if line.starts_with("FAILED") || line.starts_with("=") {
+                format!("\x1b[31m\x1b[1m{line}\x1b[0m\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let report = parse_bytes(coloured.as_bytes(), "pytest");
+    assert_eq!(counts(&report), [5, 4, 1, 1]);
+    assert_eq!(ids(&report).len(), 5);
+
+    let mut broken = log.clone().into_bytes();
+    let at = broken.windows(9).position(|w| w == b"test_mean").unwrap();
+    broken.splice(at..at, [0xff, 0xfe, b'\n']);
+    let report = parse_bytes(&broken, "pytest");
+    assert_eq!(counts(&report), [5, 4, 1, 1]);
+
+    // The sandbox keeps the head and the tail of a long output: the summary survives the cut.
+    let cut = format!(
+        "{}\n[... autocoder: 123456 bytes of output omitted ...]\n{}",
+        &log[..400],
+        &log[log.len() - 900..]
+    );
+    let report = parse_bytes(cut.as_bytes(), "pytest");
+    assert_eq!(counts(&report), [5, 4, 1, 1]);
+    assert!(ids(&report).contains(&"tests/test_ops.py::TestGroup::test_zero_division".to_string()));
+}
+
+#[test]
+fn parses_very_long_logs_with_a_cap_on_listed_failures() {
+    let mut log = String::from(
+        "============ test session starts ============\n============ FAILURES ============\n",
+    );
+    for n in 0..3000 {
+        log.push_str(&format!("____ test_case_{n} ____\n\n    def test_case_{n}():\n>       assert {n} == -1\nE       assert {n} == -1\n\ntests/test_big.py:{n}: AssertionError\n"));
+    }
+    log.push_str("============ short test summary info ============\n");
+    for n in 0..3000 {
+        log.push_str(&format!(
+            "FAILED tests/test_big.py::test_case_{n} - assert {n} == -1\n"
+        ));
+    }
+    log.push_str("============ 3000 failed, 7 passed in 12.00s ============\n");
+    let report = parse_bytes(log.as_bytes(), "pytest");
+    assert_eq!(counts(&report), [7, 3000, 0, 0]);
+    assert_eq!(report["failures"].as_array().unwrap().len(), 200);
+    assert_eq!(report["failures_omitted"], 2800);
+    assert_eq!(
+        failure(&report, "tests/test_big.py::test_case_199")["line"],
+        199
+    );
+}
