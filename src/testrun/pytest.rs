@@ -276,7 +276,9 @@ fn push(parsed: &mut Parsed, id: String, message: String, block: Option<&Block>)
 /// `==== title ====` → `title` (`fill` is the banner character).
 fn banner_title(line: &str, fill: char) -> Option<&str> {
     let inner = line.trim_start_matches(fill).trim_end_matches(fill);
-    (inner.len() < line.len() && line.ends_with(fill) && inner.starts_with(' '))
+    // `_ _ _ _` separates frames inside a failure; it is not a title.
+    let titled = inner.chars().any(|c| c != fill && c != ' ');
+    (titled && inner.len() < line.len() && line.ends_with(fill) && inner.starts_with(' '))
         .then(|| inner.trim())
 }
 

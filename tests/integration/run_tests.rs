@@ -369,6 +369,9 @@ fn parses_the_real_runners_outputs() {
         ]
     );
     assert_eq!(failure(&pytest, "tests/test_ops.py::test_mean")["line"], 11);
+    // The innermost project frame lies past pytest's `_ _ _` frame separators.
+    let odd = failure(&pytest, "tests/test_ops.py::test_parse_ratio[odd id with spaces]");
+    assert_eq!((odd["file"].as_str(), odd["line"].as_u64()), (Some("calc/ops.py"), Some(21)));
 
     let collect = parse("outputs/pytest-collection-error.log", "pytest");
     assert_eq!(collect["outcome"], "build_failed");
