@@ -21,6 +21,7 @@ demo: build
 
 bench: build
 	@scripts/bench-sandbox.sh $(RELEASE)
+	@scripts/bench-run-tests.sh $(RELEASE)
 
 lint:
 	$(CARGO) fmt --check

@@ -19,6 +19,8 @@ pub enum Kind {
     CommandNotFound,
     /// The command exists but cannot be executed.
     CommandNotExecutable,
+    /// A test runner (pytest, cargo, ...) is not installed.
+    RunnerMissing,
 }
 
 /// An error as the user sees it: what happened, and what to do about it.
@@ -66,14 +68,17 @@ impl From<anyhow::Error> for Failure {
 fn exit_status(kind: Kind, command: &str) -> i32 {
     if command == "sandbox" {
         return match kind {
-            Kind::Usage | Kind::External => 125,
+            Kind::Usage | Kind::External | Kind::RunnerMissing => 125,
             Kind::CommandNotExecutable => 126,
             Kind::CommandNotFound => 127,
         };
     }
     match kind {
         Kind::Usage => 2,
-        Kind::External | Kind::CommandNotFound | Kind::CommandNotExecutable => 3,
+        Kind::External
+        | Kind::CommandNotFound
+        | Kind::CommandNotExecutable
+        | Kind::RunnerMissing => 3,
     }
 }
 

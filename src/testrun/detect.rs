@@ -5,14 +5,29 @@ use std::path::Path;
 
 use super::report::Framework;
 
-/// The framework for the project at `root`, or None when nothing says.
-pub fn detect(root: &Path) -> Option<Framework> {
+/// What detection found: a framework, and whether it is a guess (a Python project that names no
+/// runner gets pytest, falling back to unittest when pytest is not installed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detected {
+    pub framework: Framework,
+    pub guessed: bool,
+}
+
+/// The framework for the project at `root`, or None when nothing says. Only reads files: nothing
+/// from the project runs outside the sandbox.
+pub fn detect(root: &Path) -> Option<Detected> {
+    let sure = |framework| {
+        Some(Detected {
+            framework,
+            guessed: false,
+        })
+    };
     let has = |name: &str| root.join(name).exists();
     let contains = |name: &str, needle: &str| {
         std::fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle))
     };
     if has("Cargo.toml") {
-        return Some(Framework::Cargo);
+        return sure(Framework::Cargo);
     }
     if has("pytest.ini")
         || has("conftest.py")
@@ -21,18 +36,17 @@ pub fn detect(root: &Path) -> Option<Framework> {
         || contains("setup.cfg", "[tool:pytest]")
         || contains("tox.ini", "[pytest]")
     {
-        return Some(Framework::Pytest);
+        return sure(Framework::Pytest);
     }
     if has("pyproject.toml") || has("setup.py") || has("setup.cfg") || has_python_tests(root) {
-        // pytest runs unittest suites too and reports better; use it when it is installed.
-        return Some(if pytest_installed(root) {
-            Framework::Pytest
-        } else {
-            Framework::Unittest
+        // pytest runs unittest suites too and reports better.
+        return Some(Detected {
+            framework: Framework::Pytest,
+            guessed: true,
         });
     }
     if makefile_has_test_target(root) {
-        return Some(Framework::Make);
+        return sure(Framework::Make);
     }
     None
 }
@@ -48,16 +62,6 @@ fn has_python_tests(root: &Path) -> bool {
             })
         })
     })
-}
-
-fn pytest_installed(root: &Path) -> bool {
-    std::process::Command::new(super::python(root))
-        .args(["-c", "import pytest"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 pub fn makefile_has_test_target(root: &Path) -> bool {
@@ -77,13 +81,16 @@ mod tests {
     fn detects_from_project_files() {
         let dir = std::env::temp_dir().join(format!("autocoder-detect-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(detect(&dir), None);
+        let found = |dir: &Path| detect(dir).map(|d| (d.framework, d.guessed));
+        assert_eq!(found(&dir), None);
         std::fs::write(dir.join("Makefile"), "all:\n\ttrue\ntest: all\n\ttrue\n").unwrap();
-        assert_eq!(detect(&dir), Some(Framework::Make));
+        assert_eq!(found(&dir), Some((Framework::Make, false)));
+        std::fs::write(dir.join("test_x.py"), "").unwrap();
+        assert_eq!(found(&dir), Some((Framework::Pytest, true)));
         std::fs::write(dir.join("pytest.ini"), "[pytest]\n").unwrap();
-        assert_eq!(detect(&dir), Some(Framework::Pytest));
+        assert_eq!(found(&dir), Some((Framework::Pytest, false)));
         std::fs::write(dir.join("Cargo.toml"), "[package]\n").unwrap();
-        assert_eq!(detect(&dir), Some(Framework::Cargo));
+        assert_eq!(found(&dir), Some((Framework::Cargo, false)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

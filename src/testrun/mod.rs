@@ -16,7 +16,7 @@ pub mod unittest;
 
 use std::ffi::OsString;
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use self::report::{tail, Framework, Outcome, Parsed, TestReport};
 use crate::error::{Failure, Kind};
@@ -46,47 +46,51 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
             request.sandbox.workspace.display()
         ))
     })?;
-    let framework = match request.framework {
-        Some(framework) => framework,
-        None => detect::detect(&root).ok_or_else(|| {
-            Failure::usage(format!(
+    let (framework, guessed) = match request.framework {
+        Some(framework) => (framework, false),
+        None => match detect::detect(&root) {
+            Some(detect::Detected { framework, guessed }) => (framework, guessed),
+            None => return Err(Failure::usage(format!(
                 "cannot tell which test framework {} uses",
                 root.display()
             ))
             .with_hint(
                 "pass --framework (pytest, unittest, cargo, make) or the command with --command",
-            )
-        })?,
+            )),
+        },
     };
     if framework == Framework::Junit {
         return Err(Failure::usage(
             "--framework junit reads a saved report: use it with --parse FILE",
         ));
     }
-    let report_dir = (framework == Framework::Pytest && request.command.is_none())
-        .then(ReportDir::create)
-        .transpose()?;
-    let command = match &request.command {
-        Some(command) => split_command(command)?,
-        None => runner_command(
-            framework,
-            &root,
-            &request.tests,
-            report_dir.as_ref(),
-            request.sandbox.network,
-        ),
-    };
     if framework == Framework::Make && !request.tests.is_empty() {
         crate::commands::warn("run-tests", "make runs the whole suite: --tests is ignored");
     }
-    let mut sandbox = request.sandbox;
+    match run_with(framework, &request, &root) {
+        // A Python project that names no runner: pytest when it is there, unittest otherwise.
+        Err(failure) if guessed && failure.kind == Kind::RunnerMissing => {
+            crate::commands::note("run-tests", "pytest is not installed; using unittest");
+            run_with(Framework::Unittest, &request, &root)
+        }
+        other => other,
+    }
+}
+
+fn run_with(
+    framework: Framework,
+    request: &TestRequest,
+    root: &Path,
+) -> Result<TestReport, Failure> {
+    let command = match &request.command {
+        Some(command) => split_command(command)?,
+        None => runner_command(framework, &request.tests, request.sandbox.network, root),
+    };
+    let mut sandbox = request.sandbox.clone();
     sandbox.command = command.iter().map(OsString::from).collect();
     sandbox
         .env
         .extend(runner_env(framework).iter().map(|v| v.to_string()));
-    if let Some(dir) = &report_dir {
-        sandbox.read_write.push(dir.path.clone());
-    }
     let policy = sandbox.resolve()?;
     let result = crate::sandbox::run(&policy, BackendKind::Native)
         .map_err(|failure| runner_missing(framework, failure))?;
@@ -94,18 +98,16 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
     let stdout = result.stdout.as_deref().unwrap_or("");
     let stderr = result.stderr.as_deref().unwrap_or("");
     if framework == Framework::Pytest
-        && (stdout.contains("No module named pytest") || stderr.contains("No module named pytest"))
+        && result.exit_code != Some(0)
+        && stderr.contains("No module named pytest")
     {
-        return Err(
-            Failure::external(format!("pytest is not installed for {}", command[0]))
-                .with_hint(format!("install it: {} -m pip install pytest", command[0])),
-        );
+        return Err(Failure::new(
+            Kind::RunnerMissing,
+            anyhow::anyhow!("pytest is not installed for {}", command[0]),
+        )
+        .with_hint(format!("install it: {} -m pip install pytest", command[0])));
     }
-    let junit_report = report_dir
-        .as_ref()
-        .map(|dir| dir.path.join("junit.xml"))
-        .filter(|p| p.metadata().is_ok_and(|m| m.len() > 0));
-    let parsed = parse_output(framework, stdout, stderr, junit_report.as_deref(), &root)?;
+    let parsed = parse_output(framework, stdout, stderr, root)?;
     let outcome = classify(framework, &result, &parsed);
     let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
     output.push_str(stdout);
@@ -199,42 +201,29 @@ pub fn parse_file(
     })
 }
 
-/// The Python that runs the project's tests: its own virtualenv's when it has one.
-pub fn python(root: &Path) -> PathBuf {
-    [".venv/bin/python", "venv/bin/python"]
-        .iter()
-        .map(|venv| root.join(venv))
-        .find(|path| path.exists())
-        .unwrap_or_else(|| PathBuf::from("python3"))
-}
-
 fn runner_command(
     framework: Framework,
-    root: &Path,
     tests: &[String],
-    report: Option<&ReportDir>,
     network: bool,
+    root: &Path,
 ) -> Vec<String> {
-    let python = python(root).to_string_lossy().into_owned();
+    // The project's own virtualenv when it has one (run inside the sandbox like anything else).
+    let python = [".venv/bin/python", "venv/bin/python"]
+        .into_iter()
+        .find(|venv| root.join(venv).exists())
+        .unwrap_or("python3")
+        .to_string();
     let mut command: Vec<String> = match framework {
-        Framework::Pytest => {
-            let mut command = vec![
-                python,
-                "-m".into(),
-                "pytest".into(),
-                "-p".into(),
-                "no:cacheprovider".into(),
-                "-rfE".into(),
-            ];
-            if let Some(report) = report {
-                command.push(format!(
-                    "--junitxml={}",
-                    report.path.join("junit.xml").display()
-                ));
-                command.extend(["-o".into(), "junit_family=xunit1".into()]);
-            }
-            command
-        }
+        // The text output, not `--junitxml`: the report plugin costs pytest about 20 ms, and the
+        // text has the ids, locations and messages (its summary, at the end, survives any cut).
+        Framework::Pytest => vec![
+            python,
+            "-m".into(),
+            "pytest".into(),
+            "-p".into(),
+            "no:cacheprovider".into(),
+            "-rfE".into(),
+        ],
         Framework::Unittest => vec![python, "-m".into(), "unittest".into(), "-v".into()],
         Framework::Cargo => {
             let mut command: Vec<String> = ["cargo", "test", "--no-fail-fast", "--color", "never"]
@@ -298,14 +287,13 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
         Framework::Make => "install make (apt-get install make)",
         Framework::Junit => "",
     };
-    Failure::new(Kind::External, failure.error).with_hint(hint)
+    Failure::new(Kind::RunnerMissing, failure.error).with_hint(hint)
 }
 
 fn parse_output(
     framework: Framework,
     stdout: &str,
     stderr: &str,
-    junit: Option<&Path>,
     root: &Path,
 ) -> Result<Parsed, Failure> {
     let invalid = |err: String| {
@@ -315,26 +303,7 @@ fn parse_output(
         ))
     };
     Ok(match framework {
-        Framework::Pytest => match junit {
-            Some(path) => {
-                let file = std::fs::File::open(path).map_err(|e| invalid(e.to_string()))?;
-                let mut parsed = pytest::from_junit(std::io::BufReader::new(file), Some(root))
-                    .map_err(invalid)?;
-                // Messages are cleaner in the text summary; the report lacks nothing else.
-                let text = pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
-                for failure in &mut parsed.failures {
-                    if let Some(summary) = text
-                        .failures
-                        .iter()
-                        .find(|f| f.id == failure.id && !f.message.is_empty())
-                    {
-                        failure.message = summary.message.clone();
-                    }
-                }
-                parsed
-            }
-            None => pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
-        },
+        Framework::Pytest => pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
         Framework::Unittest => {
             unittest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?
         }
@@ -388,34 +357,6 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Make, _) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Make, _) => Outcome::TestsFailed,
         _ => Outcome::Error,
-    }
-}
-
-/// A private directory on the host for report files the runner writes (pytest's JUnit XML),
-/// mounted writable into the sandbox; removed when the run ends.
-struct ReportDir {
-    path: PathBuf,
-}
-
-impl ReportDir {
-    fn create() -> Result<ReportDir, Failure> {
-        use std::os::unix::fs::DirBuilderExt;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("autocoder-report-{}-{nanos}", std::process::id()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(|err| Failure::external(format!("cannot create {}: {err}", path.display())))?;
-        Ok(ReportDir { path })
-    }
-}
-
-impl Drop for ReportDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 

@@ -370,8 +370,14 @@ fn parses_the_real_runners_outputs() {
     );
     assert_eq!(failure(&pytest, "tests/test_ops.py::test_mean")["line"], 11);
     // The innermost project frame lies past pytest's `_ _ _` frame separators.
-    let odd = failure(&pytest, "tests/test_ops.py::test_parse_ratio[odd id with spaces]");
-    assert_eq!((odd["file"].as_str(), odd["line"].as_u64()), (Some("calc/ops.py"), Some(21)));
+    let odd = failure(
+        &pytest,
+        "tests/test_ops.py::test_parse_ratio[odd id with spaces]",
+    );
+    assert_eq!(
+        (odd["file"].as_str(), odd["line"].as_u64()),
+        (Some("calc/ops.py"), Some(21))
+    );
 
     let collect = parse("outputs/pytest-collection-error.log", "pytest");
     assert_eq!(collect["outcome"], "build_failed");
@@ -489,4 +495,35 @@ fn parses_very_long_logs_with_a_cap_on_listed_failures() {
         failure(&report, "tests/test_big.py::test_case_199")["line"],
         199
     );
+}
+
+#[test]
+fn nothing_from_the_project_runs_outside_the_sandbox() {
+    // A project that names no runner, with a "virtualenv" whose python is a script: detection
+    // must not run it on the host; inside the sandbox it cannot write outside.
+    let marker = std::env::temp_dir().join(format!("autocoder-hostexec-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    let test = Test::new();
+    test.dir().write("setup.py", "from setuptools import setup\nsetup()\n");
+    let python = test.dir().write(".venv/bin/python", &format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()));
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = test.args(["run-tests"]).run();
+    assert!(!marker.exists(), "the project's python ran with access to the host: {}", run.stderr());
+    let _ = std::fs::remove_file(&marker);
+}
+
+#[test]
+fn a_python_project_without_pytest_falls_back_to_unittest() {
+    let test = with_project("shop-python");
+    let venv = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(test.path())
+        .status()
+        .unwrap();
+    assert!(venv.success());
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "unittest", "{report:#}");
+    assert_eq!(report["command"][0], ".venv/bin/python");
+    assert_eq!(counts(&report), [2, 4, 0, 0]);
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench-run-tests.sh: what `autocoder run-tests` costs. (1) Its overhead over running the same
+# runner directly on a sample project (target: at most 5% or 20 ms, whichever is larger). (2)
+# Parsing a 100 MB synthetic pytest log with thousands of failures: throughput and peak memory
+# (target: at least 100 MB/s, memory independent of the log's size).
+#
+# Usage: scripts/bench-run-tests.sh PATH_TO_AUTOCODER_BINARY
+set -euo pipefail
+
+[ $# -eq 1 ] || { echo "usage: $0 PATH_TO_AUTOCODER_BINARY" >&2; exit 2; }
+autocoder=$(readlink -f "$1")
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cp -r testdata/projects/pytest-sample "$work/project"
+hyperfine --style none -N -i --warmup 3 --runs 30 --export-json "$work/overhead.json" \
+  "env -C $work/project PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -p no:cacheprovider -q" \
+  "$autocoder run-tests --workspace $work/project" >/dev/null 2>&1
+jq -r '.results | "\(.[0].median) \(.[1].median)"' "$work/overhead.json" | awk '{
+  d = $2 - $1; printf "run-tests overhead on the pytest sample: direct %.1f ms, run-tests %.1f ms, +%.1f ms (+%.1f%%); target <= max(5%%, 20 ms)\n", $1 * 1000, $2 * 1000, d * 1000, d / $1 * 100 }'
+
+# A pytest log of about SIZE_MB, made of real-looking failure blocks and their summary lines.
+python3 - "$work/big.log" 100 <<'PY'
+import sys
+path, size_mb = sys.argv[1], int(sys.argv[2])
+target = size_mb * 1024 * 1024
+block = ("____ test_case_{n} ____\n\n    def test_case_{n}():\n        values = list(range({n} % 97))\n"
+         ">       assert sum(values) == -1\nE       assert {n} == -1\nE        +  where {n} = sum([...])\n\n"
+         "tests/test_big.py:{n}: AssertionError\n")
+with open(path, "w") as out:
+    out.write("==== test session starts ====\n==== FAILURES ====\n")
+    n, written = 0, 0
+    summary_size = 60
+    while written + n * summary_size < target:
+        text = block.format(n=n)
+        out.write(text)
+        written += len(text)
+        n += 1
+    out.write("==== short test summary info ====\n")
+    for i in range(n):
+        out.write(f"FAILED tests/test_big.py::test_case_{i} - assert {i} == -1\n")
+    out.write(f"==== {n} failed, 12 passed in 99.00s ====\n")
+PY
+python3 - "$autocoder" "$work/big.log" <<'PY'
+import os, resource, subprocess, sys, time
+autocoder, log = sys.argv[1], sys.argv[2]
+size = os.path.getsize(log)
+start = time.perf_counter()
+done = subprocess.run([autocoder, "run-tests", "--parse", log, "--framework", "pytest"],
+                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+elapsed = time.perf_counter() - start
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"parse a {size / 2**20:.0f} MB pytest log: {elapsed:.2f} s, {size / 2**20 / elapsed:.0f} MB/s, "
+      f"peak RSS {peak_kb / 1024:.1f} MB (exit {done.returncode}); target >= 100 MB/s")
+PY
