@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 
 cp -r testdata/projects/pytest-sample "$work/project"
 hyperfine --style none -N -i --warmup 3 --runs 30 --export-json "$work/overhead.json" \
-  "env -C $work/project PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -p no:cacheprovider -q" \
+  "env -C $work/project PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 COLUMNS=200 python3 -m pytest -p no:cacheprovider -rfE" \
   "$autocoder run-tests --workspace $work/project" >/dev/null 2>&1
 jq -r '.results | "\(.[0].median) \(.[1].median)"' "$work/overhead.json" | awk '{
   d = $2 - $1; printf "run-tests overhead on the pytest sample: direct %.1f ms, run-tests %.1f ms, +%.1f ms (+%.1f%%); target <= max(5%%, 20 ms)\n", $1 * 1000, $2 * 1000, d * 1000, d / $1 * 100 }'
