@@ -128,10 +128,10 @@ pub fn build(
     };
     for (key, value) in std::env::vars_os() {
         let Some(name) = key.to_str() else { continue };
-        if ALLOWED.contains(&name) || name.starts_with("LC_") {
-            set(&mut vars, key, value);
-        } else if looks_like_secret(name) {
+        if looks_like_secret(name) {
             withheld.push(name.to_string());
+        } else if ALLOWED.contains(&name) || name.starts_with("LC_") {
+            set(&mut vars, key, value);
         }
     }
     if !vars.iter().any(|(k, _)| k == "PATH") {

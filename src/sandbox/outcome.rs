@@ -91,8 +91,9 @@ pub struct FilesystemLayer {
     pub abi: Option<u32>,
     pub read_write: Vec<String>,
     pub read_only: Vec<String>,
-    /// Host directories hidden behind empty private mounts (/tmp, /run, ...).
-    pub hidden: Vec<String>,
+    /// What the command sees of the host: "allow-list" (only the paths above, in a root of
+    /// their own), "host" (everything, limited by Landlock alone) or "image".
+    pub view: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

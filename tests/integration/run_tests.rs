@@ -504,11 +504,19 @@ fn nothing_from_the_project_runs_outside_the_sandbox() {
     let marker = std::env::temp_dir().join(format!("autocoder-hostexec-{}", std::process::id()));
     let _ = std::fs::remove_file(&marker);
     let test = Test::new();
-    test.dir().write("setup.py", "from setuptools import setup\nsetup()\n");
-    let python = test.dir().write(".venv/bin/python", &format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()));
+    test.dir()
+        .write("setup.py", "from setuptools import setup\nsetup()\n");
+    let python = test.dir().write(
+        ".venv/bin/python",
+        &format!("#!/bin/sh\necho ran > {}\nexit 1\n", marker.display()),
+    );
     std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = test.args(["run-tests"]).run();
-    assert!(!marker.exists(), "the project's python ran with access to the host: {}", run.stderr());
+    assert!(
+        !marker.exists(),
+        "the project's python ran with access to the host: {}",
+        run.stderr()
+    );
     let _ = std::fs::remove_file(&marker);
 }
 

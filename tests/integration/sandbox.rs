@@ -170,6 +170,7 @@ fn environment_is_cleared_but_for_the_allow_list_and_env_flags() {
         .env("GITHUB_TOKEN", "ghp_secretvalue")
         .env("OPENAI_API_KEY", "sk-secret")
         .env("SOME_SETTING", "plain")
+        .env("LC_GITHUB_TOKEN", "ghp_inlocale")
         .env("PASS_ME", "passed")
         .sandbox_sh(
             &[
@@ -191,6 +192,10 @@ fn environment_is_cleared_but_for_the_allow_list_and_env_flags() {
         "{env}"
     );
     assert!(!env.contains("SOME_SETTING"), "{env}");
+    assert!(
+        !env.contains("ghp_inlocale"),
+        "a credential passed as a locale variable: {env}"
+    );
     assert!(env.contains("PASS_ME=passed\n"), "{env}");
     assert!(env.contains("SET_ME=set\n"), "{env}");
     assert!(
@@ -205,7 +210,7 @@ fn environment_is_cleared_but_for_the_allow_list_and_env_flags() {
     // The result names what was withheld, never the value.
     assert_eq!(
         result.layers["environment"]["withheld"],
-        serde_json::json!(["GITHUB_TOKEN"])
+        serde_json::json!(["GITHUB_TOKEN", "LC_GITHUB_TOKEN"])
     );
     assert!(!run.stdout().contains("ghp_secretvalue") && !run.stderr().contains("ghp_secretvalue"));
 }

@@ -119,8 +119,11 @@ fn secrets_outside_stay_unreadable_also_through_links() {
                 .status()
                 .unwrap();
         }
+        // Outside the view the secrets are absent; /etc is in it, so a hardlink to one of its
+        // files is what Landlock and the mount boundary must refuse.
         let script = format!(
             "cat {s} {t} /root/.bashrc; ln -s {s} sym; cat sym; ln {s} hard && cat hard; ln -s {t} tsym; cat tsym; \
+             ln /etc/hostname etc-link && echo LINKED; echo x >> /etc/hostname && echo APPENDED; \
              cat mine.txt; head -c 5 /etc/os-release; echo",
             s = secret.display(),
             t = tmp_secret.display()
@@ -147,7 +150,12 @@ fn secrets_outside_stay_unreadable_also_through_links() {
             result.out()
         );
         assert!(
-            result.err().contains("Permission denied"),
+            !result.out().contains("LINKED") && !result.out().contains("APPENDED"),
+            "{}",
+            result.out()
+        );
+        assert!(
+            result.err().contains("No such file or directory"),
             "{}",
             result.err()
         );
@@ -429,7 +437,7 @@ fn a_layer_that_cannot_be_applied_stops_the_run_unless_degraded_is_allowed() {
             "--".into(),
             "sh".into(),
             "-c".into(),
-            "echo inner ran".into(),
+            "echo inner ran; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo UNIX-SOCKET".into(),
         ]);
         Test::new()
             .args(["sandbox", "--ro"])
@@ -471,7 +479,10 @@ fn a_layer_that_cannot_be_applied_stops_the_run_unless_degraded_is_allowed() {
         result.err()
     );
     let inner: serde_json::Value = serde_json::from_str(result.out()).unwrap();
-    assert_eq!(inner["sandbox"]["stdout"], "inner ran\n");
+    assert_eq!(
+        inner["sandbox"]["stdout"], "inner ran\n",
+        "no UNIX socket may be made without a view"
+    );
     let degraded = inner["sandbox"]["layers"]["degraded"].as_array().unwrap();
     assert!(
         degraded.iter().any(|d| d["layer"] == "containment"),
@@ -602,4 +613,168 @@ fn killing_the_sandbox_outright_still_kills_the_command() {
         gone_within("sleep\x00313.9", std::time::Duration::from_secs(5)),
         "the command outlived a killed sandbox"
     );
+}
+
+#[test]
+fn root_cannot_leave_setuid_files_in_the_workspace() {
+    if !is_root() {
+        eprintln!("skipped: setuid files matter when the sandbox was started by root");
+        return;
+    }
+    let script = "cp /usr/bin/id myid; chmod 4755 myid && echo SETUID; chmod 2755 . && echo SETGID-DIR; \
+                  python3 -c \"import os; os.open('made', os.O_CREAT | os.O_WRONLY, 0o6755)\" 2>/dev/null && echo CREATED-SETUID; \
+                  mkdir -m 2755 gdir 2>/dev/null && echo SETGID-MKDIR; chmod 755 myid && echo plain chmod ok";
+    let run = Test::new().sandbox_sh(&[], script).run().expect_status(0);
+    let out = run.sandbox().out().to_string();
+    assert_eq!(out, "plain chmod ok\n", "{}", run.sandbox().err());
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["myid", "."] {
+        let mode = std::fs::metadata(run.dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o6000, 0, "{name} has mode {mode:o}");
+    }
+}
+
+#[test]
+fn only_the_allow_list_is_in_view() {
+    // A workspace script whose real location is elsewhere must not bring that place into view,
+    // nor may a workspace directly in /tmp bring in the host's /tmp.
+    let secret_dir = visible_scratch("elsewhere");
+    std::fs::create_dir_all(secret_dir.join("bin")).unwrap();
+    std::fs::write(secret_dir.join("secret.txt"), "TOPSECRET\n").unwrap();
+    let tool = secret_dir.join("bin/tool");
+    std::fs::write(&tool, "#!/bin/sh\ncat \"$0\"/../../secret.txt 2>/dev/null; echo tool ran; echo leak > /tmp/host-marker-$PPID\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let test = Test::new();
+    std::os::unix::fs::symlink(&tool, test.path().join("run.sh")).unwrap();
+    // The symlink's target is not in view: the command is not found there.
+    let run = test
+        .args(["sandbox", "--", "./run.sh"])
+        .run()
+        .expect_status(127);
+    assert!(!run.stdout().contains("TOPSECRET") && !run.stderr().contains("TOPSECRET"));
+    let leftovers: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("host-marker-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "wrote into the host's /tmp: {leftovers:?}"
+    );
+    let _ = std::fs::remove_dir_all(secret_dir);
+
+    // Nothing but the view: no /run, /home, /srv; of our home only the toolchains.
+    let run = Test::new()
+        .sandbox_sh(
+            &[],
+            "ls / | tr '\\n' ' '; echo; ls -A ~root 2>/dev/null | tr '\\n' ' '",
+        )
+        .run()
+        .expect_status(0);
+    let out = run.sandbox().out().to_string();
+    let (listing, home) = out.split_once('\n').unwrap();
+    for absent in [" run ", " home ", " srv ", " mnt "] {
+        assert!(
+            !format!(" {listing}").contains(absent),
+            "{absent} is in view: {listing}"
+        );
+    }
+    assert!(
+        listing.contains("usr") && listing.contains("tmp") && listing.contains("proc"),
+        "{listing}"
+    );
+    for entry in home.split_whitespace() {
+        assert!(
+            [".cargo", ".rustup", ".pyenv"].contains(&entry),
+            "{entry} of our home is in view: {home}"
+        );
+    }
+}
+
+#[test]
+fn read_only_paths_stay_read_only_even_below_tmp_and_for_their_owner() {
+    for user in users() {
+        let test = Test::new();
+        let ro = test.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        std::fs::write(ro.join("f"), "original\n").unwrap();
+        let mut test = test;
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let workspace = test.path().join("ws");
+        std::fs::create_dir(&workspace).unwrap();
+        let script = format!(
+            "echo changed > {f} && echo WROTE; chmod 666 {f} && echo CHMOD; touch -d 2000-01-01 {f} && echo UTIME; cat {f}; \
+             echo out > /dev/stdout; echo err > /dev/stderr",
+            f = ro.join("f").display()
+        );
+        let run = test
+            .args(["sandbox", "--workspace"])
+            .args([&workspace])
+            .args(["--ro"])
+            .args([&ro])
+            .args(["--", "sh", "-c", &script])
+            .run();
+        let result = run.sandbox();
+        assert_eq!(
+            result.out(),
+            "original\nout\n",
+            "user {user:?}: {}",
+            result.err()
+        );
+        assert!(
+            result.err().ends_with("err\n"),
+            "user {user:?}: {}",
+            result.err()
+        );
+        assert_eq!(std::fs::read_to_string(ro.join("f")).unwrap(), "original\n");
+    }
+}
+
+#[test]
+fn a_workspace_below_a_closed_directory_is_writable() {
+    if !is_root() {
+        return;
+    }
+    let closed = visible_scratch("closed");
+    std::fs::set_permissions(&closed, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let workspace = closed.join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let run = Test::new()
+        .args(["sandbox", "--workspace"])
+        .args([&workspace])
+        .args(["--", "sh", "-c", "echo hi > f && cat f"])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), "hi\n", "{}", run.sandbox().err());
+    let _ = std::fs::remove_dir_all(closed);
+}
+
+#[test]
+fn host_sockets_outside_tmp_and_run_are_out_of_reach() {
+    if !is_root() {
+        return;
+    }
+    let dir = visible_scratch("sock");
+    let path = dir.join("s");
+    let _listener = UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let probe = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ntry:\n    s.connect({:?})\n    print('connected')\nexcept OSError as e:\n    print('blocked', e.errno)",
+        path.display().to_string()
+    );
+    let run = Test::new()
+        .args(["sandbox", "--", "python3", "-c", &probe])
+        .run()
+        .expect_status(0);
+    assert!(
+        run.sandbox().out().starts_with("blocked"),
+        "{}",
+        run.sandbox().out()
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -186,3 +186,45 @@ fn time_limit_holds_for_ordinary_users_too() {
         assert_eq!(result.limit_hit.as_deref(), Some("time"));
     }
 }
+
+#[test]
+fn filling_the_private_tmp_is_a_memory_limit_hit() {
+    if !is_root() {
+        eprintln!(
+            "skipped: the private /tmp counts against the memory limit through cgroups (root)"
+        );
+        return;
+    }
+    let run = Test::new()
+        .sandbox_sh(
+            &["--memory", "64M"],
+            "head -c 40M /dev/zero > /tmp/a; head -c 40M /dev/zero > /dev/shm/b; echo survived",
+        )
+        .run();
+    let result = run.sandbox();
+    assert_eq!(result.limit_hit.as_deref(), Some("memory"), "{result:?}");
+    assert!(!result.out().contains("survived"));
+}
+
+#[test]
+fn without_cgroups_the_cpu_limit_cannot_be_undone() {
+    if !is_root() {
+        return;
+    }
+    let script = "import os\ntry:\n    os.sched_setaffinity(0, {0, 1})\n    print('widened')\nexcept PermissionError:\n    print('refused')\nprint(len(os.sched_getaffinity(0)))";
+    let run = Test::new()
+        .run_as_user(1500)
+        .args(["sandbox", "--cpus", "1", "--", "python3", "-c", script])
+        .run()
+        .expect_status(0);
+    assert_eq!(
+        run.sandbox().out(),
+        "refused\n1\n",
+        "{}",
+        run.sandbox().err()
+    );
+    assert_eq!(
+        run.sandbox().layers["resources"]["cpu_mechanism"],
+        "affinity"
+    );
+}

@@ -3,12 +3,13 @@
 //!
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
-//! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu); the parent moves the
-//! child in before the command starts, and they are removed when the run is over. Where we may not create
+//! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu); the child joins them
+//! before it starts the command, and they are removed when the run is over. Where we may not create
 //! cgroups (an ordinary user), the caller falls back to rlimits and says so in the result.
 
 use std::fs;
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// One run's cgroups, removed on drop.
@@ -76,12 +77,19 @@ impl RunCgroups {
         Ok(cgroups)
     }
 
-    /// Moves process `pid` (and so everything it starts later) into the run's cgroups.
-    pub fn attach(&self, pid: libc::pid_t) -> Result<(), String> {
-        for dir in [&self.memory, &self.pids, &self.cpu] {
-            write_value(&dir.join("cgroup.procs"), pid as u64)?;
-        }
-        Ok(())
+    /// Opens the `tasks` files the child writes `0` into to join (see `child`).
+    pub fn open_tasks(&self) -> Result<Vec<OwnedFd>, String> {
+        [&self.memory, &self.pids, &self.cpu]
+            .into_iter()
+            .map(|dir| {
+                let path = dir.join("tasks");
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map(OwnedFd::from)
+                    .map_err(|err| format!("cannot open {}: {err}", path.display()))
+            })
+            .collect()
     }
 
     pub fn events(&self) -> CgroupEvents {

@@ -1,9 +1,9 @@
 //! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock and
 //! seccomp, in that order, then starts the command and stays behind as its init.
 //!
-//! The parent meanwhile creates the run's cgroups and moves the child into them (the slowest
-//! step, so it overlaps the child's set-up); the child waits for its go-ahead byte before it
-//! starts the command: `c` when cgroups hold the limits, `r` when rlimits must.
+//! The child joins the run's cgroups itself, by writing `0` to their `tasks` files: moving a
+//! single thread takes no global lock, where moving a process through `cgroup.procs` waits for
+//! an RCU grace period (10-20 ms here).
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
@@ -17,47 +17,50 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::Path;
 
 use seccompiler::BpfProgram;
 
 use super::fs_rules::FsRules;
+use super::paths::Access;
 use super::sys;
 
-/// A host path the command must see at the same place inside its mount namespace: one that lies
-/// under a hidden directory, or one that is remounted with an id mapping.
-pub struct Exposure {
+/// A host path to mount at the same place in the command's view (see `paths`).
+pub struct BindPlan {
     pub path: CString,
+    /// `O_PATH` descriptor opened by the parent: the mount is made from it, not from the path.
+    pub fd: RawFd,
+    pub access: Access,
     pub is_dir: bool,
-    /// (uid, gid) whose files the mount shows as the sandbox uid's (when started as root).
-    pub idmap_owner: Option<(u32, u32)>,
+    pub owner: (u32, u32),
 }
 
-pub struct MountPlan {
-    /// Directories covered by an empty private tmpfs (`/tmp`, `/run`, ...), with mount options.
-    pub hidden: Vec<(CString, CString)>,
-    pub exposures: Vec<Exposure>,
-    /// The private home directory to create inside the private /tmp.
-    pub home: CString,
+/// The command's filesystem: a fresh root with only these in it.
+pub struct ViewPlan {
+    pub binds: Vec<BindPlan>,
+    /// Top-level symlinks to recreate (`/bin -> usr/bin`).
+    pub symlinks: Vec<(CString, CString)>,
+    /// tmpfs options of the private /tmp and /dev/shm.
+    pub tmp_options: CString,
+    pub shm_options: CString,
 }
 
 pub type Rlimits = Vec<(libc::__rlimit_resource_t, u64)>;
 
 pub struct ChildPlan {
     pub status_fd: RawFd,
-    /// The parent's go-ahead: one byte, `c` (cgroups in force) or `r` (use the fallbacks below).
-    pub go_fd: RawFd,
+    /// The `tasks` files of the run's cgroups (empty when rlimits hold the limits).
+    pub cgroup_tasks: Vec<RawFd>,
     pub stdin: RawFd,
     pub stdout: Option<RawFd>,
     pub stderr: Option<RawFd>,
     /// (uid, gid) to map onto themselves in a new user namespace (ordinary users).
     pub self_map: Option<(u32, u32)>,
     pub rlimits: Rlimits,
-    /// Limits for when no cgroup holds memory, processes and CPUs.
-    pub fallback_rlimits: Rlimits,
-    pub fallback_cpus: usize,
+    /// CPUs to keep when no cgroup holds the CPU limit.
+    pub cpu_affinity: Option<usize>,
     /// None when running without a mount namespace (degraded).
-    pub mounts: Option<MountPlan>,
+    pub view: Option<ViewPlan>,
     /// (uid, gid) to switch to (when started as root); also what id-mapped mounts map onto.
     pub switch_to: Option<(u32, u32)>,
     pub fs_rules: FsRules,
@@ -118,10 +121,33 @@ pub fn run(plan: &ChildPlan) -> ! {
     }
     // SAFETY: plain system call on our own process.
     unsafe { libc::setsid() };
-    if let Some(mounts) = &plan.mounts {
-        report.layer("filesystem", set_up_mounts(mounts, plan.switch_to));
+    for &fd in &plan.cgroup_tasks {
+        // SAFETY: writing to a descriptor we own.
+        let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+        report.layer(
+            "resources",
+            check(
+                "cannot join the run's cgroup",
+                if written == 1 { 0 } else { -1 },
+            ),
+        );
     }
+    if let Some(view) = &plan.view {
+        report.layer("filesystem", set_up_view(view, plan.switch_to));
+    }
+    // The Landlock rules open their paths now, while we may still open anything, so that a
+    // workspace below a directory closed to the sandbox uid is still allowed.
+    let ruleset = plan.fs_rules.prepare();
     report.layer("resources", set_rlimits(&plan.rlimits));
+    if let Some(cpus) = plan.cpu_affinity {
+        report.layer("resources", limit_cpus(cpus));
+    }
+    if !plan.fs_rules.network && sys::landlock_abi() < 6 {
+        report.layer("network", Err(format!(
+            "Landlock ABI {} cannot keep the command from abstract UNIX sockets outside (needs ABI 6, Linux 6.12)",
+            sys::landlock_abi()
+        )));
+    }
     // SAFETY: plain system call on our own process.
     if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
         report.fail(
@@ -152,7 +178,7 @@ pub fn run(plan: &ChildPlan) -> ! {
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         }),
     );
-    report.layer("filesystem", plan.fs_rules.restrict_self());
+    report.layer("filesystem", ruleset.and_then(FsRules::restrict_self));
     for program in &plan.seccomp {
         report.layer(
             "seccomp",
@@ -162,15 +188,6 @@ pub fn run(plan: &ChildPlan) -> ! {
             ),
         );
     }
-    match read_byte(plan.go_fd) {
-        Some(b'c') => {}
-        Some(b'r') => {
-            report.layer("resources", set_rlimits(&plan.fallback_rlimits));
-            report.layer("resources", limit_cpus(plan.fallback_cpus));
-        }
-        _ => report.fail("resources", "the parent could not set the limits up"),
-    }
-
     // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
     unsafe {
         libc::dup2(plan.stdin, 0);
@@ -289,76 +306,184 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))
 }
 
-fn set_up_mounts(plan: &MountPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
+/// Builds the command's view and makes it the root: everything is cloned from the parent's
+/// descriptors first (the host paths are about to disappear), an empty tmpfs becomes the new
+/// root, the clones are attached inside it, and the old root is detached.
+fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
+    let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
     step(
         "cannot make the mount namespace private",
         sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
     )?;
-    // A private /proc first: it shows only this PID namespace (the id-map helpers are found there).
-    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    step(
-        "cannot mount a private /proc",
-        sys::mount(c"proc", c"/proc", Some(c"proc"), flags, None),
-    )?;
+    let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    if sandbox_id.is_some() {
+        // The id-map helpers below are found in the /proc of this PID namespace.
+        step(
+            "cannot mount a private /proc",
+            sys::mount(c"proc", c"/proc", Some(c"proc"), proc_flags, None),
+        )?;
+    }
     let mut mappings: Vec<((u32, u32), OwnedFd)> = Vec::new();
-    // Detach copies of what must stay visible before the directories above them are covered.
-    let mut trees: Vec<(OwnedFd, &Exposure)> = Vec::with_capacity(plan.exposures.len());
-    for exposure in &plan.exposures {
-        let shown = exposure.path.to_string_lossy();
-        let tree = sys::open_tree_clone(&exposure.path).map_err(|e| {
+    let mut trees: Vec<(OwnedFd, &BindPlan)> = Vec::with_capacity(plan.binds.len());
+    for bind in &plan.binds {
+        let shown = bind.path.to_string_lossy();
+        let tree = sys::open_tree_clone(reopen_same(bind)?.as_raw_fd()).map_err(|e| {
             format!(
                 "cannot copy the mount of {shown}: {}",
                 std::io::Error::from_raw_os_error(e)
             )
         })?;
-        if let (Some(owner), Some(target)) = (exposure.idmap_owner, sandbox_id) {
-            let index = match mappings.iter().position(|(o, _)| *o == owner) {
+        let (attributes, recursive) = match bind.access {
+            Access::ReadOnly => (
+                sys::MOUNT_ATTR_RDONLY | sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV,
+                true,
+            ),
+            Access::ReadWrite => (sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV, true),
+            Access::Device => (sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC, false),
+        };
+        step(
+            &format!("cannot restrict the mount of {shown}"),
+            sys::set_mount_attributes(tree.as_raw_fd(), attributes, recursive, None),
+        )?;
+        if let (Access::ReadWrite, Some(target)) = (bind.access, sandbox_id) {
+            let index = match mappings.iter().position(|(o, _)| *o == bind.owner) {
                 Some(index) => index,
                 None => {
-                    mappings.push((owner, mapping_namespace(owner, target)?));
+                    mappings.push((bind.owner, mapping_namespace(bind.owner, target)?));
                     mappings.len() - 1
                 }
             };
+            let userns = mappings[index].1.as_raw_fd();
             step(
                 &format!("cannot id-map {shown}"),
-                sys::idmap_mount(tree.as_raw_fd(), mappings[index].1.as_raw_fd()),
+                sys::set_mount_attributes(tree.as_raw_fd(), 0, false, Some(userns)),
             )?;
         }
-        trees.push((tree, exposure));
+        trees.push((tree, bind));
     }
-    for (dir, options) in &plan.hidden {
-        let flags = libc::MS_NOSUID | libc::MS_NODEV;
-        step(
-            &format!("cannot hide {}", dir.to_string_lossy()),
-            sys::mount(c"tmpfs", dir, Some(c"tmpfs"), flags, Some(options)),
-        )?;
+
+    let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
+    step(
+        "cannot make the new root",
+        sys::mount(
+            c"tmpfs",
+            c"/tmp",
+            Some(c"tmpfs"),
+            tmpfs_flags,
+            Some(c"mode=0755,size=1m,nr_inodes=4096"),
+        ),
+    )?;
+    std::env::set_current_dir("/tmp").map_err(io("cannot enter the new root".into()))?;
+    for (link, target) in &plan.symlinks {
+        let link = relative(link);
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target.as_bytes()), link)
+            .map_err(io(format!("cannot link {}", link.display())))?;
     }
-    for (tree, exposure) in &trees {
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(exposure.path.as_bytes()));
-        if !path.exists() {
-            let created = if exposure.is_dir {
-                std::fs::create_dir_all(&path)
-            } else {
-                path.parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::File::create(&path).map(drop))
-            };
-            created.map_err(|err| format!("cannot recreate {}: {err}", path.display()))?;
-        }
-        step(
-            &format!("cannot mount {}", path.display()),
-            sys::move_mount(tree.as_raw_fd(), &exposure.path),
-        )?;
+    for dir in ["proc", "dev/shm", "tmp", "var"] {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create /{dir}")))?;
     }
-    std::fs::create_dir_all(std::ffi::OsStr::from_bytes(plan.home.as_bytes()))
-        .map_err(|err| format!("cannot create the private home: {err}"))?;
+    step(
+        "cannot mount /proc",
+        sys::mount(c"proc", c"proc", Some(c"proc"), proc_flags, None),
+    )?;
+    step(
+        "cannot mount /dev/shm",
+        sys::mount(
+            c"tmpfs",
+            c"dev/shm",
+            Some(c"tmpfs"),
+            tmpfs_flags,
+            Some(&plan.shm_options),
+        ),
+    )?;
+    step(
+        "cannot mount /tmp",
+        sys::mount(
+            c"tmpfs",
+            c"tmp",
+            Some(c"tmpfs"),
+            tmpfs_flags,
+            Some(&plan.tmp_options),
+        ),
+    )?;
+    for (link, target) in [
+        ("dev/fd", "/proc/self/fd"),
+        ("dev/stdin", "/proc/self/fd/0"),
+        ("dev/stdout", "/proc/self/fd/1"),
+        ("dev/stderr", "/proc/self/fd/2"),
+        ("var/tmp", "/tmp"),
+    ] {
+        std::os::unix::fs::symlink(target, link).map_err(io(format!("cannot link /{link}")))?;
+    }
+    std::fs::create_dir("tmp/home").map_err(io("cannot create the private home".into()))?;
     if let Some((uid, gid)) = sandbox_id {
         // SAFETY: chown of a directory we just created.
         check("cannot hand the private home over", unsafe {
-            libc::chown(plan.home.as_ptr(), uid, gid)
+            libc::chown(c"tmp/home".as_ptr(), uid, gid)
         })?;
     }
-    Ok(())
+    for (tree, bind) in &trees {
+        let target = relative(&bind.path);
+        if std::fs::symlink_metadata(target).is_err() {
+            let created = if bind.is_dir {
+                std::fs::create_dir_all(target)
+            } else {
+                target
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::File::create(target).map(drop))
+            };
+            created.map_err(io(format!(
+                "cannot make room for {}",
+                bind.path.to_string_lossy()
+            )))?;
+        }
+        let c_target = CString::new(target.as_os_str().as_bytes()).expect("paths hold no NUL byte");
+        step(
+            &format!("cannot mount {}", bind.path.to_string_lossy()),
+            sys::move_mount(tree.as_raw_fd(), &c_target),
+        )?;
+    }
+    step(
+        "cannot switch to the new root",
+        sys::pivot_to_current_directory(),
+    )?;
+    let flags =
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    step(
+        "cannot make the new root read-only",
+        sys::mount(c"none", c"/", None, flags, None),
+    )
+}
+
+/// The bind's path opened again in this mount namespace (a mount can only be cloned from the
+/// caller's own), refusing it unless it is still the very file the parent opened.
+fn reopen_same(bind: &BindPlan) -> Result<OwnedFd, String> {
+    let shown = bind.path.to_string_lossy();
+    let fd = sys::open_path_no_symlinks(&bind.path).map_err(|e| {
+        format!(
+            "cannot open {shown}: {}",
+            std::io::Error::from_raw_os_error(e)
+        )
+    })?;
+    let identity = |fd: RawFd| {
+        // SAFETY: fstat into a zeroed struct.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
+    };
+    match (identity(bind.fd), identity(fd.as_raw_fd())) {
+        (Some(before), Some(now)) if before == now => Ok(fd),
+        _ => Err(format!("{shown} changed while the sandbox was starting")),
+    }
+}
+
+/// `/a/b` → `a/b`, for paths inside the new root while it is the current directory.
+fn relative(path: &CString) -> &Path {
+    Path::new(std::ffi::OsStr::from_bytes(
+        path.as_bytes()
+            .strip_prefix(b"/")
+            .unwrap_or(path.as_bytes()),
+    ))
 }
 
 extern "C" fn wait_to_be_killed(_: *mut libc::c_void) -> libc::c_int {
@@ -428,18 +553,6 @@ fn set_rlimits(limits: &[(libc::__rlimit_resource_t, u64)]) -> Result<(), String
         })?;
     }
     Ok(())
-}
-
-fn read_byte(fd: RawFd) -> Option<u8> {
-    let mut byte = 0u8;
-    loop {
-        // SAFETY: reading one byte into a valid buffer.
-        match unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) } {
-            1 => return Some(byte),
-            n if n < 0 && sys::errno() == libc::EINTR => continue,
-            _ => return None,
-        }
-    }
 }
 
 fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {

@@ -1,14 +1,12 @@
 //! The native backend: isolation from the kernel's own mechanisms, with no daemon and no root.
 //!
 //! One `clone3` makes the child in new mount, PID and IPC namespaces (and a user namespace when
-//! we are not root). The child hides the host's `/tmp`, `/run`, `/dev/shm` and our home behind
-//! private tmpfs mounts (host UNIX sockets live there), mounts the workspace and the toolchains
-//! back, mounts a private `/proc`, drops to an unprivileged identity, and applies Landlock and
-//! seccomp before it starts the command (see `child`). Started as root, the command runs as uid
-//! `SANDBOX_UID` and sees the workspace through an id-mapped mount, so it can write root's files
-//! without being root; the run's cgroups are made while the child sets up. The parent
-//! supervises with a pidfd and kills the namespace's init on timeout, which takes every process
-//! inside with it.
+//! we are not root). The child joins the run's cgroups, builds its filesystem view from an
+//! allow-list and makes it its root (see `paths`), drops to an unprivileged identity, and
+//! applies Landlock and seccomp before it starts the command (see `child`). Started as root,
+//! the command runs as uid `SANDBOX_UID` and sees the workspace through an id-mapped mount, so
+//! it can write root's files without being root. The parent supervises with a pidfd and kills
+//! the namespace's init on timeout, which takes every process inside with it.
 
 pub mod cgroup;
 pub mod child;
@@ -24,13 +22,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use self::cgroup::RunCgroups;
-use self::child::{ChildPlan, Exposure, MountPlan};
+use self::child::{BindPlan, ChildPlan, ViewPlan};
 use self::fs_rules::FsRules;
-use self::paths::SandboxPaths;
+use self::paths::SandboxView;
+use self::syscall_filter::FilterOptions;
 use super::outcome::{Degradation, SandboxResult};
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
-use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
+use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
 /// The host uid and gid a command started by root runs as.
@@ -42,11 +41,20 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let root = euid == 0;
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
+    let view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
-    let paths = paths::plan(policy, &program, root)?;
-    let seccomp = syscall_filter::compile(policy.network).map_err(Failure::external)?;
+    let cgroups = if root { create_cgroups(policy) } else { None };
+    let cgroup_tasks = match &cgroups {
+        Some(cgroups) => cgroups.open_tasks().map_err(Failure::external)?,
+        None => Vec::new(),
+    };
+    let mut filter = FilterOptions {
+        network: policy.network,
+        no_unix_sockets: false,
+        no_setid_modes: root,
+        fixed_affinity: cgroups.is_none(),
+    };
     let (report_read, report_write) = pipe()?;
-    let (go_read, go_write) = pipe()?;
     let (stdout_read, stdout_write, stderr_read, stderr_write) = match policy.output {
         OutputMode::Capture { .. } => {
             let (out_r, out_w) = pipe()?;
@@ -55,32 +63,46 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         }
         OutputMode::Stream => (None, None, None, None),
     };
+    if root {
+        // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
+        for fd in [&stdout_write, &stderr_write].into_iter().flatten() {
+            // SAFETY: fchown of a pipe we made.
+            unsafe { libc::fchown(fd.as_raw_fd(), SANDBOX_UID, SANDBOX_UID) };
+        }
+    }
     let stdin = open_stdin()?;
+    let mut rlimits = vec![
+        (libc::RLIMIT_FSIZE, policy.file_size_bytes),
+        (
+            libc::RLIMIT_NOFILE,
+            policy.open_files.min(hard_limit(libc::RLIMIT_NOFILE)),
+        ),
+        (libc::RLIMIT_CORE, 0),
+    ];
+    if cgroups.is_none() {
+        rlimits.push((libc::RLIMIT_NPROC, u64::from(policy.pids)));
+        rlimits.push((libc::RLIMIT_DATA, policy.memory_bytes));
+    }
     let mut plan = ChildPlan {
         status_fd: report_write.as_raw_fd(),
-        go_fd: go_read.as_raw_fd(),
+        cgroup_tasks: cgroup_tasks.iter().map(AsRawFd::as_raw_fd).collect(),
         stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
         stdout: stdout_write.as_ref().map(AsRawFd::as_raw_fd),
         stderr: stderr_write.as_ref().map(AsRawFd::as_raw_fd),
         self_map: (!root).then_some((euid, egid)),
-        rlimits: vec![
-            (libc::RLIMIT_FSIZE, policy.file_size_bytes),
-            (
-                libc::RLIMIT_NOFILE,
-                policy.open_files.min(hard_limit(libc::RLIMIT_NOFILE)),
-            ),
-            (libc::RLIMIT_CORE, 0),
-        ],
-        fallback_rlimits: vec![
-            (libc::RLIMIT_NPROC, u64::from(policy.pids)),
-            (libc::RLIMIT_DATA, policy.memory_bytes),
-        ],
-        fallback_cpus: policy.cpus.ceil() as usize,
-        mounts: Some(mount_plan(&paths, policy.memory_bytes, root)),
+        rlimits,
+        cpu_affinity: cgroups.is_none().then(|| policy.cpus.ceil() as usize),
+        view: Some(view_plan(
+            &view,
+            policy.memory_bytes,
+            root,
+            cgroups.is_some(),
+        )),
         switch_to: root.then_some((SANDBOX_UID, SANDBOX_UID)),
         fs_rules: FsRules {
-            read_only: paths.read_only.clone(),
-            read_write: paths
+            whole_view_readable: true,
+            read_only: view.read_only.clone(),
+            read_write: view
                 .read_write
                 .iter()
                 .cloned()
@@ -88,7 +110,9 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 .collect(),
             network: policy.network,
         },
-        seccomp: seccomp.programs,
+        seccomp: syscall_filter::compile(filter)
+            .map_err(Failure::external)?
+            .programs,
         cwd: c_path(&policy.workspace),
         program: c_path(&program),
         argv: policy
@@ -114,14 +138,19 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 layer: "containment".into(),
                 reason: format!("cannot create namespaces: {}", std::io::Error::from_raw_os_error(errno)),
             });
-            // Without a mount namespace there is no private /tmp: use a private directory on the
-            // host's, and run as we are (without capabilities) since nothing can be id-mapped.
+            // Without a mount namespace the host's filesystem stays in view: a private temporary
+            // directory on the host, no UNIX sockets at all, and we run as we are (without
+            // capabilities) since nothing can be id-mapped.
             let private = private_dir.insert(PrivateDir::create()?);
             plan.envp = environment_block(&policy.env, Some(&private.path))?;
-            plan.fs_rules.read_write = paths.read_write.iter().cloned().chain([private.path.clone()]).collect();
+            plan.fs_rules.read_write = view.read_write.iter().cloned().chain([private.path.clone()]).collect();
             plan.self_map = None;
-            plan.mounts = None;
+            plan.view = None;
+            plan.fs_rules.whole_view_readable = false;
             plan.switch_to = None;
+            filter.no_unix_sockets = true;
+            filter.no_setid_modes = false;
+            plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?.programs;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
             match unsafe { libc::fork() } {
                 0 => child::run(&plan),
@@ -145,26 +174,19 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             ))
         }
     };
-    drop((report_write, go_read, stdout_write, stderr_write, stdin));
+    drop((
+        report_write,
+        stdout_write,
+        stderr_write,
+        stdin,
+        cgroup_tasks,
+    ));
+    drop(view);
     let kill = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
         // SAFETY: signalling our own child's process group (it called setsid).
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     };
-
-    // While the child sets up, make the cgroups and move it in; then let it start the command.
-    let cgroups = if root {
-        attach_cgroups(policy, pid)
-    } else {
-        None
-    };
-    // If the child is already gone, its report says why.
-    let _ = sys::write_all_checked(
-        go_write.as_raw_fd(),
-        if cgroups.is_some() { b"c" } else { b"r" },
-    );
-    drop(go_write);
-
     let max_output = match policy.output {
         OutputMode::Capture { max_bytes } => max_bytes,
         OutputMode::Stream => 0,
@@ -183,6 +205,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         started,
     };
     let run = supervise::supervise(watch, streams, kill);
+    let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
 
     let mut command_status = None;
     for line in &run.report {
@@ -200,10 +223,16 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             _ => {}
         }
     }
+    // The init dies only when we kill it (timeout, interruption) or when the kernel's OOM killer
+    // picks it in a full memory cgroup: either way, everything inside died with it.
+    let init_killed =
+        libc::WIFSIGNALED(run.wait_status) && libc::WTERMSIG(run.wait_status) == libc::SIGKILL;
     let (exit_code, signal) = match command_status {
         Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
         Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
-        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
+        _ if run.timed_out || run.interrupted.is_some() || (init_killed && events.oom_killed) => {
+            (None, Some(libc::SIGKILL))
+        }
         _ => {
             return Err(Failure::external(format!(
                 "the sandbox's init process ended unexpectedly (wait status {})",
@@ -212,7 +241,6 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         }
     };
 
-    let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
     let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
     let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
     let stdout = run.stdout.map(|c| c.into_text());
@@ -229,7 +257,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     .limit_hit();
 
     let mut layers = layers_base(policy, BackendKind::Native);
-    let namespaced = plan.mounts.is_some();
+    let namespaced = plan.view.is_some();
     layers.resources.mechanism = if cgroups.is_some() {
         "cgroup-v1"
     } else {
@@ -242,7 +270,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         "affinity"
     }
     .into();
-    layers.filesystem.read_only = paths
+    layers.filesystem.read_only = plan
+        .fs_rules
         .read_only
         .iter()
         .map(|p| p.display().to_string())
@@ -253,12 +282,9 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    if namespaced {
-        layers.filesystem.hidden = paths
-            .hidden
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    layers.filesystem.view = if namespaced { "allow-list" } else { "host" }.into();
+    if !namespaced {
+        layers.network.mechanisms = vec!["seccomp".into(), "landlock".into()];
     }
     let runs_as_sandbox_uid = root && namespaced;
     layers.identity.uid = if runs_as_sandbox_uid {
@@ -309,11 +335,9 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     })
 }
 
-/// The run's cgroups with the child in them, or None (rlimits then) when we may not make them.
-fn attach_cgroups(policy: &SandboxPolicy, child: libc::pid_t) -> Option<RunCgroups> {
-    let attached = RunCgroups::create(policy.memory_bytes, policy.pids, policy.cpus)
-        .and_then(|cgroups| cgroups.attach(child).map(|()| cgroups));
-    match attached {
+/// The run's cgroups, or None (rlimits then) when we may not make them.
+fn create_cgroups(policy: &SandboxPolicy) -> Option<RunCgroups> {
+    match RunCgroups::create(policy.memory_bytes, policy.pids, policy.cpus) {
         Ok(cgroups) => Some(cgroups),
         Err(reason) => {
             crate::commands::note(
@@ -325,38 +349,39 @@ fn attach_cgroups(policy: &SandboxPolicy, child: libc::pid_t) -> Option<RunCgrou
     }
 }
 
-fn mount_plan(paths: &SandboxPaths, memory_bytes: u64, root: bool) -> MountPlan {
-    let tmp_options = if root {
-        format!("mode=0700,uid={SANDBOX_UID},gid={SANDBOX_UID},size={memory_bytes}")
+/// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts to
+/// the memory limit, so they get a share of it instead of all of it.
+fn view_plan(view: &SandboxView, memory_bytes: u64, root: bool, cgroups: bool) -> ViewPlan {
+    let (tmp_size, shm_size) = if cgroups {
+        (memory_bytes, memory_bytes)
     } else {
-        format!("mode=0700,size={memory_bytes}")
+        (memory_bytes / 2, memory_bytes / 4)
     };
-    MountPlan {
-        hidden: paths
-            .hidden
+    let owner = if root {
+        format!(",uid={SANDBOX_UID},gid={SANDBOX_UID}")
+    } else {
+        String::new()
+    };
+    let options = |text: String| CString::new(text).expect("mount options hold no NUL");
+    ViewPlan {
+        binds: view
+            .binds
             .iter()
-            .map(|dir| {
-                let options = match dir.to_str() {
-                    Some(PRIVATE_TMP) => tmp_options.clone(),
-                    Some("/dev/shm") => format!("mode=1777,size={memory_bytes}"),
-                    _ => "mode=0755,size=64k".to_string(),
-                };
-                (
-                    c_path(dir),
-                    CString::new(options).expect("mount options hold no NUL"),
-                )
+            .map(|bind| BindPlan {
+                path: c_path(&bind.path),
+                fd: bind.fd.as_raw_fd(),
+                access: bind.access,
+                is_dir: bind.is_dir,
+                owner: bind.owner,
             })
             .collect(),
-        exposures: paths
-            .exposures
+        symlinks: view
+            .symlinks
             .iter()
-            .map(|exposure| Exposure {
-                path: c_path(&exposure.path),
-                is_dir: exposure.is_dir,
-                idmap_owner: exposure.idmap_owner,
-            })
+            .map(|(link, target)| (c_path(link), c_path(target)))
             .collect(),
-        home: c_path(Path::new(PRIVATE_HOME)),
+        tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
+        shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),
     }
 }
 

@@ -1,140 +1,181 @@
-//! Which host paths the command may read, write and see: the system directories and its
-//! toolchain read-only, the workspace and `--rw` paths writable, and the directories that are
-//! replaced by an empty private tmpfs (where host UNIX sockets and other people's files live),
-//! with whatever the command needs from under them mounted back ("exposed").
+//! The command's view of the filesystem, built from an allow-list: a fresh root holding only the
+//! system directories, the toolchains and `--ro` paths (read-only), the workspace and `--rw`
+//! paths (writable), a few device files, a private `/tmp`, `/dev/shm` and `/proc`. Nothing else
+//! exists there, so host UNIX sockets (`/run/docker.sock`, `/var/lib/mysql/mysql.sock`), other
+//! users' files and our home are not merely forbidden but absent; Landlock then restricts access
+//! within the view as well.
+//!
+//! Every path is opened here once, with no symlink allowed in any component (they were
+//! canonicalized, so a symlink now means one was swapped in), and the child mounts what these
+//! descriptors refer to: a path swapped after the check cannot redirect a mount.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::sys;
 use crate::error::Failure;
 use crate::sandbox::policy::SandboxPolicy;
 
-/// System directories every command may read and execute.
+/// System directories mounted read-only; top-level symlinks among them (`/bin -> usr/bin` on a
+/// merged-/usr system) are recreated as symlinks.
 pub const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/proc",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys",
 ];
 
-/// Directories always covered by an empty tmpfs.
-const HIDDEN_DIRS: &[&str] = &["/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"];
+/// Device files the command gets (read and write, no others).
+pub const DEVICE_FILES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
 
-/// A path mounted again inside the child, at the same place.
+/// Places the sandbox fills itself; no path may be mounted over or above them.
+const RESERVED: &[&str] = &["/tmp", "/proc", "/dev"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+    Device,
+}
+
+/// A host path mounted at the same place in the view.
 #[derive(Debug)]
-pub struct Exposure {
+pub struct Bind {
     pub path: PathBuf,
+    pub access: Access,
     pub is_dir: bool,
-    /// As root: the (uid, gid) owning the path, shown to the command as its own uid.
-    pub idmap_owner: Option<(u32, u32)>,
+    /// The (uid, gid) owning it, from the descriptor (for the id mapping when root).
+    pub owner: (u32, u32),
+    /// `O_PATH` descriptor of the path, opened without following symlinks.
+    pub fd: OwnedFd,
 }
 
 #[derive(Debug)]
-pub struct SandboxPaths {
+pub struct SandboxView {
+    /// Mounts, parents before children.
+    pub binds: Vec<Bind>,
+    /// Top-level symlinks to recreate: (link, target).
+    pub symlinks: Vec<(PathBuf, PathBuf)>,
     pub read_only: Vec<PathBuf>,
     pub read_write: Vec<PathBuf>,
-    pub hidden: Vec<PathBuf>,
-    pub exposures: Vec<Exposure>,
 }
 
-/// Works out the paths for `policy`; `program` is the resolved command, `root` whether we run
-/// as root (and so remount the writable paths with an id mapping).
-pub fn plan(policy: &SandboxPolicy, program: &Path, root: bool) -> Result<SandboxPaths, Failure> {
-    let mut read_only: Vec<PathBuf> = SYSTEM_DIRS
-        .iter()
-        .map(PathBuf::from)
-        .filter(|p| p.exists())
-        .collect();
-    read_only.extend(policy.toolchain_dirs.iter().cloned());
-    if let Some(path) = crate::sandbox::lookup_env(&policy.env, "PATH") {
-        read_only.extend(
-            std::env::split_paths(path).filter(|dir| dir.is_absolute() && !under_system_dir(dir)),
-        );
-    }
-    // A command outside the system directories gets its installation prefix (bin/..).
-    if !under_system_dir(program) {
-        if let Some(prefix) = program
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
-        {
-            if prefix != Path::new("/") {
-                read_only.push(prefix);
+pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
+    let mut symlinks = Vec::new();
+    let mut read_only = Vec::new();
+    for dir in SYSTEM_DIRS.iter().map(PathBuf::from) {
+        match dir.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(&dir) {
+                    symlinks.push((dir, target));
+                }
             }
+            Ok(meta) if meta.is_dir() => read_only.push(dir),
+            _ => {}
         }
     }
-    read_only.extend(policy.read_only.iter().cloned());
-    read_only.retain(|p| p.is_absolute() && p.exists());
-    dedupe_nested(&mut read_only);
     let mut read_write = vec![policy.workspace.clone()];
     read_write.extend(policy.read_write.iter().cloned());
-
-    let mut hidden: Vec<PathBuf> = HIDDEN_DIRS
-        .iter()
-        .map(PathBuf::from)
-        .filter(|dir| dir.symlink_metadata().is_ok_and(|m| m.is_dir()))
-        .collect();
-    // Our home holds much that is nobody else's business; and started as root, a 0700 directory
-    // above a toolchain would lock the sandbox uid out of it. Both are replaced by an empty tmpfs
-    // with the toolchains mounted back.
-    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
-    let closed: Vec<PathBuf> = if root {
-        read_only
+    for path in &read_write {
+        check_not_reserved(path, "--rw")?;
+    }
+    for path in &policy.read_only {
+        check_not_reserved(path, "--ro")?;
+        read_only.push(path.clone());
+    }
+    // Toolchains and PATH directories: read-only, unless a writable path or another read-only
+    // path already brings them. Directories that would cover a reserved place are left out.
+    let path_dirs = crate::sandbox::lookup_env(&policy.env, "PATH")
+        .map(|path| {
+            std::env::split_paths(path)
+                .filter_map(|dir| dir.canonicalize().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for dir in policy.toolchain_dirs.iter().cloned().chain(path_dirs) {
+        let covered = read_only
             .iter()
-            .filter(|p| !under_system_dir(p))
-            .filter_map(|p| closed_ancestor(p))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    for dir in home.into_iter().chain(closed) {
-        let covered = hidden.iter().any(|outer| dir.starts_with(outer));
-        if dir.is_dir() && dir != Path::new("/") && !under_system_dir(&dir) && !covered {
-            hidden.push(dir);
+            .chain(&read_write)
+            .any(|outer| dir.starts_with(outer));
+        if !covered && dir.is_dir() && check_not_reserved(&dir, "").is_ok() {
+            read_only.push(dir);
         }
     }
+    dedupe_nested(&mut read_only);
 
-    let mut wanted = Vec::new();
+    let mut binds = Vec::new();
+    let mut open = |path: &Path, access: Access| -> Result<(), Failure> {
+        let c_path = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| Failure::usage(format!("{} contains a NUL byte", path.display())))?;
+        let fd = sys::open_path_no_symlinks(&c_path).map_err(|errno| {
+            Failure::usage(format!(
+                "cannot open {}: {}",
+                path.display(),
+                std::io::Error::from_raw_os_error(errno)
+            ))
+            .with_hint(
+                "the path must not change while the sandbox starts (a symlink was swapped in?)",
+            )
+        })?;
+        let meta = std::fs::File::from(
+            fd.try_clone()
+                .map_err(|e| Failure::external(e.to_string()))?,
+        )
+        .metadata()
+        .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
+        binds.push(Bind {
+            path: path.to_path_buf(),
+            access,
+            is_dir: meta.is_dir(),
+            owner: (meta.uid(), meta.gid()),
+            fd,
+        });
+        Ok(())
+    };
     for path in &read_only {
-        if hidden.iter().any(|dir| path.starts_with(dir)) {
-            wanted.push((path.clone(), None));
-        }
+        open(path, Access::ReadOnly)?;
     }
     for path in &read_write {
-        let idmap_owner = if root {
-            let meta = path
-                .metadata()
-                .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
-            Some((meta.uid(), meta.gid()))
-        } else {
-            None
-        };
-        if idmap_owner.is_some() || hidden.iter().any(|dir| path.starts_with(dir)) {
-            wanted.push((path.clone(), idmap_owner));
-        }
+        open(path, Access::ReadWrite)?;
     }
-    // A path inside another exposed one with the same mapping comes along with it.
-    wanted.sort_by_key(|(path, _)| path.as_os_str().len());
-    let mut exposures: Vec<Exposure> = Vec::new();
-    for (path, idmap_owner) in wanted {
-        if !exposures
-            .iter()
-            .any(|outer| path.starts_with(&outer.path) && outer.idmap_owner == idmap_owner)
-        {
-            exposures.push(Exposure {
-                is_dir: path.is_dir(),
-                path,
-                idmap_owner,
-            });
-        }
+    for device in DEVICE_FILES.iter().map(Path::new).filter(|d| d.exists()) {
+        open(device, Access::Device)?;
     }
-    Ok(SandboxPaths {
+    // Parents first; at equal depth, read-only before writable so an explicit --rw inside a
+    // read-only tree is mounted over it.
+    binds.sort_by_key(|bind| {
+        (
+            bind.path.components().count(),
+            bind.access == Access::ReadWrite,
+        )
+    });
+    Ok(SandboxView {
+        binds,
+        symlinks,
         read_only,
         read_write,
-        hidden,
-        exposures,
     })
 }
 
-fn under_system_dir(path: &Path) -> bool {
-    SYSTEM_DIRS.iter().any(|dir| path.starts_with(dir))
+/// Refuses `/`, the reserved places and their ancestors, and paths inside `/proc` and `/dev`.
+fn check_not_reserved(path: &Path, flag: &str) -> Result<(), Failure> {
+    let clash = RESERVED.iter().any(|reserved| {
+        Path::new(reserved).starts_with(path) || (*reserved != "/tmp" && path.starts_with(reserved))
+    });
+    if clash {
+        return Err(Failure::usage(format!(
+            "{flag} {}: the sandbox provides its own /tmp, /proc and /dev",
+            path.display()
+        ))
+        .with_hint("give a directory below /tmp, or elsewhere"));
+    }
+    Ok(())
 }
 
 /// Drops paths that another entry already contains, and repeats.
@@ -148,20 +189,6 @@ fn dedupe_nested(paths: &mut Vec<PathBuf>) {
             paths.push(path.clone());
         }
     }
-}
-
-/// The outermost directory above `path` that others may not enter (mode without o+x), if any:
-/// started as root, the sandbox uid could not reach `path` through it.
-fn closed_ancestor(path: &Path) -> Option<PathBuf> {
-    path.ancestors()
-        .skip(1)
-        .filter(|dir| dir.parent().is_some())
-        .filter(|dir| {
-            dir.metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o001 == 0)
-        })
-        .last()
-        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]
@@ -182,5 +209,18 @@ mod tests {
                 .map(PathBuf::from)
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn reserved_places_cannot_be_mounted_over() {
+        for bad in ["/", "/tmp", "/proc", "/proc/1", "/dev", "/dev/shm"] {
+            assert!(check_not_reserved(Path::new(bad), "--ro").is_err(), "{bad}");
+        }
+        for good in ["/tmp/ws", "/var/data", "/home/me/proj"] {
+            assert!(
+                check_not_reserved(Path::new(good), "--ro").is_ok(),
+                "{good}"
+            );
+        }
     }
 }

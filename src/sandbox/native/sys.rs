@@ -77,35 +77,111 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-/// A detached copy of the mount tree at `path`.
-pub fn open_tree_clone(path: &CStr) -> SysResult<OwnedFd> {
-    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_RECURSIVE as u32;
-    // SAFETY: plain system call on a NUL-terminated path.
-    let fd =
-        check(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
+/// A detached copy of the mount tree at the file `fd` refers to (opened with `O_PATH`).
+pub fn open_tree_clone(fd: RawFd) -> SysResult<OwnedFd> {
+    let flags = OPEN_TREE_CLONE
+        | libc::O_CLOEXEC as u32
+        | libc::AT_RECURSIVE as u32
+        | libc::AT_EMPTY_PATH as u32;
+    // SAFETY: plain system call on a descriptor we own.
+    let fd = check(unsafe { libc::syscall(libc::SYS_open_tree, fd, c"".as_ptr(), flags) })?;
     // SAFETY: the kernel just gave us this descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// Gives a detached mount the id mapping of the user namespace `userns`.
-pub fn idmap_mount(tree: RawFd, userns: RawFd) -> SysResult<()> {
+pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+
+/// Sets mount attributes on a detached tree, on all its mounts when `recursive`; with `idmap`,
+/// also gives it the id mapping of that user namespace.
+pub fn set_mount_attributes(
+    tree: RawFd,
+    attributes: u64,
+    recursive: bool,
+    idmap: Option<RawFd>,
+) -> SysResult<()> {
     let attr = MountAttr {
-        attr_set: MOUNT_ATTR_IDMAP,
+        attr_set: attributes | if idmap.is_some() { MOUNT_ATTR_IDMAP } else { 0 },
         attr_clr: 0,
         propagation: 0,
-        userns_fd: userns as u64,
+        userns_fd: idmap.unwrap_or(0) as u64,
     };
+    let flags = libc::AT_EMPTY_PATH | if recursive { libc::AT_RECURSIVE } else { 0 };
     // SAFETY: `attr` is a valid mount_attr of the size given.
     check(unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
             tree,
             c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
+            flags,
             &attr as *const MountAttr,
             std::mem::size_of::<MountAttr>(),
         )
     })?;
+    Ok(())
+}
+
+/// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
+/// canonicalized, so a symlink there now means someone swapped it since.
+pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: `how` is a valid open_how of the size given.
+    let opened = check(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    });
+    // Without openat2 (Linux < 5.6, or inside a sandbox that refuses it): the last component at
+    // least must not be a symlink.
+    let fd = match opened {
+        Err(libc::ENOSYS) => {
+            // SAFETY: plain open of a NUL-terminated path.
+            check(
+                unsafe {
+                    libc::open(
+                        path.as_ptr(),
+                        libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                    )
+                }
+                .into(),
+            )?
+        }
+        other => other?,
+    };
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Makes the current directory the root (the `pivot_root(".", ".")` idiom) and detaches the old
+/// root from under it.
+pub fn pivot_to_current_directory() -> SysResult<()> {
+    // SAFETY: plain system calls on NUL-terminated paths.
+    unsafe {
+        check(libc::syscall(
+            libc::SYS_pivot_root,
+            c".".as_ptr(),
+            c".".as_ptr(),
+        ))?;
+        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH).into())?;
+        check(libc::chdir(c"/".as_ptr()).into())?;
+    }
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 //! AF_UNIX is refused here (UDP, raw, netlink, MPTCP, packet). Beyond that the filter closes
 //! kernel surfaces that bypass the rest: io_uring (socket and file operations without the
 //! syscalls above), new namespaces and mounts, keyrings (shared per uid with the host), BPF,
-//! perf, userfaultfd, and TIOCSTI (typing into a terminal). `clone3` gets ENOSYS so libc falls
-//! back to `clone`, whose flags a filter can inspect. Filters are compiled in the parent and only
+//! perf, userfaultfd, and TIOCSTI (typing into a terminal). `clone3` and `openat2` get ENOSYS so
+//! libc falls back to `clone` and `openat`, whose arguments a filter can inspect. Filters are compiled in the parent and only
 //! installed in the child, which must not allocate.
 
 use std::collections::BTreeMap;
@@ -58,12 +58,28 @@ const NAMESPACE_FLAGS: &[i32] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
+/// `fchmodat2` (Linux 6.6), by number (the same on every architecture): not every libc names it.
+const FCHMODAT2: i64 = 452;
+
 /// The compiled filters, in the order they are installed.
 pub struct SyscallFilters {
     pub programs: Vec<BpfProgram>,
 }
 
-pub fn compile(network: bool) -> Result<SyscallFilters, String> {
+/// What the filter refuses beyond the always-denied calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FilterOptions {
+    pub network: bool,
+    /// No socket at all but `socketpair` (no mount namespace hides the host's UNIX sockets).
+    pub no_unix_sockets: bool,
+    /// No setuid or setgid mode bits: started as root, files in the id-mapped workspace belong to
+    /// root on the host, and a setuid-root file there would make anyone root.
+    pub no_setid_modes: bool,
+    /// No changing the CPU affinity (it holds the CPU limit when cgroups do not).
+    pub fixed_affinity: bool,
+}
+
+pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
     let arch = std::env::consts::ARCH.try_into().map_err(|_| {
         format!(
             "seccomp filters are not built for {}",
@@ -74,7 +90,9 @@ pub fn compile(network: bool) -> Result<SyscallFilters, String> {
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&nr| (nr, vec![])).collect();
-    if !network {
+    if options.no_unix_sockets {
+        rules.insert(libc::SYS_socket, vec![]);
+    } else if !options.network {
         let not_unix = SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,
@@ -86,6 +104,53 @@ pub fn compile(network: bool) -> Result<SyscallFilters, String> {
             libc::SYS_socket,
             vec![SeccompRule::new(vec![not_unix]).map_err(error)?],
         );
+    }
+    if options.fixed_affinity {
+        rules.insert(libc::SYS_sched_setaffinity, vec![]);
+    }
+    if options.no_setid_modes {
+        // (syscall, index of the mode argument, index of the flags argument when the mode only
+        // matters with O_CREAT)
+        let calls: &[(i64, u8, Option<u8>)] = &[
+            (libc::SYS_chmod, 1, None),
+            (libc::SYS_fchmod, 1, None),
+            (libc::SYS_fchmodat, 2, None),
+            (FCHMODAT2, 2, None),
+            (libc::SYS_mkdir, 1, None),
+            (libc::SYS_mkdirat, 2, None),
+            (libc::SYS_mknod, 1, None),
+            (libc::SYS_mknodat, 2, None),
+            (libc::SYS_creat, 1, None),
+            (libc::SYS_open, 2, Some(1)),
+            (libc::SYS_openat, 3, Some(2)),
+        ];
+        for &(nr, mode_arg, flags_arg) in calls {
+            let mut call_rules = Vec::new();
+            for bit in [libc::S_ISUID, libc::S_ISGID] {
+                let bit = u64::from(bit);
+                let mut conditions = vec![SeccompCondition::new(
+                    mode_arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )
+                .map_err(error)?];
+                if let Some(flags) = flags_arg {
+                    let creat = libc::O_CREAT as u64;
+                    conditions.push(
+                        SeccompCondition::new(
+                            flags,
+                            SeccompCmpArgLen::Dword,
+                            SeccompCmpOp::MaskedEq(creat),
+                            creat,
+                        )
+                        .map_err(error)?,
+                    );
+                }
+                call_rules.push(SeccompRule::new(conditions).map_err(error)?);
+            }
+            rules.insert(nr, call_rules);
+        }
     }
     let mut clone_rules = Vec::new();
     for &flag in NAMESPACE_FLAGS {
@@ -116,8 +181,10 @@ pub fn compile(network: bool) -> Result<SyscallFilters, String> {
         arch,
     )
     .map_err(error)?;
+    // openat2 takes its mode in a struct a filter cannot read: ENOSYS makes callers fall back
+    // to openat.
     let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, vec![])]),
+        BTreeMap::from([(libc::SYS_clone3, vec![]), (libc::SYS_openat2, vec![])]),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,
