@@ -437,7 +437,7 @@ fn a_layer_that_cannot_be_applied_stops_the_run_unless_degraded_is_allowed() {
             "--".into(),
             "sh".into(),
             "-c".into(),
-            "echo inner ran; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo UNIX-SOCKET".into(),
+            "echo inner ran; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo UNIX-SOCKET; true".into(),
         ]);
         Test::new()
             .args(["sandbox", "--ro"])
