@@ -148,6 +148,19 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .status();
     });
     let state = inspect(&name);
+    if uid == 0 {
+        // Root in the container owns root's files on the host: no setuid-root file may stay.
+        let stripped: usize = std::iter::once(&policy.workspace)
+            .chain(&policy.read_write)
+            .map(|dir| strip_setid_bits(dir))
+            .sum();
+        if stripped > 0 {
+            crate::commands::warn(
+                "sandbox",
+                &format!("removed the setuid/setgid bits the container set on {stripped} files"),
+            );
+        }
+    }
     let _ = Command::new("docker")
         .args(["rm", "--force", &name])
         .stdout(Stdio::null())
@@ -223,6 +236,41 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stderr_truncated,
         layers,
     })
+}
+
+/// Clears setuid and setgid bits on the regular files under `dir` (not following symlinks, not
+/// leaving its filesystem); returns how many files had them.
+fn strip_setid_bits(dir: &std::path::Path) -> usize {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(top) = dir.symlink_metadata() else {
+        return 0;
+    };
+    let mut stripped = 0;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.dev() != top.dev() {
+                continue;
+            }
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() && meta.mode() & 0o6000 != 0 {
+                let mode = meta.permissions().mode() & !0o6000;
+                if std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))
+                    .is_ok()
+                {
+                    stripped += 1;
+                }
+            }
+        }
+    }
+    stripped
 }
 
 fn key_missing(passed: &[String], key: &str) -> bool {

@@ -146,3 +146,26 @@ fn missing_image_is_a_clear_error() {
     );
     assert!(run.stdout().is_empty());
 }
+
+#[test]
+fn no_setuid_file_outlives_a_root_container() {
+    if !engine_ready() || !crate::util::is_root() {
+        return;
+    }
+    let run = docker(&[], "cp /bin/busybox rootshell && chmod 4755 rootshell && mkdir -p d && cp rootshell d/again && chmod 6755 d/again")
+        .run()
+        .expect_status(0);
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["rootshell", "d/again"] {
+        let mode = std::fs::metadata(run.dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o6000, 0, "{name} kept mode {mode:o}");
+    }
+    assert!(
+        run.stderr().contains("removed the setuid/setgid bits"),
+        "{}",
+        run.stderr()
+    );
+}
