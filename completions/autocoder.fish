@@ -41,6 +41,8 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l worksp
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l framework -d 'The test runner [default: detected from the project\'s files]' -r -f -a "pytest\t''
 unittest\t''
 cargo\t''
+go\t''
+node\t''
 junit\t''
 make\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l command -d 'Run this instead of the runner\'s usual command (shell syntax runs under sh -c)' -r

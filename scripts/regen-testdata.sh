@@ -57,3 +57,13 @@ capture cargo-failures "$p" cargo test --no-fail-fast --color never --offline
 p=$(copy cargo-sample cargo-broken)
 sed -i 's/a + b/a + missing_value/' "$p/src/lib.rs"
 capture cargo-compile-error "$p" cargo test --no-fail-fast --color never --offline
+
+p=$(copy go-sample go)
+capture go-failures "$p" env HOME="$work/gohome" GOFLAGS=-mod=mod GOPROXY=off go test -json ./...
+
+p=$(copy go-sample go-broken)
+sed -i 's/return values\[i\]/return values[j]/' "$p/calc.go"
+capture go-build-error "$p" env HOME="$work/gohome" GOFLAGS=-mod=mod GOPROXY=off go test -json ./...
+
+p=$(copy node-sample node)
+capture node-failures "$p" node --test --test-reporter=tap

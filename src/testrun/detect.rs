@@ -29,6 +29,12 @@ pub fn detect(root: &Path) -> Option<Detected> {
     if has("Cargo.toml") {
         return sure(Framework::Cargo);
     }
+    if has("go.mod") {
+        return sure(Framework::Go);
+    }
+    if contains("package.json", "node --test") {
+        return sure(Framework::Node);
+    }
     if has("pytest.ini")
         || has("conftest.py")
         || has("tests/conftest.py")

@@ -8,8 +8,10 @@
 
 pub mod detect;
 pub mod frames;
+pub mod gotest;
 pub mod junit;
 pub mod libtest;
+pub mod node_tap;
 pub mod pytest;
 pub mod report;
 pub mod unittest;
@@ -170,6 +172,8 @@ pub fn parse_file(
         Framework::Pytest => pytest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Unittest => unittest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Cargo => libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
+        Framework::Go => gotest::parse_log(open()?, Some(root)).map_err(invalid)?,
+        Framework::Node => node_tap::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Make => best_effort(
             &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
             root,
@@ -238,6 +242,24 @@ fn runner_command(
             command
         }
         Framework::Make => vec!["make".into(), "test".into()],
+        Framework::Go => {
+            let mut command: Vec<String> = ["go", "test", "-json"].map(String::from).into();
+            if !tests.is_empty() {
+                command.extend(["-run".into(), go_run_pattern(tests)]);
+            }
+            command.push("./...".into());
+            return command;
+        }
+        Framework::Node => {
+            let mut command: Vec<String> = ["node", "--test", "--test-reporter=tap"]
+                .map(String::from)
+                .into();
+            for id in tests {
+                let leaf = id.rsplit(" > ").next().unwrap_or(id);
+                command.push(format!("--test-name-pattern=^{}$", regex_escape(leaf)));
+            }
+            return command;
+        }
         Framework::Junit => Vec::new(),
     };
     if framework != Framework::Make {
@@ -255,8 +277,34 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
             "COLUMNS=200",
         ],
         Framework::Cargo => &["CARGO_TERM_COLOR=never", "RUST_BACKTRACE=0"],
+        // Go caches builds under $HOME (private to the run) and, offline, uses no proxy.
+        Framework::Go => &["GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0"],
+        Framework::Node => &["NO_COLOR=1", "FORCE_COLOR=0"],
         Framework::Make | Framework::Junit => &[],
     }
+}
+
+/// One `go test -run` pattern for the ids: top-level tests by name; a subtest brings its whole
+/// top-level test (a single pattern cannot select subtests of several tests).
+fn go_run_pattern(ids: &[String]) -> String {
+    let mut tops: Vec<String> = ids
+        .iter()
+        .map(|id| regex_escape(id.split('/').next().unwrap_or(id)))
+        .collect();
+    tops.dedup();
+    format!("^({})$", tops.join("|"))
+}
+
+/// Escapes regular-expression metacharacters (Go's RE2 and JavaScript's share them).
+fn regex_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(ch) {
+            escaped.push('\\');
+        }
+        escaped.push(ch);
+    }
+    escaped
 }
 
 /// `--command`: shell syntax runs under `sh -c`; a plain command line is split like a shell.
@@ -285,6 +333,8 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
         }
         Framework::Cargo => "install Rust with rustup (https://rustup.rs)",
         Framework::Make => "install make (apt-get install make)",
+        Framework::Go => "install Go (apt-get install golang-go, or https://go.dev/dl)",
+        Framework::Node => "install Node.js 20 or later",
         Framework::Junit => "",
     };
     Failure::new(Kind::RunnerMissing, failure.error).with_hint(hint)
@@ -311,6 +361,9 @@ fn parse_output(
             let both = format!("{stderr}\n{stdout}");
             libtest::parse_log(both.as_bytes(), Some(root)).map_err(invalid)?
         }
+        Framework::Go => gotest::parse_log(format!("{stdout}\n{stderr}").as_bytes(), Some(root))
+            .map_err(invalid)?,
+        Framework::Node => node_tap::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
         Framework::Make => best_effort(&format!("{stdout}\n{stderr}"), root),
         Framework::Junit => Parsed::default(),
     })
@@ -354,6 +407,8 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Unittest, 1) => Outcome::TestsFailed,
         (Framework::Cargo, 101) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Cargo, 101) if failures => Outcome::TestsFailed,
+        (Framework::Go, 1 | 2) if parsed.build_failed => Outcome::BuildFailed,
+        (Framework::Go, 1) | (Framework::Node, 1) => Outcome::TestsFailed,
         (Framework::Make, _) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Make, _) => Outcome::TestsFailed,
         _ => Outcome::Error,

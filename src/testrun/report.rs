@@ -19,6 +19,8 @@ pub enum Framework {
     Pytest,
     Unittest,
     Cargo,
+    Go,
+    Node,
     Junit,
     Make,
 }
@@ -31,6 +33,8 @@ impl Framework {
             Framework::Cargo => "cargo",
             Framework::Junit => "junit",
             Framework::Make => "make",
+            Framework::Go => "go",
+            Framework::Node => "node",
         }
     }
 }

@@ -535,3 +535,105 @@ fn a_python_project_without_pytest_falls_back_to_unittest() {
     assert_eq!(report["command"][0], ".venv/bin/python");
     assert_eq!(counts(&report), [2, 4, 0, 0]);
 }
+
+#[test]
+fn go_run_in_the_sandbox() {
+    let run = with_project("go-sample")
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "go", "{report:#}");
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    let max = failure(&report, "TestMax");
+    assert_eq!(
+        (max["file"].as_str(), max["line"].as_u64()),
+        (Some("calc_test.go"), Some(7))
+    );
+    assert_eq!(max["message"], "Max(3, 7) = 3, want 7");
+    assert_eq!(failure(&report, "TestMaxTable/first_larger")["line"], 23);
+    let panic = failure(&report, "TestIndexOutOfRange");
+    assert_eq!(
+        (panic["file"].as_str(), panic["kind"].as_str()),
+        (Some("calc.go"), Some("panic"))
+    );
+
+    let run = with_project("go-sample")
+        .args(["run-tests", "--tests", "TestMaxTable/first_larger"])
+        .run()
+        .expect_status(1);
+    assert_eq!(ids(&tests_of(&run)), ["TestMaxTable/first_larger"]);
+
+    let test = with_project("go-sample");
+    let calc = test.path().join("calc.go");
+    std::fs::write(
+        &calc,
+        std::fs::read_to_string(&calc)
+            .unwrap()
+            .replace("values[i]", "values[j]"),
+    )
+    .unwrap();
+    let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert_eq!(failure(&report, "build")["file"], "calc.go");
+}
+
+#[test]
+fn node_test_run_in_the_sandbox() {
+    let run = with_project("node-sample")
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "node", "{report:#}");
+    assert_eq!(counts(&report), [1, 2, 0, 1]);
+    let nested = failure(&report, "arithmetic > nested group > subtracts");
+    assert_eq!(
+        (nested["file"].as_str(), nested["line"].as_u64()),
+        (Some("test/math.test.js"), Some(12))
+    );
+    assert_eq!(
+        nested["message"],
+        "Expected values to be strictly equal: -2 !== 2"
+    );
+    let divide = failure(&report, "arithmetic > divides by zero");
+    assert_eq!(
+        (divide["file"].as_str(), divide["kind"].as_str()),
+        (Some("math.js"), Some("RangeError"))
+    );
+
+    let run = with_project("node-sample")
+        .args(["run-tests", "--tests", "arithmetic > divides by zero"])
+        .run()
+        .expect_status(1);
+    assert_eq!(ids(&tests_of(&run)), ["arithmetic > divides by zero"]);
+}
+
+#[test]
+fn parses_go_and_node_outputs() {
+    let go = parse("outputs/go-failures.log", "go");
+    assert_eq!(
+        ids(&go),
+        [
+            "TestMax",
+            "TestMaxTable/first_larger",
+            "TestIndexOutOfRange"
+        ]
+    );
+    assert_eq!(counts(&go), [1, 3, 0, 0]);
+    let broken = parse("outputs/go-build-error.log", "go");
+    assert_eq!(broken["outcome"], "build_failed");
+    assert!(broken["build_error"]
+        .as_str()
+        .unwrap()
+        .contains("undefined: j"));
+    let node = parse("outputs/node-failures.log", "node");
+    assert_eq!(counts(&node), [1, 2, 0, 1]);
+    assert_eq!(
+        ids(&node),
+        [
+            "arithmetic > nested group > subtracts",
+            "arithmetic > divides by zero"
+        ]
+    );
+}

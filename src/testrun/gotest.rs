@@ -1,0 +1,217 @@
+//! `go test -json`: one JSON event per line, read as a stream. Ids are test names as `-run`
+//! takes them (`TestParse`, `TestParse/empty_input`). Before Go 1.24 a build failure arrives as
+//! plain lines (`FAIL pkg [build failed]`) among the events.
+//!
+//! Exit codes: 0 passed (also when no test ran), 1 failures, 2 build failure (1 on older Go).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::frames::project_relative;
+use super::report::{strip_ansi, Parsed, TestFailure, MAX_DETAILS};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Event {
+    action: String,
+    #[serde(default)]
+    package: String,
+    #[serde(default)]
+    test: Option<String>,
+    #[serde(default)]
+    output: Option<String>,
+}
+
+#[derive(Default)]
+struct TestState {
+    action: String,
+    output: String,
+}
+
+pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    let module = root.and_then(module_path);
+    // Test results in the order they finished, with their output.
+    let mut tests: Vec<(String, String)> = Vec::new();
+    let mut states: HashMap<(String, String), TestState> = HashMap::new();
+    let mut build_output = String::new();
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
+            break;
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
+        let line = line.as_ref();
+        let Ok(event) = serde_json::from_str::<Event>(line) else {
+            // Compiler output and `FAIL pkg [build failed]` are plain lines before Go 1.24.
+            if line.contains("[build failed]") || line.contains("[setup failed]") {
+                parsed.build_failed = true;
+            } else if build_output.len() < MAX_DETAILS
+                && !line.trim().is_empty()
+                && !line.starts_with("FAIL")
+                && !line.starts_with("ok ")
+            {
+                build_output.push_str(line);
+                build_output.push('\n');
+            }
+            continue;
+        };
+        let Some(test) = event.test else {
+            // Package-level output: a build failure in Go 1.24+ comes as events too.
+            if let Some(output) = event.output.as_deref() {
+                if output.contains("[build failed]") || output.contains("[setup failed]") {
+                    parsed.build_failed = true;
+                } else if event.action == "build-output" && build_output.len() < MAX_DETAILS {
+                    build_output.push_str(output);
+                }
+            }
+            continue;
+        };
+        let state = states
+            .entry((event.package.clone(), test.clone()))
+            .or_default();
+        match event.action.as_str() {
+            "output" => {
+                if let Some(output) = event.output {
+                    if state.output.len() < MAX_DETAILS * 2 {
+                        state.output.push_str(&output);
+                    }
+                }
+            }
+            "pass" | "fail" | "skip" => {
+                state.action = event.action.clone();
+                tests.push((event.package, test));
+            }
+            _ => {}
+        }
+    }
+    // A parent test fails with its subtests: count and report only the innermost ones.
+    let names: Vec<&(String, String)> = tests.iter().collect();
+    for (package, test) in &tests {
+        let has_children = names
+            .iter()
+            .any(|(p, t)| p == package && t.starts_with(&format!("{test}/")));
+        let state = &states[&(package.clone(), test.clone())];
+        if has_children && state.action != "fail" {
+            continue;
+        }
+        let failed_children = names.iter().any(|(p, t)| {
+            p == package
+                && t.starts_with(&format!("{test}/"))
+                && states[&(p.clone(), t.clone())].action == "fail"
+        });
+        match state.action.as_str() {
+            "pass" => parsed.counts.passed += 1,
+            "skip" => parsed.counts.skipped += 1,
+            "fail" if failed_children => {}
+            "fail" => {
+                parsed.counts.failed += 1;
+                let dir = package_dir(package, module.as_deref());
+                parsed.push_failure(failure(test, &state.output, &dir, root));
+            }
+            _ => {}
+        }
+    }
+    if parsed.build_failed {
+        parsed.build_error = build_output
+            .lines()
+            .find(|l| l.contains(".go:"))
+            .or_else(|| build_output.lines().next())
+            .map(|l| l.trim().to_string());
+        let location = build_output
+            .lines()
+            .find_map(|l| source_location(l.trim(), "", root));
+        parsed.push_failure(TestFailure {
+            id: "build".into(),
+            file: location.as_ref().map(|l| l.0.clone()),
+            line: location.map(|l| l.1),
+            kind: Some("compile_error".into()),
+            message: parsed.build_error.clone().unwrap_or_default(),
+            details: build_output,
+        });
+    }
+    Ok(parsed)
+}
+
+fn failure(test: &str, output: &str, dir: &str, root: Option<&Path>) -> TestFailure {
+    let mut failure = TestFailure {
+        id: test.to_string(),
+        details: output.to_string(),
+        ..TestFailure::default()
+    };
+    if let Some(panic) = output.lines().find(|l| l.starts_with("panic: ")) {
+        failure.kind = Some("panic".into());
+        failure.message = panic
+            .trim_start_matches("panic: ")
+            .trim_end_matches(" [recovered]")
+            .to_string();
+        // The first frame of the stack inside the project: `\t/abs/path/file.go:12 +0x1d`.
+        if let Some((file, line)) = output
+            .lines()
+            .filter(|l| l.starts_with('\t'))
+            .find_map(|l| {
+                let location = l.trim().split(' ').next()?;
+                source_location(location, "", root)
+            })
+        {
+            failure.file = Some(file);
+            failure.line = Some(line);
+        }
+        return failure;
+    }
+    // `    math_test.go:12: expected 2, got 3`: t.Errorf's location and message.
+    for line in output.lines() {
+        let text = line.trim();
+        if let Some((location, message)) = text.split_once(": ") {
+            if let Some((file, number)) = source_location(location, dir, root) {
+                failure.file = Some(file);
+                failure.line = Some(number);
+                failure.kind = Some("test_failure".into());
+                failure.message = message.to_string();
+                break;
+            }
+        }
+    }
+    failure
+}
+
+/// `file.go:12` (relative to the package's directory `dir`) or `/abs/file.go:12:5` → (path in
+/// the project, 12).
+fn source_location(text: &str, dir: &str, root: Option<&Path>) -> Option<(String, u32)> {
+    let text = text.trim_end_matches(':');
+    let (file, rest) = text.split_once(".go:")?;
+    let line = rest.split(':').next()?.parse().ok()?;
+    let file = format!("{file}.go");
+    let file = file.trim_start_matches("./");
+    let path = if file.starts_with('/') || dir.is_empty() {
+        file.to_string()
+    } else {
+        format!("{dir}/{file}")
+    };
+    Some((project_relative(&path, root)?, line))
+}
+
+/// The module path from `go.mod`.
+fn module_path(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("module "))
+        .map(|m| m.trim().to_string())
+}
+
+/// The package's directory relative to the module root (`example.com/m/sub` → `sub`).
+fn package_dir(package: &str, module: Option<&str>) -> String {
+    match module.and_then(|m| package.strip_prefix(m)) {
+        Some(rest) => rest.trim_start_matches('/').to_string(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,202 @@
+//! `node --test` with the TAP reporter (`--test-reporter=tap`; Node 23+ no longer picks TAP by
+//! itself when stdout is not a terminal), read as a stream. Ids are the names of the enclosing
+//! suites and the test, joined with ` > `.
+//!
+//! Exit codes: 0 passed (also when no test ran), 1 failures (a test file that cannot load is a
+//! failure too).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use super::frames::project_relative;
+use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS};
+
+/// A `not ok` test whose YAML block is being read.
+struct Pending {
+    failure: TestFailure,
+    /// Indentation of the block's keys.
+    indent: usize,
+    /// The key whose `|-` block the following lines belong to.
+    block_key: Option<String>,
+    is_suite: bool,
+    error: String,
+    stack: String,
+}
+
+pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+    let mut parsed = Parsed::default();
+    // Names of the subtests we are inside, by depth.
+    let mut names: Vec<String> = Vec::new();
+    let mut pending: Option<Pending> = None;
+    let mut summary = Counts::default();
+    let mut saw_summary = false;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
+            break;
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
+        let line = line.as_ref();
+        let indent = line.len() - line.trim_start().len();
+        let text = line.trim_start();
+
+        if let Some(current) = pending.as_mut() {
+            if indent == current.indent && text == "..." {
+                finish(&mut parsed, pending.take(), root);
+                continue;
+            }
+            if indent >= current.indent && text != "---" {
+                read_yaml_line(current, indent, text);
+                continue;
+            }
+            if text == "---" {
+                continue;
+            }
+            finish(&mut parsed, pending.take(), root);
+        }
+        let depth = indent / 4;
+        if let Some(name) = text.strip_prefix("# Subtest: ") {
+            names.truncate(depth);
+            names.push(name.to_string());
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix("not ok ") {
+            let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
+            let name = name.split(" # ").next().unwrap_or(name);
+            let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
+            path.push(name.to_string());
+            pending = Some(Pending {
+                failure: TestFailure {
+                    id: path.join(" > "),
+                    ..TestFailure::default()
+                },
+                indent: indent + 2,
+                block_key: None,
+                is_suite: false,
+                error: String::new(),
+                stack: String::new(),
+            });
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix("# ") {
+            let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
+            let Ok(n) = value.trim().parse::<u64>() else {
+                continue;
+            };
+            saw_summary |= matches!(key, "tests" | "pass" | "fail");
+            match key {
+                "pass" => summary.passed += n,
+                "fail" | "cancelled" => summary.failed += n,
+                "skipped" | "todo" => summary.skipped += n,
+                _ => {}
+            }
+        }
+    }
+    finish(&mut parsed, pending, root);
+    if saw_summary {
+        parsed.counts = summary;
+    } else {
+        parsed.counts.failed = parsed.failures.len() as u64;
+    }
+    Ok(parsed)
+}
+
+fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
+    if indent > pending.indent {
+        let target = match pending.block_key.as_deref() {
+            Some("error") => &mut pending.error,
+            Some("stack") => &mut pending.stack,
+            _ => return,
+        };
+        if target.len() < MAX_DETAILS {
+            target.push_str(text);
+            target.push('\n');
+        }
+        return;
+    }
+    let Some((key, value)) = text.split_once(':') else {
+        return;
+    };
+    let value = unquote(value.trim());
+    pending.block_key = None;
+    match key {
+        "type" => pending.is_suite = value == "suite",
+        "failureType" if value == "subtestsFailed" => pending.is_suite = true,
+        "name" => pending.failure.kind = Some(value.to_string()),
+        "code" if pending.failure.kind.is_none() => pending.failure.kind = Some(value.to_string()),
+        "location" => {
+            if let Some((file, line)) = location(value) {
+                pending.failure.file.get_or_insert(file);
+                pending.failure.line.get_or_insert(line);
+            }
+        }
+        "error" | "stack" if value == "|-" || value == "|" => {
+            pending.block_key = Some(key.to_string())
+        }
+        "error" => pending.error = format!("{value}\n"),
+        _ => {}
+    }
+}
+
+/// Records a finished `not ok` (suites that failed only through their tests are not tests).
+fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) {
+    let Some(mut pending) = pending else { return };
+    if pending.is_suite {
+        return;
+    }
+    // The innermost frame inside the project is the first one of the stack that is.
+    if let Some((file, line)) = pending
+        .stack
+        .lines()
+        .find_map(|frame| stack_frame(frame, root))
+    {
+        pending.failure.file = Some(file);
+        pending.failure.line = Some(line);
+    } else if let Some(file) = pending.failure.file.take() {
+        pending.failure.file = project_relative(&file, root);
+    }
+    // Node's assertion errors put the point on the line after a heading ending in ':'.
+    let mut lines = pending
+        .error
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    pending.failure.message = match (first.ends_with(':'), lines.next()) {
+        (true, Some(next)) => format!("{first} {next}"),
+        _ => first.to_string(),
+    };
+    pending.failure.details = format!("{}{}", pending.error, pending.stack);
+    parsed.push_failure(pending.failure);
+}
+
+/// `Name (/path/file.js:12:14)` or `/path/file.js:12:14` → (project path, 12).
+fn stack_frame(frame: &str, root: Option<&Path>) -> Option<(String, u32)> {
+    let inner = frame
+        .rsplit_once('(')
+        .map_or(frame, |(_, rest)| rest.trim_end_matches(')'));
+    let (file, line) = location(inner.trim_start_matches("file://"))?;
+    Some((project_relative(&file, root)?, line))
+}
+
+/// `/path/file.js:12:14` → (`/path/file.js`, 12).
+fn location(text: &str) -> Option<(String, u32)> {
+    let mut parts = text.rsplitn(3, ':');
+    let _column = parts.next()?;
+    let line = parts.next()?.parse().ok()?;
+    let file = parts.next()?;
+    (!file.starts_with("node:")).then(|| (file.to_string(), line))
+}
+
+fn unquote(value: &str) -> &str {
+    value
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .unwrap_or(value)
+}
