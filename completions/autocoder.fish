@@ -43,6 +43,8 @@ unittest\t''
 cargo\t''
 go\t''
 node\t''
+jest\t''
+vitest\t''
 junit\t''
 make\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l command -d 'Run this instead of the runner\'s usual command (shell syntax runs under sh -c)' -r

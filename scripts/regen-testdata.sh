@@ -67,3 +67,9 @@ capture go-build-error "$p" env HOME="$work/gohome" GOFLAGS=-mod=mod GOPROXY=off
 
 p=$(copy node-sample node)
 capture node-failures "$p" node --test --test-reporter=tap
+
+p=$(copy jest-sample jest)
+capture jest-failures "$p" env FORCE_COLOR=0 CI=true jest --json --ci --testLocationInResults
+
+p=$(copy vitest-sample vitest)
+capture vitest-failures "$p" env NO_COLOR=1 FORCE_COLOR=0 CI=true vitest run --reporter=json --globals

@@ -32,6 +32,17 @@ pub fn detect(root: &Path) -> Option<Detected> {
     if has("go.mod") {
         return sure(Framework::Go);
     }
+    let config = |stem: &str| {
+        ["js", "mjs", "cjs", "ts", "mts"]
+            .iter()
+            .any(|ext| has(&format!("{stem}.config.{ext}")))
+    };
+    if config("vitest") || contains("package.json", "\"vitest\"") {
+        return sure(Framework::Vitest);
+    }
+    if config("jest") || contains("package.json", "\"jest\"") {
+        return sure(Framework::Jest);
+    }
     if contains("package.json", "node --test") {
         return sure(Framework::Node);
     }

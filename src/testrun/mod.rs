@@ -9,6 +9,7 @@
 pub mod detect;
 pub mod frames;
 pub mod gotest;
+pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod node_tap;
@@ -174,6 +175,11 @@ pub fn parse_file(
         Framework::Cargo => libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Go => gotest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Node => node_tap::parse_log(open()?, Some(root)).map_err(invalid)?,
+        Framework::Jest | Framework::Vitest => jest_json::parse(
+            &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
+            Some(root),
+        )
+        .map_err(invalid)?,
         Framework::Make => best_effort(
             &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
             root,
@@ -260,6 +266,42 @@ fn runner_command(
             }
             return command;
         }
+        Framework::Jest | Framework::Vitest => {
+            let name = if framework == Framework::Jest {
+                "jest"
+            } else {
+                "vitest"
+            };
+            // The project's own copy when it has one, else the one on PATH.
+            let local = format!("node_modules/.bin/{name}");
+            let bin = if root.join(&local).exists() {
+                local
+            } else {
+                name.to_string()
+            };
+            let mut command = vec![bin];
+            if framework == Framework::Jest {
+                command.extend(["--json", "--ci", "--testLocationInResults"].map(String::from));
+            } else {
+                command.extend(["run", "--reporter=json", "--globals"].map(String::from));
+            }
+            if !tests.is_empty() {
+                // Ids are `file > describe > ... > title`; the runners match the rest, joined
+                // with spaces, against -t, and file patterns as arguments.
+                let mut files: Vec<String> = tests
+                    .iter()
+                    .map(|id| regex_escape(id.split(" > ").next().unwrap_or(id)))
+                    .collect();
+                files.dedup();
+                let names: Vec<String> = tests
+                    .iter()
+                    .map(|id| regex_escape(&id.split(" > ").skip(1).collect::<Vec<_>>().join(" ")))
+                    .collect();
+                command.extend(files);
+                command.extend(["-t".into(), format!("^({})$", names.join("|"))]);
+            }
+            return command;
+        }
         Framework::Junit => Vec::new(),
     };
     if framework != Framework::Make {
@@ -279,7 +321,9 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
         Framework::Cargo => &["CARGO_TERM_COLOR=never", "RUST_BACKTRACE=0"],
         // Go caches builds under $HOME (private to the run) and, offline, uses no proxy.
         Framework::Go => &["GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0"],
-        Framework::Node => &["NO_COLOR=1", "FORCE_COLOR=0"],
+        Framework::Node | Framework::Jest | Framework::Vitest => {
+            &["NO_COLOR=1", "FORCE_COLOR=0", "CI=true"]
+        }
         Framework::Make | Framework::Junit => &[],
     }
 }
@@ -335,6 +379,8 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
         Framework::Make => "install make (apt-get install make)",
         Framework::Go => "install Go (apt-get install golang-go, or https://go.dev/dl)",
         Framework::Node => "install Node.js 20 or later",
+        Framework::Jest => "install it in the project (npm install --save-dev jest) or globally (npm install -g jest)",
+        Framework::Vitest => "install it in the project (npm install --save-dev vitest) or globally (npm install -g vitest)",
         Framework::Junit => "",
     };
     Failure::new(Kind::RunnerMissing, failure.error).with_hint(hint)
@@ -364,6 +410,9 @@ fn parse_output(
         Framework::Go => gotest::parse_log(format!("{stdout}\n{stderr}").as_bytes(), Some(root))
             .map_err(invalid)?,
         Framework::Node => node_tap::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
+        Framework::Jest | Framework::Vitest => {
+            jest_json::parse(stdout, Some(root)).map_err(invalid)?
+        }
         Framework::Make => best_effort(&format!("{stdout}\n{stderr}"), root),
         Framework::Junit => Parsed::default(),
     })
@@ -409,6 +458,9 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Cargo, 101) if failures => Outcome::TestsFailed,
         (Framework::Go, 1 | 2) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Go, 1) | (Framework::Node, 1) => Outcome::TestsFailed,
+        (Framework::Jest | Framework::Vitest, 1) if parsed.build_failed => Outcome::BuildFailed,
+        (Framework::Jest | Framework::Vitest, 1) if !ran => Outcome::NoTests,
+        (Framework::Jest | Framework::Vitest, 1) => Outcome::TestsFailed,
         (Framework::Make, _) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Make, _) => Outcome::TestsFailed,
         _ => Outcome::Error,

@@ -21,6 +21,8 @@ pub enum Framework {
     Cargo,
     Go,
     Node,
+    Jest,
+    Vitest,
     Junit,
     Make,
 }
@@ -35,6 +37,8 @@ impl Framework {
             Framework::Make => "make",
             Framework::Go => "go",
             Framework::Node => "node",
+            Framework::Jest => "jest",
+            Framework::Vitest => "vitest",
         }
     }
 }

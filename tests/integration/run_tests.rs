@@ -637,3 +637,71 @@ fn parses_go_and_node_outputs() {
         ]
     );
 }
+
+#[test]
+fn jest_and_vitest_run_in_the_sandbox() {
+    let run = with_project("jest-sample")
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "jest", "{report:#}");
+    assert_eq!(counts(&report), [1, 2, 1, 1]);
+    let totals = failure(
+        &report,
+        "__tests__/cart.test.js > cart > with items > totals prices",
+    );
+    assert_eq!(
+        (totals["file"].as_str(), totals["line"].as_u64()),
+        (Some("__tests__/cart.test.js"), Some(10))
+    );
+    assert_eq!(
+        totals["message"],
+        "expect(received).toBe(expected) // Object.is equality (Expected: 15, Received: 16.5)"
+    );
+    assert_eq!(
+        failure(&report, "__tests__/broken.test.js")["kind"],
+        "load_error"
+    );
+
+    let id = "__tests__/cart.test.js > cart > with items > totals prices";
+    let run = with_project("jest-sample")
+        .args(["run-tests", "--tests", id])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(ids(&report), [id]);
+    assert_eq!(counts(&report)[1], 1);
+
+    let run = with_project("vitest-sample")
+        .args(["run-tests"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "vitest", "{report:#}");
+    assert_eq!(counts(&report), [1, 2, 0, 1]);
+    let double = failure(
+        &report,
+        "test/strings.test.js > strings > words > ignores double spaces",
+    );
+    assert_eq!(
+        (double["file"].as_str(), double["line"].as_u64()),
+        (Some("test/strings.test.js"), Some(14))
+    );
+    assert_eq!(double["kind"], "AssertionError");
+}
+
+#[test]
+fn parses_jest_and_vitest_reports() {
+    let jest = parse("outputs/jest-failures.log", "jest");
+    assert_eq!(counts(&jest), [1, 2, 1, 1]);
+    assert_eq!(jest["outcome"], "tests_failed");
+    let vitest = parse("outputs/vitest-failures.log", "vitest");
+    assert_eq!(
+        ids(&vitest),
+        [
+            "test/strings.test.js > strings > capitalizes",
+            "test/strings.test.js > strings > words > ignores double spaces"
+        ]
+    );
+}

@@ -1,0 +1,160 @@
+//! Jest's `--json` report, which Vitest's `--reporter=json` imitates: one JSON document with a
+//! result per test file and per test. Ids are the test file (relative to the project), the
+//! enclosing `describe` titles and the test title, joined with ` > `.
+//!
+//! Exit codes (both): 0 passed, 1 failures or no tests found. A test file that cannot be loaded
+//! has no test results, only a message.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::frames::project_relative;
+use super::report::{strip_ansi, Parsed, TestFailure};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    #[serde(default)]
+    test_results: Vec<FileResult>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileResult {
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    assertion_results: Vec<Assertion>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Assertion {
+    #[serde(default)]
+    ancestor_titles: Vec<String>,
+    title: String,
+    status: String,
+    #[serde(default)]
+    failure_messages: Vec<String>,
+    #[serde(default)]
+    location: Option<Location>,
+}
+
+#[derive(Deserialize)]
+struct Location {
+    line: u32,
+}
+
+/// Reads the report out of the runner's stdout (the JSON document is its last `{` line, after
+/// anything the tests printed).
+pub fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
+    let json = stdout
+        .lines()
+        .rev()
+        .find(|line| line.trim_start().starts_with('{'))
+        .unwrap_or("");
+    let report: Report = serde_json::from_str(json.trim())
+        .map_err(|err| format!("no JSON report in the output ({err})"))?;
+    let mut parsed = Parsed::default();
+    let mut unloadable = 0;
+    for file in &report.test_results {
+        let relative = project_relative(&file.name, root).unwrap_or_else(|| file.name.clone());
+        if file.assertion_results.is_empty() && file.status == "failed" {
+            // The file did not load (a syntax error, a missing module).
+            unloadable += 1;
+            parsed.counts.errors += 1;
+            let message = file
+                .message
+                .as_deref()
+                .map(|m| strip_ansi(m).into_owned())
+                .unwrap_or_default();
+            let first = message
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('●'))
+                .unwrap_or("")
+                .to_string();
+            parsed.push_failure(TestFailure {
+                id: relative.clone(),
+                file: Some(relative.clone()),
+                line: None,
+                kind: Some("load_error".into()),
+                message: first,
+                details: message,
+            });
+            continue;
+        }
+        for test in &file.assertion_results {
+            match test.status.as_str() {
+                "passed" => parsed.counts.passed += 1,
+                "failed" => {
+                    parsed.counts.failed += 1;
+                    parsed.push_failure(failure(&relative, test, root));
+                }
+                _ => parsed.counts.skipped += 1,
+            }
+        }
+    }
+    if unloadable > 0 && unloadable == report.test_results.len() {
+        parsed.build_failed = true;
+        parsed.build_error = parsed
+            .failures
+            .first()
+            .map(|f| format!("{}: {}", f.id, f.message));
+    }
+    Ok(parsed)
+}
+
+fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
+    let mut id = vec![file.to_string()];
+    id.extend(test.ancestor_titles.iter().cloned());
+    id.push(test.title.clone());
+    let text = strip_ansi(&test.failure_messages.join("\n")).into_owned();
+    let first = text.lines().next().unwrap_or("").trim();
+    let (kind, mut message) = match first.split_once(": ") {
+        Some((kind, rest)) if !kind.contains(' ') => (Some(kind.to_string()), rest.to_string()),
+        _ => (None, first.to_string()),
+    };
+    // Jest's matchers say what differed on their own lines.
+    let values: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("Expected") || l.starts_with("Received"))
+        .take(2)
+        .collect();
+    if !values.is_empty() {
+        message = format!("{message} ({})", values.join(", "));
+    }
+    // The innermost frame inside the project: the first `at ... (path:line:col)` that is.
+    let frame = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("at "))
+        .find_map(|frame| {
+            let inner = frame
+                .rsplit_once('(')
+                .map_or(frame, |(_, rest)| rest.trim_end_matches(')'));
+            let mut parts = inner.trim_start_matches("file://").rsplitn(3, ':');
+            let _column = parts.next()?;
+            let line: u32 = parts.next()?.parse().ok()?;
+            Some((project_relative(parts.next()?, root)?, line))
+        });
+    let (file_path, line) = match frame {
+        Some((path, line)) => (Some(path), Some(line)),
+        None => (
+            Some(file.to_string()),
+            test.location.as_ref().map(|l| l.line),
+        ),
+    };
+    TestFailure {
+        id: id.join(" > "),
+        file: file_path,
+        line,
+        kind,
+        message,
+        details: text,
+    }
+}
