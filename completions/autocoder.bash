@@ -176,7 +176,7 @@ _autocoder() {
                     return 0
                     ;;
                 --framework)
-                    COMPREPLY=($(compgen -W "pytest unittest cargo go node jest vitest junit make" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "pytest unittest cargo nextest go node jest vitest junit make" -- "${cur}"))
                     return 0
                     ;;
                 --command)

@@ -41,6 +41,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l worksp
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l framework -d 'The test runner [default: detected from the project\'s files]' -r -f -a "pytest\t''
 unittest\t''
 cargo\t''
+nextest\t''
 go\t''
 node\t''
 jest\t''

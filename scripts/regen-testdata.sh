@@ -73,3 +73,7 @@ capture jest-failures "$p" env FORCE_COLOR=0 CI=true jest --json --ci --testLoca
 
 p=$(copy vitest-sample vitest)
 capture vitest-failures "$p" env NO_COLOR=1 FORCE_COLOR=0 CI=true vitest run --reporter=json --globals
+
+p=$(copy cargo-sample nextest)
+capture nextest-failures "$p" env NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1 cargo nextest run --no-fail-fast \
+  --message-format libtest-json-plus --color never --offline

@@ -27,7 +27,11 @@ pub fn detect(root: &Path) -> Option<Detected> {
         std::fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle))
     };
     if has("Cargo.toml") {
-        return sure(Framework::Cargo);
+        return sure(if has(".config/nextest.toml") {
+            Framework::Nextest
+        } else {
+            Framework::Cargo
+        });
     }
     if has("go.mod") {
         return sure(Framework::Go);

@@ -128,15 +128,15 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     Ok(parsed)
 }
 
-struct Panic {
-    location: Option<(String, u32)>,
+pub(super) struct Panic {
+    pub location: Option<(String, u32)>,
     /// On the same line in older Rust (`panicked at 'msg', src/x.rs:1:2`); on the next line now.
-    message: Option<String>,
+    pub message: Option<String>,
 }
 
 /// `thread 'name' (1234) panicked at src/lib.rs:10:5:` (Rust 1.73+, the thread id since 1.9x) or
 /// `thread 'name' panicked at 'message', src/lib.rs:10:5`.
-fn panic_line(line: &str) -> Option<Panic> {
+pub(super) fn panic_line(line: &str) -> Option<Panic> {
     let rest = line.strip_prefix("thread '")?;
     let (_, rest) = rest.split_once(" panicked at ")?;
     if let Some(quoted) = rest.strip_prefix('\'') {

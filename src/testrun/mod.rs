@@ -12,6 +12,7 @@ pub mod gotest;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
+pub mod nextest;
 pub mod node_tap;
 pub mod pytest;
 pub mod report;
@@ -100,6 +101,16 @@ fn run_with(
 
     let stdout = result.stdout.as_deref().unwrap_or("");
     let stderr = result.stderr.as_deref().unwrap_or("");
+    if framework == Framework::Nextest
+        && result.exit_code != Some(0)
+        && stderr.contains("no such command: `nextest`")
+    {
+        return Err(Failure::new(
+            Kind::RunnerMissing,
+            anyhow::anyhow!("cargo-nextest is not installed"),
+        )
+        .with_hint("install it: cargo install --locked cargo-nextest"));
+    }
     if framework == Framework::Pytest
         && result.exit_code != Some(0)
         && stderr.contains("No module named pytest")
@@ -174,6 +185,7 @@ pub fn parse_file(
         Framework::Unittest => unittest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Cargo => libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Go => gotest::parse_log(open()?, Some(root)).map_err(invalid)?,
+        Framework::Nextest => nextest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Node => node_tap::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Jest | Framework::Vitest => jest_json::parse(
             &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
@@ -248,6 +260,27 @@ fn runner_command(
             command
         }
         Framework::Make => vec!["make".into(), "test".into()],
+        Framework::Nextest => {
+            let mut command: Vec<String> = [
+                "cargo",
+                "nextest",
+                "run",
+                "--no-fail-fast",
+                "--message-format",
+                "libtest-json-plus",
+                "--color",
+                "never",
+            ]
+            .map(String::from)
+            .into();
+            if !network {
+                command.push("--offline".into());
+            }
+            if !tests.is_empty() {
+                command.extend(["--".into(), "--exact".into()]);
+            }
+            command
+        }
         Framework::Go => {
             let mut command: Vec<String> = ["go", "test", "-json"].map(String::from).into();
             if !tests.is_empty() {
@@ -319,6 +352,11 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
             "COLUMNS=200",
         ],
         Framework::Cargo => &["CARGO_TERM_COLOR=never", "RUST_BACKTRACE=0"],
+        Framework::Nextest => &[
+            "CARGO_TERM_COLOR=never",
+            "RUST_BACKTRACE=0",
+            "NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1",
+        ],
         // Go caches builds under $HOME (private to the run) and, offline, uses no proxy.
         Framework::Go => &["GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0"],
         Framework::Node | Framework::Jest | Framework::Vitest => {
@@ -375,7 +413,7 @@ fn runner_missing(framework: Framework, failure: Failure) -> Failure {
         Framework::Pytest | Framework::Unittest => {
             "install Python 3 (apt-get install python3), or use the project's virtualenv"
         }
-        Framework::Cargo => "install Rust with rustup (https://rustup.rs)",
+        Framework::Cargo | Framework::Nextest => "install Rust with rustup (https://rustup.rs)",
         Framework::Make => "install make (apt-get install make)",
         Framework::Go => "install Go (apt-get install golang-go, or https://go.dev/dl)",
         Framework::Node => "install Node.js 20 or later",
@@ -409,6 +447,17 @@ fn parse_output(
         }
         Framework::Go => gotest::parse_log(format!("{stdout}\n{stderr}").as_bytes(), Some(root))
             .map_err(invalid)?,
+        Framework::Nextest => {
+            let mut parsed = nextest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
+            // Compile errors come from cargo, on stderr, as with `cargo test`.
+            let build = libtest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?;
+            if build.build_failed {
+                parsed.build_failed = true;
+                parsed.build_error = build.build_error;
+                parsed.failures.extend(build.failures);
+            }
+            parsed
+        }
         Framework::Node => node_tap::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
         Framework::Jest | Framework::Vitest => {
             jest_json::parse(stdout, Some(root)).map_err(invalid)?
@@ -456,6 +505,9 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Unittest, 1) => Outcome::TestsFailed,
         (Framework::Cargo, 101) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Cargo, 101) if failures => Outcome::TestsFailed,
+        (Framework::Nextest, 100) => Outcome::TestsFailed,
+        (Framework::Nextest, 101) if parsed.build_failed => Outcome::BuildFailed,
+        (Framework::Nextest, 4) => Outcome::NoTests,
         (Framework::Go, 1 | 2) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Go, 1) | (Framework::Node, 1) => Outcome::TestsFailed,
         (Framework::Jest | Framework::Vitest, 1) if parsed.build_failed => Outcome::BuildFailed,

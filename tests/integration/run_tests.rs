@@ -705,3 +705,83 @@ fn parses_jest_and_vitest_reports() {
         ]
     );
 }
+
+#[test]
+fn nextest_run_in_the_sandbox() {
+    let run = with_project("cargo-sample")
+        .args(["run-tests", "--framework", "nextest"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "nextest");
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    assert_eq!(report["exit_code"], 100);
+    assert_eq!(counts(&report), [2, 3, 0, 1]);
+    let max = failure(&report, "tests::max_picks_the_larger");
+    assert_eq!(
+        (max["file"].as_str(), max["line"].as_u64()),
+        (Some("src/lib.rs"), Some(32))
+    );
+    assert_eq!(
+        failure(&report, "integration_max")["message"],
+        "assertion `left == right` failed: max of 1 and 2"
+    );
+
+    let run = with_project("cargo-sample")
+        .args([
+            "run-tests",
+            "--framework",
+            "nextest",
+            "--tests",
+            "tests::panics_with_a_message",
+        ])
+        .run()
+        .expect_status(1);
+    assert_eq!(ids(&tests_of(&run)), ["tests::panics_with_a_message"]);
+}
+
+#[test]
+fn parses_nextest_events() {
+    let report = parse("outputs/nextest-failures.log", "nextest");
+    assert_eq!(counts(&report), [2, 3, 0, 1]);
+    assert_eq!(
+        failure(&report, "tests::panics_with_a_message")["message"],
+        "no values to work with"
+    );
+}
+
+#[test]
+fn command_overrides_the_runner_command() {
+    let run = with_project("pytest-sample")
+        .args(["run-tests", "--command", "python3 -m pytest -p no:cacheprovider -rfE 'tests/test_ops.py::test_parse_ratio[half]'"])
+        .run()
+        .expect_status(0);
+    let report = tests_of(&run);
+    assert_eq!(
+        report["command"],
+        serde_json::json!([
+            "python3",
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-rfE",
+            "tests/test_ops.py::test_parse_ratio[half]"
+        ])
+    );
+    assert_eq!(counts(&report), [1, 0, 0, 0]);
+
+    let run = with_project("shop-python")
+        .args([
+            "run-tests",
+            "--framework",
+            "unittest",
+            "--command",
+            "python3 -m unittest -v 2>&1 | cat >&2; exit 1",
+        ])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["command"][0], "sh");
+    assert_eq!(counts(&report), [2, 4, 0, 0]);
+}
