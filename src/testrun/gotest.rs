@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::frames::project_relative;
-use super::report::{strip_ansi, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, TestFailure, MAX_DETAILS};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -31,26 +31,14 @@ struct TestState {
     output: String,
 }
 
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let module = root.and_then(module_path);
     // Test results in the order they finished, with their output.
     let mut tests: Vec<(String, String)> = Vec::new();
     let mut states: HashMap<(String, String), TestState> = HashMap::new();
     let mut build_output = String::new();
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let decoded = String::from_utf8_lossy(&raw);
-        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
-        let line = line.as_ref();
+    for_each_line(input, |line| {
         let Ok(event) = serde_json::from_str::<Event>(line) else {
             // Compiler output and `FAIL pkg [build failed]` are plain lines before Go 1.24.
             if line.contains("[build failed]") || line.contains("[setup failed]") {
@@ -63,7 +51,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 build_output.push_str(line);
                 build_output.push('\n');
             }
-            continue;
+            return;
         };
         let Some(test) = event.test else {
             // Package-level output: a build failure in Go 1.24+ comes as events too.
@@ -74,7 +62,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                     build_output.push_str(output);
                 }
             }
-            continue;
+            return;
         };
         let state = states
             .entry((event.package.clone(), test.clone()))
@@ -93,7 +81,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             }
             _ => {}
         }
-    }
+    })?;
     // A parent test fails with its subtests: count and report only the innermost ones.
     let names: Vec<&(String, String)> = tests.iter().collect();
     for (package, test) in &tests {

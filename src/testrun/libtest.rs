@@ -9,29 +9,16 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{strip_ansi, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, TestFailure, MAX_DETAILS};
 
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     // Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
     let mut failed: Vec<TestFailure> = Vec::new();
     let mut current: Option<usize> = None;
     let mut awaiting_panic_message = false;
     let mut first_error: Option<(String, Option<(String, u32)>)> = None;
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let decoded = String::from_utf8_lossy(&raw);
-        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
-        let line = line.as_ref();
-
+    for_each_line(input, |line| {
         if let Some(rest) = line.strip_prefix("test ") {
             if let Some((name, status)) = rest.rsplit_once(" ... ") {
                 match status.trim() {
@@ -49,7 +36,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                     _ => {}
                 }
                 current = None;
-                continue;
+                return;
             }
         }
         if let Some(name) = line
@@ -58,14 +45,14 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
         {
             current = failed.iter().position(|f| f.id == name);
             awaiting_panic_message = false;
-            continue;
+            return;
         }
         if line.starts_with("failures:")
             || line.starts_with("test result:")
             || line.starts_with("running ")
         {
             current = None;
-            continue;
+            return;
         }
         if let Some(index) = current {
             let failure = &mut failed[index];
@@ -89,7 +76,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 failure.message = line.trim().to_string();
                 awaiting_panic_message = false;
             }
-            continue;
+            return;
         }
         // Compile errors: `error[E0425]: ...` then `  --> src/lib.rs:5:9`.
         if line.starts_with("error[")
@@ -100,7 +87,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             } else if first_error.is_none() && !line.starts_with("error: aborting") {
                 first_error = Some((line.to_string(), None));
             }
-            continue;
+            return;
         }
         if let (Some(arrow), Some((_, location @ None))) =
             (line.trim_start().strip_prefix("--> "), first_error.as_mut())
@@ -108,7 +95,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             *location =
                 source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
         }
-    }
+    })?;
     for failure in failed {
         parsed.push_failure(failure);
     }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::frames::project_relative;
 use super::libtest::{panic_line, Panic};
-use super::report::{strip_ansi, Parsed, TestFailure};
+use super::report::{for_each_line, strip_ansi, Parsed, TestFailure};
 
 #[derive(Deserialize)]
 struct Event {
@@ -26,23 +26,14 @@ struct Event {
     stdout: Option<String>,
 }
 
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let Ok(event) = serde_json::from_slice::<Event>(&raw) else {
-            continue;
+    for_each_line(input, |line| {
+        let Ok(event) = serde_json::from_str::<Event>(line) else {
+            return;
         };
         if event.kind != "test" {
-            continue;
+            return;
         }
         // `crate::binary$tests::name`: the test's own path is what filters take back.
         let id = event
@@ -84,6 +75,6 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             }
             _ => {}
         }
-    }
+    })?;
     Ok(parsed)
 }

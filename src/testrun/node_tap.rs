@@ -9,7 +9,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS};
 
 /// A `not ok` test whose YAML block is being read.
 struct Pending {
@@ -23,40 +23,28 @@ struct Pending {
     stack: String,
 }
 
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     // Names of the subtests we are inside, by depth.
     let mut names: Vec<String> = Vec::new();
     let mut pending: Option<Pending> = None;
     let mut summary = Counts::default();
     let mut saw_summary = false;
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let decoded = String::from_utf8_lossy(&raw);
-        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
-        let line = line.as_ref();
+    for_each_line(input, |line| {
         let indent = line.len() - line.trim_start().len();
         let text = line.trim_start();
 
         if let Some(current) = pending.as_mut() {
             if indent == current.indent && text == "..." {
                 finish(&mut parsed, pending.take(), root);
-                continue;
+                return;
             }
             if indent >= current.indent && text != "---" {
                 read_yaml_line(current, indent, text);
-                continue;
+                return;
             }
             if text == "---" {
-                continue;
+                return;
             }
             finish(&mut parsed, pending.take(), root);
         }
@@ -64,7 +52,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
         if let Some(name) = text.strip_prefix("# Subtest: ") {
             names.truncate(depth);
             names.push(name.to_string());
-            continue;
+            return;
         }
         if let Some(rest) = text.strip_prefix("not ok ") {
             let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
@@ -82,12 +70,12 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 error: String::new(),
                 stack: String::new(),
             });
-            continue;
+            return;
         }
         if let Some(rest) = text.strip_prefix("# ") {
             let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
             let Ok(n) = value.trim().parse::<u64>() else {
-                continue;
+                return;
             };
             saw_summary |= matches!(key, "tests" | "pass" | "fail");
             match key {
@@ -97,7 +85,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 _ => {}
             }
         }
-    }
+    })?;
     finish(&mut parsed, pending, root);
     if saw_summary {
         parsed.counts = summary;

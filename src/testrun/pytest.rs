@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::frames::project_relative;
 use super::junit::{self, Case};
-use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS, MAX_FAILURES};
+use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS, MAX_FAILURES};
 
 /// Reads pytest's JUnit report (written with `-o junit_family=xunit1`, which adds file and line).
 pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
@@ -134,7 +134,7 @@ struct Block {
 }
 
 /// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut section = Section::Other;
     let mut blocks: Vec<Block> = Vec::new();
@@ -142,19 +142,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     let mut summary_omitted = 0u64;
     let mut final_counts = None;
     let mut collecting = false;
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let decoded = String::from_utf8_lossy(&raw);
-        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
-        let line = line.as_ref();
+    for_each_line(input, |line| {
         if line.starts_with("===") || line.starts_with("___") {
             if let Some(title) = banner_title(line, '=') {
                 section = match title {
@@ -165,7 +153,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 if let Some(counts) = parse_counts(title) {
                     final_counts = Some(counts);
                 }
-                continue;
+                return;
             }
             if section == Section::Failures {
                 if let Some(title) = banner_title(line, '_') {
@@ -178,7 +166,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                             location: None,
                         });
                     }
-                    continue;
+                    return;
                 }
             }
         }
@@ -200,7 +188,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 } else if let Some(rest) = line.strip_prefix("ERROR ") {
                     (true, rest)
                 } else {
-                    continue;
+                    return;
                 };
                 let (id, message) = rest.split_once(" - ").unwrap_or((rest, ""));
                 if summary.len() < MAX_FAILURES {
@@ -211,7 +199,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
             }
             Section::Other => {}
         }
-    }
+    })?;
 
     let mut listed = 0u64;
     if summary.is_empty() {

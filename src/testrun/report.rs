@@ -183,6 +183,27 @@ pub fn tail(text: &str, max: usize) -> String {
         .to_string()
 }
 
+/// Calls `each` with every line of a runner's output, as a stream (bounded memory whatever its
+/// size): invalid UTF-8 replaced, colour codes removed, no line end.
+pub fn for_each_line<R: std::io::BufRead>(
+    mut input: R,
+    mut each: impl FnMut(&str),
+) -> Result<(), String> {
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if input
+            .read_until(b'\n', &mut raw)
+            .map_err(|err| format!("cannot read the log: {err}"))?
+            == 0
+        {
+            return Ok(());
+        }
+        let decoded = String::from_utf8_lossy(&raw);
+        each(&strip_ansi(decoded.trim_end_matches(['\n', '\r'])));
+    }
+}
+
 /// Removes ANSI escape sequences (colour, cursor movement) from runner output.
 pub fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
     if !line.contains('\x1b') {

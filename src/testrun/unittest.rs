@@ -8,10 +8,10 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{strip_ansi, Counts, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS};
 
 /// Reads unittest's output (its stderr, where it reports).
-pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut current: Option<TestFailure> = None;
     let mut in_traceback = false;
@@ -19,19 +19,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
     // Test modules that could not be imported: the build, for our purposes, failed.
     let mut unimportable: Vec<String> = Vec::new();
     let mut counts = Counts::default();
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .map_err(|err| format!("cannot read the log: {err}"))?
-            == 0
-        {
-            break;
-        }
-        let decoded = String::from_utf8_lossy(&raw);
-        let line = strip_ansi(decoded.trim_end_matches(['\n', '\r']));
-        let line = line.as_ref();
+    for_each_line(input, |line| {
         let header = line
             .strip_prefix("FAIL: ")
             .map(|r| (false, r))
@@ -47,22 +35,22 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 ..TestFailure::default()
             });
             in_traceback = false;
-            continue;
+            return;
         }
         if line.starts_with("======") {
             finish(&mut parsed, current.take());
-            continue;
+            return;
         }
         if line.starts_with("------") {
             in_traceback = current.is_some() && !in_traceback;
             if !in_traceback {
                 finish(&mut parsed, current.take());
             }
-            continue;
+            return;
         }
         if let Some(rest) = line.strip_prefix("Ran ") {
             ran = rest.split_whitespace().next().and_then(|n| n.parse().ok());
-            continue;
+            return;
         }
         if let Some(rest) = line
             .strip_prefix("FAILED (")
@@ -78,7 +66,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                     _ => {}
                 }
             }
-            continue;
+            return;
         }
         if let (Some(failure), true) = (current.as_mut(), in_traceback) {
             if failure.details.len() < MAX_DETAILS * 2 {
@@ -97,7 +85,7 @@ pub fn parse_log<R: BufRead>(mut input: R, root: Option<&Path>) -> Result<Parsed
                 }
             }
         }
-    }
+    })?;
     finish(&mut parsed, current);
     if let Some(ran) = ran {
         counts.passed = ran.saturating_sub(counts.failed + counts.errors + counts.skipped);

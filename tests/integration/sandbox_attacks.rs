@@ -381,26 +381,33 @@ fn process_with(marker: &str) -> bool {
     })
 }
 
+/// A `sleep` duration no other test process uses: the markers below are looked for among all
+/// the host's processes, and test runs may overlap.
+fn marker(n: u32) -> String {
+    format!("31{n}.{}", std::process::id())
+}
+
 #[test]
 fn no_process_survives_the_sandbox() {
+    let (m1, m2, m3) = (marker(1), marker(2), marker(3));
     for (flags, script, status) in [
         (
             vec![],
-            "setsid sleep 313.1 </dev/null >/dev/null 2>&1 & (sleep 313.2 &) ; echo started",
+            format!("setsid sleep {m1} </dev/null >/dev/null 2>&1 & (sleep {m2} &) ; echo started"),
             0,
         ),
         (
             vec!["--timeout", "700ms"],
-            "setsid sleep 313.3 </dev/null >/dev/null 2>&1 & sleep 30",
+            format!("setsid sleep {m3} </dev/null >/dev/null 2>&1 & sleep 30"),
             124,
         ),
     ] {
         let run = Test::new()
-            .sandbox_sh(&flags, script)
+            .sandbox_sh(&flags, &script)
             .run()
             .expect_status(status);
-        let _ = run;
-        for marker in ["313.1", "313.2", "313.3"] {
+        drop(run);
+        for marker in [&m1, &m2, &m3] {
             assert!(
                 !process_with(&format!("sleep\0{marker}")),
                 "sleep {marker} outlived the sandbox"
@@ -562,7 +569,8 @@ fn gone_within(marker: &str, limit: std::time::Duration) -> bool {
 #[test]
 fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
     let dir = crate::util::TempDir::new();
-    let child = start_long_command(dir.path(), "313.8");
+    let m8 = marker(8);
+    let child = start_long_command(dir.path(), &m8);
     let sandbox_pid = child.id();
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(sandbox_pid as i32, libc::SIGTERM) };
@@ -576,7 +584,7 @@ fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["sandbox"]["signal"], libc::SIGKILL);
     assert!(
-        !process_with("sleep\x00313.8"),
+        !process_with(&format!("sleep\0{m8}")),
         "the command outlived the sandbox"
     );
     if is_root() {
@@ -606,11 +614,12 @@ fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
 #[test]
 fn killing_the_sandbox_outright_still_kills_the_command() {
     let dir = crate::util::TempDir::new();
-    let mut child = start_long_command(dir.path(), "313.9");
+    let m9 = marker(9);
+    let mut child = start_long_command(dir.path(), &m9);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
-        gone_within("sleep\x00313.9", std::time::Duration::from_secs(5)),
+        gone_within(&format!("sleep\0{m9}"), std::time::Duration::from_secs(5)),
         "the command outlived a killed sandbox"
     );
 }
