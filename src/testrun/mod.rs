@@ -247,22 +247,14 @@ fn runner_command(
             "-rfE".into(),
         ],
         Framework::Unittest => vec![python, "-m".into(), "unittest".into(), "-v".into()],
-        Framework::Cargo => {
-            let mut command: Vec<String> = ["cargo", "test", "--no-fail-fast", "--color", "never"]
-                .map(String::from)
-                .into();
-            if !network {
-                command.push("--offline".into());
-            }
-            if !tests.is_empty() {
-                command.extend(["--".into(), "--exact".into()]);
-            }
-            command
-        }
+        Framework::Cargo => cargo_command(
+            &["test", "--no-fail-fast", "--color", "never"],
+            tests,
+            network,
+        ),
         Framework::Make => vec!["make".into(), "test".into()],
-        Framework::Nextest => {
-            let mut command: Vec<String> = [
-                "cargo",
+        Framework::Nextest => cargo_command(
+            &[
                 "nextest",
                 "run",
                 "--no-fail-fast",
@@ -270,17 +262,10 @@ fn runner_command(
                 "libtest-json-plus",
                 "--color",
                 "never",
-            ]
-            .map(String::from)
-            .into();
-            if !network {
-                command.push("--offline".into());
-            }
-            if !tests.is_empty() {
-                command.extend(["--".into(), "--exact".into()]);
-            }
-            command
-        }
+            ],
+            tests,
+            network,
+        ),
         Framework::Go => {
             let mut command: Vec<String> = ["go", "test", "-json"].map(String::from).into();
             if !tests.is_empty() {
@@ -364,6 +349,22 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
         }
         Framework::Make | Framework::Junit => &[],
     }
+}
+
+/// `cargo ARGS`, offline unless the network is allowed; with ids, `-- --exact` before them
+/// (the caller appends the ids).
+fn cargo_command(args: &[&str], tests: &[String], network: bool) -> Vec<String> {
+    let mut command: Vec<String> = std::iter::once("cargo")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    if !network {
+        command.push("--offline".into());
+    }
+    if !tests.is_empty() {
+        command.extend(["--".into(), "--exact".into()]);
+    }
+    command
 }
 
 /// One `go test -run` pattern for the ids: top-level tests by name; a subtest brings its whole
