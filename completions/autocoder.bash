@@ -16,6 +16,9 @@ _autocoder() {
             ",$1")
                 cmd="autocoder"
                 ;;
+            autocoder,fetch-issue)
+                cmd="autocoder__subcmd__fetch__subcmd__issue"
+                ;;
             autocoder,generate)
                 cmd="autocoder__subcmd__generate"
                 ;;
@@ -27,6 +30,9 @@ _autocoder() {
                 ;;
             autocoder,sandbox)
                 cmd="autocoder__subcmd__sandbox"
+                ;;
+            autocoder__subcmd__help,fetch-issue)
+                cmd="autocoder__subcmd__help__subcmd__fetch__subcmd__issue"
                 ;;
             autocoder__subcmd__help,generate)
                 cmd="autocoder__subcmd__help__subcmd__generate"
@@ -47,12 +53,38 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version run-tests sandbox generate help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__fetch__subcmd__issue)
+            opts="-C -q -v -h --api-url --no-comments --pretty --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --api-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -95,8 +127,22 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help)
-            opts="run-tests sandbox generate help"
+            opts="fetch-issue run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__help__subcmd__fetch__subcmd__issue)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -29,10 +29,24 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;fetch-issue'= {
+            cand --api-url 'The GitHub API base URL'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --no-comments 'Skip the issue''s comments'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'autocoder;run-tests'= {
             cand --workspace 'The project [default: the run document''s workspace, else the current directory]'
@@ -96,10 +110,13 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
         }
         &'autocoder;help'= {
+            cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'autocoder;help;fetch-issue'= {
         }
         &'autocoder;help;run-tests'= {
         }

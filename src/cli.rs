@@ -55,6 +55,7 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    FetchIssue(FetchIssueArgs),
     RunTests(RunTestsArgs),
     Sandbox(SandboxArgs),
     #[command(hide = true)]
@@ -65,6 +66,7 @@ impl Command {
     /// The name used in messages: `autocoder <name>: error: ...`.
     pub fn name(&self) -> &'static str {
         match self {
+            Command::FetchIssue(_) => "fetch-issue",
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
@@ -152,6 +154,31 @@ pub struct SandboxArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// Fetch the issue a repair starts from, into the run document.
+///
+/// REF is owner/repo#42, an issue or pull request URL, 42 or #42 (in a clone: the repository of
+/// its `origin` remote), a local .md file (title from front matter or the first heading), a .json
+/// file (an issue or a run document), or - for Markdown on stdin. The token comes from
+/// GITHUB_TOKEN or GH_TOKEN (optional for public repositories); the API from --api-url, else
+/// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3).
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42\n  autocoder fetch-issue https://github.com/acme/shop/issues/42\n  autocoder fetch-issue '#42' | autocoder run-tests\n  autocoder fetch-issue bug.md"
+)]
+pub struct FetchIssueArgs {
+    /// The issue: owner/repo#N, a URL, N, a .md or .json file, or -.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+
+    /// The GitHub API base URL.
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+
+    /// Skip the issue's comments.
+    #[arg(long)]
+    pub no_comments: bool,
 }
 
 /// Run the project's tests in the sandbox and report the failures as data.

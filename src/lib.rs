@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod doc;
 pub mod error;
+pub mod forge;
 pub mod output;
 pub mod sandbox;
 pub mod testrun;

@@ -1,5 +1,6 @@
 //! One thin module per subcommand: flags and document in, library calls, document out.
 
+pub mod fetch_issue;
 pub mod generate;
 pub mod run_tests;
 pub mod sandbox;
@@ -26,6 +27,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         Ordering::Relaxed,
     );
     match command {
+        Command::FetchIssue(args) => fetch_issue::run(args, global),
         Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),
         Command::Generate(args) => generate::run(args),

@@ -2,6 +2,8 @@
 
 mod cli;
 mod docker;
+mod fake_github;
+mod fetch_issue;
 mod run_tests;
 mod sandbox;
 mod sandbox_attacks;

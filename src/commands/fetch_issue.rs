@@ -1,0 +1,122 @@
+//! `autocoder fetch-issue REF`: the issue a repair starts from, as the run document's `issue`.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::cli::{FetchIssueArgs, GlobalArgs};
+use crate::doc::RunDocument;
+use crate::error::Failure;
+use crate::forge::github::{self, GitHub};
+use crate::forge::issue_ref::{repo_from_remote, IssueRef};
+use crate::forge::{self, GITHUB_API};
+use crate::output::write_json;
+
+pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+    let reference = IssueRef::parse(&args.reference)?;
+    // With `-` stdin holds the issue; otherwise it may hold the run document so far.
+    let mut document = if reference == IssueRef::Stdin {
+        RunDocument::default()
+    } else {
+        RunDocument::from_stdin()?
+    };
+    let workspace = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    let read = |path: &PathBuf| {
+        std::fs::read_to_string(path)
+            .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))
+    };
+    let (issue, repo) = match reference {
+        IssueRef::Stdin => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|err| Failure::usage(format!("cannot read stdin: {err}")))?;
+            (forge::issue_from_markdown(&text, None)?, None)
+        }
+        IssueRef::Markdown(path) => (
+            forge::issue_from_markdown(&read(&path)?, Some(&path))?,
+            None,
+        ),
+        IssueRef::Json(path) => (forge::issue_from_json(&read(&path)?)?, None),
+        IssueRef::Number(number) => {
+            let (owner, repo) = origin_repo()?;
+            (
+                fetch(&args, &owner, &repo, number, None)?,
+                Some(format!("{owner}/{repo}")),
+            )
+        }
+        IssueRef::GitHub {
+            owner,
+            repo,
+            number,
+            api_url,
+        } => (
+            fetch(&args, &owner, &repo, number, api_url.as_deref())?,
+            Some(format!("{owner}/{repo}")),
+        ),
+    };
+    if let Some(repo) = &repo {
+        document.set("repo", Value::String(repo.clone()));
+    }
+    if document.get("workspace").is_none() {
+        if let Some(workspace) = workspace.filter(|w| w.join(".git").exists()) {
+            document.set("workspace", Value::String(workspace.display().to_string()));
+        }
+    }
+    document.set("issue", issue);
+    write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+    Ok(0)
+}
+
+fn fetch(
+    args: &FetchIssueArgs,
+    owner: &str,
+    repo: &str,
+    number: u64,
+    implied_api: Option<&str>,
+) -> Result<Value, Failure> {
+    let env_api = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|v| !v.is_empty());
+    let api = args
+        .api_url
+        .as_deref()
+        .or(implied_api)
+        .or(env_api.as_deref())
+        .unwrap_or(GITHUB_API);
+    let client = GitHub::new(api, github::token_from_env());
+    let issue = client.issue(owner, repo, number)?;
+    let comments = if args.no_comments {
+        Vec::new()
+    } else {
+        client.comments(owner, repo, number)?
+    };
+    Ok(forge::issue_from_github(
+        &format!("{owner}/{repo}"),
+        &issue,
+        &comments,
+    ))
+}
+
+/// `owner/repo` from the `origin` remote of the repository we are in.
+fn origin_repo() -> Result<(String, String), Failure> {
+    let output = std::process::Command::new("git")
+        .args(["config", "--get", "remote.origin.url"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|err| {
+            Failure::external(format!("cannot run git: {err}"))
+                .with_hint("install git, or give owner/repo#N")
+        })?;
+    let url = String::from_utf8_lossy(&output.stdout);
+    repo_from_remote(&url).ok_or_else(|| {
+        Failure::usage(
+            "cannot tell which repository the issue number is in: no GitHub `origin` remote here",
+        )
+        .with_hint("run it in a clone of the repository, or give owner/repo#N")
+    })
+}

@@ -1,0 +1,271 @@
+//! A small GitHub REST client: the issue and all its comments (following `Link` pages), with the
+//! headers GitHub asks for, timeouts, bounded retries on network and server errors, and waits
+//! for rate limits (up to a cap; beyond it the error says when to retry). The token is sent as a
+//! header only; it never appears in a URL, a message or the output.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::error::Failure;
+
+/// The longest wait for a rate limit to lift before giving up with the time to retry.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// Attempts for one request when the network or the server fails.
+const ATTEMPTS: u32 = 3;
+
+pub struct GitHub {
+    agent: ureq::Agent,
+    api: String,
+    token: Option<String>,
+}
+
+/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (optional for public repositories).
+pub fn token_from_env() -> Option<String> {
+    ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|t| !t.trim().is_empty()))
+}
+
+impl GitHub {
+    pub fn new(api: &str, token: Option<String>) -> GitHub {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_global(Some(Duration::from_secs(60)))
+            .user_agent(format!("autocoder/{}", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        GitHub {
+            agent,
+            api: api.trim_end_matches('/').to_string(),
+            token,
+        }
+    }
+
+    /// `GET /repos/{owner}/{repo}/issues/{number}`.
+    pub fn issue(&self, owner: &str, repo: &str, number: u64) -> Result<Value, Failure> {
+        let url = format!("{}/repos/{owner}/{repo}/issues/{number}", self.api);
+        let what = format!("issue {owner}/{repo}#{number}");
+        self.get(&url, &what).map(|(value, _)| value)
+    }
+
+    /// Every comment of an issue, page after page (`Link: <...>; rel="next"`, followed verbatim).
+    pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Result<Vec<Value>, Failure> {
+        let mut url = Some(format!(
+            "{}/repos/{owner}/{repo}/issues/{number}/comments?per_page=100",
+            self.api
+        ));
+        let what = format!("the comments of {owner}/{repo}#{number}");
+        let mut comments = Vec::new();
+        // A bound on pages, in case a server links pages in a circle.
+        for _ in 0..1000 {
+            let Some(current) = url.take() else { break };
+            let (page, next) = self.get(&current, &what)?;
+            match page {
+                Value::Array(items) => comments.extend(items),
+                _ => {
+                    return Err(Failure::external(format!(
+                        "GitHub sent something other than a list for {what}"
+                    )))
+                }
+            }
+            url = next;
+        }
+        Ok(comments)
+    }
+
+    /// One GET with retries; returns the JSON body and the next page's URL.
+    fn get(&self, url: &str, what: &str) -> Result<(Value, Option<String>), Failure> {
+        let mut attempt = 0;
+        let mut rate_waits = 0;
+        loop {
+            attempt += 1;
+            let mut request = self
+                .agent
+                .get(url)
+                .header("Accept", "application/vnd.github+json")
+                .header("X-GitHub-Api-Version", "2022-11-28");
+            if let Some(token) = &self.token {
+                request = request.header("Authorization", &format!("Bearer {token}"));
+            }
+            let mut response = match request.call() {
+                Ok(response) => response,
+                Err(err) if attempt < ATTEMPTS => {
+                    crate::commands::note("fetch-issue", &format!("{what}: {err}; retrying"));
+                    std::thread::sleep(backoff(attempt));
+                    continue;
+                }
+                Err(err) => {
+                    return Err(
+                        Failure::external(format!("cannot reach GitHub for {what}: {err}"))
+                            .with_hint(
+                                "check the network, or the API address (--api-url, GITHUB_API_URL)",
+                            ),
+                    )
+                }
+            };
+            let status = response.status().as_u16();
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let next = header("link").and_then(|link| next_page(&link));
+            let retry_after = header("retry-after");
+            let remaining = header("x-ratelimit-remaining");
+            let reset = header("x-ratelimit-reset");
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(64 << 20)
+                .read_to_string()
+                .unwrap_or_default();
+            match status {
+                200..=299 => {
+                    let value = serde_json::from_str(&body)
+                        .map_err(|err| Failure::external(format!("GitHub sent invalid JSON for {what}: {err}")))?;
+                    return Ok((value, next));
+                }
+                403 | 429 => {
+                    let message = api_message(&body);
+                    let wait = rate_limit_wait(retry_after.as_deref(), remaining.as_deref(), reset.as_deref(), &message);
+                    let Some(wait) = wait else {
+                        return Err(Failure::external(format!("GitHub refused access to {what} ({status}): {message}"))
+                            .with_hint("the token needs read access to this repository's issues"));
+                    };
+                    if wait > MAX_RATE_LIMIT_WAIT || rate_waits >= 2 {
+                        return Err(Failure::external(format!(
+                            "GitHub's rate limit for {what} lifts in {} s ({message})",
+                            wait.as_secs()
+                        ))
+                        .with_hint(format!("retry after {}, or set GITHUB_TOKEN for a higher limit", clock_time_in(wait))));
+                    }
+                    rate_waits += 1;
+                    crate::commands::warn("fetch-issue", &format!("rate limited; waiting {} s", wait.as_secs().max(1)));
+                    std::thread::sleep(wait);
+                    attempt = 0;
+                }
+                401 => {
+                    return Err(Failure::external(format!("GitHub rejected the token for {what} (401)"))
+                        .with_hint("check GITHUB_TOKEN or GH_TOKEN; it may have expired"))
+                }
+                404 | 410 => {
+                    return Err(Failure::external(format!(
+                        "{what} was not found ({status}): it does not exist, or the repository is private and {}",
+                        if self.token.is_some() { "the token cannot see it" } else { "no token was given" }
+                    ))
+                    .with_hint("check the reference; for a private repository set GITHUB_TOKEN or GH_TOKEN"))
+                }
+                500..=599 if attempt < ATTEMPTS => std::thread::sleep(backoff(attempt)),
+                _ => return Err(Failure::external(format!("GitHub answered {status} for {what}: {}", api_message(&body)))),
+            }
+        }
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(250 << attempt.min(4))
+}
+
+/// How long to wait before retrying a 403/429, or None when it is not a rate limit.
+fn rate_limit_wait(
+    retry_after: Option<&str>,
+    remaining: Option<&str>,
+    reset: Option<&str>,
+    message: &str,
+) -> Option<Duration> {
+    if let Some(seconds) = retry_after.and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(seconds));
+    }
+    if remaining.map(str::trim) == Some("0") {
+        let reset: u64 = reset?.trim().parse().ok()?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    message
+        .to_ascii_lowercase()
+        .contains("secondary rate limit")
+        .then_some(Duration::from_secs(60))
+}
+
+/// The UTC time of day `wait` from now, for "retry after 14:05:09 UTC".
+fn clock_time_in(wait: Duration) -> String {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        + wait.as_secs();
+    let day = at % 86_400;
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        day / 3600,
+        day % 3600 / 60,
+        day % 60
+    )
+}
+
+/// GitHub's `{"message": ...}`, or the start of the body.
+fn api_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
+        .unwrap_or_else(|| crate::testrun::report::one_line(body, 200))
+}
+
+/// The `rel="next"` URL of a `Link` header.
+fn next_page(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params
+            .split(';')
+            .any(|p| p.trim() == "rel=\"next\"")
+            .then(|| {
+                url.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string()
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_headers() {
+        let link = r#"<https://api.github.com/repositories/1/issues/2/comments?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last""#;
+        assert_eq!(
+            next_page(link).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?page=2")
+        );
+        assert_eq!(next_page(r#"<https://x/?page=1>; rel="prev""#), None);
+    }
+
+    #[test]
+    fn rate_limits() {
+        assert_eq!(
+            rate_limit_wait(Some("3"), None, None, ""),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            rate_limit_wait(None, Some("5"), Some("0"), "Resource not accessible"),
+            None
+        );
+        assert_eq!(
+            rate_limit_wait(None, None, None, "You have exceeded a secondary rate limit"),
+            Some(Duration::from_secs(60))
+        );
+        let soon = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 10;
+        let wait = rate_limit_wait(None, Some("0"), Some(&soon.to_string()), "").unwrap();
+        assert!(wait >= Duration::from_secs(9) && wait <= Duration::from_secs(12));
+    }
+}

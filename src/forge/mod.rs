@@ -1,0 +1,193 @@
+//! Where issues come from and pull requests go: GitHub's REST API (`github`), issue references
+//! (`issue_ref`), and issues written as local Markdown or JSON. Everything becomes the run
+//! document's `issue` object (DESIGN.md section 1).
+
+pub mod github;
+pub mod issue_ref;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::error::Failure;
+
+/// The default API, when neither `--api-url` nor `GITHUB_API_URL` says otherwise.
+pub const GITHUB_API: &str = "https://api.github.com";
+
+/// A GitHub issue and its comments in the run document's shape.
+pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Value {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let login = |v: &Value| {
+        v.get("user")
+            .and_then(|u| u.get("login"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let labels: Vec<String> = issue
+        .get("labels")
+        .and_then(Value::as_array)
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|l| {
+                    l.as_str()
+                        .map(String::from)
+                        .or_else(|| l.get("name").and_then(Value::as_str).map(String::from))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "source": "github",
+        "repo": repo,
+        "number": issue.get("number").and_then(Value::as_u64),
+        "url": text(issue, "html_url"),
+        "title": text(issue, "title"),
+        "body": text(issue, "body"),
+        "labels": labels,
+        "state": text(issue, "state"),
+        "author": login(issue),
+        "pull_request": issue.get("pull_request").is_some_and(|p| !p.is_null()),
+        "comments": comments.iter().map(|c| json!({
+            "author": login(c),
+            "body": text(c, "body"),
+            "created_at": text(c, "created_at"),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// An issue written in Markdown: the title from front matter (`title:`) or the first heading,
+/// the rest as the body.
+pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Value, Failure> {
+    let mut title = None;
+    let mut labels: Vec<String> = Vec::new();
+    let mut body = text;
+    if let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    {
+        if let Some(end) = rest.find("\n---") {
+            for line in rest[..end].lines() {
+                if let Some((key, value)) = line.split_once(':') {
+                    let value = value.trim().trim_matches(['"', '\'']);
+                    match key.trim() {
+                        "title" => title = Some(value.to_string()),
+                        "labels" => {
+                            labels = value
+                                .trim_matches(['[', ']'])
+                                .split(',')
+                                .map(|l| l.trim().trim_matches(['"', '\'']).to_string())
+                                .filter(|l| !l.is_empty())
+                                .collect()
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            body = rest[end + 4..].trim_start_matches(['\r', '\n']);
+        }
+    }
+    let mut lines: Vec<&str> = body.lines().collect();
+    if title.is_none() {
+        if let Some(index) = lines.iter().position(|l| l.starts_with("# ")) {
+            title = Some(lines[index][2..].trim().to_string());
+            lines.remove(index);
+        }
+    }
+    let title = title.filter(|t| !t.is_empty()).ok_or_else(|| {
+        Failure::usage("the Markdown issue has no title")
+            .with_hint("start it with a `# Title` line or front matter with `title:`")
+    })?;
+    Ok(json!({
+        "source": "markdown",
+        "path": path.map(|p| p.display().to_string()),
+        "title": title,
+        "body": lines.join("\n").trim().to_string(),
+        "labels": labels,
+        "comments": [],
+    }))
+}
+
+/// An issue in JSON: a run document (its `issue`), or an issue object (ours or GitHub's).
+pub fn issue_from_json(text: &str) -> Result<Value, Failure> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|err| Failure::usage(format!("the issue file is not JSON: {err}")))?;
+    if let Some(issue) = value.get("issue").filter(|i| i.is_object()) {
+        return Ok(issue.clone());
+    }
+    if value.get("title").and_then(Value::as_str).is_none() {
+        return Err(Failure::usage("the JSON issue has no `title`").with_hint(
+            "give an issue object with title and body, or a run document with `issue`",
+        ));
+    }
+    if value.get("user").is_some() || value.get("html_url").is_some() {
+        // GitHub's own shape (saved from the API or `gh api`).
+        let repo = value
+            .get("repository_url")
+            .and_then(Value::as_str)
+            .and_then(|u| {
+                let mut parts = u.rsplitn(3, '/');
+                let name = parts.next()?;
+                let owner = parts.next()?;
+                Some(format!("{owner}/{name}"))
+            });
+        return Ok(issue_from_github(
+            repo.as_deref().unwrap_or(""),
+            &value,
+            &[],
+        ));
+    }
+    let mut issue = value;
+    issue["source"] = json!("json");
+    for (key, empty) in [
+        ("body", json!("")),
+        ("labels", json!([])),
+        ("comments", json!([])),
+    ] {
+        if issue.get(key).is_none() {
+            issue[key] = empty;
+        }
+    }
+    Ok(issue)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_with_heading_or_front_matter() {
+        let issue = issue_from_markdown("Intro\n# Prices are wrong\nThe discount doubles.\n", None)
+            .unwrap();
+        assert_eq!(issue["title"], "Prices are wrong");
+        assert_eq!(issue["body"], "Intro\nThe discount doubles.");
+        let issue = issue_from_markdown(
+            "---\ntitle: \"Crash on empty cart\"\nlabels: [bug, p1]\n---\n# Steps\n1. open\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(issue["title"], "Crash on empty cart");
+        assert_eq!(issue["labels"], json!(["bug", "p1"]));
+        assert_eq!(issue["body"], "# Steps\n1. open");
+        assert!(issue_from_markdown("no title here", None).is_err());
+    }
+
+    #[test]
+    fn json_shapes() {
+        let ours = issue_from_json(r#"{"title": "T", "body": "B"}"#).unwrap();
+        assert_eq!(
+            (ours["title"].as_str(), ours["labels"].clone()),
+            (Some("T"), json!([]))
+        );
+        let doc = issue_from_json(r#"{"autocoder": 1, "issue": {"title": "From doc"}}"#).unwrap();
+        assert_eq!(doc["title"], "From doc");
+        let github = issue_from_json(r#"{"title": "G", "number": 4, "user": {"login": "ann"}, "labels": [{"name": "bug"}], "repository_url": "https://api.github.com/repos/acme/shop"}"#).unwrap();
+        assert_eq!(
+            (github["author"].as_str(), github["repo"].as_str()),
+            (Some("ann"), Some("acme/shop"))
+        );
+        assert_eq!(github["labels"], json!(["bug"]));
+        assert!(issue_from_json(r#"{"body": "no title"}"#).is_err());
+    }
+}

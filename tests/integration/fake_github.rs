@@ -1,0 +1,180 @@
+//! A loopback stand-in for GitHub's REST API: a std-only HTTP/1.1 server on 127.0.0.1:0 that
+//! serves scripted responses per path (in order, the last one repeating), records every request
+//! for the test to assert on, and checks on drop that every scripted path was requested.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// `{base}` is replaced by the server's URL (for `Link` headers that point back here).
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: &str) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    /// Path and query.
+    pub target: String,
+    /// Header names in lower case.
+    pub headers: HashMap<String, String>,
+}
+
+pub struct FakeGitHub {
+    base: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+    scripted: Vec<String>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeGitHub {
+    /// Serves `routes`: "METHOD /path?query" → replies.
+    pub fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeGitHub {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let scripted = routes.iter().map(|(k, _)| k.to_string()).collect();
+        let routes: HashMap<String, Vec<Reply>> = routes
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let routes = Arc::new(Mutex::new(routes));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (routes, requests, stop, base) =
+                (routes.clone(), requests.clone(), stop.clone(), base.clone());
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        serve(stream, &routes, &requests, &base);
+                    }
+                }
+            })
+        };
+        FakeGitHub {
+            base,
+            requests,
+            scripted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.base.trim_start_matches("http://"));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        if !std::thread::panicking() {
+            let seen: Vec<String> = self
+                .requests()
+                .iter()
+                .map(|r| format!("{} {}", r.method, r.target))
+                .collect();
+            for route in &self.scripted {
+                assert!(
+                    seen.contains(route),
+                    "the fake GitHub was never asked for {route}; it saw {seen:?}"
+                );
+            }
+        }
+    }
+}
+
+fn serve(
+    stream: TcpStream,
+    routes: &Mutex<HashMap<String, Vec<Reply>>>,
+    requests: &Mutex<Vec<Request>>,
+    base: &str,
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("").to_string();
+    let mut headers = HashMap::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
+        }
+    }
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    // The request body is read so the connection stays in step; no test looks at one yet.
+    let _ = std::io::copy(
+        &mut reader.by_ref().take(length as u64),
+        &mut std::io::sink(),
+    );
+    let key = format!("{method} {target}");
+    requests.lock().unwrap().push(Request {
+        method,
+        target,
+        headers,
+    });
+    let reply = {
+        let mut routes = routes.lock().unwrap();
+        match routes.get_mut(&key) {
+            Some(replies) if replies.len() > 1 => replies.remove(0),
+            Some(replies) => replies[0].clone(),
+            None => Reply::json(404, r#"{"message": "Not Found"}"#),
+        }
+    };
+    let body = reply.body.replace("{base}", base);
+    let mut response = format!(
+        "HTTP/1.1 {} Fake\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        body.len()
+    );
+    for (name, value) in &reply.headers {
+        response.push_str(&format!("{name}: {}\r\n", value.replace("{base}", base)));
+    }
+    response.push_str("\r\n");
+    response.push_str(&body);
+    let mut stream = stream;
+    let _ = stream.write_all(response.as_bytes());
+}

@@ -1,0 +1,319 @@
+//! `autocoder fetch-issue`: against a loopback fake GitHub that asserts what it receives, and
+//! from local files.
+
+use serde_json::{json, Value};
+
+use crate::fake_github::{FakeGitHub, Reply};
+use crate::util::{Run, Test};
+
+const ISSUE: &str = r#"{"number": 42, "title": "Discount doubles", "body": "Buying 10 costs less than 9.",
+  "state": "open", "html_url": "https://github.com/acme/shop/issues/42", "user": {"login": "ann"},
+  "labels": [{"name": "bug"}, {"name": "pricing"}], "comments": 3}"#;
+
+fn document(run: &Run) -> Value {
+    serde_json::from_slice(&run.output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout(), run.stderr()))
+}
+
+fn comment(author: &str, body: &str) -> String {
+    format!(
+        r#"{{"user": {{"login": "{author}"}}, "body": "{body}", "created_at": "2026-11-01T10:00:00Z"}}"#
+    )
+}
+
+#[test]
+fn fetches_the_issue_and_every_comment_page() {
+    let github = FakeGitHub::start(vec![
+        ("GET /repos/acme/shop/issues/42", vec![Reply::json(200, ISSUE)]),
+        (
+            "GET /repos/acme/shop/issues/42/comments?per_page=100",
+            vec![Reply::json(200, &format!("[{}, {}]", comment("bob", "Seen it too"), comment("ann", "Still there")))
+                .header("link", r#"<{base}/repositories/9/issues/42/comments?page=2>; rel="next", <{base}/repositories/9/issues/42/comments?page=2>; rel="last""#)],
+        ),
+        ("GET /repositories/9/issues/42/comments?page=2", vec![Reply::json(200, &format!("[{}]", comment("cy", "Fixed?")))]),
+    ]);
+    let run = Test::new()
+        .env("GITHUB_TOKEN", "ghp_testsecret123")
+        .stdin(r#"{"autocoder": 1, "custom": "kept"}"#)
+        .args(["fetch-issue", "acme/shop#42", "--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    let doc = document(&run);
+    assert_eq!(doc["custom"], "kept");
+    assert_eq!(doc["repo"], "acme/shop");
+    let issue = &doc["issue"];
+    assert_eq!(issue["source"], "github");
+    assert_eq!(issue["number"], 42);
+    assert_eq!(issue["title"], "Discount doubles");
+    assert_eq!(issue["labels"], json!(["bug", "pricing"]));
+    assert_eq!(issue["author"], "ann");
+    assert_eq!(issue["pull_request"], false);
+    let authors: Vec<&str> = issue["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["author"].as_str().unwrap())
+        .collect();
+    assert_eq!(authors, ["bob", "ann", "cy"]);
+    for request in github.requests() {
+        assert_eq!(request.headers["accept"], "application/vnd.github+json");
+        assert_eq!(request.headers["x-github-api-version"], "2022-11-28");
+        assert!(request.headers["user-agent"].starts_with("autocoder/"));
+        assert_eq!(request.headers["authorization"], "Bearer ghp_testsecret123");
+    }
+    assert!(
+        !run.stdout().contains("ghp_testsecret123") && !run.stderr().contains("ghp_testsecret123")
+    );
+}
+
+#[test]
+fn a_pull_request_is_flagged_and_comments_can_be_skipped() {
+    let pull = ISSUE.replace(r#""comments": 3"#, r#""pull_request": {"url": "x"}"#);
+    let github = FakeGitHub::start(vec![(
+        "GET /repos/acme/shop/issues/42",
+        vec![Reply::json(200, &pull)],
+    )]);
+    let run = Test::new()
+        .args([
+            "fetch-issue",
+            "https://github.com/acme/shop/pull/42",
+            "--no-comments",
+            "--api-url",
+            github.url(),
+        ])
+        .run()
+        .expect_status(0);
+    let issue = &document(&run)["issue"];
+    assert_eq!(issue["pull_request"], true);
+    assert_eq!(issue["comments"], json!([]));
+    assert!(
+        github
+            .requests()
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization")),
+        "no token, no header"
+    );
+}
+
+#[test]
+fn errors_say_what_happened_and_what_to_do() {
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/private/issues/1",
+            vec![Reply::json(404, r#"{"message": "Not Found"}"#)],
+        ),
+        (
+            "GET /repos/acme/shop/issues/2",
+            vec![Reply::json(401, r#"{"message": "Bad credentials"}"#)],
+        ),
+        (
+            "GET /repos/acme/shop/issues/3",
+            vec![Reply::json(
+                403,
+                r#"{"message": "Resource not accessible by integration"}"#,
+            )],
+        ),
+    ]);
+    let run = Test::new()
+        .args(["fetch-issue", "acme/private#1", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(run.stdout().is_empty());
+    assert!(
+        run.stderr().contains("not found") && run.stderr().contains("private"),
+        "{}",
+        run.stderr()
+    );
+    let run = Test::new()
+        .env("GH_TOKEN", "ghp_x")
+        .args(["fetch-issue", "acme/shop#2", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("rejected the token") && run.stderr().contains("GH_TOKEN"),
+        "{}",
+        run.stderr()
+    );
+    let run = Test::new()
+        .args(["fetch-issue", "acme/shop#3", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("refused access") && run.stderr().contains("Resource not accessible"),
+        "{}",
+        run.stderr()
+    );
+
+    for bad in ["acme/shop", "acme/shop#zero", "0"] {
+        let run = Test::new()
+            .args(["fetch-issue", bad])
+            .run()
+            .expect_status(2);
+        assert!(
+            run.stderr().contains("is not an issue reference"),
+            "{bad}: {}",
+            run.stderr()
+        );
+    }
+    let run = Test::new()
+        .args([
+            "fetch-issue",
+            "acme/shop#1",
+            "--api-url",
+            "http://127.0.0.1:1",
+        ])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("cannot reach GitHub"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop/issues/42",
+            vec![
+                Reply::json(403, r#"{"message": "API rate limit exceeded"}"#)
+                    .header("retry-after", "1")
+                    .header("x-ratelimit-remaining", "0"),
+                Reply::json(200, ISSUE),
+            ],
+        ),
+        (
+            "GET /repos/acme/shop/issues/42/comments?per_page=100",
+            vec![Reply::json(500, "oops"), Reply::json(200, "[]")],
+        ),
+        (
+            "GET /repos/acme/shop/issues/43",
+            vec![
+                Reply::json(429, r#"{"message": "API rate limit exceeded"}"#)
+                    .header("x-ratelimit-remaining", "0")
+                    .header("x-ratelimit-reset", "4102444800"),
+            ],
+        ),
+    ]);
+    let run = Test::new()
+        .args(["fetch-issue", "acme/shop#42", "--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    assert_eq!(document(&run)["issue"]["title"], "Discount doubles");
+    assert!(
+        run.stderr().contains("rate limited; waiting 1 s"),
+        "{}",
+        run.stderr()
+    );
+
+    let run = Test::new()
+        .args(["fetch-issue", "acme/shop#43", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("rate limit") && run.stderr().contains("retry after"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn an_issue_number_uses_the_origin_remote() {
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop/issues/7",
+            vec![Reply::json(200, &ISSUE.replace("42", "7"))],
+        ),
+        (
+            "GET /repos/acme/shop/issues/7/comments?per_page=100",
+            vec![Reply::json(200, "[]")],
+        ),
+    ]);
+    let test = Test::new();
+    let git = |args: &[&str]| {
+        assert!(std::process::Command::new("git")
+            .args(args)
+            .current_dir(test.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap()
+            .success())
+    };
+    git(&["init", "-q"]);
+    git(&["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let run = test
+        .env("GITHUB_API_URL", github.url())
+        .args(["fetch-issue", "#7"])
+        .run()
+        .expect_status(0);
+    let doc = document(&run);
+    assert_eq!(doc["repo"], "acme/shop");
+    assert_eq!(doc["issue"]["number"], 7);
+    assert!(doc["workspace"]
+        .as_str()
+        .unwrap()
+        .contains("autocoder-test-"));
+
+    let run = Test::new()
+        .args(["fetch-issue", "7"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("no GitHub `origin` remote"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn issues_from_files_and_stdin() {
+    let test = Test::new();
+    test.dir().write(
+        "bug.md",
+        "---\ntitle: Crash on empty cart\nlabels: [bug]\n---\nSteps:\n1. open the cart\n",
+    );
+    let run = test.args(["fetch-issue", "bug.md"]).run().expect_status(0);
+    let issue = &document(&run)["issue"];
+    assert_eq!(
+        (issue["title"].as_str(), issue["source"].as_str()),
+        (Some("Crash on empty cart"), Some("markdown"))
+    );
+    assert_eq!(issue["body"], "Steps:\n1. open the cart");
+
+    let test = Test::new();
+    test.dir()
+        .write("issue.json", r#"{"title": "From JSON", "body": "details"}"#);
+    let run = test
+        .args(["fetch-issue", "issue.json"])
+        .run()
+        .expect_status(0);
+    assert_eq!(document(&run)["issue"]["title"], "From JSON");
+
+    let run = Test::new()
+        .stdin("# Typed in\nwith a body\n")
+        .args(["fetch-issue", "-"])
+        .run()
+        .expect_status(0);
+    let issue = &document(&run)["issue"];
+    assert_eq!(
+        (issue["title"].as_str(), issue["body"].as_str()),
+        (Some("Typed in"), Some("with a body"))
+    );
+
+    let run = Test::new()
+        .stdin("no heading at all\n")
+        .args(["fetch-issue", "-"])
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("has no title"), "{}", run.stderr());
+    let run = Test::new()
+        .args(["fetch-issue", "missing.md"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("cannot read missing.md"),
+        "{}",
+        run.stderr()
+    );
+}
