@@ -25,6 +25,9 @@ _autocoder() {
             autocoder,help)
                 cmd="autocoder__subcmd__help"
                 ;;
+            autocoder,open-pr)
+                cmd="autocoder__subcmd__open__subcmd__pr"
+                ;;
             autocoder,run-tests)
                 cmd="autocoder__subcmd__run__subcmd__tests"
                 ;;
@@ -40,6 +43,9 @@ _autocoder() {
             autocoder__subcmd__help,help)
                 cmd="autocoder__subcmd__help__subcmd__help"
                 ;;
+            autocoder__subcmd__help,open-pr)
+                cmd="autocoder__subcmd__help__subcmd__open__subcmd__pr"
+                ;;
             autocoder__subcmd__help,run-tests)
                 cmd="autocoder__subcmd__help__subcmd__run__subcmd__tests"
                 ;;
@@ -53,7 +59,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue run-tests sandbox generate help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue open-pr run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,7 +133,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help)
-            opts="fetch-issue run-tests sandbox generate help"
+            opts="fetch-issue open-pr run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -182,6 +188,20 @@ _autocoder() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autocoder__subcmd__help__subcmd__open__subcmd__pr)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autocoder__subcmd__help__subcmd__run__subcmd__tests)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -203,6 +223,56 @@ _autocoder() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__open__subcmd__pr)
+            opts="-C -q -v -h --workspace --repo --remote --base --branch --title --draft --dry-run --api-url --pretty --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --branch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --title)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

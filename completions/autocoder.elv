@@ -30,6 +30,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
@@ -40,6 +41,26 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -C 'Run as if started in DIR'
             cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
             cand --no-comments 'Skip the issue''s comments'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'autocoder;open-pr'= {
+            cand --workspace 'The repository''s clone [default: the run document''s workspace, else the current directory]'
+            cand --repo 'The GitHub repository [default: the run document''s repo, else the remote''s]'
+            cand --remote 'The remote to push to'
+            cand --base 'The branch to merge into [default: the repository''s default branch]'
+            cand --branch 'The branch to push [default: autocoder/issue-N-title]'
+            cand --title 'The pull request''s title [default: fix: <issue title>]'
+            cand --api-url 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --draft 'Open a draft pull request (also when heal is not green)'
+            cand --dry-run 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'
@@ -111,12 +132,15 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         }
         &'autocoder;help'= {
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;help;fetch-issue'= {
+        }
+        &'autocoder;help;open-pr'= {
         }
         &'autocoder;help;run-tests'= {
         }

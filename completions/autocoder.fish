@@ -34,6 +34,7 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -s v -l verbose -d 'Ex
 complete -c autocoder -n "__fish_autocoder_needs_command" -s h -l help -d 'Print help'
 complete -c autocoder -n "__fish_autocoder_needs_command" -s V -l version -d 'Print version'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
@@ -48,6 +49,23 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l pret
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The repository\'s clone [default: the run document\'s workspace, else the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else the remote\'s]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -d 'The remote to push to' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l base -d 'The branch to merge into [default: the repository\'s default branch]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -d 'The branch to push [default: autocoder/issue-N-title]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d 'The pull request\'s title [default: fix: <issue title>]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l draft -d 'Open a draft pull request (also when heal is not green)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l dry-run -d 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l workspace -d 'The project [default: the run document\'s workspace, else the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l framework -d 'The test runner [default: detected from the project\'s files]' -r -f -a "pytest\t''
 unittest\t''
@@ -110,8 +128,9 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty 
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue run-tests sandbox generate help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue run-tests sandbox generate help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue run-tests sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue run-tests sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue run-tests sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

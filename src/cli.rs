@@ -56,6 +56,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     FetchIssue(FetchIssueArgs),
+    OpenPr(OpenPrArgs),
     RunTests(RunTestsArgs),
     Sandbox(SandboxArgs),
     #[command(hide = true)]
@@ -67,6 +68,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::FetchIssue(_) => "fetch-issue",
+            Command::OpenPr(_) => "open-pr",
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
@@ -179,6 +181,56 @@ pub struct FetchIssueArgs {
     /// Skip the issue's comments.
     #[arg(long)]
     pub no_comments: bool,
+}
+
+/// Commit the repair on a branch, push it and open (or update) a pull request.
+///
+/// Reads the run document. The commit holds exactly heal's diff, or without a heal result the
+/// tracked changes in the workspace (never untracked files, nor files that look like
+/// credentials); the checkout, index and working tree are left as they are. Refuses (exit 1,
+/// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
+/// The token (GITHUB_TOKEN or GH_TOKEN) reaches git through a credential helper, never argv.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder open-pr\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
+)]
+pub struct OpenPrArgs {
+    /// The repository's clone [default: the run document's workspace, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// The GitHub repository [default: the run document's repo, else the remote's].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+
+    /// The remote to push to.
+    #[arg(long, value_name = "NAME", default_value = "origin")]
+    pub remote: String,
+
+    /// The branch to merge into [default: the repository's default branch].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+
+    /// The branch to push [default: autocoder/issue-N-title].
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+
+    /// The pull request's title [default: fix: <issue title>].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Open a draft pull request (also when heal is not green).
+    #[arg(long)]
+    pub draft: bool,
+
+    /// Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request
+    /// that would be sent; push nothing, call no API.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com].
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
 }
 
 /// Run the project's tests in the sandbox and report the failures as data.

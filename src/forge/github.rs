@@ -75,34 +75,133 @@ impl GitHub {
         Ok(comments)
     }
 
-    /// One GET with retries; returns the JSON body and the next page's URL.
+    /// One GET; returns the JSON body and the next page's URL.
     fn get(&self, url: &str, what: &str) -> Result<(Value, Option<String>), Failure> {
+        let response = self.send(Method::Get, url, None, what)?;
+        if response.status == 422 {
+            return Err(Failure::external(format!(
+                "GitHub refused {what} (422): {}",
+                api_message(&response.body)
+            )));
+        }
+        Ok((response.body, response.next))
+    }
+
+    /// `GET /repos/{owner}/{repo}`: for its default branch.
+    pub fn repository(&self, owner: &str, repo: &str) -> Result<Value, Failure> {
+        self.get(
+            &format!("{}/repos/{owner}/{repo}", self.api),
+            &format!("repository {owner}/{repo}"),
+        )
+        .map(|(value, _)| value)
+    }
+
+    /// The open pull request whose head is `owner:branch`, if any.
+    pub fn pull_for_head(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+    ) -> Result<Option<Value>, Failure> {
+        let url = format!(
+            "{}/repos/{owner}/{repo}/pulls?state=open&head={owner}:{branch}",
+            self.api
+        );
+        let (pulls, _) = self.get(&url, &format!("the pull requests of {owner}/{repo}"))?;
+        Ok(pulls.as_array().and_then(|p| p.first()).cloned())
+    }
+
+    /// `POST /repos/{owner}/{repo}/pulls`: Ok with 201 and the pull request, or 422 and GitHub's
+    /// reasons (one already exists, no commits between the branches, ...). A network failure is
+    /// not retried here: the caller must look for the pull request first, or make a second one.
+    pub fn create_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        request: &Value,
+    ) -> Result<ApiResponse, Failure> {
+        let url = format!("{}/repos/{owner}/{repo}/pulls", self.api);
+        self.send(
+            Method::Post,
+            &url,
+            Some(request),
+            &format!("a pull request in {owner}/{repo}"),
+        )
+    }
+
+    /// `PATCH /repos/{owner}/{repo}/pulls/{number}`.
+    pub fn update_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        changes: &Value,
+    ) -> Result<Value, Failure> {
+        let url = format!("{}/repos/{owner}/{repo}/pulls/{number}", self.api);
+        let what = format!("pull request {owner}/{repo}#{number}");
+        let response = self.send(Method::Patch, &url, Some(changes), &what)?;
+        if response.status == 422 {
+            return Err(Failure::external(format!(
+                "GitHub refused to update {what}: {}",
+                api_message(&response.body)
+            )));
+        }
+        Ok(response.body)
+    }
+
+    /// One request with retries: network failures and server errors (idempotent methods only),
+    /// rate limits (waited out up to a cap). 2xx and 422 come back; the rest are errors.
+    fn send(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        what: &str,
+    ) -> Result<ApiResponse, Failure> {
+        let idempotent = method != Method::Post;
         let mut attempt = 0;
         let mut rate_waits = 0;
         loop {
             attempt += 1;
-            let mut request = self
-                .agent
-                .get(url)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28");
-            if let Some(token) = &self.token {
-                request = request.header("Authorization", &format!("Bearer {token}"));
-            }
-            let mut response = match request.call() {
+            let result = {
+                let token = self.token.as_ref().map(|token| format!("Bearer {token}"));
+                macro_rules! prepare {
+                    ($builder:expr) => {{
+                        let mut builder = $builder
+                            .header("Accept", "application/vnd.github+json")
+                            .header("X-GitHub-Api-Version", "2022-11-28");
+                        if let Some(token) = &token {
+                            builder = builder.header("Authorization", token);
+                        }
+                        builder
+                    }};
+                }
+                let json = body.map(|b| b.to_string()).unwrap_or_default();
+                match method {
+                    Method::Get => prepare!(self.agent.get(url)).call(),
+                    Method::Post => prepare!(self.agent.post(url))
+                        .header("Content-Type", "application/json")
+                        .send(json.as_str()),
+                    Method::Patch => prepare!(self.agent.patch(url))
+                        .header("Content-Type", "application/json")
+                        .send(json.as_str()),
+                }
+            };
+            let mut response = match result {
                 Ok(response) => response,
-                Err(err) if attempt < ATTEMPTS => {
-                    crate::commands::note("fetch-issue", &format!("{what}: {err}; retrying"));
+                Err(err) if idempotent && attempt < ATTEMPTS => {
+                    crate::commands::note("github", &format!("{what}: {err}; retrying"));
                     std::thread::sleep(backoff(attempt));
                     continue;
                 }
                 Err(err) => {
-                    return Err(
-                        Failure::external(format!("cannot reach GitHub for {what}: {err}"))
-                            .with_hint(
-                                "check the network, or the API address (--api-url, GITHUB_API_URL)",
-                            ),
+                    return Err(Failure::new(
+                        crate::error::Kind::External,
+                        NetworkError(format!("cannot reach GitHub for {what}: {err}")),
                     )
+                    .with_hint(
+                        "check the network, or the API address (--api-url, GITHUB_API_URL)",
+                    ))
                 }
             };
             let status = response.status().as_u16();
@@ -117,24 +216,28 @@ impl GitHub {
             let retry_after = header("retry-after");
             let remaining = header("x-ratelimit-remaining");
             let reset = header("x-ratelimit-reset");
-            let body = response
+            let text = response
                 .body_mut()
                 .with_config()
                 .limit(64 << 20)
                 .read_to_string()
                 .unwrap_or_default();
             match status {
-                200..=299 => {
-                    let value = serde_json::from_str(&body)
-                        .map_err(|err| Failure::external(format!("GitHub sent invalid JSON for {what}: {err}")))?;
-                    return Ok((value, next));
+                200..=299 | 422 => {
+                    let body = if text.trim().is_empty() {
+                        Value::Null
+                    } else {
+                        serde_json::from_str(&text)
+                            .map_err(|err| Failure::external(format!("GitHub sent invalid JSON for {what}: {err}")))?
+                    };
+                    return Ok(ApiResponse { status, body, next });
                 }
                 403 | 429 => {
-                    let message = api_message(&body);
+                    let message = api_message_text(&text);
                     let wait = rate_limit_wait(retry_after.as_deref(), remaining.as_deref(), reset.as_deref(), &message);
                     let Some(wait) = wait else {
                         return Err(Failure::external(format!("GitHub refused access to {what} ({status}): {message}"))
-                            .with_hint("the token needs read access to this repository's issues"));
+                            .with_hint("the token needs access to this repository (issues read; contents and pull requests write to open one)"));
                     };
                     if wait > MAX_RATE_LIMIT_WAIT || rate_waits >= 2 {
                         return Err(Failure::external(format!(
@@ -144,7 +247,7 @@ impl GitHub {
                         .with_hint(format!("retry after {}, or set GITHUB_TOKEN for a higher limit", clock_time_in(wait))));
                     }
                     rate_waits += 1;
-                    crate::commands::warn("fetch-issue", &format!("rate limited; waiting {} s", wait.as_secs().max(1)));
+                    crate::commands::warn("github", &format!("rate limited; waiting {} s", wait.as_secs().max(1)));
                     std::thread::sleep(wait);
                     attempt = 0;
                 }
@@ -159,11 +262,63 @@ impl GitHub {
                     ))
                     .with_hint("check the reference; for a private repository set GITHUB_TOKEN or GH_TOKEN"))
                 }
-                500..=599 if attempt < ATTEMPTS => std::thread::sleep(backoff(attempt)),
-                _ => return Err(Failure::external(format!("GitHub answered {status} for {what}: {}", api_message(&body)))),
+                500..=599 if idempotent && attempt < ATTEMPTS => std::thread::sleep(backoff(attempt)),
+                _ => return Err(Failure::external(format!("GitHub answered {status} for {what}: {}", api_message_text(&text)))),
             }
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+    Patch,
+}
+
+/// A response the caller interprets (2xx or 422).
+#[derive(Debug)]
+pub struct ApiResponse {
+    pub status: u16,
+    pub body: Value,
+    pub next: Option<String>,
+}
+
+/// The request never got an answer (connection refused, timeout): for a POST, it may or may
+/// not have been carried out.
+#[derive(Debug)]
+pub struct NetworkError(String);
+
+impl std::fmt::Display for NetworkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NetworkError {}
+
+/// GitHub's `message` (and its `errors[].message`, objects or strings) from a JSON body.
+pub fn api_message(body: &Value) -> String {
+    let mut message = body
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if let Some(errors) = body.get("errors").and_then(Value::as_array) {
+        for error in errors {
+            let text = error.as_str().map(String::from).or_else(|| {
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            });
+            if let Some(text) = text {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+        }
+    }
+    message
 }
 
 fn backoff(attempt: u32) -> Duration {
@@ -208,8 +363,8 @@ fn clock_time_in(wait: Duration) -> String {
     )
 }
 
-/// GitHub's `{"message": ...}`, or the start of the body.
-fn api_message(body: &str) -> String {
+/// GitHub's `{"message": ...}` from a raw body, or the start of the body.
+fn api_message_text(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))

@@ -2,8 +2,10 @@
 //! (`issue_ref`), and issues written as local Markdown or JSON. Everything becomes the run
 //! document's `issue` object (DESIGN.md section 1).
 
+pub mod git;
 pub mod github;
 pub mod issue_ref;
+pub mod pull_request;
 
 use std::path::Path;
 

@@ -26,6 +26,15 @@ impl Reply {
         }
     }
 
+    /// Closes the connection without answering, as if the network failed after the request.
+    pub fn hang_up() -> Reply {
+        Reply {
+            status: 0,
+            headers: Vec::new(),
+            body: String::new(),
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_string(), value.to_string()));
         self
@@ -39,6 +48,7 @@ pub struct Request {
     pub target: String,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
+    pub body: String,
 }
 
 pub struct FakeGitHub {
@@ -145,16 +155,15 @@ fn serve(
         .get("content-length")
         .and_then(|l| l.parse().ok())
         .unwrap_or(0);
-    // The request body is read so the connection stays in step; no test looks at one yet.
-    let _ = std::io::copy(
-        &mut reader.by_ref().take(length as u64),
-        &mut std::io::sink(),
-    );
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
     let key = format!("{method} {target}");
+    let body = String::from_utf8_lossy(&body).into_owned();
     requests.lock().unwrap().push(Request {
         method,
         target,
         headers,
+        body,
     });
     let reply = {
         let mut routes = routes.lock().unwrap();
@@ -164,6 +173,9 @@ fn serve(
             None => Reply::json(404, r#"{"message": "Not Found"}"#),
         }
     };
+    if reply.status == 0 {
+        return;
+    }
     let body = reply.body.replace("{base}", base);
     let mut response = format!(
         "HTTP/1.1 {} Fake\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",

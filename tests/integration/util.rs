@@ -86,6 +86,14 @@ impl Test {
         }
     }
 
+    /// A fresh run (in a directory of its own) with the same environment as `other`: for several
+    /// runs against one set-up that `other`'s directory holds.
+    pub fn new_like(other: &Test) -> Test {
+        let mut test = Test::new();
+        test.env = other.env.clone();
+        test
+    }
+
     pub fn dir(&self) -> &TempDir {
         &self.dir
     }

@@ -1,0 +1,419 @@
+//! `autocoder open-pr`: the repair as a branch, a commit and a pull request.
+//!
+//! The commit is made from a private index (the user's checkout, index and working tree are left
+//! as they are) and holds exactly heal's diff, or without a heal result the tracked changes in
+//! the workspace, never files that look like credentials. It is pushed with `git push`, the token
+//! handed over by a credential helper through the environment (never in argv, a URL or
+//! `.git/config`), and never over commits autocoder did not make. The pull request is created,
+//! or updated when one already exists for the branch; a retry after a network failure looks for
+//! it first, so there is never a second one.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::cli::{GlobalArgs, OpenPrArgs};
+use crate::doc::RunDocument;
+use crate::error::Failure;
+use crate::forge::git::{looks_like_secret, Git};
+use crate::forge::github::{self, GitHub, NetworkError};
+use crate::forge::issue_ref::{repo_from_remote, valid_name};
+use crate::forge::{pull_request, GITHUB_API};
+use crate::output::write_json;
+
+pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+    let mut document = RunDocument::from_stdin()?;
+    let workspace = args
+        .workspace
+        .clone()
+        .or_else(|| {
+            document
+                .get("workspace")
+                .and_then(Value::as_str)
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from("."));
+    let git = Git::open(&workspace)?;
+    let issue = document.get("issue").cloned();
+    let heal = document.get("heal").cloned();
+
+    let heal_status = heal
+        .as_ref()
+        .and_then(|h| h.get("status"))
+        .and_then(Value::as_str);
+    if heal.is_some() && heal_status != Some("green") && !args.draft {
+        crate::commands::warn(
+            "open-pr",
+            &format!("heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)", heal_status.unwrap_or("unknown")),
+        );
+        write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+        return Ok(1);
+    }
+
+    let remote = args.remote.clone();
+    let remote_url = git.config(&format!("remote.{remote}.url")).ok_or_else(|| {
+        Failure::usage(format!("the repository has no remote `{remote}`"))
+            .with_hint("add it (git remote add ...), or name another with --remote")
+    })?;
+    let repo = args
+        .repo
+        .clone()
+        .or_else(|| {
+            document
+                .get("repo")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .or_else(|| repo_from_remote(&remote_url).map(|(o, r)| format!("{o}/{r}")))
+        .ok_or_else(|| {
+            Failure::usage("cannot tell which GitHub repository to open the pull request in")
+                .with_hint("pass --repo OWNER/NAME")
+        })?;
+    let (owner, name) = repo
+        .split_once('/')
+        .filter(|(o, n)| valid_name(o) && valid_name(n))
+        .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
+
+    let title = pull_request::title(args.title.as_deref(), issue.as_ref());
+    let branch = args
+        .branch
+        .clone()
+        .unwrap_or_else(|| pull_request::branch_name(issue.as_ref(), &title));
+    git.run(&["check-ref-format", "--branch", &branch], &[], None)
+        .map_err(|_| Failure::usage(format!("`{branch}` is not a valid branch name")))?;
+
+    let (commit, diff) = make_commit(&git, heal.as_ref(), &title, issue.as_ref())?;
+    let Some(commit) = commit else {
+        crate::commands::warn("open-pr", "there is nothing to commit: no change from HEAD");
+        write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+        return Ok(1);
+    };
+    let body = pull_request::body(document.as_value(), &diff);
+
+    let env_api = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|v| !v.is_empty());
+    let api = args
+        .api_url
+        .clone()
+        .or(env_api)
+        .unwrap_or_else(|| GITHUB_API.to_string());
+    if args.dry_run {
+        git.run(
+            &[
+                "update-ref",
+                &format!("refs/autocoder/dry-run/{branch}"),
+                &commit,
+            ],
+            &[],
+            None,
+        )?;
+        let base = args
+            .base
+            .clone()
+            .unwrap_or_else(|| remote_default_branch(&git, &remote));
+        let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": args.draft, "maintainer_can_modify": true});
+        document.set(
+            "pr",
+            json!({"dry_run": true, "branch": branch, "base": base, "commit": commit, "draft": args.draft,
+                   "request": {"method": "POST", "url": format!("{}/repos/{owner}/{name}/pulls", api.trim_end_matches('/')), "body": request}}),
+        );
+        write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+        return Ok(0);
+    }
+
+    let token = github::token_from_env();
+    push(
+        &git,
+        &remote,
+        &remote_url,
+        &branch,
+        &commit,
+        token.as_deref(),
+    )?;
+    let client = GitHub::new(&api, token);
+    let base = match &args.base {
+        Some(base) => base.clone(),
+        None => client
+            .repository(owner, name)?
+            .get("default_branch")
+            .and_then(Value::as_str)
+            .unwrap_or("main")
+            .to_string(),
+    };
+    let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": args.draft, "maintainer_can_modify": true});
+    let (pull, created) = create_or_update(&client, owner, name, &branch, &request)?;
+    document.set(
+        "pr",
+        json!({
+            "number": pull.get("number").and_then(Value::as_u64),
+            "url": pull.get("html_url").and_then(Value::as_str),
+            "branch": branch,
+            "base": base,
+            "commit": commit,
+            "created": created,
+            "updated": !created,
+            "draft": pull.get("draft").and_then(Value::as_bool).unwrap_or(args.draft),
+        }),
+    );
+    write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+    Ok(0)
+}
+
+/// The commit (None when there is nothing to commit) and its diff, made from a private index.
+fn make_commit(
+    git: &Git,
+    heal: Option<&Value>,
+    title: &str,
+    issue: Option<&Value>,
+) -> Result<(Option<String>, String), Failure> {
+    let head = git
+        .run(&["rev-parse", "--verify", "HEAD"], &[], None)
+        .map_err(|_| {
+            Failure::usage("the repository has no commit yet")
+                .with_hint("a pull request needs a commit to branch from")
+        })?;
+    let index = PrivateIndex::new()?;
+    let env = [("GIT_INDEX_FILE", index.path_str())];
+    git.run(&["read-tree", "HEAD"], &env, None)?;
+    match heal
+        .and_then(|h| h.get("diff"))
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+    {
+        Some(diff) => {
+            git.run(
+                &["apply", "--cached", "--whitespace=nowarn", "-"],
+                &env,
+                Some(diff),
+            )
+            .map_err(|err| {
+                Failure::usage(format!(
+                    "heal's diff does not apply to HEAD: {:#}",
+                    err.error
+                ))
+                .with_hint("run open-pr on the commit heal started from")
+            })?;
+        }
+        None => {
+            git.stage_tracked_changes(&env)?;
+            let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
+            for path in staged.lines().filter(|p| looks_like_secret(p)) {
+                crate::commands::warn(
+                    "open-pr",
+                    &format!("{path} looks like it holds credentials: left out of the commit"),
+                );
+                git.run(&["reset", "-q", "HEAD", "--", path], &env, None)?;
+            }
+        }
+    }
+    let tree = git.run(&["write-tree"], &env, None)?;
+    let head_tree = git.run(&["rev-parse", "HEAD^{tree}"], &[], None)?;
+    if tree == head_tree {
+        return Ok((None, String::new()));
+    }
+    let (name, email) = author(git)?;
+    let identity = [
+        ("GIT_AUTHOR_NAME", name.as_str()),
+        ("GIT_AUTHOR_EMAIL", email.as_str()),
+        ("GIT_COMMITTER_NAME", name.as_str()),
+        ("GIT_COMMITTER_EMAIL", email.as_str()),
+    ];
+    let message = pull_request::commit_message(title, issue);
+    let commit = git.run(
+        &["commit-tree", &tree, "-p", &head, "-F", "-"],
+        &identity,
+        Some(&message),
+    )?;
+    let diff = git.run(
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            &head,
+            &commit,
+        ],
+        &[],
+        None,
+    )?;
+    Ok((Some(commit), diff))
+}
+
+/// `AUTOCODER_AUTHOR` ("Name <email>"), else git's user.name and user.email.
+fn author(git: &Git) -> Result<(String, String), Failure> {
+    if let Ok(author) = std::env::var("AUTOCODER_AUTHOR") {
+        if let Some((name, rest)) = author.split_once('<') {
+            let email = rest.trim_end().trim_end_matches('>');
+            if !name.trim().is_empty() && email.contains('@') {
+                return Ok((name.trim().to_string(), email.to_string()));
+            }
+        }
+        return Err(Failure::usage(format!(
+            "AUTOCODER_AUTHOR={author:?} is not `Name <email>`"
+        )));
+    }
+    match (git.config("user.name"), git.config("user.email")) {
+        (Some(name), Some(email)) => Ok((name, email)),
+        _ => Err(Failure::usage("who is the commit's author? git has no user.name and user.email")
+            .with_hint("set them (git config user.name ...; git config user.email ...) or AUTOCODER_AUTHOR='Name <email>'")),
+    }
+}
+
+/// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
+fn push(
+    git: &Git,
+    remote: &str,
+    remote_url: &str,
+    branch: &str,
+    commit: &str,
+    token: Option<&str>,
+) -> Result<(), Failure> {
+    let helper = "credential.helper=!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$AUTOCODER_GIT_TOKEN\"; }; f";
+    let https = remote_url.starts_with("https://");
+    // The programs git would start for the remote are ours, whatever the repository's config says.
+    let receive_pack = format!("remote.{remote}.receivepack=git-receive-pack");
+    let upload_pack = format!("remote.{remote}.uploadpack=git-upload-pack");
+    let mut config: Vec<&str> = vec![&receive_pack, &upload_pack];
+    if https && token.is_some() {
+        config.push(helper);
+    }
+    let env: Vec<(&str, &str)> = token
+        .filter(|_| https)
+        .map(|t| vec![("AUTOCODER_GIT_TOKEN", t)])
+        .unwrap_or_default();
+    let reference = format!("refs/heads/{branch}");
+    let existing =
+        git.run_configured(&config, &["ls-remote", "--heads", remote, &reference], &env)?;
+    let existing = existing.split_whitespace().next().map(String::from);
+    let mut args = vec!["push".to_string(), "--quiet".into(), "--porcelain".into()];
+    if let Some(old) = &existing {
+        if old == commit {
+            return Ok(());
+        }
+        // Replace the branch only if its tip is one of ours.
+        git.run_configured(
+            &config,
+            &["fetch", "--quiet", "--no-tags", remote, &reference],
+            &env,
+        )?;
+        let message = git.run(&["log", "-1", "--format=%B", old], &[], None)?;
+        if !message.contains(pull_request::TRAILER) {
+            return Err(Failure::external(format!("branch {branch} on {remote} has commits autocoder did not make: not pushing over them"))
+                .with_hint("choose another branch with --branch"));
+        }
+        args.push(format!("--force-with-lease={reference}:{old}"));
+    }
+    args.extend([remote.to_string(), format!("{commit}:{reference}")]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    git.run_configured(&config, &args, &env).map_err(|err| {
+        Failure::external(format!("cannot push {branch}: {:#}", err.error))
+            .with_hint("check that the token (GITHUB_TOKEN or GH_TOKEN) may push to the repository")
+    })?;
+    // A local branch too, for the user to look at; it is never checked out.
+    git.run(&["update-ref", &reference, commit], &[], None)?;
+    Ok(())
+}
+
+/// Creates the pull request, or updates the open one for this branch. Returns it and whether
+/// it was created.
+fn create_or_update(
+    client: &GitHub,
+    owner: &str,
+    repo: &str,
+    branch: &str,
+    request: &Value,
+) -> Result<(Value, bool), Failure> {
+    let update = |number: u64| {
+        let changes =
+            json!({"title": request["title"], "body": request["body"], "base": request["base"]});
+        client
+            .update_pull(owner, repo, number, &changes)
+            .map(|pull| (pull, false))
+    };
+    let existing_number = |pull: &Value| pull.get("number").and_then(Value::as_u64);
+    for attempt in 0..2 {
+        match client.create_pull(owner, repo, request) {
+            Ok(response) if response.status == 201 || response.status == 200 => {
+                return Ok((response.body, true))
+            }
+            Ok(response) => {
+                let message = github::api_message(&response.body);
+                if message.contains("already exists") {
+                    let pull = client.pull_for_head(owner, repo, branch)?.ok_or_else(|| {
+                        Failure::external(format!(
+                            "GitHub says a pull request for {branch} exists, but none is open"
+                        ))
+                    })?;
+                    let number = existing_number(&pull).ok_or_else(|| {
+                        Failure::external("GitHub listed a pull request without a number")
+                    })?;
+                    return update(number);
+                }
+                return Err(Failure::external(format!(
+                    "GitHub refused the pull request (422): {message}"
+                )));
+            }
+            // The POST may have been carried out: look before trying again.
+            Err(failure)
+                if attempt == 0 && failure.error.downcast_ref::<NetworkError>().is_some() =>
+            {
+                if let Some(number) = client
+                    .pull_for_head(owner, repo, branch)?
+                    .as_ref()
+                    .and_then(existing_number)
+                {
+                    return update(number);
+                }
+            }
+            Err(failure) => return Err(failure),
+        }
+    }
+    Err(Failure::external(
+        "cannot create the pull request: GitHub did not answer",
+    ))
+}
+
+/// The remote's default branch as the clone knows it (`refs/remotes/REMOTE/HEAD`), else main.
+fn remote_default_branch(git: &Git, remote: &str) -> String {
+    git.run(
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            &format!("refs/remotes/{remote}/HEAD"),
+        ],
+        &[],
+        None,
+    )
+    .ok()
+    .and_then(|head| head.strip_prefix(&format!("{remote}/")).map(String::from))
+    .unwrap_or_else(|| "main".to_string())
+}
+
+/// An index file of our own, removed when done.
+struct PrivateIndex {
+    path: PathBuf,
+}
+
+impl PrivateIndex {
+    fn new() -> Result<PrivateIndex, Failure> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("autocoder-index-{}-{nanos}", std::process::id()));
+        Ok(PrivateIndex { path })
+    }
+
+    fn path_str(&self) -> &str {
+        self.path.to_str().unwrap_or("")
+    }
+}
+
+impl Drop for PrivateIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(Path::new(&format!("{}.lock", self.path.display())));
+    }
+}

@@ -1,0 +1,238 @@
+//! Git on the user's repository, as a subprocess, made safe to run where sandboxed code has
+//! written: `.git/config` and `.gitattributes` are the sandbox's to change, so every setting that
+//! makes git run a program (hooks, fsmonitor, credential helpers, ssh commands, the ext::
+//! transport, receive-pack and upload-pack paths, external diffs, textconv, clean filters) is
+//! overridden on the command line or avoided, nothing prompts, and no optional locks are taken.
+//! Commits are made with plumbing and a private index, so the user's checkout, index and working
+//! tree are never touched.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::Failure;
+
+pub struct Git {
+    dir: PathBuf,
+}
+
+/// Settings that win over anything in the repository's config.
+const SAFE_CONFIG: &[&str] = &[
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "credential.helper=",
+    "core.sshCommand=ssh",
+    "core.gitProxy=",
+    "protocol.ext.allow=never",
+    "diff.external=",
+    "core.pager=cat",
+    "core.editor=true",
+    "commit.gpgSign=false",
+];
+
+impl Git {
+    /// The repository containing `dir`.
+    pub fn open(dir: &Path) -> Result<Git, Failure> {
+        let git = Git {
+            dir: dir.to_path_buf(),
+        };
+        git.run(&["rev-parse", "--show-toplevel"], &[], None)
+            .map_err(|err| {
+                Failure::usage(format!(
+                    "{} is not a git repository: {:#}",
+                    dir.display(),
+                    err.error
+                ))
+                .with_hint("run it in the project's clone, or give it with --workspace")
+            })?;
+        Ok(git)
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new("git");
+        command
+            .arg("-C")
+            .arg(&self.dir)
+            .args(SAFE_CONFIG.iter().flat_map(|setting| ["-c", setting]))
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env_remove("GIT_INDEX_FILE")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs git with extra variables (and stdin); returns its stdout, or its stderr as the error.
+    pub fn run(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdin: Option<&str>,
+    ) -> Result<String, Failure> {
+        let mut command = self.command();
+        command
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if stdin.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let mut child = command.spawn().map_err(|err| {
+            Failure::external(format!("cannot run git: {err}")).with_hint("install git")
+        })?;
+        if let Some(input) = stdin {
+            let _ = child
+                .stdin
+                .take()
+                .expect("piped")
+                .write_all(input.as_bytes());
+        }
+        let output = child
+            .wait_with_output()
+            .map_err(|err| Failure::external(format!("git failed: {err}")))?;
+        if !output.status.success() {
+            let message = String::from_utf8_lossy(&output.stderr).trim().to_string();
+            return Err(Failure::external(format!(
+                "git {} failed: {message}",
+                args.first().unwrap_or(&"")
+            )));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_string())
+    }
+
+    /// Like `run`, with extra `-c` settings (for a credential helper of our own).
+    pub fn run_configured(
+        &self,
+        config: &[&str],
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<String, Failure> {
+        let mut all: Vec<&str> = Vec::new();
+        for setting in config {
+            all.extend(["-c", setting]);
+        }
+        all.extend(args);
+        self.run(&all, env, None)
+    }
+
+    /// Stages the tracked files' contents from the working tree into the index `env` names, like
+    /// `git add --update` but without clean filters (a `.gitattributes` the sandbox wrote could
+    /// name a program): each file is hashed as it is.
+    pub fn stage_tracked_changes(&self, env: &[(&str, &str)]) -> Result<(), Failure> {
+        let listing = self.run(&["ls-files", "-s", "-z"], env, None)?;
+        let mut paths = Vec::new();
+        let mut entries = Vec::new();
+        for entry in listing.split('\0').filter(|e| !e.is_empty()) {
+            let Some((info, path)) = entry.split_once('\t') else {
+                continue;
+            };
+            let mut fields = info.split(' ');
+            let (Some(mode), Some(blob)) = (fields.next(), fields.next()) else {
+                continue;
+            };
+            entries.push((mode.to_string(), blob.to_string(), path.to_string()));
+        }
+        let mut updates = String::new();
+        let mut removals = Vec::new();
+        for (mode, _, path) in &entries {
+            if mode == "160000" {
+                continue; // submodules keep their commit
+            }
+            match self.dir.join(path).symlink_metadata() {
+                Err(_) => removals.push(path.clone()),
+                Ok(meta) if meta.file_type().is_file() => paths.push(path.clone()),
+                Ok(_) => {}
+            }
+        }
+        let hashes = if paths.is_empty() {
+            String::new()
+        } else {
+            self.run(
+                &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                env,
+                Some(&(paths.join("\n") + "\n")),
+            )?
+        };
+        for (path, hash) in paths.iter().zip(hashes.lines()) {
+            let (mode, blob, _) = entries
+                .iter()
+                .find(|(_, _, p)| p == path)
+                .expect("listed above");
+            let executable = {
+                use std::os::unix::fs::PermissionsExt;
+                self.dir
+                    .join(path)
+                    .metadata()
+                    .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+            };
+            let new_mode = if executable { "100755" } else { "100644" };
+            if hash != blob || (mode != "120000" && mode != new_mode) {
+                updates.push_str(&format!("{new_mode} {hash}\t{path}\n"));
+            }
+        }
+        for path in &removals {
+            updates.push_str(&format!(
+                "0 0000000000000000000000000000000000000000\t{path}\n"
+            ));
+        }
+        if !updates.is_empty() {
+            self.run(&["update-index", "--index-info"], env, Some(&updates))?;
+        }
+        Ok(())
+    }
+
+    /// A setting from the repository's (and the user's) git config.
+    pub fn config(&self, key: &str) -> Option<String> {
+        self.run(&["config", "--get", key], &[], None)
+            .ok()
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Paths that look like they hold credentials: never committed unless named.
+pub fn looks_like_secret(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    const EXACT: &[&str] = &[
+        ".env",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        "credentials",
+        "credentials.json",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        ".git-credentials",
+        "secrets.json",
+        "secrets.yml",
+        "secrets.yaml",
+    ];
+    const SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
+    EXACT.contains(&name.as_str())
+        || name.starts_with(".env.")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_paths() {
+        for path in [
+            ".env",
+            "config/.env.production",
+            "certs/server.pem",
+            "deploy/id_rsa",
+            "x/credentials.json",
+        ] {
+            assert!(looks_like_secret(path), "{path}");
+        }
+        for path in ["src/env.rs", "README.md", "keys.py", "environment.yml"] {
+            assert!(!looks_like_secret(path), "{path}");
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The pull request autocoder opens: its title, branch name and body. The body puts in one place
+//! what a reviewer needs to trust the change: the issue, the test evidence before and after (and
+//! the sandbox it ran in), the review, and the diff — cut at a line boundary, with a notice, so
+//! that it stays under GitHub's 65,536-character limit.
+
+use serde_json::Value;
+
+/// GitHub refuses bodies over 65,536 characters; this leaves room for the notice.
+const MAX_BODY: usize = 60_000;
+/// Trailer marking commits autocoder made: only those may be replaced on a branch.
+pub const TRAILER: &str = "Generated-by: autocoder";
+
+/// `fix: <issue title>`, or the given title.
+pub fn title(given: Option<&str>, issue: Option<&Value>) -> String {
+    if let Some(title) = given {
+        return title.to_string();
+    }
+    match issue
+        .and_then(|i| i.get("title"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(title) => format!("fix: {title}"),
+        None => "fix: changes made by autocoder".to_string(),
+    }
+}
+
+/// `autocoder/issue-42-discount-doubles` (or `autocoder/<slug>` without an issue number).
+pub fn branch_name(issue: Option<&Value>, title: &str) -> String {
+    let source = issue
+        .and_then(|i| i.get("title"))
+        .and_then(Value::as_str)
+        .unwrap_or(title);
+    let mut slug = String::new();
+    for ch in source.to_ascii_lowercase().chars() {
+        if ch.is_ascii_alphanumeric() {
+            slug.push(ch);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 40 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let slug = if slug.is_empty() { "change" } else { slug };
+    match issue.and_then(|i| i.get("number")).and_then(Value::as_u64) {
+        Some(number) => format!("autocoder/issue-{number}-{slug}"),
+        None => format!("autocoder/{slug}"),
+    }
+}
+
+/// The commit message: Conventional Commits, `Fixes #N`, and our trailer.
+pub fn commit_message(title: &str, issue: Option<&Value>) -> String {
+    let mut message = format!("{title}\n\n");
+    if let Some(number) = issue.and_then(|i| i.get("number")).and_then(Value::as_u64) {
+        message.push_str(&format!("Fixes #{number}\n"));
+    }
+    message.push_str(TRAILER);
+    message.push('\n');
+    message
+}
+
+/// The body, from the run document and the diff of the commit.
+pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
+    let mut body = String::new();
+    if let Some(issue) = document.get("issue") {
+        let title = issue.get("title").and_then(Value::as_str).unwrap_or("");
+        match (
+            issue.get("number").and_then(Value::as_u64),
+            issue
+                .get("url")
+                .and_then(Value::as_str)
+                .filter(|u| !u.is_empty()),
+        ) {
+            (Some(number), Some(url)) => {
+                body.push_str(&format!("Fixes #{number}: [{title}]({url})\n\n"))
+            }
+            (Some(number), None) => body.push_str(&format!("Fixes #{number}: {title}\n\n")),
+            _ => body.push_str(&format!("Issue: {title}\n\n")),
+        }
+        let summary = issue
+            .get("body")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        if !summary.is_empty() {
+            let cut = crate::testrun::report::cut(summary, 1000);
+            for line in cut.lines() {
+                body.push_str(&format!("> {line}\n"));
+            }
+            if cut.len() < summary.len() {
+                body.push_str("> …\n");
+            }
+            body.push('\n');
+        }
+    }
+    let heal = document.get("heal");
+    let before = document.get("tests");
+    let after = heal.and_then(|h| h.get("tests")).filter(|t| t.is_object());
+    if before.is_some() || after.is_some() || heal.is_some() {
+        body.push_str("## Test evidence\n\n");
+        if let Some(heal) = heal {
+            let status = heal
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
+            let engine = heal
+                .get("engine")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
+            let attempts = heal
+                .get("attempts")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            body.push_str(&format!(
+                "Repair: **{status}** ({engine} engine, {attempts} attempts)\n\n"
+            ));
+        }
+        for (label, tests) in [("Before", before), ("After", after)] {
+            if let Some(tests) = tests {
+                body.push_str(&tests_line(label, tests));
+            }
+        }
+        if let Some(sandbox) = after
+            .or(before)
+            .and_then(|t| t.get("sandbox"))
+            .filter(|s| s.is_object())
+        {
+            body.push_str(&format!("\nRun in the sandbox: {}\n", layers_line(sandbox)));
+        }
+        body.push('\n');
+    }
+    if let Some(review) = document.get("review") {
+        let verdict = review
+            .get("verdict")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        let findings = review
+            .get("findings")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let human = review
+            .get("human_review_required")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        body.push_str(&format!(
+            "## Review\n\nVerdict: **{verdict}**, {findings} findings{}.\n\n",
+            if human { ", human review required" } else { "" }
+        ));
+    }
+    body.push_str("## Diff\n\n");
+    let footer = "\n<sub>Opened by autocoder.</sub>\n";
+    let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200);
+    let (shown, omitted_lines) = cut_diff(diff, room);
+    body.push_str("```diff\n");
+    body.push_str(shown);
+    if !shown.ends_with('\n') && !shown.is_empty() {
+        body.push('\n');
+    }
+    body.push_str("```\n");
+    if omitted_lines > 0 {
+        body.push_str(&format!(
+            "\nThe diff is cut here: {omitted_lines} more lines are in the commit.\n"
+        ));
+    }
+    body.push_str(footer);
+    body
+}
+
+fn tests_line(label: &str, tests: &Value) -> String {
+    let outcome = tests
+        .get("outcome")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let count = |key: &str| {
+        tests
+            .get("counts")
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let mut line = format!(
+        "- {label}: **{outcome}**, {} passed, {} failed, {} errors, {} skipped",
+        count("passed"),
+        count("failed"),
+        count("errors"),
+        count("skipped")
+    );
+    let failing: Vec<&str> = tests
+        .get("failures")
+        .and_then(Value::as_array)
+        .map(|f| {
+            f.iter()
+                .filter_map(|f| f.get("id").and_then(Value::as_str))
+                .take(10)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !failing.is_empty() {
+        line.push_str(&format!(" (`{}`)", failing.join("`, `")));
+    }
+    line.push('\n');
+    line
+}
+
+fn layers_line(sandbox: &Value) -> String {
+    let layers = &sandbox["layers"];
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    format!(
+        "{} backend; files: {}; network {}; uid {}, no capabilities; limits by {}",
+        text(&sandbox["backend"]),
+        text(&layers["filesystem"]["mechanism"]),
+        if layers["network"]["allowed"].as_bool() == Some(true) {
+            "allowed"
+        } else {
+            "off"
+        },
+        layers["identity"]["uid"],
+        text(&layers["resources"]["mechanism"]),
+    )
+}
+
+/// The longest prefix of `diff` that fits in `room` characters and ends at a line, and how many
+/// lines were left out.
+fn cut_diff(diff: &str, room: usize) -> (&str, usize) {
+    if diff.len() <= room {
+        return (diff, 0);
+    }
+    let head = crate::testrun::report::cut(diff, room);
+    let head = head.rfind('\n').map_or("", |end| &head[..=end]);
+    (head, diff[head.len()..].lines().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names() {
+        let issue = json!({"number": 42, "title": "Discount doubles when buying 10+ items!"});
+        assert_eq!(
+            title(None, Some(&issue)),
+            "fix: Discount doubles when buying 10+ items!"
+        );
+        assert_eq!(
+            branch_name(Some(&issue), ""),
+            "autocoder/issue-42-discount-doubles-when-buying-10-items"
+        );
+        assert_eq!(branch_name(None, "fix: tidy"), "autocoder/fix-tidy");
+        assert_eq!(
+            commit_message("fix: x", Some(&issue)),
+            format!("fix: x\n\nFixes #42\n{TRAILER}\n")
+        );
+    }
+
+    #[test]
+    fn body_stays_under_the_limit_and_cuts_at_a_line() {
+        let diff: String = (0..20_000).map(|n| format!("+line {n}\n")).collect();
+        let document =
+            json!({"issue": {"number": 1, "title": "T", "url": "https://x/1", "body": "b"}})
+                .as_object()
+                .unwrap()
+                .clone();
+        let body = body(&document, &diff);
+        assert!(body.chars().count() < 65_536);
+        assert!(body.contains("more lines are in the commit"));
+        let diff_part = body
+            .split("```diff\n")
+            .nth(1)
+            .unwrap()
+            .split("```")
+            .next()
+            .unwrap();
+        assert!(diff_part.ends_with('\n') && diff_part.lines().all(|l| l.starts_with("+line ")));
+    }
+}

@@ -1,0 +1,478 @@
+//! `autocoder open-pr`: a real bare repository as the remote, a loopback fake GitHub that
+//! asserts the requests, and checks that the pushed branch holds exactly the change, the user's
+//! checkout is untouched, and the token appears nowhere.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::fake_github::{FakeGitHub, Reply};
+use crate::util::{Run, Test};
+
+const TOKEN: &str = "ghp_opentestsecret987";
+const BRANCH: &str = "autocoder/issue-42-discount-doubles";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+        .env("GIT_COMMITTER_NAME", "Dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A test whose directory holds `remote.git` (bare) and `work` (a clone with one commit on main,
+/// an https `origin` that git rewrites to the bare repository, and a logging `git` on PATH).
+struct Repo {
+    test: Test,
+    work: PathBuf,
+    remote: PathBuf,
+    git_log: PathBuf,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let test = Test::new();
+        let root = test.path().to_path_buf();
+        let remote = root.join("remote.git");
+        let work = root.join("work");
+        git(
+            &root,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                remote.to_str().unwrap(),
+            ],
+        );
+        git(&root, &["init", "-q", "-b", "main", work.to_str().unwrap()]);
+        std::fs::write(
+            work.join("pricing.py"),
+            "def discount(p):\n    return p * 2\n",
+        )
+        .unwrap();
+        std::fs::write(work.join("notes.txt"), "notes\n").unwrap();
+        std::fs::write(work.join(".env"), "API_KEY=one\n").unwrap();
+        git(&work, &["add", "."]);
+        git(&work, &["commit", "-q", "-m", "start"]);
+        git(
+            &work,
+            &[
+                "remote",
+                "add",
+                "origin",
+                "https://github.com/acme/shop.git",
+            ],
+        );
+        git(
+            &work,
+            &[
+                "config",
+                &format!("url.{}.insteadOf", remote.display()),
+                "https://github.com/acme/shop.git",
+            ],
+        );
+        git(&work, &["config", "user.name", "Dev"]);
+        git(&work, &["config", "user.email", "dev@example.com"]);
+        git(&work, &["push", "-q", "origin", "main"]);
+        // A git that logs its arguments and the names of its environment, then runs the real one.
+        let bin = root.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let git_log = root.join("git.log");
+        let real = String::from_utf8(
+            Command::new("sh")
+                .args(["-c", "command -v git"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        std::fs::write(
+            bin.join("git"),
+            format!(
+                "#!/bin/sh\necho \"$@\" >> {}\nexec {} \"$@\"\n",
+                git_log.display(),
+                real.trim()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            bin.join("git"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let test = test.env("PATH", path).env("GITHUB_TOKEN", TOKEN);
+        Repo {
+            test,
+            work,
+            remote,
+            git_log,
+        }
+    }
+
+    /// The user's uncommitted work: the fix, an unrelated staged change, an untracked file and a
+    /// changed credentials file.
+    fn dirty(&self) {
+        std::fs::write(
+            self.work.join("pricing.py"),
+            "def discount(p):\n    return p\n",
+        )
+        .unwrap();
+        std::fs::write(self.work.join("notes.txt"), "notes, staged\n").unwrap();
+        git(&self.work, &["add", "notes.txt"]);
+        std::fs::write(self.work.join("scratch.txt"), "untracked\n").unwrap();
+        std::fs::write(self.work.join(".env"), "API_KEY=two\n").unwrap();
+    }
+
+    fn snapshot(&self) -> (String, String, String) {
+        (
+            git(&self.work, &["rev-parse", "HEAD"]),
+            git(&self.work, &["status", "--porcelain"]),
+            git(&self.work, &["diff", "--cached"]),
+        )
+    }
+}
+
+fn document(run: &Run) -> Value {
+    serde_json::from_slice(&run.output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout(), run.stderr()))
+}
+
+fn run_document(extra: Value) -> String {
+    let mut doc = json!({"autocoder": 1, "issue": {"source": "github", "number": 42, "title": "Discount doubles",
+        "url": "https://github.com/acme/shop/issues/42", "body": "It doubles."},
+        "tests": {"outcome": "tests_failed", "counts": {"passed": 3, "failed": 1, "errors": 0, "skipped": 0},
+                  "failures": [{"id": "tests/test_pricing.py::test_discount"}]}});
+    for (key, value) in extra.as_object().unwrap() {
+        doc[key] = value.clone();
+    }
+    doc.to_string()
+}
+
+fn pulls_created() -> Reply {
+    Reply::json(
+        201,
+        r#"{"number": 7, "html_url": "https://github.com/acme/shop/pull/7", "draft": false}"#,
+    )
+}
+
+#[test]
+fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
+    let repo = Repo::new();
+    repo.dirty();
+    let before = repo.snapshot();
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
+    ]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    let pr = &document(&run)["pr"];
+    assert_eq!(
+        (
+            pr["number"].as_u64(),
+            pr["created"].as_bool(),
+            pr["base"].as_str()
+        ),
+        (Some(7), Some(true), Some("main"))
+    );
+    assert_eq!(pr["branch"], BRANCH);
+
+    // The branch on the remote holds the tracked changes only: no untracked file, no credentials.
+    let changed = git(&repo.remote, &["diff", "--name-only", "main", BRANCH]);
+    assert_eq!(changed, "notes.txt\npricing.py\n");
+    let message = git(&repo.remote, &["log", "-1", "--format=%B", BRANCH]);
+    assert!(
+        message.starts_with("fix: Discount doubles\n\nFixes #42\n"),
+        "{message}"
+    );
+    assert!(
+        run.stderr()
+            .contains(".env looks like it holds credentials"),
+        "{}",
+        run.stderr()
+    );
+    // The user's checkout, index and working tree are as they were.
+    assert_eq!(repo.snapshot(), before);
+    assert_eq!(
+        std::fs::read_to_string(repo.work.join(".env")).unwrap(),
+        "API_KEY=two\n"
+    );
+
+    let requests = github.requests();
+    let post = requests.iter().find(|r| r.method == "POST").unwrap();
+    let body: Value = serde_json::from_str(&post.body).unwrap();
+    assert_eq!(
+        (
+            body["head"].as_str(),
+            body["base"].as_str(),
+            body["draft"].as_bool()
+        ),
+        (Some(BRANCH), Some("main"), Some(false))
+    );
+    let text = body["body"].as_str().unwrap();
+    assert!(
+        text.contains("Fixes #42")
+            && text.contains("```diff")
+            && text.contains("-    return p * 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests_failed") && text.contains("test_discount"),
+        "{text}"
+    );
+    assert_eq!(post.headers["authorization"], format!("Bearer {TOKEN}"));
+
+    // The token is nowhere: output, the repository's config, git's command lines.
+    assert!(!run.stdout().contains(TOKEN) && !run.stderr().contains(TOKEN));
+    assert!(!std::fs::read_to_string(repo.work.join(".git/config"))
+        .unwrap()
+        .contains(TOKEN));
+    let git_calls = std::fs::read_to_string(&repo.git_log).unwrap();
+    assert!(git_calls.contains("push"), "{git_calls}");
+    assert!(!git_calls.contains(TOKEN), "the token reached git's argv");
+}
+
+#[test]
+fn a_second_run_updates_the_pull_request_in_place() {
+    let repo = Repo::new();
+    repo.dirty();
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        (
+            "POST /repos/acme/shop/pulls",
+            vec![
+                pulls_created(),
+                Reply::json(
+                    422,
+                    r#"{"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for acme:autocoder/issue-42-discount-doubles."}]}"#,
+                ),
+            ],
+        ),
+        (
+            "GET /repos/acme/shop/pulls?state=open&head=acme:autocoder/issue-42-discount-doubles",
+            vec![Reply::json(
+                200,
+                r#"[{"number": 7, "html_url": "https://github.com/acme/shop/pull/7"}]"#,
+            )],
+        ),
+        (
+            "PATCH /repos/acme/shop/pulls/7",
+            vec![Reply::json(
+                200,
+                r#"{"number": 7, "html_url": "https://github.com/acme/shop/pull/7", "draft": false}"#,
+            )],
+        ),
+    ]);
+    let args = |test: Test| {
+        test.stdin(run_document(json!({})))
+            .args(["open-pr", "--workspace"])
+            .args([&repo.work])
+            .args(["--api-url", github.url()])
+    };
+    let first = document(&args(Test::new_like(&repo.test)).run().expect_status(0));
+    // The user improves the fix; the branch (ours) is replaced, the pull request updated.
+    std::fs::write(
+        repo.work.join("pricing.py"),
+        "def discount(p):\n    return p  # fixed\n",
+    )
+    .unwrap();
+    let second = document(&args(Test::new_like(&repo.test)).run().expect_status(0));
+    assert_eq!(first["pr"]["created"], true);
+    assert_eq!(
+        (
+            second["pr"]["created"].as_bool(),
+            second["pr"]["updated"].as_bool(),
+            second["pr"]["number"].as_u64()
+        ),
+        (Some(false), Some(true), Some(7))
+    );
+    assert_eq!(
+        git(&repo.remote, &["rev-parse", BRANCH]).trim(),
+        second["pr"]["commit"].as_str().unwrap()
+    );
+    assert!(git(&repo.remote, &["show", &format!("{BRANCH}:pricing.py")]).contains("# fixed"));
+}
+
+#[test]
+fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits() {
+    let repo = Repo::new();
+    repo.dirty();
+    let github = FakeGitHub::start(vec![]);
+    let red = run_document(
+        json!({"heal": {"status": "red", "engine": "mutate", "attempts": [], "diff": ""}}),
+    );
+    let run = Test::new_like(&repo.test)
+        .stdin(red)
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(1);
+    assert!(
+        run.stderr().contains("heal is red") && run.stderr().contains("--draft"),
+        "{}",
+        run.stderr()
+    );
+    assert!(document(&run).get("pr").is_none());
+
+    let clean = Repo::new();
+    let run = Test::new_like(&clean.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&clean.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(1);
+    assert!(
+        run.stderr().contains("nothing to commit"),
+        "{}",
+        run.stderr()
+    );
+    assert!(github.requests().is_empty());
+    assert_eq!(
+        git(
+            &repo.remote,
+            &["for-each-ref", "--format=%(refname)", "refs/heads"]
+        ),
+        "refs/heads/main\n"
+    );
+
+    // Someone else's commit on the branch: not pushed over.
+    git(
+        &repo.work,
+        &["push", "-q", "origin", &format!("main:refs/heads/{BRANCH}")],
+    );
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("commits autocoder did not make"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn heal_diff_is_what_gets_committed_and_dry_run_pushes_nothing() {
+    let repo = Repo::new();
+    // Heal's change, recorded as a diff; then unrelated work in progress in the checkout.
+    std::fs::write(
+        repo.work.join("pricing.py"),
+        "def discount(p):\n    return p // 2\n",
+    )
+    .unwrap();
+    let diff = git(&repo.work, &["diff"]);
+    git(&repo.work, &["checkout", "-q", "--", "pricing.py"]);
+    std::fs::write(repo.work.join("notes.txt"), "work in progress\n").unwrap();
+    let heal = json!({"heal": {"status": "green", "engine": "llm", "attempts": [{}], "diff": diff,
+        "tests": {"outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
+    let github = FakeGitHub::start(vec![]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(heal))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    let pr = &document(&run)["pr"];
+    assert_eq!(pr["dry_run"], true);
+    assert_eq!(pr["request"]["method"], "POST");
+    assert_eq!(pr["request"]["body"]["head"], BRANCH);
+    let body = pr["request"]["body"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("Repair: **green**") && body.contains("After: **passed**"),
+        "{body}"
+    );
+    assert!(github.requests().is_empty(), "a dry run called the API");
+    assert_eq!(
+        git(
+            &repo.remote,
+            &["for-each-ref", "--format=%(refname)", "refs/heads"]
+        ),
+        "refs/heads/main\n",
+        "a dry run pushed"
+    );
+    let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
+    assert_eq!(
+        git(&repo.work, &["diff", "--name-only", "HEAD", &scratch]),
+        "pricing.py\n"
+    );
+    assert!(git(&repo.work, &["show", &format!("{scratch}:pricing.py")]).contains("p // 2"));
+}
+
+#[test]
+fn a_network_failure_while_creating_never_makes_a_second_pull_request() {
+    let repo = Repo::new();
+    repo.dirty();
+    // The first POST is carried out but its answer is lost: the retry must find that pull
+    // request and update it, not create another.
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        ("POST /repos/acme/shop/pulls", vec![Reply::hang_up()]),
+        (
+            "GET /repos/acme/shop/pulls?state=open&head=acme:autocoder/issue-42-discount-doubles",
+            vec![Reply::json(
+                200,
+                r#"[{"number": 9, "html_url": "https://github.com/acme/shop/pull/9"}]"#,
+            )],
+        ),
+        (
+            "PATCH /repos/acme/shop/pulls/9",
+            vec![Reply::json(
+                200,
+                r#"{"number": 9, "html_url": "https://github.com/acme/shop/pull/9"}"#,
+            )],
+        ),
+    ]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    let pr = &document(&run)["pr"];
+    assert_eq!(
+        (pr["number"].as_u64(), pr["created"].as_bool()),
+        (Some(9), Some(false))
+    );
+    let posts = github
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(posts, 1, "a second POST was sent");
+}
