@@ -203,7 +203,7 @@ fn make_commit(
                     "open-pr",
                     &format!("{path} looks like it holds credentials: left out of the commit"),
                 );
-                git.run(&["reset", "-q", "HEAD", "--", path], &env, None)?;
+                git.unstage(path, &env)?;
             }
         }
     }
@@ -271,22 +271,36 @@ fn push(
 ) -> Result<(), Failure> {
     let helper = "credential.helper=!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$AUTOCODER_GIT_TOKEN\"; }; f";
     let https = remote_url.starts_with("https://");
-    // The programs git would start for the remote are ours, whatever the repository's config says.
-    let receive_pack = format!("remote.{remote}.receivepack=git-receive-pack");
-    let upload_pack = format!("remote.{remote}.uploadpack=git-upload-pack");
-    let mut config: Vec<&str> = vec![&receive_pack, &upload_pack];
-    if https && token.is_some() {
-        config.push(helper);
-    }
+    let config: Vec<&str> = if https && token.is_some() {
+        vec![helper]
+    } else {
+        Vec::new()
+    };
+    // The programs git starts for the remote are named on the command line: in the repository's
+    // config they are multi-valued, and its first value would win over `-c`.
     let env: Vec<(&str, &str)> = token
         .filter(|_| https)
         .map(|t| vec![("AUTOCODER_GIT_TOKEN", t)])
         .unwrap_or_default();
     let reference = format!("refs/heads/{branch}");
-    let existing =
-        git.run_configured(&config, &["ls-remote", "--heads", remote, &reference], &env)?;
+    let existing = git.run_configured(
+        &config,
+        &[
+            "ls-remote",
+            "--upload-pack=git-upload-pack",
+            "--heads",
+            remote,
+            &reference,
+        ],
+        &env,
+    )?;
     let existing = existing.split_whitespace().next().map(String::from);
-    let mut args = vec!["push".to_string(), "--quiet".into(), "--porcelain".into()];
+    let mut args = vec![
+        "push".to_string(),
+        "--quiet".into(),
+        "--porcelain".into(),
+        "--receive-pack=git-receive-pack".into(),
+    ];
     if let Some(old) = &existing {
         if old == commit {
             return Ok(());
@@ -294,7 +308,14 @@ fn push(
         // Replace the branch only if its tip is one of ours.
         git.run_configured(
             &config,
-            &["fetch", "--quiet", "--no-tags", remote, &reference],
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--upload-pack=git-upload-pack",
+                remote,
+                &reference,
+            ],
             &env,
         )?;
         let message = git.run(&["log", "-1", "--format=%B", old], &[], None)?;

@@ -183,6 +183,21 @@ impl Git {
         Ok(())
     }
 
+    /// Puts `path` back as it is in HEAD in the index `env` names (plumbing: `git reset` would
+    /// refresh the index, and so run clean filters).
+    pub fn unstage(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+        let entry = self.run(&["ls-tree", "HEAD", "--", path], env, None)?;
+        let line = match entry.split_once('\t').and_then(|(info, _)| {
+            let mut fields = info.split(' ');
+            Some((fields.next()?.to_string(), fields.nth(1)?.to_string()))
+        }) {
+            Some((mode, blob)) => format!("{mode} {blob}\t{path}\n"),
+            None => format!("0 0000000000000000000000000000000000000000\t{path}\n"),
+        };
+        self.run(&["update-index", "--index-info"], env, Some(&line))
+            .map(drop)
+    }
+
     /// A setting from the repository's (and the user's) git config.
     pub fn config(&self, key: &str) -> Option<String> {
         self.run(&["config", "--get", key], &[], None)

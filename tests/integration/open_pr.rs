@@ -476,3 +476,84 @@ fn a_network_failure_while_creating_never_makes_a_second_pull_request() {
         .count();
     assert_eq!(posts, 1, "a second POST was sent");
 }
+
+#[test]
+fn nothing_the_sandbox_wrote_into_git_runs_on_the_host() {
+    let repo = Repo::new();
+    repo.dirty();
+    let marker = repo.work.parent().unwrap().join("pwned");
+    let touch = format!("touch {}", marker.display());
+    // What a command in the sandbox could have written into the workspace's .git and tree.
+    let hooks = repo.work.join(".git/evil-hooks");
+    std::fs::create_dir(&hooks).unwrap();
+    for hook in [
+        "pre-push",
+        "pre-commit",
+        "post-commit",
+        "reference-transaction",
+    ] {
+        std::fs::write(hooks.join(hook), format!("#!/bin/sh\n{touch}\n")).unwrap();
+        std::fs::set_permissions(
+            hooks.join(hook),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    git(
+        &repo.work,
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    );
+    git(
+        &repo.work,
+        &["config", "filter.evil.clean", &format!("{touch}; cat")],
+    );
+    git(
+        &repo.work,
+        &["config", "diff.evil.textconv", &format!("{touch}; cat")],
+    );
+    git(
+        &repo.work,
+        &[
+            "config",
+            "remote.origin.receivepack",
+            &format!("{touch}; git-receive-pack"),
+        ],
+    );
+    git(
+        &repo.work,
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            &format!("{touch}; git-upload-pack"),
+        ],
+    );
+    git(&repo.work, &["config", "core.fsmonitor", &touch]);
+    std::fs::write(
+        repo.work.join(".gitattributes"),
+        "* filter=evil diff=evil\n",
+    )
+    .unwrap();
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
+    ]);
+    Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    assert!(
+        !marker.exists(),
+        "a program named in the repository's git config ran: {}",
+        std::fs::read_to_string(&repo.git_log).unwrap()
+    );
+    assert_eq!(
+        git(&repo.remote, &["diff", "--name-only", "main", BRANCH]),
+        "notes.txt\npricing.py\n"
+    );
+}
