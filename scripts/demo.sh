@@ -1,32 +1,39 @@
 #!/usr/bin/env bash
-# demo.sh: what `make demo` shows, on built-in defaults (no keys, no network): the bundled sample
-# project's tests run inside the sandbox, fail (the sample has bugs on purpose), and the result
-# comes back as JSON. It grows with every capability autocoder gains.
+# demo.sh: what `make demo` shows, on built-in defaults (no keys, no network): the bundled
+# sample issue is fetched, the bundled sample project's tests run inside the sandbox and fail (the
+# sample has bugs on purpose), and the failures come back as data in the run document. It grows
+# with every capability autocoder gains.
 set -euo pipefail
 
 bin=${1:-target/release/autocoder}
 sample=testdata/projects/shop-python
+issue=testdata/issues/shop-discount.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$sample/." "$work"
 
-echo "\$ autocoder sandbox --workspace $sample -- python3 -m unittest"
+echo "\$ autocoder fetch-issue $issue | autocoder run-tests --workspace $sample"
 status=0
-"$bin" sandbox --workspace "$work" --timeout 60s -- python3 -m unittest >"$work/result.json" || status=$?
+"$bin" fetch-issue "$issue" | "$bin" run-tests --workspace "$work" --timeout 60s >"$work/run.json" || status=$?
 
-python3 - "$work/result.json" <<'PY'
+python3 - "$work/run.json" <<'PY'
 import json, sys
-result = json.load(open(sys.argv[1]))["sandbox"]
-layers = result["layers"]
+doc = json.load(open(sys.argv[1]))
+issue, tests = doc["issue"], doc["tests"]
+sandbox = tests["sandbox"]
+layers = sandbox["layers"]
 print()
-print("The tests ran in the sandbox and exited with", result["exit_code"], "in", result["duration_ms"], "ms.")
-print("Their report (stderr, last lines):")
-for line in result["stderr"].rstrip().splitlines()[-12:]:
-    print("   ", line)
+print("Issue:", issue["title"], "(" + ", ".join(issue["labels"]) + ")")
+counts = tests["counts"]
+print(f"Tests ({tests['framework']}, {tests['duration_ms']} ms): {tests['outcome']} -",
+      f"{counts['passed']} passed, {counts['failed']} failed, {counts['errors']} errors")
+for failure in tests["failures"]:
+    print(f"  {failure['id']}")
+    print(f"      {failure['file']}:{failure['line']}  {failure['kind']}: {failure['message']}")
 print()
-print("Layers in force:")
-print("  filesystem :", layers["filesystem"]["mechanism"], "ABI", layers["filesystem"]["abi"],
-      "- writable:", ", ".join(layers["filesystem"]["read_write"]))
+print("They ran in the sandbox:")
+print("  files      :", layers["filesystem"]["view"], "view +", layers["filesystem"]["mechanism"],
+      "ABI", layers["filesystem"]["abi"], "- writable:", ", ".join(layers["filesystem"]["read_write"]))
 print("  network    :", "allowed" if layers["network"]["allowed"] else "off (" + ", ".join(layers["network"]["mechanisms"]) + ")")
 ident = layers["identity"]
 print("  identity   : uid", ident["uid"], "- capabilities:", ident["capabilities"], "- no_new_privs:", ident["no_new_privs"])
@@ -35,5 +42,6 @@ print("  resources  :", res["mechanism"], "- memory", res["memory_bytes"] // 2**
 print("  containment: pid namespace", layers["containment"]["pid_namespace"], "- degraded:", layers["degraded"] or "none")
 PY
 echo
-echo "autocoder sandbox exited with $status, the tests' own status (1: tests failed, as the sample intends)."
+echo "autocoder run-tests exited with $status (1: the tests fail, as the sample intends; the next"
+echo "steps, heal and review, are on their way)."
 [ "$status" -eq 1 ]

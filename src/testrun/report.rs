@@ -115,6 +115,12 @@ impl Parsed {
             return;
         }
         failure.message = one_line(&failure.message, MAX_MESSAGE);
+        // The kind has a field of its own: `ValueError: bad` says `bad`.
+        if let Some(kind) = &failure.kind {
+            if let Some(rest) = failure.message.strip_prefix(kind.as_str()).and_then(|r| r.strip_prefix(": ")) {
+                failure.message = rest.to_string();
+            }
+        }
         failure.details = cap_details(&failure.details);
         self.failures.push(failure);
     }
