@@ -231,7 +231,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__open__subcmd__pr)
-            opts="-C -q -v -h --workspace --repo --remote --base --branch --title --draft --dry-run --api-url --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --workspace --repo --remote --base --branch --title --add --draft --dry-run --api-url --pretty --quiet --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -258,6 +258,10 @@ _autocoder() {
                     return 0
                     ;;
                 --title)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

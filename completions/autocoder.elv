@@ -56,6 +56,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --base 'The branch to merge into [default: the repository''s default branch]'
             cand --branch 'The branch to push [default: autocoder/issue-N-title]'
             cand --title 'The pull request''s title [default: fix: <issue title>]'
+            cand --add 'Also commit this file (repeatable): an untracked one, or one that looks like credentials'
             cand --api-url 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]'
             cand -C 'Run as if started in DIR'
             cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'

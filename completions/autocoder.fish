@@ -55,6 +55,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l base -d 'The branch to merge into [default: the repository\'s default branch]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -d 'The branch to push [default: autocoder/issue-N-title]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d 'The pull request\'s title [default: fix: <issue title>]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file (repeatable): an untracked one, or one that looks like credentials' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''

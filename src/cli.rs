@@ -187,7 +187,8 @@ pub struct FetchIssueArgs {
 ///
 /// Reads the run document. The commit holds exactly heal's diff, or without a heal result the
 /// tracked changes in the workspace (never untracked files, nor files that look like
-/// credentials); the checkout, index and working tree are left as they are. Refuses (exit 1,
+/// credentials, unless named with --add); the checkout, index and working tree are left as they
+/// are. Refuses (exit 1,
 /// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
 /// The token (GITHUB_TOKEN or GH_TOKEN) reaches git through a credential helper, never argv.
 #[derive(Debug, Args, Clone)]
@@ -218,6 +219,10 @@ pub struct OpenPrArgs {
     /// The pull request's title [default: fix: <issue title>].
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+
+    /// Also commit this file (repeatable): an untracked one, or one that looks like credentials.
+    #[arg(long = "add", value_name = "PATH")]
+    pub add: Vec<String>,
 
     /// Open a draft pull request (also when heal is not green).
     #[arg(long)]

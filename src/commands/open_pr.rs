@@ -82,7 +82,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     git.run(&["check-ref-format", "--branch", &branch], &[], None)
         .map_err(|_| Failure::usage(format!("`{branch}` is not a valid branch name")))?;
 
-    let (commit, diff) = make_commit(&git, heal.as_ref(), &title, issue.as_ref())?;
+    let (commit, diff) = make_commit(&git, heal.as_ref(), &args.add, &title, issue.as_ref())?;
     let Some(commit) = commit else {
         crate::commands::warn("open-pr", "there is nothing to commit: no change from HEAD");
         write_json(std::io::stdout(), document.as_value(), global.pretty)?;
@@ -160,10 +160,12 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// The commit (None when there is nothing to commit) and its diff, made from a private index.
+/// The commit (None when there is nothing to commit) and its diff, made from a private index:
+/// heal's diff, or the tracked changes; plus the files `named` with --add.
 fn make_commit(
     git: &Git,
     heal: Option<&Value>,
+    named: &[String],
     title: &str,
     issue: Option<&Value>,
 ) -> Result<(Option<String>, String), Failure> {
@@ -198,7 +200,10 @@ fn make_commit(
         None => {
             git.stage_tracked_changes(&env)?;
             let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
-            for path in staged.lines().filter(|p| looks_like_secret(p)) {
+            for path in staged
+                .lines()
+                .filter(|p| looks_like_secret(p) && !named.iter().any(|n| n == p))
+            {
                 crate::commands::warn(
                     "open-pr",
                     &format!("{path} looks like it holds credentials: left out of the commit"),
@@ -206,6 +211,9 @@ fn make_commit(
                 git.unstage(path, &env)?;
             }
         }
+    }
+    for path in named {
+        git.stage_file(path, &env)?;
     }
     let tree = git.run(&["write-tree"], &env, None)?;
     let head_tree = git.run(&["rev-parse", "HEAD^{tree}"], &[], None)?;

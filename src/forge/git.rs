@@ -183,6 +183,40 @@ impl Git {
         Ok(())
     }
 
+    /// Stages `path` as it is in the working tree (tracked or not), without clean filters.
+    pub fn stage_file(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = self
+            .dir
+            .join(path)
+            .symlink_metadata()
+            .map_err(|err| Failure::usage(format!("--add {path}: {err}")))?;
+        if !meta.is_file() {
+            return Err(Failure::usage(format!("--add {path}: not a regular file")));
+        }
+        let hash = self.run(
+            &["hash-object", "-w", "--no-filters", "--", path],
+            env,
+            None,
+        )?;
+        let mode = if meta.permissions().mode() & 0o111 != 0 {
+            "100755"
+        } else {
+            "100644"
+        };
+        self.run(
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("{mode},{hash},{path}"),
+            ],
+            env,
+            None,
+        )
+        .map(drop)
+    }
+
     /// Puts `path` back as it is in HEAD in the index `env` names (plumbing: `git reset` would
     /// refresh the index, and so run clean filters).
     pub fn unstage(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {

@@ -117,7 +117,11 @@ impl Parsed {
         failure.message = one_line(&failure.message, MAX_MESSAGE);
         // The kind has a field of its own: `ValueError: bad` says `bad`.
         if let Some(kind) = &failure.kind {
-            if let Some(rest) = failure.message.strip_prefix(kind.as_str()).and_then(|r| r.strip_prefix(": ")) {
+            if let Some(rest) = failure
+                .message
+                .strip_prefix(kind.as_str())
+                .and_then(|r| r.strip_prefix(": "))
+            {
                 failure.message = rest.to_string();
             }
         }

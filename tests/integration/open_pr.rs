@@ -557,3 +557,46 @@ fn nothing_the_sandbox_wrote_into_git_runs_on_the_host() {
         "notes.txt\npricing.py\n"
     );
 }
+
+#[test]
+fn named_files_are_committed_even_untracked() {
+    let repo = Repo::new();
+    repo.dirty();
+    let github = FakeGitHub::start(vec![]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--add",
+            "scratch.txt",
+            "--workspace",
+        ])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
+    assert_eq!(
+        git(&repo.work, &["diff", "--name-only", "HEAD", &scratch]),
+        "notes.txt\npricing.py\nscratch.txt\n"
+    );
+    assert!(document(&run)["pr"]["dry_run"].as_bool().unwrap());
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--add",
+            "missing.txt",
+            "--workspace",
+        ])
+        .args([&repo.work])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("--add missing.txt"),
+        "{}",
+        run.stderr()
+    );
+}
