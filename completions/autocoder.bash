@@ -25,6 +25,9 @@ _autocoder() {
             autocoder,help)
                 cmd="autocoder__subcmd__help"
                 ;;
+            autocoder,mcp)
+                cmd="autocoder__subcmd__mcp"
+                ;;
             autocoder,open-pr)
                 cmd="autocoder__subcmd__open__subcmd__pr"
                 ;;
@@ -43,6 +46,9 @@ _autocoder() {
             autocoder__subcmd__help,help)
                 cmd="autocoder__subcmd__help__subcmd__help"
                 ;;
+            autocoder__subcmd__help,mcp)
+                cmd="autocoder__subcmd__help__subcmd__mcp"
+                ;;
             autocoder__subcmd__help,open-pr)
                 cmd="autocoder__subcmd__help__subcmd__open__subcmd__pr"
                 ;;
@@ -59,7 +65,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue open-pr run-tests sandbox generate help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue mcp open-pr run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,7 +139,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help)
-            opts="fetch-issue open-pr run-tests sandbox generate help"
+            opts="fetch-issue mcp open-pr run-tests sandbox generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -188,6 +194,20 @@ _autocoder() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autocoder__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autocoder__subcmd__help__subcmd__open__subcmd__pr)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -223,6 +243,32 @@ _autocoder() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__mcp)
+            opts="-C -q -v -h --root --pretty --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -30,6 +30,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
@@ -41,6 +42,18 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -C 'Run as if started in DIR'
             cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
             cand --no-comments 'Skip the issue''s comments'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'autocoder;mcp'= {
+            cand --root 'A directory the tools may work in (repeatable); relative paths are taken from the first'
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'
@@ -133,6 +146,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         }
         &'autocoder;help'= {
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
@@ -140,6 +154,8 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;help;fetch-issue'= {
+        }
+        &'autocoder;help;mcp'= {
         }
         &'autocoder;help;open-pr'= {
         }

@@ -34,6 +34,7 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -s v -l verbose -d 'Ex
 complete -c autocoder -n "__fish_autocoder_needs_command" -s h -l help -d 'Print help'
 complete -c autocoder -n "__fish_autocoder_needs_command" -s V -l version -d 'Print version'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
@@ -49,6 +50,15 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l pret
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l root -d 'A directory the tools may work in (repeatable); relative paths are taken from the first' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The repository\'s clone [default: the run document\'s workspace, else the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else the remote\'s]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -d 'The remote to push to' -r
@@ -129,9 +139,10 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty 
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue open-pr run-tests sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -56,6 +56,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     FetchIssue(FetchIssueArgs),
+    Mcp(McpArgs),
     OpenPr(OpenPrArgs),
     RunTests(RunTestsArgs),
     Sandbox(SandboxArgs),
@@ -68,6 +69,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::FetchIssue(_) => "fetch-issue",
+            Command::Mcp(_) => "mcp",
             Command::OpenPr(_) => "open-pr",
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
@@ -181,6 +183,22 @@ pub struct FetchIssueArgs {
     /// Skip the issue's comments.
     #[arg(long)]
     pub no_comments: bool,
+}
+
+/// Serve autocoder's tools to editors and agents over the Model Context Protocol (stdio).
+///
+/// The tools (list_files, read_file, search_text, edit_file, write_file) work inside the roots
+/// only: --root (repeatable), else ALLOWED_WORKSPACE_ROOTS (colon-separated) or
+/// ALLOWED_WORKSPACE_ROOT, else the current directory. One JSON-RPC message per line on stdin
+/// and stdout; logs on stderr; exits when stdin ends.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder mcp --root ~/src/shop\n  claude mcp add --transport stdio autocoder -- autocoder mcp --root ."
+)]
+pub struct McpArgs {
+    /// A directory the tools may work in (repeatable); relative paths are taken from the first.
+    #[arg(long, value_name = "DIR")]
+    pub root: Vec<PathBuf>,
 }
 
 /// Commit the repair on a branch, push it and open (or update) a pull request.

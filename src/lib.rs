@@ -9,9 +9,12 @@ pub mod commands;
 pub mod doc;
 pub mod error;
 pub mod forge;
+pub mod mcp;
 pub mod output;
 pub mod sandbox;
 pub mod testrun;
+pub mod tools;
+pub mod workspace;
 
 use std::ffi::OsString;
 

@@ -2,6 +2,7 @@
 
 pub mod fetch_issue;
 pub mod generate;
+pub mod mcp;
 pub mod open_pr;
 pub mod run_tests;
 pub mod sandbox;
@@ -29,6 +30,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
     );
     match command {
         Command::FetchIssue(args) => fetch_issue::run(args, global),
+        Command::Mcp(args) => mcp::run(args),
         Command::OpenPr(args) => open_pr::run(args, global),
         Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),

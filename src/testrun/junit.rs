@@ -79,7 +79,7 @@ pub fn read_cases<R: BufRead>(input: R, mut each: impl FnMut(Case)) -> Result<()
                 if let Some(current) = case.as_mut() {
                     let ch = match reference.resolve_char_ref() {
                         Ok(Some(ch)) => Some(ch),
-                        _ => match reference.as_ref() {
+                        _ => match &*reference as &[u8] {
                             b"lt" => Some('<'),
                             b"gt" => Some('>'),
                             b"amp" => Some('&'),

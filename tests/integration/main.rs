@@ -4,6 +4,7 @@ mod cli;
 mod docker;
 mod fake_github;
 mod fetch_issue;
+mod mcp;
 mod open_pr;
 mod run_tests;
 mod sandbox;

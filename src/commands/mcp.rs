@@ -1,0 +1,38 @@
+//! `autocoder mcp`: serve the tool catalogue to editors and agents over stdio.
+
+use std::path::PathBuf;
+
+use crate::cli::McpArgs;
+use crate::error::Failure;
+use crate::tools::Context;
+use crate::workspace::jail::Roots;
+
+pub fn run(args: McpArgs) -> Result<i32, Failure> {
+    let roots = if !args.root.is_empty() {
+        args.root
+    } else if let Some(list) = std::env::var_os("ALLOWED_WORKSPACE_ROOTS").filter(|v| !v.is_empty())
+    {
+        std::env::split_paths(&list).collect()
+    } else if let Some(root) = std::env::var_os("ALLOWED_WORKSPACE_ROOT").filter(|v| !v.is_empty())
+    {
+        vec![PathBuf::from(root)]
+    } else {
+        vec![PathBuf::from(".")]
+    };
+    let roots = Roots::new(&roots)
+        .map_err(|err| Failure::usage(err).with_hint("give existing directories with --root"))?;
+    crate::commands::note(
+        "mcp",
+        &format!(
+            "serving {}",
+            roots
+                .paths()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    crate::mcp::server::serve(Context { roots })
+        .map_err(|err| Failure::external(format!("stdio failed: {err}")))?;
+    Ok(0)
+}

@@ -1,0 +1,199 @@
+//! The stdio loop: read a message, answer it (tool calls on their own threads), until EOF.
+
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::tools::{self, Context, ToolSpec};
+
+/// Protocol revisions we speak, newest first: a client's is echoed when listed, otherwise the
+/// newest is offered (never refused).
+pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The stateless revision whose clients start with `server/discover`.
+const DISCOVER_VERSION: &str = "2026-07-28";
+/// A tool result's text is cut near this size, with a note on how to get the rest.
+const MAX_RESULT: usize = 40_000;
+
+struct Shared {
+    context: Context,
+    catalogue: Vec<ToolSpec>,
+    out: Mutex<std::io::Stdout>,
+    /// Requests the client cancelled: their answers are not sent.
+    cancelled: Mutex<HashSet<String>>,
+}
+
+pub fn serve(context: Context) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        context,
+        catalogue: tools::catalogue(),
+        out: Mutex::new(std::io::stdout()),
+        cancelled: Mutex::new(HashSet::new()),
+    });
+    let mut calls = Vec::new();
+    let stdin = std::io::stdin();
+    let mut line = Vec::new();
+    let mut input = stdin.lock();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(text) {
+            Ok(message) => message,
+            Err(err) => {
+                send(
+                    &shared,
+                    &error(Value::Null, -32700, &format!("parse error: {err}")),
+                );
+                continue;
+            }
+        };
+        if message.is_array() {
+            send(
+                &shared,
+                &error(
+                    Value::Null,
+                    -32600,
+                    "batches are not supported (removed in protocol 2025-06-18)",
+                ),
+            );
+            continue;
+        }
+        let id = message.get("id").cloned();
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            // A response to a request of ours (none yet), or garbage.
+            if message.get("result").is_none() && message.get("error").is_none() {
+                send(
+                    &shared,
+                    &error(
+                        id.unwrap_or(Value::Null),
+                        -32600,
+                        "not a JSON-RPC request: no method",
+                    ),
+                );
+            }
+            continue;
+        };
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        let Some(id) = id else {
+            notification(&shared, method, &params);
+            continue;
+        };
+        if method == "tools/call" {
+            let shared = shared.clone();
+            calls.push(std::thread::spawn(move || {
+                let response = call_tool(&shared, id.clone(), &params);
+                if !shared.cancelled.lock().unwrap().remove(&id.to_string()) {
+                    send(&shared, &response);
+                }
+            }));
+            calls.retain(|call| !call.is_finished());
+            continue;
+        }
+        let response = match method {
+            "initialize" => result(id, initialize_result(&params)),
+            "server/discover" => result(id, discover_result()),
+            "ping" => result(id, json!({})),
+            "tools/list" => result(
+                id,
+                json!({"tools": shared.catalogue.iter().map(ToolSpec::describe).collect::<Vec<_>>()}),
+            ),
+            _ => error(id, -32601, &format!("method not found: {method}")),
+        };
+        send(&shared, &response);
+    }
+    for call in calls {
+        let _ = call.join();
+    }
+    Ok(())
+}
+
+fn notification(shared: &Shared, method: &str, params: &Value) {
+    if method == "notifications/cancelled" {
+        if let Some(id) = params.get("requestId") {
+            shared.cancelled.lock().unwrap().insert(id.to_string());
+        }
+    }
+}
+
+fn initialize_result(params: &Value) -> Value {
+    let asked = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .copied()
+        .unwrap_or(VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": server_info(),
+        "instructions": "Tools to read, search and edit the files of one workspace; paths are relative to its root.",
+    })
+}
+
+fn discover_result() -> Value {
+    json!({
+        "supportedVersions": std::iter::once(DISCOVER_VERSION).chain(VERSIONS.iter().copied()).collect::<Vec<_>>(),
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": server_info(),
+        "resultType": "complete",
+    })
+}
+
+fn server_info() -> Value {
+    json!({"name": "autocoder", "title": "autocoder", "version": env!("CARGO_PKG_VERSION")})
+}
+
+fn call_tool(shared: &Shared, id: Value, params: &Value) -> Value {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return error(id, -32602, "tools/call needs params.name");
+    };
+    let Some(tool) = shared.catalogue.iter().find(|t| t.name == name) else {
+        return error(id, -32602, &format!("unknown tool: {name}"));
+    };
+    let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+    match tool.call(&shared.context, arguments) {
+        Ok((structured, text)) => {
+            if text.len() > MAX_RESULT {
+                let cut = crate::testrun::report::cut(&text, MAX_RESULT);
+                let note = format!("\n[... result cut at {MAX_RESULT} of {} bytes: narrow the request (offset/limit, path, glob, max_results)]", text.len());
+                return result(
+                    id,
+                    json!({"content": [{"type": "text", "text": format!("{cut}{note}")}], "isError": false}),
+                );
+            }
+            result(
+                id,
+                json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": false}),
+            )
+        }
+        Err(err) => result(
+            id,
+            json!({"content": [{"type": "text", "text": err.0}], "isError": true}),
+        ),
+    }
+}
+
+fn result(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn send(shared: &Shared, message: &Value) {
+    let mut out = shared.out.lock().unwrap();
+    let _ = writeln!(out, "{message}");
+    let _ = out.flush();
+}

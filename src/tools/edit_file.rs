@@ -1,0 +1,149 @@
+//! `edit_file`: an exact string replaced in a file; never a guess. No match is an error with
+//! the closest lines as a hint, several matches without `replace_all` an error listing them;
+//! line endings and the file's mode are kept; the write is atomic; the result is the diff.
+
+use std::io::Read;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::write_file::write_atomically;
+use super::Context;
+use crate::workspace::jail::{self, tool_error, ToolError};
+
+pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
+text exactly (whitespace and indentation included) and, unless replace_all is set, exactly once: include enough \
+surrounding lines to make it unique. If it does not match, the error shows the closest lines. Line endings (CRLF or \
+LF) and the file's mode are kept. Returns the unified diff; dry_run shows it without writing.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Path relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The replacement.
+    pub new_string: String,
+    /// Replace every occurrence (otherwise exactly one must exist).
+    #[serde(default)]
+    pub replace_all: bool,
+    /// Show the diff without writing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub path: String,
+    pub replacements: usize,
+    /// Unified diff of the change.
+    pub diff: String,
+    pub written: bool,
+}
+
+pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+    if input.old_string.is_empty() {
+        return Err(tool_error(
+            "old_string is empty; use write_file to create a file",
+        ));
+    }
+    if input.old_string == input.new_string {
+        return Err(tool_error(
+            "old_string and new_string are the same; nothing to change",
+        ));
+    }
+    let confined = context.roots.confine(&input.path)?;
+    let mut bytes = Vec::new();
+    jail::open(&confined, libc::O_RDONLY, 0)?
+        .read_to_end(&mut bytes)
+        .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
+    // A CRLF file keeps CRLF: the model writes `\n`.
+    let crlf = text.contains("\r\n");
+    let convert = |s: &str| {
+        if crlf && !s.contains('\r') {
+            s.replace('\n', "\r\n")
+        } else {
+            s.to_string()
+        }
+    };
+    let (old, new) = (convert(&input.old_string), convert(&input.new_string));
+    let positions: Vec<usize> = text.match_indices(&old).map(|(at, _)| at).collect();
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    match positions.len() {
+        0 => {
+            return Err(tool_error(no_match_hint(
+                &input.path,
+                &text,
+                &input.old_string,
+            )))
+        }
+        n if n > 1 && !input.replace_all => {
+            let lines: Vec<String> = positions
+                .iter()
+                .map(|&at| line_of(at).to_string())
+                .collect();
+            return Err(tool_error(format!(
+                "old_string occurs {n} times in {} (lines {}); include more surrounding lines to pick one, or set replace_all",
+                input.path,
+                lines.join(", ")
+            )));
+        }
+        _ => {}
+    }
+    let updated = if input.replace_all {
+        text.replace(&old, &new)
+    } else {
+        text.replacen(&old, &new, 1)
+    };
+    let relative = confined.relative.display().to_string();
+    let diff = similar::TextDiff::from_lines(&text, &updated)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{relative}"), &format!("b/{relative}"))
+        .to_string();
+    if !input.dry_run {
+        write_atomically(&confined, updated.as_bytes(), false)?;
+    }
+    Ok(Output {
+        path: confined.display().display().to_string(),
+        replacements: positions.len(),
+        diff,
+        written: !input.dry_run,
+    })
+}
+
+/// "No match", with the file's lines most like old_string's first line.
+fn no_match_hint(path: &str, text: &str, old: &str) -> String {
+    let wanted = old
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut scored: Vec<(f32, usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| {
+            (
+                similar::TextDiff::from_chars(wanted, line.trim()).ratio(),
+                index + 1,
+                line,
+            )
+        })
+        .filter(|(score, _, _)| *score > 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut message = format!("old_string was not found in {path}");
+    if scored.is_empty() {
+        message.push_str("; read the file again with read_file and copy the text exactly");
+    } else {
+        message.push_str("; the closest lines are:");
+        for (_, line, content) in scored.iter().take(3) {
+            message.push_str(&format!("\n{line}\t{content}"));
+        }
+        message.push_str("\ncopy the text exactly, whitespace included");
+    }
+    message
+}

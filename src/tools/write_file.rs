@@ -1,0 +1,204 @@
+//! `write_file` (and the atomic write `edit_file` shares): content replaced in one step, through
+//! a temporary file renamed over the target, all relative to a directory opened beneath the root.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Context;
+use crate::workspace::jail::{self, tool_error, Confined, ToolError};
+
+pub const DESCRIPTION: &str = "Write a file in the workspace, creating it or replacing its whole content. Prefer \
+edit_file for changes to an existing file. Set create_dirs to create missing parent directories. The write is atomic: \
+readers see the old content or the new, never a mix.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Path relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// The complete new content.
+    pub content: String,
+    /// Create missing parent directories.
+    #[serde(default)]
+    pub create_dirs: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub path: String,
+    pub bytes: usize,
+    /// The file did not exist before.
+    pub created: bool,
+}
+
+pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+    let confined = context.roots.confine(&input.path)?;
+    let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
+    Ok(Output {
+        path: confined.display().display().to_string(),
+        bytes: input.content.len(),
+        created,
+    })
+}
+
+/// Replaces the file's content (keeping its mode); returns whether it was created.
+pub fn write_atomically(
+    confined: &Confined,
+    content: &[u8],
+    create_dirs: bool,
+) -> Result<bool, ToolError> {
+    let shown = confined.display();
+    let name = confined
+        .relative
+        .file_name()
+        .ok_or_else(|| tool_error(format!("{}: not a file path", shown.display())))?;
+    let parent_relative = confined
+        .relative
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let parent = Confined {
+        root: confined.root,
+        root_fd: confined.root_fd,
+        relative: parent_relative.clone(),
+    };
+    let dir = match jail::open(&parent, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(dir) => dir,
+        Err(_) if create_dirs => make_dirs(confined.root_fd, &parent_relative, &shown)?,
+        Err(err) => return Err(tool_error(format!("{err} (set create_dirs to create it)"))),
+    };
+    let c_name =
+        CString::new(name.as_bytes()).map_err(|_| tool_error("the path contains a NUL byte"))?;
+    // SAFETY: fstatat on a directory we hold, not following a final symlink.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    let exists = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    } == 0;
+    if exists && stat.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        return Err(tool_error(format!(
+            "{} is a symlink; write to the file it points to",
+            shown.display()
+        )));
+    }
+    if exists && stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(tool_error(format!(
+            "{} is not a regular file",
+            shown.display()
+        )));
+    }
+    let mode = if exists { stat.st_mode & 0o7777 } else { 0o644 };
+    let temp = CString::new(format!(
+        ".{}.autocoder-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ))
+    .expect("no NUL");
+    // SAFETY: creating a new file relative to a directory we hold.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            temp.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode,
+        )
+    };
+    if fd < 0 {
+        return Err(tool_error(format!(
+            "{}: cannot write: {}",
+            shown.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let written = file
+        .write_all(content)
+        .and_then(|()| {
+            // The umask may have narrowed the mode at creation.
+            // SAFETY: fchmod on our own descriptor.
+            if unsafe { libc::fchmod(file.as_raw_fd(), mode) } == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        })
+        .and_then(|()| file.sync_all());
+    // SAFETY: rename within the directory we hold.
+    let renamed = written.and_then(|()| {
+        if unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                temp.as_ptr(),
+                dir.as_raw_fd(),
+                c_name.as_ptr(),
+            )
+        } == 0
+        {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    });
+    if let Err(err) = renamed {
+        // SAFETY: removing our own temporary file.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
+        return Err(tool_error(format!(
+            "{}: cannot write: {err}",
+            shown.display()
+        )));
+    }
+    Ok(!exists)
+}
+
+/// Creates the directories of `relative` one by one beneath the root, never through a symlink.
+fn make_dirs(
+    root_fd: i32,
+    relative: &std::path::Path,
+    shown: &std::path::Path,
+) -> Result<File, ToolError> {
+    // SAFETY: duplicating the root's descriptor to walk down from it.
+    let mut current =
+        File::from(unsafe { OwnedFd::from_raw_fd(libc::fcntl(root_fd, libc::F_DUPFD_CLOEXEC, 0)) });
+    for part in relative.components() {
+        let c_part = CString::new(part.as_os_str().as_bytes())
+            .map_err(|_| tool_error("the path contains a NUL byte"))?;
+        // SAFETY: mkdirat/openat relative to a directory we hold; O_NOFOLLOW refuses a symlink.
+        unsafe {
+            if libc::mkdirat(current.as_raw_fd(), c_part.as_ptr(), 0o755) != 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+            {
+                return Err(tool_error(format!(
+                    "{}: cannot create {}: {}",
+                    shown.display(),
+                    part.as_os_str().to_string_lossy(),
+                    std::io::Error::last_os_error()
+                )));
+            }
+            let fd = libc::openat(
+                current.as_raw_fd(),
+                c_part.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            );
+            if fd < 0 {
+                return Err(tool_error(format!(
+                    "{}: {} is not a directory inside the root",
+                    shown.display(),
+                    part.as_os_str().to_string_lossy()
+                )));
+            }
+            current = File::from(OwnedFd::from_raw_fd(fd));
+        }
+    }
+    Ok(current)
+}

@@ -1,0 +1,209 @@
+//! Paths confined to the workspace roots, resolved in a way a race cannot defeat: the kernel
+//! walks every path beneath an open descriptor of its root (`openat2` with `RESOLVE_BENEATH`),
+//! so `..`, absolute symlinks, symlinks that lead out (existing or dangling, or swapped in after a
+//! check), `/proc` magic links and prefix look-alikes (`/root-evil` beside `/root`) are refused by
+//! the kernel itself, at the moment of use.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// A tool's error, worded for the model that called it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError(pub String);
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub fn tool_error(message: impl Into<String>) -> ToolError {
+    ToolError(message.into())
+}
+
+/// The directories the tools may touch.
+#[derive(Debug)]
+pub struct Roots {
+    roots: Vec<(PathBuf, OwnedFd)>,
+}
+
+/// A path inside a root: the root's descriptor and the path relative to it.
+#[derive(Debug, Clone)]
+pub struct Confined<'a> {
+    pub root: &'a Path,
+    pub root_fd: RawFd,
+    /// Relative to the root; empty for the root itself.
+    pub relative: PathBuf,
+}
+
+impl Confined<'_> {
+    /// The path as the user sees it (absolute).
+    pub fn display(&self) -> PathBuf {
+        self.root.join(&self.relative)
+    }
+}
+
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_BENEATH: u64 = 0x08;
+
+impl Roots {
+    pub fn new(paths: &[PathBuf]) -> Result<Roots, String> {
+        let mut roots = Vec::new();
+        for path in paths {
+            let canonical = path
+                .canonicalize()
+                .map_err(|err| format!("root {}: {err}", path.display()))?;
+            if !canonical.is_dir() {
+                return Err(format!("root {}: not a directory", canonical.display()));
+            }
+            let fd = File::open(&canonical)
+                .map_err(|err| format!("root {}: {err}", canonical.display()))?;
+            roots.push((canonical, OwnedFd::from(fd)));
+        }
+        if roots.is_empty() {
+            return Err("no root".into());
+        }
+        Ok(Roots { roots })
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.roots.iter().map(|(path, _)| path.as_path())
+    }
+
+    /// Keeps only the roots inside `allowed` (a client's `roots/list` may narrow, never widen).
+    pub fn narrow_to(&mut self, allowed: &[PathBuf]) {
+        self.roots
+            .retain(|(root, _)| allowed.iter().any(|a| root.starts_with(a)));
+    }
+
+    /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
+    /// checks here; `open` lets the kernel check the rest.
+    pub fn confine(&self, path: &str) -> Result<Confined<'_>, ToolError> {
+        if path.contains('\0') {
+            return Err(tool_error("the path contains a NUL byte"));
+        }
+        let given = Path::new(if path.is_empty() { "." } else { path });
+        let (root, fd, rest) = if given.is_absolute() {
+            // Component-wise, so /work/root-evil is not inside /work/root.
+            self.roots
+                .iter()
+                .find_map(|(root, fd)| {
+                    given
+                        .strip_prefix(root)
+                        .ok()
+                        .map(|rest| (root, fd, rest.to_path_buf()))
+                })
+                .ok_or_else(|| {
+                    tool_error(format!(
+                        "{path} is outside the allowed roots ({}); give a path inside one",
+                        self.paths()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })?
+        } else {
+            let (root, fd) = &self.roots[0];
+            (root, fd, given.to_path_buf())
+        };
+        let mut relative = PathBuf::new();
+        for component in rest.components() {
+            match component {
+                Component::Normal(part) => relative.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    return Err(tool_error(format!(
+                        "{path}: `..` may not leave the root; give a path inside it"
+                    )))
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(tool_error(format!("{path}: not a path inside a root")))
+                }
+            }
+        }
+        Ok(Confined {
+            root,
+            root_fd: fd.as_raw_fd(),
+            relative,
+        })
+    }
+}
+
+/// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
+/// beneath the root.
+pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolError> {
+    let shown = confined.display();
+    let relative = if confined.relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        &confined.relative
+    };
+    let c_path = CString::new(relative.as_os_str().as_bytes())
+        .map_err(|_| tool_error("the path contains a NUL byte"))?;
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: u64::from(mode),
+        resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            confined.root_fd,
+            c_path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(match err.raw_os_error() {
+            Some(libc::EXDEV) => tool_error(format!(
+                "{}: a symlink or `..` leads outside the root; refused",
+                shown.display()
+            )),
+            Some(libc::ENOENT) => {
+                tool_error(format!("{}: no such file or directory", shown.display()))
+            }
+            Some(libc::ELOOP) => tool_error(format!("{}: too many symlinks", shown.display())),
+            _ => tool_error(format!("{}: {err}", shown.display())),
+        });
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_checks() {
+        let dir = std::env::temp_dir().join(format!("autocoder-jail-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        std::fs::create_dir_all(dir.join("root-evil")).unwrap();
+        let roots = Roots::new(&[dir.join("root")]).unwrap();
+        let root = dir.join("root").canonicalize().unwrap();
+        assert!(roots.confine(&format!("{}/a.txt", root.display())).is_ok());
+        assert!(roots
+            .confine(&format!("{}-evil/a.txt", root.display()))
+            .is_err());
+        assert!(roots.confine("../x").is_err());
+        assert!(roots.confine("a/../../x").is_err());
+        assert!(roots.confine("a\0b").is_err());
+        assert_eq!(
+            roots.confine("./a/b").unwrap().relative,
+            PathBuf::from("a/b")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

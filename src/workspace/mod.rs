@@ -1,0 +1,3 @@
+//! The workspace as the tools see it: paths confined to its roots (`jail`).
+
+pub mod jail;

@@ -1,0 +1,440 @@
+//! `autocoder mcp` over pipes: the protocol, every tool, every escape, and a real client (the
+//! official Python SDK).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::{autocoder_bin, TempDir};
+
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Session {
+    fn start(root: &Path) -> Session {
+        let mut child = Command::new(autocoder_bin())
+            .args(["mcp", "--root"])
+            .arg(root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Session {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    fn send_raw(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    #[track_caller]
+    fn receive(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer within 20 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
+    #[track_caller]
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_raw(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let answer = self.receive();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    #[track_caller]
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
+    }
+
+    /// A tool result that must be an error: its text.
+    #[track_caller]
+    fn call_error(&mut self, tool: &str, arguments: Value) -> String {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], true, "{result}");
+        result["content"][0]["text"].as_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn initialized(root: &Path) -> Session {
+    let mut session = Session::start(root);
+    let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    session
+}
+
+#[test]
+fn handshake_negotiates_versions_and_answers_discovery() {
+    let dir = TempDir::new();
+    for (asked, answered) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("2031-01-01", "2025-11-25"),
+    ] {
+        let mut session = Session::start(dir.path());
+        let answer = session.request("initialize", json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+        assert_eq!(answer["result"]["protocolVersion"], answered);
+        assert_eq!(answer["result"]["serverInfo"]["name"], "autocoder");
+        assert_eq!(
+            answer["result"]["capabilities"]["tools"],
+            json!({"listChanged": false})
+        );
+    }
+    let mut session = Session::start(dir.path());
+    let discovered = session.request("server/discover", json!({}));
+    assert!(discovered["result"]["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("2025-11-25")));
+    // A client may still initialize after discovering.
+    let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(session.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
+    let dir = TempDir::new();
+    let mut session = initialized(dir.path());
+    let tools = session.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "list_files",
+            "read_file",
+            "search_text",
+            "edit_file",
+            "write_file"
+        ]
+    );
+    for tool in tools.as_array().unwrap() {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].as_str().unwrap().len() > 80);
+        assert!(tool["annotations"]["readOnlyHint"].is_boolean());
+    }
+    let edit = &tools[3];
+    assert_eq!(edit["annotations"]["destructiveHint"], true);
+    assert!(edit["inputSchema"]["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("old_string")));
+}
+
+#[test]
+fn protocol_faults_are_json_rpc_errors() {
+    let dir = TempDir::new();
+    let mut session = initialized(dir.path());
+    session.send_raw("{not json");
+    assert_eq!(session.receive()["error"]["code"], -32700);
+    session.send_raw(r#"[{"jsonrpc": "2.0", "id": 9, "method": "ping"}]"#);
+    assert_eq!(session.receive()["error"]["code"], -32600);
+    session.send_raw(&format!(
+        "{{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": \"ping\", \"params\": {{\"x\": \"{}\"}}}}",
+        "\u{1F600}"
+    ));
+    assert_eq!(session.receive()["id"], 10);
+    assert_eq!(
+        session.request("resources/list", json!({}))["error"]["code"],
+        -32601
+    );
+    assert_eq!(
+        session.request(
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}})
+        )["error"]["code"],
+        -32602
+    );
+    // Arguments the model got wrong are a tool error it can read and fix.
+    let text = session.call_error("read_file", json!({"paht": "x"}));
+    assert!(text.contains("invalid arguments for read_file"), "{text}");
+}
+
+#[test]
+fn file_tools_read_list_search_edit_and_write() {
+    let dir = TempDir::new();
+    dir.write(
+        "src/lib.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return a - b\n",
+    );
+    dir.write(".gitignore", "build/\n");
+    dir.write("build/out.txt", "ignored\n");
+    dir.write(".git/HEAD", "ref: refs/heads/main\n");
+    dir.write(
+        "big.txt",
+        &(1..=5000)
+            .map(|n| format!("line {n}\n"))
+            .collect::<String>(),
+    );
+    std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2, 3]).unwrap();
+    let mut session = initialized(dir.path());
+
+    let listing = session.call("list_files", json!({"recursive": true}))["structuredContent"]
+        ["entries"]
+        .clone();
+    let paths: Vec<&str> = listing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"src/lib.py") && paths.contains(&".gitignore"),
+        "{paths:?}"
+    );
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.starts_with("build") || p.starts_with(".git/")),
+        "{paths:?}"
+    );
+    let python = session.call("list_files", json!({"recursive": true, "glob": "**/*.py"}))
+        ["structuredContent"]["entries"]
+        .clone();
+    assert_eq!(python.as_array().unwrap().len(), 1);
+
+    let read = session.call(
+        "read_file",
+        json!({"path": "src/lib.py", "offset": 2, "limit": 2}),
+    );
+    assert_eq!(read["content"][0]["text"], "2\t    return a - b\n3\t\n");
+    assert_eq!(read["structuredContent"]["total_lines"], 5);
+    assert_eq!(read["structuredContent"]["next_offset"], 4);
+    let big = session.call("read_file", json!({"path": "big.txt"}))["structuredContent"].clone();
+    assert_eq!(
+        (big["end_line"].as_u64(), big["next_offset"].as_u64()),
+        (Some(2000), Some(2001))
+    );
+    let text = session.call_error("read_file", json!({"path": "blob.bin"}));
+    assert!(text.contains("binary file (4 bytes)"), "{text}");
+
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "a - b", "fixed_string": true, "glob": "*.py", "context_lines": 1}),
+    )["structuredContent"]
+        .clone();
+    let lines: Vec<u64> = found["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [2, 5]);
+    assert_eq!(found["matches"][0]["before"], json!(["def add(a, b):"]));
+    let text = session.call_error("search_text", json!({"pattern": "(unclosed"}));
+    assert!(text.contains("pattern"), "{text}");
+
+    let text = session.call_error(
+        "edit_file",
+        json!({"path": "src/lib.py", "old_string": "return a - b", "new_string": "return a + b"}),
+    );
+    assert!(
+        text.contains("occurs 2 times") && text.contains("lines 2, 5"),
+        "{text}"
+    );
+    let text = session.call_error(
+        "edit_file",
+        json!({"path": "src/lib.py", "old_string": "return a * b", "new_string": "x"}),
+    );
+    assert!(
+        text.contains("not found") && text.contains("2\t    return a - b"),
+        "{text}"
+    );
+    let edit = session.call("edit_file", json!({"path": "src/lib.py", "old_string": "def add(a, b):\n    return a - b", "new_string": "def add(a, b):\n    return a + b"}));
+    assert_eq!(edit["isError"], false, "{edit}");
+    assert!(edit["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("+    return a + b"));
+    assert!(std::fs::read_to_string(dir.path().join("src/lib.py"))
+        .unwrap()
+        .contains("return a + b"));
+    let dry = session.call("edit_file", json!({"path": "src/lib.py", "old_string": "return a - b", "new_string": "return 0", "replace_all": true, "dry_run": true}));
+    assert_eq!(
+        (
+            dry["structuredContent"]["replacements"].as_u64(),
+            dry["structuredContent"]["written"].as_bool()
+        ),
+        (Some(1), Some(false))
+    );
+
+    let written = session.call(
+        "write_file",
+        json!({"path": "new/deep/file.txt", "content": "hi\n", "create_dirs": true}),
+    );
+    assert_eq!(written["structuredContent"]["created"], true, "{written}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("new/deep/file.txt")).unwrap(),
+        "hi\n"
+    );
+    let text = session.call_error(
+        "write_file",
+        json!({"path": "missing/dir/f.txt", "content": "x"}),
+    );
+    assert!(text.contains("create_dirs"), "{text}");
+}
+
+#[test]
+fn edits_keep_line_endings_and_mode() {
+    let dir = TempDir::new();
+    let script = dir.write("run.sh", "#!/bin/sh\r\necho one\r\necho two\r\n");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o754)).unwrap();
+    let mut session = initialized(dir.path());
+    let edit = session.call("edit_file", json!({"path": "run.sh", "old_string": "echo one\necho two", "new_string": "echo 1\necho 2"}));
+    assert_eq!(edit["isError"], false, "{edit}");
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "#!/bin/sh\r\necho 1\r\necho 2\r\n"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o7777,
+        0o754
+    );
+}
+
+#[test]
+fn no_path_escapes_the_root() {
+    let base = TempDir::new();
+    let root = base.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(base.path().join("root-evil")).unwrap();
+    std::fs::write(base.path().join("root-evil/secret.txt"), "SECRET\n").unwrap();
+    std::fs::write(base.path().join("outside.txt"), "SECRET\n").unwrap();
+    std::os::unix::fs::symlink(base.path().join("outside.txt"), root.join("link")).unwrap();
+    std::os::unix::fs::symlink(base.path().join("nowhere.txt"), root.join("dangling")).unwrap();
+    std::os::unix::fs::symlink(base.path(), root.join("updir")).unwrap();
+    std::os::unix::fs::symlink("../outside.txt", root.join("relative-link")).unwrap();
+    std::fs::write(root.join("ok.txt"), "fine\n").unwrap();
+    let mut session = initialized(&root);
+    let evil = format!("{}-evil/secret.txt", root.canonicalize().unwrap().display());
+    for path in [
+        "../outside.txt",
+        "/etc/passwd",
+        evil.as_str(),
+        "link",
+        "relative-link",
+        "updir/outside.txt",
+        "a\u{0}b",
+    ] {
+        let text = session.call_error("read_file", json!({"path": path}));
+        assert!(!text.contains("SECRET"), "{path}: {text}");
+    }
+    for path in ["dangling", "link", "updir/new.txt", "../new.txt"] {
+        session.call_error("write_file", json!({"path": path, "content": "x"}));
+    }
+    assert!(!base.path().join("nowhere.txt").exists() && !base.path().join("new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(base.path().join("outside.txt")).unwrap(),
+        "SECRET\n"
+    );
+    session.call_error(
+        "edit_file",
+        json!({"path": "link", "old_string": "SECRET", "new_string": "x"}),
+    );
+    session.call_error("list_files", json!({"path": "updir"}));
+    let search = session.call("search_text", json!({"pattern": "SECRET"}));
+    assert_eq!(
+        search["structuredContent"]["matches"],
+        json!([]),
+        "{search}"
+    );
+    // Control: inside the root all is well.
+    assert_eq!(
+        session.call("read_file", json!({"path": "ok.txt"}))["content"][0]["text"],
+        "1\tfine\n"
+    );
+}
+
+#[test]
+fn exits_when_stdin_ends() {
+    let dir = TempDir::new();
+    let mut session = initialized(dir.path());
+    drop(session.stdin.take());
+    let status = session.child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn the_official_python_sdk_can_use_the_server() {
+    let have_sdk = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_sdk {
+        eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
+        return;
+    }
+    let dir = TempDir::new();
+    dir.write("hello.py", "print('hello')\n");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(autocoder_bin())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("tools: list_files read_file search_text edit_file write_file"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("edited: True"), "{stdout}");
+    assert!(stdout.contains("escape refused: True"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.py")).unwrap(),
+        "print('hello, world')\n"
+    );
+}
