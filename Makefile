@@ -22,6 +22,7 @@ demo: build
 bench: build
 	@scripts/bench-sandbox.sh $(RELEASE)
 	@scripts/bench-run-tests.sh $(RELEASE)
+	@scripts/bench-mcp.sh $(RELEASE)
 
 lint:
 	$(CARGO) fmt --check

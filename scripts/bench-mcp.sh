@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# bench-mcp.sh: `autocoder mcp` driven over stdio by ../shared/mcp_bench.py (initialize time,
+# tool-call latency p50/p99, peak RSS), and beside it the official filesystem server when npm
+# can install it. The client reads responses unbuffered, a byte at a time, so latency grows with
+# the size of the answer for every server alike.
+#
+# Usage: scripts/bench-mcp.sh PATH_TO_AUTOCODER_BINARY
+set -euo pipefail
+
+[ $# -eq 1 ] || { echo "usage: $0 PATH_TO_AUTOCODER_BINARY" >&2; exit 2; }
+autocoder=$(readlink -f "$1")
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+bench=../shared/mcp_bench.py
+[ -f "$bench" ] || { echo "mcp bench: skipped ($bench not found)"; exit 0; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 -c "import sys; sys.stdout.write(''.join(f'line {n} of a two-thousand-line file, with some text to read\n' for n in range(2000)))" >"$work/big.txt"
+
+run() { # LABEL N TOOL ARGS -- SERVER...
+  local label=$1
+  shift
+  printf '%-34s ' "$label"
+  python3 "$bench" "$@" 2>&1 | tail -1
+}
+
+run "autocoder read_file (2000 lines)" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
+run "autocoder read_file (50 lines)" 2000 read_file '{"path": "big.txt", "offset": 1000, "limit": 50}' -- "$autocoder" mcp --root "$work"
+run "autocoder list_files" 2000 list_files '{}' -- "$autocoder" mcp --root "$work"
+
+fs_server=$work/node_modules/.bin/mcp-server-filesystem
+if command -v npm >/dev/null && npm install --prefix "$work" --no-fund --no-audit --silent @modelcontextprotocol/server-filesystem >/dev/null 2>&1 && [ -x "$fs_server" ]; then
+  run "server-filesystem read_text_file" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
+else
+  echo "server-filesystem: skipped (npm could not install @modelcontextprotocol/server-filesystem)"
+fi
+echo "targets: initialize <= 10 ms, read_file p50 <= 100 us, peak RSS <= 15 MB"
