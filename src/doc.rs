@@ -71,6 +71,18 @@ impl RunDocument {
         Ok(RunDocument { fields })
     }
 
+    /// The workspace a stage works on: the flag's, else the document's, else the current
+    /// directory.
+    pub fn workspace(&self, flag: Option<&std::path::Path>) -> std::path::PathBuf {
+        flag.map(std::path::Path::to_path_buf)
+            .or_else(|| {
+                self.get("workspace")
+                    .and_then(Value::as_str)
+                    .map(std::path::PathBuf::from)
+            })
+            .unwrap_or_else(|| std::path::PathBuf::from("."))
+    }
+
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)
     }

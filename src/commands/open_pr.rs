@@ -23,16 +23,7 @@ use crate::output::write_json;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
-    let workspace = args
-        .workspace
-        .clone()
-        .or_else(|| {
-            document
-                .get("workspace")
-                .and_then(Value::as_str)
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("."));
+    let workspace = document.workspace(args.workspace.as_deref());
     let git = Git::open(&workspace)?;
     let issue = document.get("issue").cloned();
     let heal = document.get("heal").cloned();

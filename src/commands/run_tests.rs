@@ -1,7 +1,5 @@
 //! `autocoder run-tests`: the project's tests, run in the sandbox, as the run document's `tests`.
 
-use std::path::PathBuf;
-
 use crate::cli::{GlobalArgs, RunTestsArgs};
 use crate::doc::RunDocument;
 use crate::error::Failure;
@@ -17,16 +15,7 @@ const FILE_SIZE: u64 = 4 << 30;
 
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
-    let workspace = args
-        .workspace
-        .clone()
-        .or_else(|| {
-            document
-                .get("workspace")
-                .and_then(|w| w.as_str())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("."));
+    let workspace = document.workspace(args.workspace.as_deref());
     let workspace = workspace.canonicalize().map_err(|err| {
         Failure::usage(format!("workspace {}: {err}", workspace.display()))
             .with_hint("give an existing directory with --workspace")

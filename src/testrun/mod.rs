@@ -133,19 +133,11 @@ fn run_with(
     sandbox_result.stdout = None;
     sandbox_result.stderr = None;
     Ok(TestReport {
-        framework,
-        command,
-        outcome,
         exit_code: result.exit_code,
-        counts: parsed.counts,
-        failures: parsed.failures,
-        failures_omitted: parsed.failures_omitted,
-        build_error: parsed
-            .build_error
-            .filter(|_| outcome == Outcome::BuildFailed),
         duration_ms: result.duration_ms,
         output_tail: tail(&output, OUTPUT_TAIL),
         sandbox: Some(sandbox_result),
+        ..TestReport::new(framework, command, outcome, parsed)
     })
 }
 
@@ -206,21 +198,7 @@ pub fn parse_file(
     } else {
         Outcome::Passed
     };
-    Ok(TestReport {
-        framework,
-        command: Vec::new(),
-        outcome,
-        exit_code: None,
-        counts: parsed.counts,
-        failures: parsed.failures,
-        failures_omitted: parsed.failures_omitted,
-        build_error: parsed
-            .build_error
-            .filter(|_| outcome == Outcome::BuildFailed),
-        duration_ms: 0,
-        output_tail: String::new(),
-        sandbox: None,
-    })
+    Ok(TestReport::new(framework, Vec::new(), outcome, parsed))
 }
 
 fn runner_command(

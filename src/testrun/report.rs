@@ -149,6 +149,32 @@ pub struct TestReport {
     pub sandbox: Option<SandboxResult>,
 }
 
+impl TestReport {
+    /// A report of what `parsed` found; `build_error` is kept only for a build failure.
+    pub fn new(
+        framework: Framework,
+        command: Vec<String>,
+        outcome: Outcome,
+        parsed: Parsed,
+    ) -> TestReport {
+        TestReport {
+            framework,
+            command,
+            outcome,
+            exit_code: None,
+            counts: parsed.counts,
+            failures: parsed.failures,
+            failures_omitted: parsed.failures_omitted,
+            build_error: parsed
+                .build_error
+                .filter(|_| outcome == Outcome::BuildFailed),
+            duration_ms: 0,
+            output_tail: String::new(),
+            sandbox: None,
+        }
+    }
+}
+
 /// The first line of `text`, trimmed and cut to `max` bytes at a character boundary.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.trim().lines().next().unwrap_or("").trim();

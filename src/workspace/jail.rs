@@ -73,12 +73,6 @@ impl Roots {
         self.roots.iter().map(|(path, _)| path.as_path())
     }
 
-    /// Keeps only the roots inside `allowed` (a client's `roots/list` may narrow, never widen).
-    pub fn narrow_to(&mut self, allowed: &[PathBuf]) {
-        self.roots
-            .retain(|(root, _)| allowed.iter().any(|a| root.starts_with(a)));
-    }
-
     /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
     /// checks here; `open` lets the kernel check the rest.
     pub fn confine(&self, path: &str) -> Result<Confined<'_>, ToolError> {
