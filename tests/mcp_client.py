@@ -36,6 +36,9 @@ async def main(binary: str, root: str) -> None:
             print("escape refused:", field(escape, "is_error", "isError"))
             written = await session.call_tool("write_file", {"path": "notes/todo.txt", "content": "x\n", "create_dirs": True})
             print("written:", field(written, "structured_content", "structuredContent")["created"])
+            ran = await session.call_tool("run_command", {"argv": ["sh", "-c", "echo hello"]})
+            result = field(ran, "structured_content", "structuredContent")
+            print("ran:", result["exit_code"], result["stdout"].strip())
 
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))

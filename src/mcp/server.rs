@@ -1,12 +1,13 @@
 //! The stdio loop: read a message, answer it (tool calls on their own threads), until EOF.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::tools::{self, Context, ToolSpec};
+use crate::tools::{self, Call, Context, ToolSpec};
 
 /// Protocol revisions we speak, newest first: a client's is echoed when listed, otherwise the
 /// newest is offered (never refused).
@@ -20,8 +21,8 @@ struct Shared {
     context: Context,
     catalogue: Vec<ToolSpec>,
     out: Mutex<std::io::Stdout>,
-    /// Requests the client cancelled: their answers are not sent.
-    cancelled: Mutex<HashSet<String>>,
+    /// Calls in progress, by request id: their cancellation flags.
+    running: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
 pub fn serve(context: Context) -> std::io::Result<()> {
@@ -29,7 +30,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         context,
         catalogue: tools::catalogue(),
         out: Mutex::new(std::io::stdout()),
-        cancelled: Mutex::new(HashSet::new()),
+        running: Mutex::new(HashMap::new()),
     });
     let mut calls = Vec::new();
     let stdin = std::io::stdin();
@@ -88,9 +89,17 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         };
         if method == "tools/call" {
             let shared = shared.clone();
+            let cancelled = Arc::new(AtomicBool::new(false));
+            shared
+                .running
+                .lock()
+                .unwrap()
+                .insert(id.to_string(), cancelled.clone());
             calls.push(std::thread::spawn(move || {
-                let response = call_tool(&shared, id.clone(), &params);
-                if !shared.cancelled.lock().unwrap().remove(&id.to_string()) {
+                let response = call_tool(&shared, id.clone(), &params, cancelled.clone());
+                shared.running.lock().unwrap().remove(&id.to_string());
+                // A cancelled request gets no answer.
+                if !cancelled.load(Ordering::SeqCst) {
                     send(&shared, &response);
                 }
             }));
@@ -117,8 +126,11 @@ pub fn serve(context: Context) -> std::io::Result<()> {
 
 fn notification(shared: &Shared, method: &str, params: &Value) {
     if method == "notifications/cancelled" {
-        if let Some(id) = params.get("requestId") {
-            shared.cancelled.lock().unwrap().insert(id.to_string());
+        if let Some(flag) = params
+            .get("requestId")
+            .and_then(|id| shared.running.lock().unwrap().get(&id.to_string()).cloned())
+        {
+            flag.store(true, Ordering::SeqCst);
         }
     }
 }
@@ -154,7 +166,7 @@ fn server_info() -> Value {
     json!({"name": "autocoder", "title": "autocoder", "version": env!("CARGO_PKG_VERSION")})
 }
 
-fn call_tool(shared: &Shared, id: Value, params: &Value) -> Value {
+fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<AtomicBool>) -> Value {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return error(id, -32602, "tools/call needs params.name");
     };
@@ -162,7 +174,21 @@ fn call_tool(shared: &Shared, id: Value, params: &Value) -> Value {
         return error(id, -32602, &format!("unknown tool: {name}"));
     };
     let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
-    match tool.call(&shared.context, arguments) {
+    // Progress goes out only when the request asked for it, strictly increasing.
+    let progress = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .cloned()
+        .map(|token| {
+            let shared = shared.clone();
+            Box::new(move |done: f64, message: &str| {
+                let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": done, "message": message}});
+                send(&shared, &notification);
+            }) as tools::ProgressSink
+        });
+    let call = Call::new(cancelled, progress);
+    match tool.call(&shared.context, &call, arguments) {
         Ok((structured, text)) => {
             if text.len() > MAX_RESULT {
                 let cut = crate::testrun::report::cut(&text, MAX_RESULT);

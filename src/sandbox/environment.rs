@@ -81,6 +81,27 @@ impl ToolchainHomes {
                 vars.push((name, dir));
             }
         }
+        // Found on PATH when the variables are unset and HOME says nothing (a client that passes
+        // only PATH): pyenv's shims directory and cargo's bin directory.
+        for dir in std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            let parent = dir.parent().map(Path::to_path_buf);
+            if dir.ends_with("shims") && !vars.iter().any(|(n, _)| *n == "PYENV_ROOT") {
+                if let Some(root) = parent.filter(|p| p.join("libexec/pyenv").exists()) {
+                    vars.push(("PYENV_ROOT", root));
+                }
+            } else if dir.ends_with(".cargo/bin") && !vars.iter().any(|(n, _)| *n == "CARGO_HOME") {
+                if let Some(cargo) = parent {
+                    let rustup = cargo.with_file_name(".rustup");
+                    vars.push(("CARGO_HOME", cargo));
+                    if rustup.is_dir() && !vars.iter().any(|(n, _)| *n == "RUSTUP_HOME") {
+                        vars.push(("RUSTUP_HOME", rustup));
+                    }
+                }
+            }
+        }
         for name in ["JAVA_HOME", "GOROOT"] {
             if let Some(dir) = std::env::var_os(name)
                 .map(PathBuf::from)

@@ -1,13 +1,19 @@
 //! The tool catalogue: what `mcp` serves and what `heal`'s agent will offer a model, written
 //! once. Each tool is a module with typed input and output (JSON Schemas generated from the Rust
 //! types), a description written for a model, MCP annotations, and a `call` function. Every path
-//! a tool touches is confined to the workspace roots (`workspace::jail`).
+//! a tool touches is confined to the workspace roots (`workspace::jail`); every command runs in
+//! the sandbox.
 
 pub mod edit_file;
 pub mod list_files;
 pub mod read_file;
+pub mod run_command;
+pub mod run_tests;
 pub mod search_text;
 pub mod write_file;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -16,6 +22,34 @@ use crate::workspace::jail::{Roots, ToolError};
 /// What the tools work on.
 pub struct Context {
     pub roots: Roots,
+}
+
+/// Where a call's progress goes: (how far, what is happening).
+pub type ProgressSink = Box<dyn Fn(f64, &str) + Send + Sync>;
+
+/// One call in progress: whether it was cancelled, and where its progress goes.
+pub struct Call {
+    cancelled: Arc<AtomicBool>,
+    progress: Option<ProgressSink>,
+}
+
+impl Call {
+    pub fn new(cancelled: Arc<AtomicBool>, progress: Option<ProgressSink>) -> Call {
+        Call {
+            cancelled,
+            progress,
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    pub fn progress(&self, done: f64, message: &str) {
+        if let Some(report) = &self.progress {
+            report(done, message);
+        }
+    }
 }
 
 /// MCP's hints about a tool's behaviour.
@@ -33,14 +67,24 @@ pub struct ToolSpec {
     pub description: &'static str,
     pub annotations: Annotations,
     input_schema: fn() -> Value,
-    output_schema: fn() -> Value,
-    call: fn(&Context, Value) -> Result<Value, ToolError>,
+    /// None for tools whose output is a document of its own (run_tests' report).
+    output_schema: Option<fn() -> Value>,
+    call: fn(&Context, &Call, Value) -> Result<Value, ToolError>,
     /// The field whose text is the result's plain-text mirror (a diff, a file's lines), if any.
     text_field: Option<&'static str>,
 }
 
+fn arguments<T: serde::de::DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments)
+        .map_err(|err| ToolError(format!("invalid arguments for {tool}: {err}")))
+}
+
+fn output<T: serde::Serialize>(output: T) -> Result<Value, ToolError> {
+    serde_json::to_value(output).map_err(|err| ToolError(err.to_string()))
+}
+
 macro_rules! tool {
-    ($module:ident, $title:expr, $text:expr, read_only: $ro:expr, destructive: $de:expr, idempotent: $id:expr) => {
+    ($module:ident, $title:expr, $text:expr, $call:expr, $output_schema:expr, read_only: $ro:expr, destructive: $de:expr, idempotent: $id:expr) => {
         ToolSpec {
             name: stringify!($module),
             title: $title,
@@ -52,17 +96,8 @@ macro_rules! tool {
                 open_world: false,
             },
             input_schema: || schema::<$module::Input>(),
-            output_schema: || schema::<$module::Output>(),
-            call: |context, arguments| {
-                let input: $module::Input = serde_json::from_value(arguments).map_err(|err| {
-                    ToolError(format!(
-                        "invalid arguments for {}: {err}",
-                        stringify!($module)
-                    ))
-                })?;
-                let output = $module::call(context, input)?;
-                serde_json::to_value(output).map_err(|err| ToolError(err.to_string()))
-            },
+            output_schema: $output_schema,
+            call: $call,
             text_field: $text,
         }
     };
@@ -71,23 +106,38 @@ macro_rules! tool {
 /// Every tool, in a stable order.
 pub fn catalogue() -> Vec<ToolSpec> {
     vec![
-        tool!(list_files, "List files", None, read_only: true, destructive: false, idempotent: true),
-        tool!(read_file, "Read a file", Some("content"), read_only: true, destructive: false, idempotent: true),
-        tool!(search_text, "Search text", None, read_only: true, destructive: false, idempotent: true),
-        tool!(edit_file, "Edit a file", Some("diff"), read_only: false, destructive: true, idempotent: false),
-        tool!(write_file, "Write a file", None, read_only: false, destructive: true, idempotent: true),
+        tool!(list_files, "List files", None,
+            |c, _, a| output(list_files::call(c, arguments("list_files", a)?)?),
+            Some(schema::<list_files::Output>), read_only: true, destructive: false, idempotent: true),
+        tool!(read_file, "Read a file", Some("content"),
+            |c, _, a| output(read_file::call(c, arguments("read_file", a)?)?),
+            Some(schema::<read_file::Output>), read_only: true, destructive: false, idempotent: true),
+        tool!(search_text, "Search text", None,
+            |c, _, a| output(search_text::call(c, arguments("search_text", a)?)?),
+            Some(schema::<search_text::Output>), read_only: true, destructive: false, idempotent: true),
+        tool!(edit_file, "Edit a file", Some("diff"),
+            |c, _, a| output(edit_file::call(c, arguments("edit_file", a)?)?),
+            Some(schema::<edit_file::Output>), read_only: false, destructive: true, idempotent: false),
+        tool!(write_file, "Write a file", None,
+            |c, _, a| output(write_file::call(c, arguments("write_file", a)?)?),
+            Some(schema::<write_file::Output>), read_only: false, destructive: true, idempotent: true),
+        tool!(run_command, "Run a command in the sandbox", None,
+            |c, call, a| output(run_command::call(c, call, arguments("run_command", a)?)?),
+            Some(schema::<run_command::Output>), read_only: false, destructive: true, idempotent: false),
+        tool!(run_tests, "Run the tests in the sandbox", None,
+            |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
+            None, read_only: false, destructive: false, idempotent: true),
     ]
 }
 
 impl ToolSpec {
     /// The tool as `tools/list` describes it.
     pub fn describe(&self) -> Value {
-        json!({
+        let mut description = json!({
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": (self.input_schema)(),
-            "outputSchema": (self.output_schema)(),
             "annotations": {
                 "title": self.title,
                 "readOnlyHint": self.annotations.read_only,
@@ -95,12 +145,21 @@ impl ToolSpec {
                 "idempotentHint": self.annotations.idempotent,
                 "openWorldHint": self.annotations.open_world,
             },
-        })
+        });
+        if let Some(schema) = self.output_schema {
+            description["outputSchema"] = schema();
+        }
+        description
     }
 
     /// Runs the tool: its structured result and a plain-text mirror, or the error for the model.
-    pub fn call(&self, context: &Context, arguments: Value) -> Result<(Value, String), ToolError> {
-        let output = (self.call)(context, arguments)?;
+    pub fn call(
+        &self,
+        context: &Context,
+        call: &Call,
+        arguments: Value,
+    ) -> Result<(Value, String), ToolError> {
+        let output = (self.call)(context, call, arguments)?;
         let text = match self
             .text_field
             .and_then(|field| output.get(field))

@@ -25,6 +25,7 @@ impl Session {
             .arg(root)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -152,7 +153,9 @@ fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
             "read_file",
             "search_text",
             "edit_file",
-            "write_file"
+            "write_file",
+            "run_command",
+            "run_tests"
         ]
     );
     for tool in tools.as_array().unwrap() {
@@ -437,4 +440,125 @@ fn the_official_python_sdk_can_use_the_server() {
         std::fs::read_to_string(dir.path().join("hello.py")).unwrap(),
         "print('hello, world')\n"
     );
+}
+
+#[test]
+fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let mut session = initialized(dir.path());
+    let ran = session.call(
+        "run_command",
+        json!({"argv": ["sh", "-c", "echo hi; echo err >&2; exit 3"]}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(
+        (
+            ran["exit_code"].as_i64(),
+            ran["stdout"].as_str(),
+            ran["stderr"].as_str()
+        ),
+        (Some(3), Some("hi\n"), Some("err\n"))
+    );
+    let ran = session.call(
+        "run_command",
+        json!({"command": "pwd; touch /etc/escape 2>/dev/null || echo refused", "cwd": "sub"}),
+    )["structuredContent"]
+        .clone();
+    assert!(
+        ran["stdout"].as_str().unwrap().ends_with("/sub\nrefused\n"),
+        "{ran}"
+    );
+    let ran = session.call("run_command", json!({"argv": ["cat"], "stdin": "piped\n"}))
+        ["structuredContent"]
+        .clone();
+    assert_eq!(ran["stdout"], "piped\n");
+    let text = session.call_error("run_command", json!({"argv": [], "command": "x"}));
+    assert!(text.contains("argv") && text.contains("command"), "{text}");
+
+    // Progress, when asked for, while a command runs.
+    session.send_raw(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"argv": ["sleep", "2.5"]}, "_meta": {"progressToken": "p-1"}}}).to_string());
+    let mut progress = Vec::new();
+    let result = loop {
+        let message = session.receive();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "p-1");
+            progress.push(message["params"]["progress"].as_f64().unwrap());
+        } else {
+            break message;
+        }
+    };
+    assert_eq!(result["id"], 900);
+    assert!(
+        !progress.is_empty() && progress.windows(2).all(|w| w[0] < w[1]),
+        "{progress:?}"
+    );
+
+    // Cancelled: no answer, and the command is gone.
+    let marker = format!("319.{}", std::process::id());
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"argv": ["sleep", marker]}}})
+        .to_string(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !sleeping(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 901, "reason": "user"}}"#);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while sleeping(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cancelled command is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pong = session.request("ping", json!({}));
+    assert_eq!(
+        pong["result"],
+        json!({}),
+        "a cancelled call was answered: {pong}"
+    );
+}
+
+fn sleeping(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&format!("sleep\0{marker}")))
+    })
+}
+
+#[test]
+fn run_tests_reports_failures_from_the_sandbox() {
+    let dir = TempDir::new();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/projects/pytest-sample");
+    assert!(Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", sample.display()))
+        .arg(dir.path())
+        .status()
+        .unwrap()
+        .success());
+    let mut session = initialized(dir.path());
+    let report = session.call("run_tests", json!({}))["structuredContent"].clone();
+    assert_eq!(report["outcome"], "tests_failed", "{report}");
+    let ids: Vec<&str> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"tests/test_ops.py::test_mean"), "{ids:?}");
+    let again = session.call(
+        "run_tests",
+        json!({"tests": ["tests/test_ops.py::test_add"]}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(again["outcome"], "passed", "{again}");
 }

@@ -1,0 +1,211 @@
+//! `run_command`: a command in the sandbox, in the workspace, never on the host directly. The
+//! sandbox runs as a process of its own (`autocoder sandbox`), which a cancellation stops with
+//! SIGTERM: it kills the command and everything it started, and cleans up.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Call, Context};
+use crate::workspace::jail::{tool_error, ToolError};
+
+pub const DESCRIPTION: &str = "Run a command inside the sandbox, in the workspace (network off, only the workspace \
+writable, limits on memory, processes and time). Give argv (preferred) or command (a shell line run by sh -c). Returns \
+the exit code, whether it timed out or hit a limit, and stdout and stderr (long output keeps its head and tail). Each \
+call starts fresh: no shell state carries over.";
+
+/// Output kept per stream.
+const MAX_OUTPUT: &str = "16K";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The program and its arguments.
+    #[serde(default)]
+    pub argv: Option<Vec<String>>,
+    /// A shell command line, run by `sh -c` (when argv is not given).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Directory to run in, relative to the workspace root (default: the root).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Seconds before the command is killed (default 120, at most 3600).
+    #[serde(default)]
+    pub timeout_sec: Option<u64>,
+    /// Text for the command's standard input.
+    #[serde(default)]
+    pub stdin: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// memory, pids, time, output or file_size.
+    pub limit_hit: Option<String>,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration_ms: u64,
+}
+
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+    let mut argv = match (input.argv, input.command) {
+        (Some(argv), None) if !argv.is_empty() => argv,
+        (None, Some(command)) if !command.trim().is_empty() => {
+            vec!["sh".into(), "-c".into(), command]
+        }
+        _ => {
+            return Err(tool_error(
+                "give either argv (a non-empty list) or command (a shell line), not both",
+            ))
+        }
+    };
+    let root = context.roots.confine(".")?.display();
+    if let Some(cwd) = &input.cwd {
+        let dir = context.roots.confine(cwd)?;
+        drop(crate::workspace::jail::open(
+            &dir,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )?);
+        let mut wrapped = vec![
+            "sh".into(),
+            "-c".into(),
+            "cd \"$0\" && exec \"$@\"".into(),
+            dir.display().display().to_string(),
+        ];
+        wrapped.append(&mut argv);
+        argv = wrapped;
+    }
+    let timeout = input.timeout_sec.unwrap_or(120).clamp(1, 3600);
+    let mut args = vec![
+        "sandbox".to_string(),
+        "--workspace".into(),
+        root.display().to_string(),
+        "--timeout".into(),
+        format!("{timeout}s"),
+    ];
+    args.extend(["--max-output".into(), MAX_OUTPUT.into(), "--".into()]);
+    args.extend(argv);
+    let result = run_self(
+        &args,
+        input.stdin.as_deref(),
+        call,
+        Duration::from_secs(timeout + 30),
+    )?;
+    let sandbox = result
+        .get("sandbox")
+        .ok_or_else(|| tool_error("the sandbox gave no result"))?;
+    let text = |key: &str| {
+        sandbox
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    Ok(Output {
+        exit_code: sandbox
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .map(|c| c as i32),
+        signal: sandbox
+            .get("signal")
+            .and_then(Value::as_i64)
+            .map(|s| s as i32),
+        timed_out: sandbox
+            .get("timed_out")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        limit_hit: sandbox
+            .get("limit_hit")
+            .and_then(Value::as_str)
+            .map(String::from),
+        stdout: text("stdout"),
+        stderr: text("stderr"),
+        duration_ms: sandbox
+            .get("duration_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+    })
+}
+
+/// Runs this binary with `args`, reporting progress each second and stopping it (SIGTERM) when
+/// the call is cancelled or `limit` passes; returns the JSON document it wrote.
+pub fn run_self(
+    args: &[String],
+    stdin: Option<&str>,
+    call: &Call,
+    limit: Duration,
+) -> Result<Value, ToolError> {
+    let exe = std::env::current_exe()
+        .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| tool_error(format!("cannot start the sandbox: {err}")))?;
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("piped");
+        let text = text.to_string();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+        });
+    }
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let started = Instant::now();
+    let mut last_report = Instant::now();
+    let mut stopped = false;
+    loop {
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        if !stopped && (call.is_cancelled() || started.elapsed() > limit) {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            stopped = true;
+        }
+        if last_report.elapsed() >= Duration::from_secs(1) {
+            call.progress(
+                started.elapsed().as_secs_f64(),
+                &format!("running for {} s", started.elapsed().as_secs()),
+            );
+            last_report = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().map_err(|err| tool_error(err.to_string()))?;
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    if call.is_cancelled() {
+        return Err(tool_error("cancelled"));
+    }
+    serde_json::from_str(stdout.trim()).map_err(|_| {
+        tool_error(format!(
+            "the sandbox failed (exit {}): {}",
+            status.code().unwrap_or(-1),
+            crate::testrun::report::cut(stderr.trim(), 2000)
+        ))
+    })
+}

@@ -1,0 +1,52 @@
+//! `run_tests`: the project's tests, run in the sandbox by `autocoder run-tests`, as its report.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::run_command::run_self;
+use super::{Call, Context};
+use crate::workspace::jail::{tool_error, ToolError};
+
+pub const DESCRIPTION: &str = "Run the project's tests in the sandbox (the runner is detected: pytest, unittest, \
+cargo, nextest, go, node, jest, vitest, make) and report the outcome (passed, tests_failed, build_failed, no_tests, \
+timeout, error), the counts, and each failure: an id to pass back in tests to run it alone, the file and line inside \
+the project, the kind, a one-line message and the traceback.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Run only these tests, by the ids a report gave.
+    #[serde(default)]
+    pub tests: Vec<String>,
+    /// Seconds before the run is stopped (default 600, at most 3600).
+    #[serde(default)]
+    pub timeout_sec: Option<u64>,
+}
+
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
+    let root = context.roots.confine(".")?.display();
+    let timeout = input.timeout_sec.unwrap_or(600).clamp(1, 3600);
+    let mut args = vec![
+        "run-tests".to_string(),
+        "--workspace".into(),
+        root.display().to_string(),
+        "--timeout".into(),
+        format!("{timeout}s"),
+    ];
+    for id in &input.tests {
+        args.extend(["--tests".into(), id.clone()]);
+    }
+    let document = run_self(&args, None, call, Duration::from_secs(timeout + 60))?;
+    let mut report = document
+        .get("tests")
+        .cloned()
+        .ok_or_else(|| tool_error("run-tests gave no report"))?;
+    // The model needs the failures, not the sandbox's details.
+    if let Some(map) = report.as_object_mut() {
+        map.remove("sandbox");
+    }
+    Ok(report)
+}
