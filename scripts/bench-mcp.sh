@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench-mcp.sh: `autocoder mcp` driven over stdio by ../shared/mcp_bench.py (initialize time,
 # tool-call latency p50/p99, peak RSS), and beside it the official filesystem server when npm
-# can install it. The client reads responses unbuffered, a byte at a time, so latency grows with
-# the size of the answer for every server alike.
+# can install it and the official git server when pip can. The client reads responses
+# unbuffered, a byte at a time, so latency grows with the size of the answer for every server.
 #
 # Usage: scripts/bench-mcp.sh PATH_TO_AUTOCODER_BINARY
 set -euo pipefail
@@ -27,10 +27,26 @@ run "autocoder read_file (2000 lines)" 500 read_file '{"path": "big.txt"}' -- "$
 run "autocoder read_file (50 lines)" 2000 read_file '{"path": "big.txt", "offset": 1000, "limit": 50}' -- "$autocoder" mcp --root "$work"
 run "autocoder list_files" 2000 list_files '{}' -- "$autocoder" mcp --root "$work"
 
+repo=$work/repo
+mkdir "$repo"
+for n in $(seq 20); do echo "file $n" >"$repo/f$n.txt"; done
+git -C "$repo" init -q
+git -C "$repo" add .
+git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m first
+echo changed >>"$repo/f1.txt"
+echo new >"$repo/new.txt"
+run "autocoder git_status (20 files)" 500 git_status '{}' -- "$autocoder" mcp --root "$repo"
+
 fs_server=$work/node_modules/.bin/mcp-server-filesystem
 if command -v npm >/dev/null && npm install --prefix "$work" --no-fund --no-audit --silent @modelcontextprotocol/server-filesystem >/dev/null 2>&1 && [ -x "$fs_server" ]; then
   run "server-filesystem read_text_file" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
 else
   echo "server-filesystem: skipped (npm could not install @modelcontextprotocol/server-filesystem)"
 fi
-echo "targets: initialize <= 10 ms, read_file p50 <= 100 us, peak RSS <= 15 MB"
+git_server=$work/venv/bin/mcp-server-git
+if python3 -m venv "$work/venv" >/dev/null 2>&1 && "$work/venv/bin/pip" install --quiet mcp-server-git >/dev/null 2>&1 && [ -x "$git_server" ]; then
+  run "mcp-server-git git_status" 500 git_status "{\"repo_path\": \"$repo\"}" -- "$git_server" --repository "$repo"
+else
+  echo "mcp-server-git: skipped (pip could not install mcp-server-git)"
+fi
+echo "targets: initialize <= 10 ms, read_file p50 <= 100 us, git_status p50 <= 1 ms, peak RSS <= 15 MB"

@@ -188,10 +188,10 @@ pub struct FetchIssueArgs {
 /// Serve autocoder's tools to editors and agents over the Model Context Protocol (stdio).
 ///
 /// The tools (list_files, read_file, search_text, edit_file, write_file, run_command,
-/// run_tests) work inside the roots only: --root (repeatable), else ALLOWED_WORKSPACE_ROOTS
-/// (colon-separated) or ALLOWED_WORKSPACE_ROOT, else the current directory; commands and tests
-/// run in the sandbox. One JSON-RPC message per line on stdin and stdout; logs on stderr; exits
-/// when stdin ends.
+/// run_tests, git_status, git_diff) work inside the roots only: --root (repeatable), else
+/// ALLOWED_WORKSPACE_ROOTS (colon-separated) or ALLOWED_WORKSPACE_ROOT, else the current
+/// directory; commands and tests run in the sandbox. One JSON-RPC message per line on stdin and
+/// stdout; logs on stderr; exits when stdin ends.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder mcp --root ~/src/shop\n  claude mcp add --transport stdio autocoder -- autocoder mcp --root ."

@@ -39,6 +39,13 @@ async def main(binary: str, root: str) -> None:
             ran = await session.call_tool("run_command", {"argv": ["sh", "-c", "echo hello"]})
             result = field(ran, "structured_content", "structuredContent")
             print("ran:", result["exit_code"], result["stdout"].strip())
+            tested = await session.call_tool("run_tests", {})
+            print("tested:", field(tested, "structured_content", "structuredContent")["outcome"])
+            status = await session.call_tool("git_status", {})
+            changed = field(status, "structured_content", "structuredContent")["files"]
+            print("status:", [(c["path"], c["unstaged"]) for c in changed])
+            diff = await session.call_tool("git_diff", {"paths": ["hello.py"]})
+            print("diff shows the edit:", "+print('hello, world')" in diff.content[0].text)
 
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))

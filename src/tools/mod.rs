@@ -5,6 +5,8 @@
 //! the sandbox.
 
 pub mod edit_file;
+pub mod git_diff;
+pub mod git_status;
 pub mod list_files;
 pub mod read_file;
 pub mod run_command;
@@ -127,6 +129,12 @@ pub fn catalogue() -> Vec<ToolSpec> {
         tool!(run_tests, "Run the tests in the sandbox", None,
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
             None, read_only: false, destructive: false, idempotent: true),
+        tool!(git_status, "Git status", None,
+            |c, _, a| output(git_status::call(c, arguments("git_status", a)?)?),
+            Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
+        tool!(git_diff, "Git diff", Some("diff"),
+            |c, _, a| output(git_diff::call(c, arguments("git_diff", a)?)?),
+            Some(schema::<git_diff::Output>), read_only: true, destructive: false, idempotent: true),
     ]
 }
 
@@ -164,6 +172,7 @@ impl ToolSpec {
             .text_field
             .and_then(|field| output.get(field))
             .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
         {
             Some(text) => text.to_string(),
             None => serde_json::to_string_pretty(&output).unwrap_or_default(),

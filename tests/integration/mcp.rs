@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{autocoder_bin, TempDir};
+use crate::util::{autocoder_bin, git, TempDir};
 
 struct Session {
     child: Child,
@@ -155,7 +155,9 @@ fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
             "edit_file",
             "write_file",
             "run_command",
-            "run_tests"
+            "run_tests",
+            "git_status",
+            "git_diff"
         ]
     );
     for tool in tools.as_array().unwrap() {
@@ -417,6 +419,10 @@ fn the_official_python_sdk_can_use_the_server() {
     }
     let dir = TempDir::new();
     dir.write("hello.py", "print('hello')\n");
+    dir.write("test_hello.py", "def test_ok():\n    assert True\n");
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let output = Command::new("python3")
         .arg(script)
@@ -431,9 +437,16 @@ fn the_official_python_sdk_can_use_the_server() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("tools: list_files read_file search_text edit_file write_file"),
+        stdout.contains("tools: list_files read_file search_text edit_file write_file run_command run_tests git_status git_diff"),
         "{stdout}"
     );
+    assert!(stdout.contains("ran: 0 hello"), "{stdout}");
+    assert!(stdout.contains("tested: passed"), "{stdout}");
+    assert!(
+        stdout.contains("status: [('hello.py', 'modified'), ('notes/todo.txt', 'untracked')]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("diff shows the edit: True"), "{stdout}");
     assert!(stdout.contains("edited: True"), "{stdout}");
     assert!(stdout.contains("escape refused: True"), "{stdout}");
     assert_eq!(
@@ -561,4 +574,140 @@ fn run_tests_reports_failures_from_the_sandbox() {
     )["structuredContent"]
         .clone();
     assert_eq!(again["outcome"], "passed", "{again}");
+}
+
+/// A repository in `dir` with one commit on main: a.txt and old.txt.
+fn repository(dir: &TempDir) {
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    dir.write("a.txt", "one\ntwo\n");
+    dir.write("old.txt", "stays the same\n");
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+}
+
+#[test]
+fn git_tools_report_status_and_diffs() {
+    let dir = TempDir::new();
+    repository(&dir);
+    dir.write("a.txt", "one\ntwo\nthree\n");
+    dir.write("b.txt", "new\n");
+    git(dir.path(), &["add", "b.txt"]);
+    git(dir.path(), &["mv", "old.txt", "new name.txt"]);
+    dir.write("untracked.txt", "?\n");
+    let mut session = initialized(dir.path());
+
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["branch"], "main");
+    assert_eq!(
+        status["head"],
+        git(dir.path(), &["rev-parse", "HEAD"]).trim()
+    );
+    assert_eq!(status["clean"], false);
+    assert_eq!(
+        status["files"],
+        json!([
+            {"path": "a.txt", "staged": null, "unstaged": "modified", "orig_path": null},
+            {"path": "b.txt", "staged": "added", "unstaged": null, "orig_path": null},
+            {"path": "new name.txt", "staged": "renamed", "unstaged": null, "orig_path": "old.txt"},
+            {"path": "untracked.txt", "staged": null, "unstaged": "untracked", "orig_path": null},
+        ])
+    );
+
+    let unstaged = session.call("git_diff", json!({}));
+    assert_eq!(
+        unstaged["structuredContent"]["files"],
+        json!([{"path": "a.txt", "orig_path": null, "added": 1, "deleted": 0}])
+    );
+    let text = unstaged["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("diff --git a/a.txt b/a.txt"), "{text}");
+    assert!(text.contains("\n+three"), "{text}");
+
+    let staged = session.call("git_diff", json!({"staged": true, "context_lines": 0}));
+    assert_eq!(
+        staged["structuredContent"]["files"],
+        json!([
+            {"path": "b.txt", "orig_path": null, "added": 1, "deleted": 0},
+            {"path": "new name.txt", "orig_path": "old.txt", "added": 0, "deleted": 0},
+        ])
+    );
+
+    let against_head = session.call(
+        "git_diff",
+        json!({"base": "HEAD", "paths": ["a.txt"], "stat_only": true}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(against_head["files"].as_array().unwrap().len(), 1);
+    assert_eq!(against_head["diff"], "");
+
+    let refused = session.call_error("git_diff", json!({"base": "--output=/tmp/autocoder-pwned"}));
+    assert!(refused.contains("not a revision"), "{refused}");
+    assert!(!Path::new("/tmp/autocoder-pwned").exists());
+    let outside = session.call_error("git_diff", json!({"paths": ["../elsewhere"]}));
+    assert!(outside.contains("may not leave the root"), "{outside}");
+    let unknown = session.call_error("git_diff", json!({"base": "no-such-branch"}));
+    assert!(unknown.contains("no-such-branch"), "{unknown}");
+
+    // A workspace inside the repository sees its own paths.
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    dir.write("sub/c.txt", "c\n");
+    let mut inner = initialized(&dir.path().join("sub"));
+    let status = inner.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(
+        status["files"],
+        json!([{"path": "c.txt", "staged": null, "unstaged": "untracked", "orig_path": null}])
+    );
+
+    let elsewhere = TempDir::new();
+    let mut outside_git = initialized(elsewhere.path());
+    let error = outside_git.call_error("git_status", json!({}));
+    assert!(error.contains("not in a git repository"), "{error}");
+}
+
+#[test]
+fn git_tools_run_no_program_the_workspace_names() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let marker = dir.path().join("ran");
+    // What sandboxed code could write: drivers (one with dots in its name) that run a program.
+    let config = dir.path().join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    for driver in ["evil", "dotted.name"] {
+        text.push_str(&format!(
+            "[filter \"{driver}\"]\n\tclean = \"touch '{0}'; cat\"\n\tsmudge = \"touch '{0}'; cat\"\n\trequired = true\n[diff \"{driver}\"]\n\ttextconv = \"touch '{0}'; cat\"\n\tcommand = \"touch '{0}'; true\"\n",
+            marker.display()
+        ));
+    }
+    text.push_str(&format!(
+        "[core]\n\tfsmonitor = \"touch '{}'; true\"\n",
+        marker.display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    dir.write(
+        ".gitattributes",
+        "a.txt filter=evil diff=evil\nold.txt filter=dotted.name diff=dotted.name\n",
+    );
+    dir.write("a.txt", "one\ntwo\nchanged\n");
+    dir.write("old.txt", "changed too\n");
+
+    // The attack is real: plain git runs the program.
+    git(dir.path(), &["diff", "--stat"]);
+    assert!(marker.exists(), "plain git diff should have run the filter");
+    std::fs::remove_file(&marker).unwrap();
+
+    let mut session = initialized(dir.path());
+    let status = session.call("git_status", json!({}));
+    assert_eq!(status["isError"], false, "{status}");
+    let diff = session.call("git_diff", json!({}));
+    assert_eq!(diff["isError"], false, "{diff}");
+    assert_eq!(
+        diff["structuredContent"]["files"].as_array().unwrap().len(),
+        2,
+        "{diff}"
+    );
+    let staged = session.call("git_diff", json!({"staged": true, "base": "HEAD"}));
+    assert_eq!(staged["isError"], false, "{staged}");
+    assert!(
+        !marker.exists(),
+        "a program the workspace named ran on the host"
+    );
 }

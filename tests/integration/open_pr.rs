@@ -2,35 +2,16 @@
 //! asserts the requests, and checks that the pushed branch holds exactly the change, the user's
 //! checkout is untouched, and the token appears nowhere.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::fake_github::{FakeGitHub, Reply};
-use crate::util::{Run, Test};
+use crate::util::{git, Run, Test};
 
 const TOKEN: &str = "ghp_opentestsecret987";
 const BRANCH: &str = "autocoder/issue-42-discount-doubles";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Dev")
-        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
-        .env("GIT_COMMITTER_NAME", "Dev")
-        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// A test whose directory holds `remote.git` (bare) and `work` (a clone with one commit on main,
 /// an https `origin` that git rewrites to the bare repository, and a logging `git` on PATH).
