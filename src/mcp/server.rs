@@ -2,12 +2,16 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::{json, Value};
 
+use super::roots;
+use crate::commands::warn;
 use crate::tools::{self, Call, Context, ToolSpec};
+use crate::workspace::jail::Roots;
 
 /// Protocol revisions we speak, newest first: a client's is echoed when listed, otherwise the
 /// newest is offered (never refused).
@@ -18,7 +22,14 @@ const DISCOVER_VERSION: &str = "2026-07-28";
 const MAX_RESULT: usize = 40_000;
 
 struct Shared {
-    context: Context,
+    /// What tool calls work on; a client's roots narrow it.
+    context: RwLock<Arc<Context>>,
+    /// The roots the user allowed: the most a client's roots can give.
+    allowed: Vec<PathBuf>,
+    /// The client answers `roots/list`.
+    client_has_roots: AtomicBool,
+    /// The number in the id of our latest `roots/list` request; older answers are stale.
+    roots_request: AtomicU64,
     catalogue: Vec<ToolSpec>,
     out: Mutex<std::io::Stdout>,
     /// Calls in progress, by request id: their cancellation flags.
@@ -27,7 +38,10 @@ struct Shared {
 
 pub fn serve(context: Context) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
-        context,
+        allowed: context.roots.paths().map(PathBuf::from).collect(),
+        context: RwLock::new(Arc::new(context)),
+        client_has_roots: AtomicBool::new(false),
+        roots_request: AtomicU64::new(0),
         catalogue: tools::catalogue(),
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
@@ -69,8 +83,10 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         }
         let id = message.get("id").cloned();
         let Some(method) = message.get("method").and_then(Value::as_str) else {
-            // A response to a request of ours (none yet), or garbage.
-            if message.get("result").is_none() && message.get("error").is_none() {
+            // A response to a request of ours, or garbage.
+            if message.get("result").is_some() || message.get("error").is_some() {
+                response(&shared, &message);
+            } else {
                 send(
                     &shared,
                     &error(
@@ -107,7 +123,13 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             continue;
         }
         let response = match method {
-            "initialize" => result(id, initialize_result(&params)),
+            "initialize" => {
+                let roots = params.pointer("/capabilities/roots");
+                shared
+                    .client_has_roots
+                    .store(roots.is_some_and(Value::is_object), Ordering::SeqCst);
+                result(id, initialize_result(&params))
+            }
             "server/discover" => result(id, discover_result()),
             "ping" => result(id, json!({})),
             "tools/list" => result(
@@ -125,13 +147,75 @@ pub fn serve(context: Context) -> std::io::Result<()> {
 }
 
 fn notification(shared: &Shared, method: &str, params: &Value) {
-    if method == "notifications/cancelled" {
-        if let Some(flag) = params
-            .get("requestId")
-            .and_then(|id| shared.running.lock().unwrap().get(&id.to_string()).cloned())
-        {
-            flag.store(true, Ordering::SeqCst);
+    match method {
+        "notifications/cancelled" => {
+            if let Some(flag) = params
+                .get("requestId")
+                .and_then(|id| shared.running.lock().unwrap().get(&id.to_string()).cloned())
+            {
+                flag.store(true, Ordering::SeqCst);
+            }
         }
+        "notifications/initialized" | "notifications/roots/list_changed"
+            if shared.client_has_roots.load(Ordering::SeqCst) =>
+        {
+            let number = shared.roots_request.fetch_add(1, Ordering::SeqCst) + 1;
+            send(
+                shared,
+                &json!({"jsonrpc": "2.0", "id": roots_request_id(number), "method": "roots/list"}),
+            );
+        }
+        _ => {}
+    }
+}
+
+fn roots_request_id(number: u64) -> String {
+    format!("autocoder-roots-{number}")
+}
+
+/// A client's answer to a request of ours: only `roots/list` is ever asked.
+fn response(shared: &Shared, message: &Value) {
+    let latest = roots_request_id(shared.roots_request.load(Ordering::SeqCst));
+    if message.get("id").and_then(Value::as_str) != Some(latest.as_str()) {
+        return;
+    }
+    let Some(result) = message.get("result") else {
+        warn(
+            "mcp",
+            &format!("the client could not list its roots: {}", message["error"]),
+        );
+        return;
+    };
+    let (client, skipped) = roots::client_roots(result);
+    if !skipped.is_empty() {
+        warn(
+            "mcp",
+            &format!(
+                "ignoring client roots that are not local directories: {}",
+                skipped.join(", ")
+            ),
+        );
+    }
+    let mut narrowed = roots::narrow(&shared.allowed, &client);
+    if narrowed.is_empty() {
+        if !client.is_empty() {
+            warn(
+                "mcp",
+                &format!(
+                    "the client's roots ({}) are outside the allowed ones; working in {}",
+                    roots::shown(&client),
+                    roots::shown(&shared.allowed)
+                ),
+            );
+        }
+        narrowed = shared.allowed.clone();
+    }
+    match Roots::new(&narrowed) {
+        Ok(roots) => {
+            crate::commands::note("mcp", &format!("working in {}", roots::shown(&narrowed)));
+            *shared.context.write().unwrap() = Arc::new(Context { roots });
+        }
+        Err(err) => warn("mcp", &format!("keeping the roots as they were: {err}")),
     }
 }
 
@@ -188,7 +272,8 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
             }) as tools::ProgressSink
         });
     let call = Call::new(cancelled, progress);
-    match tool.call(&shared.context, &call, arguments) {
+    let context = shared.context.read().unwrap().clone();
+    match tool.call(&context, &call, arguments) {
         Ok((structured, text)) => {
             if text.len() > MAX_RESULT {
                 let cut = crate::testrun::report::cut(&text, MAX_RESULT);

@@ -711,3 +711,51 @@ fn git_tools_run_no_program_the_workspace_names() {
         "a program the workspace named ran on the host"
     );
 }
+
+#[test]
+fn client_roots_only_narrow_the_allowed_roots() {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("my project")).unwrap();
+    dir.write("top.txt", "top\n");
+    dir.write("my project/inner.txt", "inner\n");
+    let root = dir.path().canonicalize().unwrap();
+    let inner = root.join("my project");
+    let uri = |path: &Path| format!("file://{}", path.display().to_string().replace(' ', "%20"));
+
+    let mut session = Session::start(&root);
+    session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}}, "clientInfo": {"name": "t", "version": "1"}}));
+    session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    // The server asks; the client answers with a directory inside the allowed root.
+    let answer_roots = |session: &mut Session, roots: Value| {
+        let asked = session.receive();
+        assert_eq!(asked["method"], "roots/list", "{asked}");
+        session.send_raw(
+            &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": roots}}).to_string(),
+        );
+    };
+    answer_roots(
+        &mut session,
+        json!([{"uri": uri(&inner), "name": "project"}]),
+    );
+    let read = session.call("read_file", json!({"path": "inner.txt"}));
+    assert_eq!(read["structuredContent"]["content"], "1\tinner\n", "{read}");
+    let refused = session.call_error("read_file", json!({"path": root.join("top.txt")}));
+    assert!(refused.contains("outside the allowed roots"), "{refused}");
+
+    // A wider root, or one elsewhere, gives nothing beyond what was allowed.
+    for roots in [
+        json!([{"uri": "file:///"}]),
+        json!([{"uri": uri(&std::env::temp_dir())}, {"uri": "https://example.com/"}]),
+        json!([]),
+    ] {
+        session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}"#);
+        answer_roots(&mut session, roots.clone());
+        let read = session.call("read_file", json!({"path": "top.txt"}));
+        assert_eq!(
+            read["structuredContent"]["content"], "1\ttop\n",
+            "{roots}: {read}"
+        );
+        let escape = session.call_error("read_file", json!({"path": "../x"}));
+        assert!(escape.contains("may not leave the root"), "{escape}");
+    }
+}
