@@ -81,21 +81,19 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             );
             continue;
         }
+        if let Err(fault) = well_formed(&message) {
+            let id = message
+                .get("id")
+                .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+            send(
+                &shared,
+                &error(id.cloned().unwrap_or(Value::Null), -32600, fault),
+            );
+            continue;
+        }
         let id = message.get("id").cloned();
         let Some(method) = message.get("method").and_then(Value::as_str) else {
-            // A response to a request of ours, or garbage.
-            if message.get("result").is_some() || message.get("error").is_some() {
-                response(&shared, &message);
-            } else {
-                send(
-                    &shared,
-                    &error(
-                        id.unwrap_or(Value::Null),
-                        -32600,
-                        "not a JSON-RPC request: no method",
-                    ),
-                );
-            }
+            response(&shared, &message);
             continue;
         };
         let params = message.get("params").cloned().unwrap_or(json!({}));
@@ -144,6 +142,32 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         let _ = call.join();
     }
     Ok(())
+}
+
+/// Whether `message` is a JSON-RPC 2.0 request, notification or response as MCP allows them
+/// (ids are strings or integers, never null); what is wrong with it when not.
+fn well_formed(message: &Value) -> Result<(), &'static str> {
+    let Some(object) = message.as_object() else {
+        return Err("not a JSON-RPC message: expected an object");
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err("not a JSON-RPC 2.0 message: \"jsonrpc\" must be \"2.0\"");
+    }
+    if let Some(id) = object.get("id") {
+        if !(id.is_string() || id.is_i64() || id.is_u64()) {
+            return Err("the id must be a string or an integer");
+        }
+    }
+    match object.get("method") {
+        Some(Value::String(_)) => Ok(()),
+        Some(_) => Err("the method must be a string"),
+        None if object.contains_key("id")
+            && (object.contains_key("result") || object.contains_key("error")) =>
+        {
+            Ok(())
+        }
+        None => Err("not a JSON-RPC request: no method"),
+    }
 }
 
 fn notification(shared: &Shared, method: &str, params: &Value) {
@@ -257,7 +281,11 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
     let Some(tool) = shared.catalogue.iter().find(|t| t.name == name) else {
         return error(id, -32602, &format!("unknown tool: {name}"));
     };
-    let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+    let arguments = params
+        .get("arguments")
+        .filter(|a| !a.is_null())
+        .cloned()
+        .unwrap_or(json!({}));
     // Progress goes out only when the request asked for it, strictly increasing.
     let progress = params
         .get("_meta")

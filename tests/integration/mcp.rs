@@ -200,6 +200,56 @@ fn protocol_faults_are_json_rpc_errors() {
     // Arguments the model got wrong are a tool error it can read and fix.
     let text = session.call_error("read_file", json!({"paht": "x"}));
     assert!(text.contains("invalid arguments for read_file"), "{text}");
+    // Null arguments are no arguments.
+    let listed = session.request(
+        "tools/call",
+        json!({"name": "list_files", "arguments": null}),
+    );
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    // Messages that are not JSON-RPC 2.0 as MCP allows it.
+    for (message, id, fault) in [
+        (
+            r#"{"jsonrpc": "2.0", "id": null, "method": "ping"}"#,
+            json!(null),
+            "id must be",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#,
+            json!(null),
+            "id must be",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}"#,
+            json!(null),
+            "id must be",
+        ),
+        (
+            r#"{"jsonrpc": "1.0", "id": 11, "method": "ping"}"#,
+            json!(11),
+            "2.0",
+        ),
+        (
+            r#"{"id": "twelve", "method": "ping"}"#,
+            json!("twelve"),
+            "2.0",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 13, "method": 7}"#,
+            json!(13),
+            "method must be a string",
+        ),
+        (r#"{"jsonrpc": "2.0", "id": 14}"#, json!(14), "no method"),
+        ("42", json!(null), "expected an object"),
+    ] {
+        session.send_raw(message);
+        let answer = session.receive();
+        assert_eq!(answer["error"]["code"], -32600, "{message}: {answer}");
+        assert_eq!(answer["id"], id, "{message}: {answer}");
+        let text = answer["error"]["message"].as_str().unwrap();
+        assert!(text.contains(fault), "{message}: {text}");
+    }
+    // Still serving.
+    assert_eq!(session.request("ping", json!({}))["result"], json!({}));
 }
 
 #[test]
