@@ -182,5 +182,30 @@ impl ToolSpec {
 }
 
 fn schema<T: schemars::JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    drop_rust_formats(&mut schema);
+    schema
+}
+
+/// Removes the formats schemars gives numbers (`uint`, `int64`, `double`): they are not JSON
+/// Schema's, and clients' validators warn about each one they meet.
+fn drop_rust_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| {
+                    ["int", "uint", "float", "double"]
+                        .iter()
+                        .any(|prefix| format.starts_with(prefix))
+                })
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_rust_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_rust_formats),
+        _ => {}
+    }
 }

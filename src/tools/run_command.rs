@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -134,7 +135,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     })
 }
 
-/// Runs this binary with `args`, reporting progress each second and stopping it (SIGTERM) when
+/// Runs this binary with `args`, reporting progress at the start and each second and stopping it (SIGTERM) when
 /// the call is cancelled or `limit` passes; returns the JSON document it wrote.
 pub fn run_self(
     args: &[String],
@@ -174,16 +175,26 @@ pub fn run_self(
         let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
         text
     });
+    // A thread waits for the exit, so that it is seen at once; this one watches the clock and the
+    // cancellation meanwhile.
+    let pid = child.id() as i32;
+    let (exited, exit) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = exited.send(child.wait());
+    });
     let started = Instant::now();
     let mut last_report = Instant::now();
     let mut stopped = false;
-    loop {
-        if child.try_wait().ok().flatten().is_some() {
-            break;
+    call.progress(0.0, "started");
+    let status = loop {
+        match exit.recv_timeout(Duration::from_millis(20)) {
+            Ok(status) => break status.map_err(|err| tool_error(err.to_string()))?,
+            Err(RecvTimeoutError::Disconnected) => return Err(tool_error("lost the sandbox")),
+            Err(RecvTimeoutError::Timeout) => {}
         }
         if !stopped && (call.is_cancelled() || started.elapsed() > limit) {
-            // SAFETY: signalling our own child.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            // SAFETY: signalling our own child, not yet reaped (its exit was not received).
+            unsafe { libc::kill(pid, libc::SIGTERM) };
             stopped = true;
         }
         if last_report.elapsed() >= Duration::from_secs(1) {
@@ -193,9 +204,7 @@ pub fn run_self(
             );
             last_report = Instant::now();
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = child.wait().map_err(|err| tool_error(err.to_string()))?;
+    };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     if call.is_cancelled() {

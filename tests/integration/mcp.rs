@@ -506,6 +506,76 @@ fn the_official_python_sdk_can_use_the_server() {
 }
 
 #[test]
+fn the_official_typescript_sdk_can_use_the_server() {
+    let sdk = Command::new("npm")
+        .args(["root", "--global"])
+        .output()
+        .ok()
+        .map(|out| {
+            Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("@modelcontextprotocol/sdk")
+        })
+        .filter(|sdk| sdk.join("package.json").exists());
+    let Some(sdk) = sdk else {
+        eprintln!("skipped: the MCP TypeScript SDK is not installed (npm install --global @modelcontextprotocol/sdk; .ci/run does)");
+        return;
+    };
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    dir.write("src/app.py", "def answer():\n    return 1\n");
+    dir.write("secret.txt", "not for the client\n");
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.mjs");
+    let output = Command::new("node")
+        .arg(script)
+        .arg(&sdk)
+        .arg(autocoder_bin())
+        .arg(dir.path().canonicalize().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("tools: list_files read_file search_text edit_file write_file run_command run_tests git_status git_diff"),
+        "{stdout}"
+    );
+    for tool in [
+        "list_files",
+        "read_file",
+        "search_text",
+        "edit_file",
+        "write_file",
+        "run_command",
+        "git_status",
+        "git_diff",
+    ] {
+        assert!(
+            stdout.contains(&format!("\n{tool}: ok\n")),
+            "{tool}: {stdout}\n{stderr}"
+        );
+    }
+    for line in [
+        "ran in the narrowed root: true",
+        "outside the client's roots refused: true",
+        "roots asked: 1",
+        "progress increasing: true",
+        "cancelled: true",
+        "serving after the cancellation: true",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}\n{stderr}");
+    }
+    // The SDK's schema validator met nothing it did not understand.
+    assert!(!stderr.contains("unknown format"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/app.py")).unwrap(),
+        "def answer():\n    return 2\n"
+    );
+    assert!(dir.path().join("src/new.txt").exists());
+}
+
+#[test]
 fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
     let dir = TempDir::new();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
