@@ -24,6 +24,23 @@ run() { # LABEL N TOOL ARGS -- SERVER...
 }
 
 run "autocoder read_file (2000 lines)" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
+# The same client with its reads buffered, as real clients read: what the server itself costs.
+buffered() { # LABEL N TOOL ARGS -- SERVER...
+  local label=$1
+  shift
+  printf '%-34s ' "$label"
+  python3 -c '
+import io, runpy, subprocess, sys
+popen = subprocess.Popen
+def buffered_popen(*args, **kwargs):
+    process = popen(*args, **kwargs)
+    process.stdout = io.BufferedReader(process.stdout)
+    return process
+subprocess.Popen = buffered_popen
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$bench" "$@" 2>&1 | tail -1
+}
+buffered "  same, client reads buffered" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
 run "autocoder read_file (50 lines)" 2000 read_file '{"path": "big.txt", "offset": 1000, "limit": 50}' -- "$autocoder" mcp --root "$work"
 run "autocoder list_files" 2000 list_files '{}' -- "$autocoder" mcp --root "$work"
 
@@ -40,6 +57,7 @@ run "autocoder git_status (20 files)" 500 git_status '{}' -- "$autocoder" mcp --
 fs_server=$work/node_modules/.bin/mcp-server-filesystem
 if command -v npm >/dev/null && npm install --prefix "$work" --no-fund --no-audit --silent @modelcontextprotocol/server-filesystem >/dev/null 2>&1 && [ -x "$fs_server" ]; then
   run "server-filesystem read_text_file" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
+  buffered "  same, client reads buffered" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
 else
   echo "server-filesystem: skipped (npm could not install @modelcontextprotocol/server-filesystem)"
 fi
