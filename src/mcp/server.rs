@@ -18,7 +18,7 @@ use crate::workspace::jail::Roots;
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The stateless revision whose clients start with `server/discover`.
 const DISCOVER_VERSION: &str = "2026-07-28";
-/// A tool result's text is cut near this size, with a note on how to get the rest.
+/// A tool result's text mirror is cut near this size, with a note on how to get the rest.
 const MAX_RESULT: usize = 40_000;
 
 struct Shared {
@@ -302,14 +302,12 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
     let call = Call::new(cancelled, progress);
     let context = shared.context.read().unwrap().clone();
     match tool.call(&context, &call, arguments) {
-        Ok((structured, text)) => {
+        Ok((structured, mut text)) => {
+            // The text a model reads is cut; the structured result stays whole, as its schema
+            // promises (each tool bounds it: windows, max_entries, max_results, stream caps).
             if text.len() > MAX_RESULT {
-                let cut = crate::testrun::report::cut(&text, MAX_RESULT);
-                let note = format!("\n[... result cut at {MAX_RESULT} of {} bytes: narrow the request (offset/limit, path, glob, max_results)]", text.len());
-                return result(
-                    id,
-                    json!({"content": [{"type": "text", "text": format!("{cut}{note}")}], "isError": false}),
-                );
+                let note = format!("\n[... cut at {MAX_RESULT} of {} bytes: narrow the request (offset/limit, path, glob, max_entries, max_results)]", text.len());
+                text = format!("{}{note}", crate::testrun::report::cut(&text, MAX_RESULT));
             }
             result(
                 id,

@@ -253,6 +253,29 @@ fn protocol_faults_are_json_rpc_errors() {
 }
 
 #[test]
+fn a_long_result_cuts_its_text_and_keeps_its_structure() {
+    let dir = TempDir::new();
+    for n in 0..1200 {
+        dir.write(
+            &format!("a-file-with-a-rather-long-name-number-{n:04}.txt"),
+            "",
+        );
+    }
+    let mut session = initialized(dir.path());
+    let listed = session.call("list_files", json!({}));
+    let text = listed["content"][0]["text"].as_str().unwrap();
+    assert!(text.len() < 41_000, "{}", text.len());
+    assert!(
+        text.contains("[... cut at 40000 of"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    let structured = &listed["structuredContent"];
+    assert_eq!(structured["entries"].as_array().unwrap().len(), 1000);
+    assert_eq!(structured["truncated"], true);
+}
+
+#[test]
 fn file_tools_read_list_search_edit_and_write() {
     let dir = TempDir::new();
     dir.write(
