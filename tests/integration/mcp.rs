@@ -493,9 +493,7 @@ fn the_official_python_sdk_can_use_the_server() {
     let dir = TempDir::new();
     dir.write("hello.py", "print('hello')\n");
     dir.write("test_hello.py", "def test_ok():\n    assert True\n");
-    git(dir.path(), &["init", "-q"]);
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    commit_everything(dir.path());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let output = Command::new("python3")
         .arg(script)
@@ -546,9 +544,7 @@ fn the_official_typescript_sdk_can_use_the_server() {
     std::fs::create_dir(dir.path().join("src")).unwrap();
     dir.write("src/app.py", "def answer():\n    return 1\n");
     dir.write("secret.txt", "not for the client\n");
-    git(dir.path(), &["init", "-q"]);
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    commit_everything(dir.path());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.mjs");
     let output = Command::new("node")
         .arg(script)
@@ -719,13 +715,18 @@ fn run_tests_reports_failures_from_the_sandbox() {
     assert_eq!(again["outcome"], "passed", "{again}");
 }
 
+/// Makes `dir` a repository whose one commit on main holds everything in it.
+fn commit_everything(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
 /// A repository in `dir` with one commit on main: a.txt and old.txt.
 fn repository(dir: &TempDir) {
-    git(dir.path(), &["init", "-q", "-b", "main"]);
     dir.write("a.txt", "one\ntwo\n");
     dir.write("old.txt", "stays the same\n");
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    commit_everything(dir.path());
 }
 
 #[test]
