@@ -42,6 +42,28 @@ print("  resources  :", res["mechanism"], "- memory", res["memory_bytes"] // 2**
 print("  containment: pid namespace", layers["containment"]["pid_namespace"], "- degraded:", layers["degraded"] or "none")
 PY
 echo
-echo "autocoder run-tests exited with $status (1: the tests fail, as the sample intends; the next"
-echo "steps, heal and review, are on their way)."
+echo "autocoder run-tests exited with $status (1: the tests fail, as the sample intends)."
+
+echo
+echo "\$ autocoder mcp --root $sample    # what an editor or agent sees, over stdio"
+python3 - "$bin" "$work" <<'PY'
+import json, subprocess, sys
+binary, root = sys.argv[1], sys.argv[2]
+server = subprocess.Popen([binary, "mcp", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def request(id, method, params):
+    server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\n")
+    server.stdin.flush()
+    return json.loads(server.stdout.readline())["result"]
+init = request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo", "version": "1"}})
+server.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+print("protocol", init["protocolVersion"], "- tools:", ", ".join(t["name"] for t in request(2, "tools/list", {})["tools"]))
+found = request(3, "tools/call", {"name": "search_text", "arguments": {"pattern": "def ", "glob": "shop/**"}})
+print("search_text 'def ' in shop/:")
+for match in found["structuredContent"]["matches"][:4]:
+    print(f"  {match['path']}:{match['line']}  {match['text'].strip()}")
+server.stdin.close()
+server.wait()
+PY
+echo
+echo "Next (on their way): heal repairs the code, review checks the change, open-pr proposes it."
 [ "$status" -eq 1 ]
