@@ -18,6 +18,9 @@ use crate::workspace::jail::Roots;
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The stateless revision whose clients start with `server/discover`.
 const DISCOVER_VERSION: &str = "2026-07-28";
+const INSTRUCTIONS: &str =
+    "Tools to read, search, edit and run the tests of one workspace, with git's view of it; \
+paths are relative to its root, and commands run in a sandbox.";
 /// A tool result's text mirror is cut near this size, with a note on how to get the rest.
 const MAX_RESULT: usize = 40_000;
 
@@ -110,7 +113,10 @@ pub fn serve(context: Context) -> std::io::Result<()> {
                 .unwrap()
                 .insert(id.to_string(), cancelled.clone());
             calls.push(std::thread::spawn(move || {
-                let response = call_tool(&shared, id.clone(), &params, cancelled.clone());
+                let mut response = call_tool(&shared, id.clone(), &params, cancelled.clone());
+                if stateless(&params) {
+                    mark_complete(&mut response);
+                }
                 shared.running.lock().unwrap().remove(&id.to_string());
                 // A cancelled request gets no answer.
                 if !cancelled.load(Ordering::SeqCst) {
@@ -120,7 +126,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             calls.retain(|call| !call.is_finished());
             continue;
         }
-        let response = match method {
+        let mut response = match method {
             "initialize" => {
                 let roots = params.pointer("/capabilities/roots");
                 shared
@@ -136,6 +142,9 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             ),
             _ => error(id, -32601, &format!("method not found: {method}")),
         };
+        if stateless(&params) {
+            mark_complete(&mut response);
+        }
         send(&shared, &response);
     }
     for call in calls {
@@ -257,17 +266,35 @@ fn initialize_result(params: &Value) -> Value {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": server_info(),
-        "instructions": "Tools to read, search and edit the files of one workspace; paths are relative to its root.",
+        "instructions": INSTRUCTIONS,
     })
 }
 
 fn discover_result() -> Value {
     json!({
+        "resultType": "complete",
         "supportedVersions": std::iter::once(DISCOVER_VERSION).chain(VERSIONS.iter().copied()).collect::<Vec<_>>(),
         "capabilities": {"tools": {"listChanged": false}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
         "serverInfo": server_info(),
-        "resultType": "complete",
+        "instructions": INSTRUCTIONS,
     })
+}
+
+/// Whether a request comes from a stateless (2026-07-28) client, which names its revision in
+/// every request's `_meta` instead of initializing.
+fn stateless(params: &Value) -> bool {
+    params
+        .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str)
+        == Some(DISCOVER_VERSION)
+}
+
+/// Stateless clients expect every result to say whether it is complete; ours always are.
+fn mark_complete(response: &mut Value) {
+    if let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) {
+        result.insert("resultType".into(), json!("complete"));
+    }
 }
 
 fn server_info() -> Value {

@@ -129,6 +129,23 @@ fn handshake_negotiates_versions_and_answers_discovery() {
         .as_array()
         .unwrap()
         .contains(&json!("2025-11-25")));
+    assert_eq!(discovered["result"]["resultType"], "complete");
+    assert_eq!(
+        discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "autocoder"
+    );
+    // A stateless client names its revision in each request instead of initializing.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let listed = session.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(listed["result"]["resultType"], "complete");
+    assert!(listed["result"]["tools"].as_array().unwrap().len() > 5);
+    let called = session.request(
+        "tools/call",
+        json!({"name": "list_files", "arguments": {}, "_meta": meta}),
+    );
+    assert_eq!(called["result"]["resultType"], "complete", "{called}");
+    assert_eq!(called["result"]["isError"], false, "{called}");
     // A client may still initialize after discovering.
     let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
