@@ -16,7 +16,7 @@ const client = new Client({ name: "sdk-test", version: "1" }, { capabilities: { 
 let rootsAsked = 0;
 client.setRequestHandler(ListRootsRequestSchema, async () => {
   rootsAsked += 1;
-  return { roots: [{ uri: pathToFileURL(`${root}/src`).href, name: "src" }] };
+  return { roots: [{ uri: pathToFileURL(`${root}/repo`).href, name: "repo" }] };
 });
 await client.connect(transport);
 console.log("protocol:", transport.protocolVersion ?? client.getServerVersion()?.name);

@@ -17,7 +17,7 @@ pub struct Git {
 }
 
 /// Settings that win over anything in the repository's config.
-const SAFE_CONFIG: &[&str] = &[
+pub const SAFE_CONFIG: &[&str] = &[
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "credential.helper=",
@@ -46,13 +46,6 @@ impl Git {
                 .with_hint("run it in the project's clone, or give it with --workspace")
             })?;
         Ok(git)
-    }
-
-    /// Git in `dir`, unchecked: git itself says so when `dir` is not in a repository.
-    pub fn at(dir: &Path) -> Git {
-        Git {
-            dir: dir.to_path_buf(),
-        }
     }
 
     fn command(&self) -> Command {
@@ -239,58 +232,6 @@ impl Git {
         };
         self.run(&["update-index", "--index-info"], env, Some(&line))
             .map(drop)
-    }
-
-    /// Runs a command that reads the working tree's contents (status, diff) with every filter
-    /// driver the config names switched off: a clean filter is a program, and sandboxed code can
-    /// name one in `.git/config`. The overrides go through `GIT_CONFIG_KEY_n`, which, unlike
-    /// `-c`, cannot be misparsed whatever the driver's name holds.
-    pub fn run_without_filters(&self, args: &[&str]) -> Result<String, Failure> {
-        let listing = self
-            .command()
-            .args(["config", "-z", "--get-regexp", r"^filter\."])
-            .stderr(Stdio::null())
-            .output()
-            .map_err(|err| {
-                Failure::external(format!("cannot run git: {err}")).with_hint("install git")
-            })?;
-        let mut drivers: Vec<&str> = Vec::new();
-        for entry in listing.stdout.split(|&b| b == 0) {
-            let key = entry.split(|&b| b == b'\n').next().unwrap_or_default();
-            let Some(name) = std::str::from_utf8(key)
-                .ok()
-                .and_then(|key| key.strip_prefix("filter."))
-                .and_then(|rest| rest.rsplit_once('.'))
-                .map(|(name, _)| name)
-            else {
-                continue;
-            };
-            if !drivers.contains(&name) {
-                drivers.push(name);
-            }
-        }
-        let mut env: Vec<(String, String)> = Vec::new();
-        for name in &drivers {
-            for (setting, value) in [
-                ("clean", ""),
-                ("smudge", ""),
-                ("process", ""),
-                ("required", "false"),
-            ] {
-                let index = env.len() / 2;
-                env.push((
-                    format!("GIT_CONFIG_KEY_{index}"),
-                    format!("filter.{name}.{setting}"),
-                ));
-                env.push((format!("GIT_CONFIG_VALUE_{index}"), value.to_string()));
-            }
-        }
-        let count = (env.len() / 2).to_string();
-        let mut env: Vec<(&str, &str)> =
-            env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        env.push(("GIT_CONFIG_COUNT", &count));
-        env.push(("GIT_LITERAL_PATHSPECS", "1"));
-        self.run(args, &env, None)
     }
 
     /// A setting from the repository's (and the user's) git config.

@@ -84,6 +84,14 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             );
             continue;
         }
+        // A response (to our roots/list) is never answered, even a malformed one: two peers
+        // answering each other's faults would never stop.
+        if message.get("method").is_none()
+            && (message.get("result").is_some() || message.get("error").is_some())
+        {
+            response(&shared, &message);
+            continue;
+        }
         if let Err(fault) = well_formed(&message) {
             let id = message
                 .get("id")
@@ -95,10 +103,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             continue;
         }
         let id = message.get("id").cloned();
-        let Some(method) = message.get("method").and_then(Value::as_str) else {
-            response(&shared, &message);
-            continue;
-        };
+        let method = message["method"].as_str().unwrap_or_default();
         let params = message.get("params").cloned().unwrap_or(json!({}));
         let Some(id) = id else {
             notification(&shared, method, &params);
@@ -153,7 +158,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether `message` is a JSON-RPC 2.0 request, notification or response as MCP allows them
+/// Whether `message` is a JSON-RPC 2.0 request or notification as MCP allows them
 /// (ids are strings or integers, never null); what is wrong with it when not.
 fn well_formed(message: &Value) -> Result<(), &'static str> {
     let Some(object) = message.as_object() else {
@@ -170,11 +175,6 @@ fn well_formed(message: &Value) -> Result<(), &'static str> {
     match object.get("method") {
         Some(Value::String(_)) => Ok(()),
         Some(_) => Err("the method must be a string"),
-        None if object.contains_key("id")
-            && (object.contains_key("result") || object.contains_key("error")) =>
-        {
-            Ok(())
-        }
         None => Err("not a JSON-RPC request: no method"),
     }
 }

@@ -1,12 +1,10 @@
 //! `git_diff`: what changed, as a unified diff and per-file counts, from one `git diff` run
-//! (`--numstat -p`), relative to the workspace root. No external diff or textconv program runs.
+//! (`--numstat -p`) in the sandbox (`tools::git`), without external diffs or textconv.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::git_status::git_error;
-use super::Context;
-use crate::forge::git::Git;
+use super::{git, Call, Context};
 use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Show changes in the workspace as a unified diff with per-file added and deleted line \
@@ -57,7 +55,7 @@ pub struct Output {
     pub truncated: bool,
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let root = context.roots.confine(".")?.display();
     let mut args = vec![
         "diff".to_string(),
@@ -65,7 +63,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         "--no-textconv".into(),
         "--no-color".into(),
         "--ignore-submodules=dirty".into(),
-        "--relative".into(),
+        "--submodule=short".into(),
         "--numstat".into(),
         "-z".into(),
     ];
@@ -102,9 +100,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         });
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let listing = Git::at(&root)
-        .run_without_filters(&args)
-        .map_err(|err| git_error(&err.error))?;
+    let listing = git::run(context, call, &args)?;
     Ok(parse(&listing))
 }
 

@@ -1,12 +1,11 @@
-//! `git_status`: the workspace's branch and what changed, from `git status --porcelain=v2`,
-//! with paths relative to the workspace root.
+//! `git_status`: the workspace's branch and what changed, from `git status --porcelain=v2` run
+//! in the sandbox (`tools::git`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Context;
-use crate::forge::git::Git;
-use crate::workspace::jail::{tool_error, ToolError};
+use super::{git, Call, Context};
+use crate::workspace::jail::ToolError;
 
 pub const DESCRIPTION: &str = "Show the workspace's git status: the branch, the commit HEAD is at, the upstream and how \
 far ahead and behind it is, and each changed file with what changed in the index (staged) and in the working tree \
@@ -47,43 +46,24 @@ pub struct Output {
     pub omitted: usize,
 }
 
-pub fn call(context: &Context, _input: Input) -> Result<Output, ToolError> {
-    let root = context.roots.confine(".")?.display();
-    let git = Git::at(&root);
-    let listing = git
-        .run_without_filters(&[
+pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Output, ToolError> {
+    let listing = git::run(
+        context,
+        call,
+        &[
             "status",
             "--porcelain=v2",
             "--branch",
             "-z",
             "--ignore-submodules=dirty",
             "--untracked-files=all",
-            "--",
-            ".",
-        ])
-        .map_err(|err| git_error(&err.error))?;
-    // Porcelain paths are relative to the repository's top; the workspace may be inside it.
-    let prefix = if root.join(".git").exists() {
-        String::new()
-    } else {
-        git.run(&["rev-parse", "--show-prefix"], &[], None)
-            .map_err(|err| git_error(&err.error))?
-    };
-    Ok(parse(&listing, &prefix))
+        ],
+    )?;
+    Ok(parse(&listing))
 }
 
-pub(super) fn git_error(error: &anyhow::Error) -> ToolError {
-    let message = format!("{error:#}");
-    if message.contains("not a git repository") {
-        tool_error("the workspace is not in a git repository")
-    } else {
-        tool_error(message)
-    }
-}
-
-fn parse(listing: &str, prefix: &str) -> Output {
+fn parse(listing: &str) -> Output {
     let mut output = Output::default();
-    let relative = |path: &str| path.strip_prefix(prefix).unwrap_or(path).to_string();
     let mut records = listing.split('\0');
     while let Some(record) = records.next() {
         if let Some(header) = record.strip_prefix("# ") {
@@ -128,14 +108,15 @@ fn parse(listing: &str, prefix: &str) -> Output {
                     )
                 };
                 Change {
-                    path: relative(path),
+                    path: path.to_string(),
                     staged,
                     unstaged,
-                    orig_path: (kind == "2").then(|| relative(records.next().unwrap_or_default())),
+                    orig_path: (kind == "2")
+                        .then(|| records.next().unwrap_or_default().to_string()),
                 }
             }
             "?" => Change {
-                path: relative(rest),
+                path: rest.to_string(),
                 staged: None,
                 unstaged: Some("untracked"),
                 orig_path: None,
@@ -173,11 +154,11 @@ mod tests {
     fn porcelain_v2_records() {
         let listing = "# branch.oid 87fe\0# branch.head main\0# branch.upstream origin/main\0\
 # branch.ab +2 -1\0\
-1 .M N... 100644 100644 100644 d004 d004 sub/f 1\0\
-2 R. N... 100644 100644 100644 aaaa aaaa R100 sub/new name\0sub/old\0\
-u UU N... 100644 100644 100644 100644 a b c sub/conflict\0\
-? sub/untracked\0";
-        let output = parse(listing, "sub/");
+1 .M N... 100644 100644 100644 d004 d004 f 1\0\
+2 R. N... 100644 100644 100644 aaaa aaaa R100 new name\0old\0\
+u UU N... 100644 100644 100644 100644 a b c conflict\0\
+? untracked\0";
+        let output = parse(listing);
         assert_eq!(output.branch.as_deref(), Some("main"));
         assert_eq!(output.head.as_deref(), Some("87fe"));
         assert_eq!((output.ahead, output.behind), (Some(2), Some(1)));

@@ -5,6 +5,7 @@
 //! the sandbox.
 
 pub mod edit_file;
+mod git;
 pub mod git_diff;
 pub mod git_status;
 pub mod list_files;
@@ -130,10 +131,10 @@ pub fn catalogue() -> Vec<ToolSpec> {
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
             None, read_only: false, destructive: false, idempotent: true),
         tool!(git_status, "Git status", None,
-            |c, _, a| output(git_status::call(c, arguments("git_status", a)?)?),
+            |c, call, a| output(git_status::call(c, call, arguments("git_status", a)?)?),
             Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(git_diff, "Git diff", Some("diff"),
-            |c, _, a| output(git_diff::call(c, arguments("git_diff", a)?)?),
+            |c, call, a| output(git_diff::call(c, call, arguments("git_diff", a)?)?),
             Some(schema::<git_diff::Output>), read_only: true, destructive: false, idempotent: true),
     ]
 }

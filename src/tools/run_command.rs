@@ -3,6 +3,7 @@
 //! SIGTERM: it kills the command and everything it started, and cleans up.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
@@ -84,24 +85,14 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         argv = wrapped;
     }
     let timeout = input.timeout_sec.unwrap_or(120).clamp(1, 3600);
-    let mut args = vec![
-        "sandbox".to_string(),
-        "--workspace".into(),
-        root.display().to_string(),
-        "--timeout".into(),
-        format!("{timeout}s"),
-    ];
-    args.extend(["--max-output".into(), MAX_OUTPUT.into(), "--".into()]);
-    args.extend(argv);
-    let result = run_self(
-        &args,
+    let sandbox = in_sandbox(
+        &root,
+        &["--max-output", MAX_OUTPUT],
+        argv,
         input.stdin.as_deref(),
         call,
-        Duration::from_secs(timeout + 30),
+        timeout,
     )?;
-    let sandbox = result
-        .get("sandbox")
-        .ok_or_else(|| tool_error("the sandbox gave no result"))?;
     let text = |key: &str| {
         sandbox
             .get(key)
@@ -133,6 +124,33 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             .and_then(Value::as_u64)
             .unwrap_or(0),
     })
+}
+
+/// Runs `argv` in `autocoder sandbox` on the workspace `root` with `flags`, for at most
+/// `timeout` seconds; returns the sandbox's result (exit code, output, limits).
+pub fn in_sandbox(
+    root: &Path,
+    flags: &[&str],
+    argv: Vec<String>,
+    stdin: Option<&str>,
+    call: &Call,
+    timeout: u64,
+) -> Result<Value, ToolError> {
+    let mut args = vec![
+        "sandbox".to_string(),
+        "--workspace".into(),
+        root.display().to_string(),
+        "--timeout".into(),
+        format!("{timeout}s"),
+    ];
+    args.extend(flags.iter().map(|flag| flag.to_string()));
+    args.push("--".into());
+    args.extend(argv);
+    let mut result = run_self(&args, stdin, call, Duration::from_secs(timeout + 30))?;
+    result
+        .get_mut("sandbox")
+        .map(Value::take)
+        .ok_or_else(|| tool_error("the sandbox gave no result"))
 }
 
 /// Runs this binary with `args`, reporting progress at the start and each second and stopping it (SIGTERM) when

@@ -47,6 +47,7 @@ impl Confined<'_> {
 }
 
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_BENEATH: u64 = 0x08;
 
 impl Roots {
@@ -59,9 +60,9 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(format!("root {}: not a directory", canonical.display()));
             }
-            let fd = File::open(&canonical)
+            let fd = open_without_symlinks(&canonical)
                 .map_err(|err| format!("root {}: {err}", canonical.display()))?;
-            roots.push((canonical, OwnedFd::from(fd)));
+            roots.push((canonical, fd));
         }
         if roots.is_empty() {
             return Err("no root".into());
@@ -126,6 +127,41 @@ impl Roots {
     }
 }
 
+/// Opens the directory `path` only if no component of it is a symlink: it is then the directory
+/// the canonical `path` named when it was checked, not one a symlink swapped in since leads to.
+fn open_without_symlinks(path: &Path) -> std::io::Result<OwnedFd> {
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let how = OpenHow {
+        flags: (libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The kernel's `struct open_how`.
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
 /// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
 /// beneath the root.
 pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolError> {
@@ -137,12 +173,6 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolErro
     };
     let c_path = CString::new(relative.as_os_str().as_bytes())
         .map_err(|_| tool_error("the path contains a NUL byte"))?;
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
     let how = OpenHow {
         flags: (flags | libc::O_CLOEXEC) as u64,
         mode: u64::from(mode),

@@ -265,6 +265,10 @@ fn protocol_faults_are_json_rpc_errors() {
         let text = answer["error"]["message"].as_str().unwrap();
         assert!(text.contains(fault), "{message}: {text}");
     }
+    // A response, even a malformed one, is never answered.
+    session
+        .send_raw(r#"{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "x"}}"#);
+    session.send_raw(r#"{"jsonrpc": "2.0", "id": "unknown", "result": {}}"#);
     // Still serving.
     assert_eq!(session.request("ping", json!({}))["result"], json!({}));
 }
@@ -558,10 +562,10 @@ fn the_official_typescript_sdk_can_use_the_server() {
         return;
     };
     let dir = TempDir::new();
-    std::fs::create_dir(dir.path().join("src")).unwrap();
-    dir.write("src/app.py", "def answer():\n    return 1\n");
+    std::fs::create_dir(dir.path().join("repo")).unwrap();
+    dir.write("repo/app.py", "def answer():\n    return 1\n");
     dir.write("secret.txt", "not for the client\n");
-    commit_everything(dir.path());
+    commit_everything(&dir.path().join("repo"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.mjs");
     let output = Command::new("node")
         .arg(script)
@@ -605,10 +609,10 @@ fn the_official_typescript_sdk_can_use_the_server() {
     // The SDK's schema validator met nothing it did not understand.
     assert!(!stderr.contains("unknown format"), "{stderr}");
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("src/app.py")).unwrap(),
+        std::fs::read_to_string(dir.path().join("repo/app.py")).unwrap(),
         "def answer():\n    return 2\n"
     );
-    assert!(dir.path().join("src/new.txt").exists());
+    assert!(dir.path().join("repo/new.txt").exists());
 }
 
 #[test]
@@ -808,54 +812,50 @@ fn git_tools_report_status_and_diffs() {
     let unknown = session.call_error("git_diff", json!({"base": "no-such-branch"}));
     assert!(unknown.contains("no-such-branch"), "{unknown}");
 
-    // A workspace inside the repository sees its own paths.
+    // The git tools need the repository's top as the root: the sandbox shows git nothing above.
     std::fs::create_dir(dir.path().join("sub")).unwrap();
-    dir.write("sub/c.txt", "c\n");
     let mut inner = initialized(&dir.path().join("sub"));
-    let status = inner.call("git_status", json!({}))["structuredContent"].clone();
-    assert_eq!(
-        status["files"],
-        json!([{"path": "c.txt", "staged": null, "unstaged": "untracked", "orig_path": null}])
-    );
-
-    let elsewhere = TempDir::new();
-    let mut outside_git = initialized(elsewhere.path());
-    let error = outside_git.call_error("git_status", json!({}));
-    assert!(error.contains("not in a git repository"), "{error}");
+    let error = inner.call_error("git_status", json!({}));
+    assert!(error.contains("not the top of a git repository"), "{error}");
 }
 
 #[test]
-fn git_tools_run_no_program_the_workspace_names() {
-    let dir = TempDir::new();
-    repository(&dir);
-    let marker = dir.path().join("ran");
-    // What sandboxed code could write: drivers (one with dots in its name) that run a program.
-    let config = dir.path().join(".git/config");
-    let mut text = std::fs::read_to_string(&config).unwrap();
+fn git_tools_run_nothing_on_the_host_and_show_nothing_outside() {
+    // Outside the workspace: a program git started on the host could write here.
+    let host = TempDir::new();
+    let marker = host.path().join("ran");
+    let program = format!("touch '{}'", marker.display());
+    let append_config = |dir: &TempDir, text: &str| {
+        let config = dir.path().join(".git/config");
+        let mut all = std::fs::read_to_string(&config).unwrap();
+        all.push_str(text);
+        std::fs::write(&config, all).unwrap();
+    };
+
+    // Drivers (one with dots in its name), fsmonitor and a submodule diff setting, as sandboxed
+    // code could write them.
+    let drivers = TempDir::new();
+    repository(&drivers);
     for driver in ["evil", "dotted.name"] {
-        text.push_str(&format!(
-            "[filter \"{driver}\"]\n\tclean = \"touch '{0}'; cat\"\n\tsmudge = \"touch '{0}'; cat\"\n\trequired = true\n[diff \"{driver}\"]\n\ttextconv = \"touch '{0}'; cat\"\n\tcommand = \"touch '{0}'; true\"\n",
-            marker.display()
+        append_config(&drivers, &format!(
+            "[filter \"{driver}\"]\n\tclean = \"{program}; cat\"\n\tsmudge = \"{program}; cat\"\n\trequired = true\n[diff \"{driver}\"]\n\ttextconv = \"{program}; cat\"\n\tcommand = \"{program}; true\"\n"
         ));
     }
-    text.push_str(&format!(
-        "[core]\n\tfsmonitor = \"touch '{}'; true\"\n",
-        marker.display()
-    ));
-    std::fs::write(&config, text).unwrap();
-    dir.write(
+    append_config(
+        &drivers,
+        &format!("[core]\n\tfsmonitor = \"{program}; true\"\n[diff]\n\tsubmodule = diff\n"),
+    );
+    drivers.write(
         ".gitattributes",
         "a.txt filter=evil diff=evil\nold.txt filter=dotted.name diff=dotted.name\n",
     );
-    dir.write("a.txt", "one\ntwo\nchanged\n");
-    dir.write("old.txt", "changed too\n");
-
+    drivers.write("a.txt", "one\ntwo\nchanged\n");
+    drivers.write("old.txt", "changed too\n");
     // The attack is real: plain git runs the program.
-    git(dir.path(), &["diff", "--stat"]);
+    git(drivers.path(), &["diff", "--stat"]);
     assert!(marker.exists(), "plain git diff should have run the filter");
     std::fs::remove_file(&marker).unwrap();
-
-    let mut session = initialized(dir.path());
+    let mut session = initialized(drivers.path());
     let status = session.call("git_status", json!({}));
     assert_eq!(status["isError"], false, "{status}");
     let diff = session.call("git_diff", json!({}));
@@ -867,6 +867,79 @@ fn git_tools_run_no_program_the_workspace_names() {
     );
     let staged = session.call("git_diff", json!({"staged": true, "base": "HEAD"}));
     assert_eq!(staged["isError"], false, "{staged}");
+
+    // A partial clone whose missing blob would be fetched through a remote's upload-pack.
+    let lazy = TempDir::new();
+    repository(&lazy);
+    let blob = git(lazy.path(), &["rev-parse", "HEAD:a.txt"]);
+    let blob = blob.trim();
+    std::fs::remove_file(
+        lazy.path()
+            .join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])),
+    )
+    .unwrap();
+    git(
+        lazy.path(),
+        &["config", "core.repositoryformatversion", "1"],
+    );
+    append_config(&lazy, &format!(
+        "[extensions]\n\tpartialClone = origin\n[remote \"origin\"]\n\turl = {}\n\tpromisor = true\n\tuploadpack = \"{program};\"\n",
+        host.path().display()
+    ));
+    lazy.write("a.txt", "one\n");
+    let mut session = initialized(lazy.path());
+    session.call("git_status", json!({}));
+    session.call("git_diff", json!({"base": "HEAD"}));
+
+    // A work tree moved outside the workspace, and a .git file naming another repository: what
+    // lies there is never shown.
+    let secrets = TempDir::new();
+    secrets.write("id_rsa", "SECRET-KEY-MATERIAL\n");
+    secrets.write("other-file", "x\n");
+    let moved = TempDir::new();
+    repository(&moved);
+    let placeholder = git(moved.path(), &["hash-object", "-w", "a.txt"]);
+    git(
+        moved.path(),
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{},id_rsa", placeholder.trim()),
+        ],
+    );
+    git(
+        moved.path(),
+        &[
+            "config",
+            "core.worktree",
+            &secrets.path().display().to_string(),
+        ],
+    );
+    let mut session = initialized(moved.path());
+    for (tool, arguments) in [
+        ("git_status", json!({})),
+        ("git_diff", json!({})),
+        ("git_diff", json!({"base": "HEAD"})),
+    ] {
+        let answer = session.call(tool, arguments).to_string();
+        assert!(
+            !answer.contains("SECRET-KEY-MATERIAL") && !answer.contains("other-file"),
+            "{tool}: {answer}"
+        );
+    }
+    let pointer = TempDir::new();
+    pointer.write(
+        ".git",
+        &format!("gitdir: {}\n", moved.path().join(".git").display()),
+    );
+    let mut session = initialized(pointer.path());
+    let refused = session.call_error("git_diff", json!({"base": "HEAD"}));
+    assert!(
+        refused.contains("not the top of a git repository"),
+        "{refused}"
+    );
+
     assert!(
         !marker.exists(),
         "a program the workspace named ran on the host"
