@@ -56,6 +56,9 @@ impl Git {
             .args(SAFE_CONFIG.iter().flat_map(|setting| ["-c", setting]))
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
+            // A partial clone fetches missing objects through a remote's upload-pack, which the
+            // repository's config names.
+            .env("GIT_NO_LAZY_FETCH", "1")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
