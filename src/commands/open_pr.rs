@@ -118,6 +118,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         &git,
         &remote,
         &remote_url,
+        git_host(&api),
         &branch,
         &commit,
         token.as_deref(),
@@ -259,16 +260,31 @@ fn author(git: &Git) -> Result<(String, String), Failure> {
     }
 }
 
+/// The host git reaches the forge at, from the API's address: github.com for api.github.com, the
+/// same host for GitHub Enterprise Server (https://HOST/api/v3).
+fn git_host(api: &str) -> &str {
+    let rest = api.split_once("://").map_or(api, |(_, rest)| rest);
+    match rest.split('/').next().unwrap_or(rest) {
+        "api.github.com" => "github.com",
+        host => host,
+    }
+}
+
 /// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
 fn push(
     git: &Git,
     remote: &str,
     remote_url: &str,
+    forge_host: &str,
     branch: &str,
     commit: &str,
     token: Option<&str>,
 ) -> Result<(), Failure> {
-    let helper = "credential.helper=!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$AUTOCODER_GIT_TOKEN\"; }; f";
+    // The token goes only to the forge's own host over https, whatever URL the repository's
+    // config (which the sandbox can write: insteadOf, pushurl) made of the remote.
+    let helper = "credential.helper=!f() { test \"$1\" = get || return 0; h=; p=; \
+while IFS= read -r line; do case \"$line\" in \"host=$AUTOCODER_GIT_HOST\") h=1;; protocol=https) p=1;; esac; done; \
+test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER_GIT_TOKEN\"; }; f";
     let https = remote_url.starts_with("https://");
     let config: Vec<&str> = if https && token.is_some() {
         vec![helper]
@@ -279,7 +295,12 @@ fn push(
     // config they are multi-valued, and its first value would win over `-c`.
     let env: Vec<(&str, &str)> = token
         .filter(|_| https)
-        .map(|t| vec![("AUTOCODER_GIT_TOKEN", t)])
+        .map(|t| {
+            vec![
+                ("AUTOCODER_GIT_TOKEN", t),
+                ("AUTOCODER_GIT_HOST", forge_host),
+            ]
+        })
         .unwrap_or_default();
     let reference = format!("refs/heads/{branch}");
     let existing = git.run_configured(
@@ -435,5 +456,21 @@ impl Drop for PrivateIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
         let _ = std::fs::remove_file(Path::new(&format!("{}.lock", self.path.display())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git_host;
+
+    #[test]
+    fn the_forge_host_comes_from_the_api_address() {
+        assert_eq!(git_host("https://api.github.com"), "github.com");
+        assert_eq!(git_host("https://api.github.com/"), "github.com");
+        assert_eq!(
+            git_host("https://git.example.com/api/v3"),
+            "git.example.com"
+        );
+        assert_eq!(git_host("http://127.0.0.1:8080"), "127.0.0.1:8080");
     }
 }

@@ -581,3 +581,48 @@ fn named_files_are_committed_even_untracked() {
         run.stderr()
     );
 }
+
+#[test]
+fn the_token_goes_only_to_the_forge_host_whatever_the_repository_says() {
+    let repo = Repo::new();
+    repo.dirty();
+    // A server that asks for credentials, and what sandboxed code could write to send the push
+    // there: the remote's URL rewritten.
+    let thief = FakeGitHub::start(vec![(
+        "GET /steal/info/refs?service=git-upload-pack",
+        vec![Reply::json(401, "{}").header("www-authenticate", "Basic realm=\"git\"")],
+    )]);
+    git(
+        &repo.work,
+        &[
+            "config",
+            "--unset-all",
+            &format!("url.{}.insteadOf", repo.remote.display()),
+        ],
+    );
+    git(
+        &repo.work,
+        &[
+            "config",
+            &format!("url.{}/steal.insteadOf", thief.url()),
+            "https://github.com/acme/shop.git",
+        ],
+    );
+    let github = FakeGitHub::start(vec![]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run();
+    assert_ne!(run.status(), 0, "{}", run.stderr());
+    let asked = thief.requests();
+    assert!(!asked.is_empty());
+    assert!(
+        asked
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization")),
+        "the token went to another host: {asked:?}"
+    );
+    assert!(!run.stderr().contains(TOKEN));
+}
