@@ -2,9 +2,12 @@
 //!
 //! The commit is made from a private index (the user's checkout, index and working tree are left
 //! as they are) and holds exactly heal's diff, or without a heal result the tracked changes in
-//! the workspace, never files that look like credentials. It is pushed with `git push`, the token
-//! handed over by a credential helper through the environment (never in argv, a URL or
-//! `.git/config`), and never over commits autocoder did not make. The pull request is created,
+//! the workspace, never files that look like credentials. It is pushed with `git push` from a
+//! private repository that borrows the workspace's objects, so nothing the sandbox wrote into the
+//! workspace's git config (URL rewrites, proxies, TLS settings, programs) steers the network
+//! steps; the token is handed over by a credential helper through the environment (never in
+//! argv, a URL or `.git/config`) and only to the forge's host over https; never over commits
+//! autocoder did not make. The pull request is created,
 //! or updated when one already exists for the branch; a retry after a network failure looks for
 //! it first, so there is never a second one.
 
@@ -280,8 +283,12 @@ fn push(
     commit: &str,
     token: Option<&str>,
 ) -> Result<(), Failure> {
-    // The token goes only to the forge's own host over https, whatever URL the repository's
-    // config (which the sandbox can write: insteadOf, pushurl) made of the remote.
+    // The workspace's config is the sandbox's to write: the network steps run in a private
+    // repository that borrows its objects, against the remote's URL itself.
+    let workspace = git;
+    let private_dir = PrivateRepo::new();
+    let git = &Git::private_bare(&private_dir.path, workspace)?;
+    // And the token goes only to the forge's own host, over https.
     let helper = "credential.helper=!f() { test \"$1\" = get || return 0; h=; p=; \
 while IFS= read -r line; do case \"$line\" in \"host=$AUTOCODER_GIT_HOST\") h=1;; protocol=https) p=1;; esac; done; \
 test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER_GIT_TOKEN\"; }; f";
@@ -309,7 +316,8 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
             "ls-remote",
             "--upload-pack=git-upload-pack",
             "--heads",
-            remote,
+            "--end-of-options",
+            remote_url,
             &reference,
         ],
         &env,
@@ -333,7 +341,8 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
                 "--quiet",
                 "--no-tags",
                 "--upload-pack=git-upload-pack",
-                remote,
+                "--end-of-options",
+                remote_url,
                 &reference,
             ],
             &env,
@@ -345,14 +354,18 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
         }
         args.push(format!("--force-with-lease={reference}:{old}"));
     }
-    args.extend([remote.to_string(), format!("{commit}:{reference}")]);
+    args.extend([
+        "--end-of-options".to_string(),
+        remote_url.to_string(),
+        format!("{commit}:{reference}"),
+    ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     git.run_configured(&config, &args, &env).map_err(|err| {
         Failure::external(format!("cannot push {branch}: {:#}", err.error))
             .with_hint("check that the token (GITHUB_TOKEN or GH_TOKEN) may push to the repository")
     })?;
     // A local branch too, for the user to look at; it is never checked out.
-    git.run(&["update-ref", &reference, commit], &[], None)?;
+    workspace.run(&["update-ref", &reference, commit], &[], None)?;
     Ok(())
 }
 
@@ -430,6 +443,29 @@ fn remote_default_branch(git: &Git, remote: &str) -> String {
     .ok()
     .and_then(|head| head.strip_prefix(&format!("{remote}/")).map(String::from))
     .unwrap_or_else(|| "main".to_string())
+}
+
+/// Where the private repository for the network steps goes; removed when done.
+struct PrivateRepo {
+    path: PathBuf,
+}
+
+impl PrivateRepo {
+    fn new() -> PrivateRepo {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        PrivateRepo {
+            path: std::env::temp_dir()
+                .join(format!("autocoder-push-{}-{nanos}", std::process::id())),
+        }
+    }
+}
+
+impl Drop for PrivateRepo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// An index file of our own, removed when done.

@@ -48,6 +48,33 @@ impl Git {
         Ok(git)
     }
 
+    /// A new bare repository at `dir` (which must not exist), without templates (no hooks), that
+    /// reads objects from `borrowed` too: the network steps run in it, so that none of the
+    /// settings in the workspace's config (proxies, TLS verification, URL rewrites, programs)
+    /// applies to them. The caller removes `dir`.
+    pub fn private_bare(dir: &Path, borrowed: &Git) -> Result<Git, Failure> {
+        let objects = borrowed.run(
+            &[
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-path",
+                "objects",
+            ],
+            &[],
+            None,
+        )?;
+        std::fs::create_dir(dir)
+            .map_err(|err| Failure::external(format!("cannot make {}: {err}", dir.display())))?;
+        let git = Git {
+            dir: dir.to_path_buf(),
+        };
+        git.run(&["init", "--bare", "--quiet", "--template="], &[], None)?;
+        std::fs::write(dir.join("objects/info/alternates"), format!("{objects}\n")).map_err(
+            |err| Failure::external(format!("cannot borrow the repository's objects: {err}")),
+        )?;
+        Ok(git)
+    }
+
     fn command(&self) -> Command {
         let mut command = Command::new("git");
         command

@@ -96,7 +96,21 @@ impl Repo {
         )
         .unwrap();
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-        let test = test.env("PATH", path).env("GITHUB_TOKEN", TOKEN);
+        // The user's own config sends the https remote to the local bare one (the workspace's
+        // config is the sandbox's, and open-pr does not use it for the network).
+        let global = root.join("gitconfig");
+        std::fs::write(
+            &global,
+            format!(
+                "[url \"{}\"]\n\tinsteadOf = https://github.com/acme/shop.git\n",
+                remote.display()
+            ),
+        )
+        .unwrap();
+        let test = test
+            .env("PATH", path)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GIT_CONFIG_GLOBAL", &global);
         Repo {
             test,
             work,
@@ -583,46 +597,49 @@ fn named_files_are_committed_even_untracked() {
 }
 
 #[test]
-fn the_token_goes_only_to_the_forge_host_whatever_the_repository_says() {
+fn the_network_steps_ignore_what_the_sandbox_wrote_into_git_config() {
     let repo = Repo::new();
     repo.dirty();
-    // A server that asks for credentials, and what sandboxed code could write to send the push
-    // there: the remote's URL rewritten.
-    let thief = FakeGitHub::start(vec![(
-        "GET /steal/info/refs?service=git-upload-pack",
-        vec![Reply::json(401, "{}").header("www-authenticate", "Basic realm=\"git\"")],
-    )]);
-    git(
-        &repo.work,
-        &[
-            "config",
-            "--unset-all",
-            &format!("url.{}.insteadOf", repo.remote.display()),
-        ],
-    );
-    git(
-        &repo.work,
-        &[
-            "config",
-            &format!("url.{}/steal.insteadOf", thief.url()),
-            "https://github.com/acme/shop.git",
-        ],
-    );
-    let github = FakeGitHub::start(vec![]);
+    // A server that would ask for credentials, and what sandboxed code could write to send the
+    // push and the token there, or through a proxy without TLS checks.
+    let thief = FakeGitHub::start(vec![]);
+    let host = thief.url().trim_start_matches("http://").to_string();
+    for (key, value) in [
+        (
+            format!("url.{}/steal.insteadOf", thief.url()),
+            "https://github.com/acme/shop.git".to_string(),
+        ),
+        (
+            "remote.origin.pushurl".to_string(),
+            format!("{}/steal", thief.url()),
+        ),
+        ("http.proxy".to_string(), format!("http://{host}")),
+        (
+            "http.https://github.com/.proxy".to_string(),
+            format!("http://{host}"),
+        ),
+        ("http.sslVerify".to_string(), "false".to_string()),
+    ] {
+        git(&repo.work, &["config", &key, &value]);
+    }
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
+    ]);
     let run = Test::new_like(&repo.test)
         .stdin(run_document(json!({})))
         .args(["open-pr", "--workspace"])
         .args([&repo.work])
         .args(["--api-url", github.url()])
-        .run();
-    assert_ne!(run.status(), 0, "{}", run.stderr());
-    let asked = thief.requests();
-    assert!(!asked.is_empty());
-    assert!(
-        asked
-            .iter()
-            .all(|r| !r.headers.contains_key("authorization")),
-        "the token went to another host: {asked:?}"
-    );
+        .run()
+        .expect_status(0);
+    assert!(thief.requests().is_empty(), "{:?}", thief.requests());
     assert!(!run.stderr().contains(TOKEN));
+    assert_eq!(
+        git(&repo.remote, &["diff", "--name-only", "main", BRANCH]),
+        "notes.txt\npricing.py\n"
+    );
 }
