@@ -165,11 +165,8 @@ fn pulls_created() -> Reply {
     )
 }
 
-#[test]
-fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
-    let repo = Repo::new();
-    repo.dirty();
-    let before = repo.snapshot();
+/// Runs open-pr on `repo` against a fake GitHub that creates the pull request; it must succeed.
+fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
     let github = FakeGitHub::start(vec![
         (
             "GET /repos/acme/shop",
@@ -184,6 +181,15 @@ fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
+    (run, github)
+}
+
+#[test]
+fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
+    let repo = Repo::new();
+    repo.dirty();
+    let before = repo.snapshot();
+    let (run, github) = open_pr_creating(&repo);
     let pr = &document(&run)["pr"];
     assert_eq!(
         (
@@ -528,20 +534,7 @@ fn nothing_the_sandbox_wrote_into_git_runs_on_the_host() {
         "* filter=evil diff=evil\n",
     )
     .unwrap();
-    let github = FakeGitHub::start(vec![
-        (
-            "GET /repos/acme/shop",
-            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
-        ),
-        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
-    ]);
-    Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&repo.work])
-        .args(["--api-url", github.url()])
-        .run()
-        .expect_status(0);
+    open_pr_creating(&repo);
     assert!(
         !marker.exists(),
         "a program named in the repository's git config ran: {}",
@@ -622,20 +615,7 @@ fn the_network_steps_ignore_what_the_sandbox_wrote_into_git_config() {
     ] {
         git(&repo.work, &["config", &key, &value]);
     }
-    let github = FakeGitHub::start(vec![
-        (
-            "GET /repos/acme/shop",
-            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
-        ),
-        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
-    ]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&repo.work])
-        .args(["--api-url", github.url()])
-        .run()
-        .expect_status(0);
+    let (run, _github) = open_pr_creating(&repo);
     assert!(thief.requests().is_empty(), "{:?}", thief.requests());
     assert!(!run.stderr().contains(TOKEN));
     assert_eq!(
