@@ -445,6 +445,14 @@ fn remote_default_branch(git: &Git, remote: &str) -> String {
     .unwrap_or_else(|| "main".to_string())
 }
 
+/// A fresh path in the temporary directory for one of this run's private files.
+fn private_temp_path(kind: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!("autocoder-{kind}-{}-{nanos}", std::process::id()))
+}
+
 /// Where the private repository for the network steps goes; removed when done.
 struct PrivateRepo {
     path: PathBuf,
@@ -452,12 +460,8 @@ struct PrivateRepo {
 
 impl PrivateRepo {
     fn new() -> PrivateRepo {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
         PrivateRepo {
-            path: std::env::temp_dir()
-                .join(format!("autocoder-push-{}-{nanos}", std::process::id())),
+            path: private_temp_path("push"),
         }
     }
 }
@@ -475,12 +479,9 @@ struct PrivateIndex {
 
 impl PrivateIndex {
     fn new() -> Result<PrivateIndex, Failure> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("autocoder-index-{}-{nanos}", std::process::id()));
-        Ok(PrivateIndex { path })
+        Ok(PrivateIndex {
+            path: private_temp_path("index"),
+        })
     }
 
     fn path_str(&self) -> &str {

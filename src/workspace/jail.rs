@@ -10,6 +10,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::sandbox::native::sys::open_path_no_symlinks;
+
 /// A tool's error, worded for the model that called it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
@@ -47,7 +49,6 @@ impl Confined<'_> {
 }
 
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_BENEATH: u64 = 0x08;
 
 impl Roots {
@@ -60,8 +61,16 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(format!("root {}: not a directory", canonical.display()));
             }
-            let fd = open_without_symlinks(&canonical)
-                .map_err(|err| format!("root {}: {err}", canonical.display()))?;
+            // No symlink may lead there now: the descriptor is the directory that was checked.
+            let c_path = CString::new(canonical.as_os_str().as_bytes())
+                .map_err(|_| format!("root {}: contains a NUL byte", canonical.display()))?;
+            let fd = open_path_no_symlinks(&c_path).map_err(|errno| {
+                format!(
+                    "root {}: {}",
+                    canonical.display(),
+                    std::io::Error::from_raw_os_error(errno)
+                )
+            })?;
             roots.push((canonical, fd));
         }
         if roots.is_empty() {
@@ -125,33 +134,6 @@ impl Roots {
             relative,
         })
     }
-}
-
-/// Opens the directory `path` only if no component of it is a symlink: it is then the directory
-/// the canonical `path` named when it was checked, not one a symlink swapped in since leads to.
-fn open_without_symlinks(path: &Path) -> std::io::Result<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    let how = OpenHow {
-        flags: (libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_NO_SYMLINKS,
-    };
-    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c_path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// The kernel's `struct open_how`.
