@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::{json, Value};
 
 use super::roots;
+use super::workers::Workers;
 use crate::commands::warn;
 use crate::tools::{self, Call, Context, ToolSpec};
 use crate::workspace::jail::Roots;
@@ -49,7 +50,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
     });
-    let mut calls = Vec::new();
+    let mut workers = Workers::new();
     let stdin = std::io::stdin();
     let mut line = Vec::new();
     let mut input = stdin.lock();
@@ -117,7 +118,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
                 .lock()
                 .unwrap()
                 .insert(id.to_string(), cancelled.clone());
-            calls.push(std::thread::spawn(move || {
+            workers.run(move || {
                 let mut response = call_tool(&shared, id.clone(), &params, cancelled.clone());
                 if stateless(&params) {
                     mark_complete(&mut response);
@@ -127,8 +128,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
                 if !cancelled.load(Ordering::SeqCst) {
                     send(&shared, &response);
                 }
-            }));
-            calls.retain(|call| !call.is_finished());
+            });
             continue;
         }
         let mut response = match method {
@@ -152,9 +152,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         }
         send(&shared, &response);
     }
-    for call in calls {
-        let _ = call.join();
-    }
+    workers.finish();
     Ok(())
 }
 
@@ -357,7 +355,11 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 }
 
 fn send(shared: &Shared, message: &Value) {
+    // Serialized whole first: one write per message, not one per JSON token through stdout's
+    // line buffer (which cost a large result dozens of syscalls and wake-ups of the client).
+    let mut line = message.to_string().into_bytes();
+    line.push(b'\n');
     let mut out = shared.out.lock().unwrap();
-    let _ = writeln!(out, "{message}");
+    let _ = out.write_all(&line);
     let _ = out.flush();
 }

@@ -1,5 +1,6 @@
 //! `read_file`: a text file's lines, numbered, a window at a time.
 
+use std::fmt::Write;
 use std::io::Read;
 
 use schemars::JsonSchema;
@@ -69,20 +70,28 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             bytes.len()
         )));
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
+    // Lines are found on the bytes; only the window is decoded (lossily) and numbered.
+    let mut lines: Vec<&[u8]> = Vec::new();
+    let mut line_start = 0;
+    for newline in memchr::memchr_iter(b'\n', &bytes) {
+        lines.push(&bytes[line_start..newline]);
+        line_start = newline + 1;
+    }
+    if line_start < bytes.len() {
+        lines.push(&bytes[line_start..]);
+    }
     let start = input.offset.unwrap_or(1).max(1);
     let limit = input.limit.unwrap_or(2000).max(1);
-    let end = (start - 1 + limit).min(lines.len());
+    let mut end = (start - 1 + limit).min(lines.len());
     // The window also stops at about 32 KB, so that a result fits a model's context.
     let mut content = String::new();
-    let mut end = end;
     for (index, line) in lines.iter().enumerate().take(end).skip(start - 1) {
         if content.len() > 32 << 10 {
             end = index;
             break;
         }
-        content.push_str(&format!("{}\t{}\n", index + 1, line));
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let _ = writeln!(content, "{}\t{}", index + 1, String::from_utf8_lossy(line));
     }
     Ok(Output {
         path: confined.display().display().to_string(),

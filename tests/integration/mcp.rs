@@ -313,6 +313,8 @@ fn file_tools_read_list_search_edit_and_write() {
             .collect::<String>(),
     );
     std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2, 3]).unwrap();
+    dir.write("empty.txt", "");
+    std::fs::write(dir.path().join("crlf.txt"), b"one\r\ntw\xffo\r\nthree").unwrap();
     let mut session = initialized(dir.path());
 
     let listing = session.call("list_files", json!({"recursive": true}))["structuredContent"]
@@ -351,6 +353,17 @@ fn file_tools_read_list_search_edit_and_write() {
         (big["end_line"].as_u64(), big["next_offset"].as_u64()),
         (Some(2000), Some(2001))
     );
+    let empty = session.call("read_file", json!({"path": "empty.txt"}));
+    assert_eq!(empty["structuredContent"]["total_lines"], 0);
+    assert_eq!(empty["structuredContent"]["content"], "");
+    // CRLF endings are not shown; bytes that are not UTF-8 show as U+FFFD; a last line without
+    // a newline still counts.
+    let crlf = session.call("read_file", json!({"path": "crlf.txt"}));
+    assert_eq!(
+        crlf["content"][0]["text"],
+        "1\tone\n2\ttw\u{fffd}o\n3\tthree\n"
+    );
+    assert_eq!(crlf["structuredContent"]["total_lines"], 3);
     let text = session.call_error("read_file", json!({"path": "blob.bin"}));
     assert!(text.contains("binary file (4 bytes)"), "{text}");
 

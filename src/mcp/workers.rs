@@ -1,0 +1,68 @@
+//! The threads tool calls run on. Calls run concurrently (a test run must not hold up a read),
+//! but starting a thread per call cost more than a small call itself (clone, a fresh stack and
+//! its page faults), so finished workers wait for the next call; a call that finds none idle
+//! starts one more. Idle workers are reserved at dispatch, so a queued call never waits behind
+//! a running one.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+pub struct Workers {
+    jobs: Option<Sender<Job>>,
+    queue: Arc<Mutex<Receiver<Job>>>,
+    /// Workers waiting for a job and not yet promised one.
+    idle: Arc<AtomicUsize>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Workers {
+    pub fn new() -> Workers {
+        let (jobs, queue) = mpsc::channel();
+        Workers {
+            jobs: Some(jobs),
+            queue: Arc::new(Mutex::new(queue)),
+            idle: Arc::new(AtomicUsize::new(0)),
+            threads: Vec::new(),
+        }
+    }
+
+    /// Runs `job` at once on an idle worker, or on a new one when all are busy.
+    pub fn run(&mut self, job: impl FnOnce() + Send + 'static) {
+        let reserved = self
+            .idle
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let job: Job = Box::new(job);
+        if reserved {
+            // The channel is open while `self` lives, and a reserved worker is waiting on it.
+            self.jobs.as_ref().unwrap().send(job).ok();
+            return;
+        }
+        let queue = self.queue.clone();
+        let idle = self.idle.clone();
+        self.threads.push(std::thread::spawn(move || {
+            job();
+            loop {
+                idle.fetch_add(1, Ordering::SeqCst);
+                // The lock is held only while waiting; the job runs without it.
+                let next = queue.lock().unwrap().recv();
+                match next {
+                    Ok(job) => job(),
+                    Err(_) => return,
+                }
+            }
+        }));
+    }
+
+    /// Waits for the calls in progress to finish.
+    pub fn finish(mut self) {
+        drop(self.jobs.take());
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
