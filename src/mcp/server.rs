@@ -1,7 +1,7 @@
 //! The stdio loop: read a message, answer it (tool calls on their own threads), until EOF.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -24,6 +24,8 @@ const INSTRUCTIONS: &str =
 paths are relative to its root, and commands run in a sandbox.";
 /// A tool result's text mirror is cut near this size, with a note on how to get the rest.
 const MAX_RESULT: usize = 40_000;
+/// The longest message read; a longer line is refused without being held in memory.
+const MAX_MESSAGE: u64 = 64 << 20;
 
 struct Shared {
     /// What tool calls work on; a client's roots narrow it.
@@ -56,11 +58,31 @@ pub fn serve(context: Context) -> std::io::Result<()> {
     let mut input = stdin.lock();
     loop {
         line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        if (&mut input)
+            .take(MAX_MESSAGE)
+            .read_until(b'\n', &mut line)?
+            == 0
+        {
             break;
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
+        if line.len() as u64 == MAX_MESSAGE && !line.ends_with(b"\n") {
+            skip_line(&mut input)?;
+            let limit = MAX_MESSAGE >> 20;
+            let fault =
+                format!("parse error: a message longer than {limit} MiB; send less at once");
+            send(&shared, &error(Value::Null, -32700, &fault));
+            continue;
+        }
+        // JSON-RPC text is UTF-8; other bytes are refused, not replaced (a file written from
+        // them would silently differ from what the client sent).
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => text.trim(),
+            Err(err) => {
+                let fault = format!("parse error: not UTF-8 (at byte {})", err.valid_up_to());
+                send(&shared, &error(Value::Null, -32700, &fault));
+                continue;
+            }
+        };
         if text.is_empty() {
             continue;
         }
@@ -154,6 +176,22 @@ pub fn serve(context: Context) -> std::io::Result<()> {
     }
     workers.finish();
     Ok(())
+}
+
+/// Consumes input up to and including the next newline (or to the end).
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        if let Some(newline) = memchr::memchr(b'\n', buffer) {
+            input.consume(newline + 1);
+            return Ok(());
+        }
+        let length = buffer.len();
+        input.consume(length);
+    }
 }
 
 /// Whether `message` is a JSON-RPC 2.0 request or notification as MCP allows them
@@ -326,7 +364,19 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
         });
     let call = Call::new(cancelled, progress);
     let context = shared.context.read().unwrap().clone();
-    match tool.call(&context, &call, arguments) {
+    // A bug in a tool must not leave its request unanswered (the client would wait forever)
+    // nor end the server: it becomes an internal error (the panic itself goes to stderr).
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tool.call(&context, &call, arguments)
+    }));
+    let Ok(outcome) = outcome else {
+        return error(
+            id,
+            -32603,
+            &format!("internal error in {name}; see the server's log"),
+        );
+    };
+    match outcome {
         Ok((structured, mut text)) => {
             // The text a model reads is cut; the structured result stays whole, as its schema
             // promises (each tool bounds it: windows, max_entries, max_results, stream caps).

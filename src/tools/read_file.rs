@@ -81,8 +81,15 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         lines.push(&bytes[line_start..]);
     }
     let start = input.offset.unwrap_or(1).max(1);
+    if start > lines.len().max(1) {
+        return Err(tool_error(format!(
+            "offset {start} is past the end of {}, which has {} lines",
+            input.path,
+            lines.len()
+        )));
+    }
     let limit = input.limit.unwrap_or(2000).max(1);
-    let mut end = (start - 1 + limit).min(lines.len());
+    let mut end = (start - 1).saturating_add(limit).min(lines.len());
     // The window also stops at about 32 KB, so that a result fits a model's context.
     let mut content = String::new();
     for (index, line) in lines.iter().enumerate().take(end).skip(start - 1) {

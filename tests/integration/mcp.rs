@@ -55,6 +55,12 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     #[track_caller]
     fn receive(&self) -> Value {
         let line = self
@@ -198,6 +204,30 @@ fn protocol_faults_are_json_rpc_errors() {
     assert_eq!(session.receive()["error"]["code"], -32700);
     session.send_raw(r#"[{"jsonrpc": "2.0", "id": 9, "method": "ping"}]"#);
     assert_eq!(session.receive()["error"]["code"], -32600);
+    // Bytes that are not UTF-8 are refused, not replaced.
+    session.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 11, \"method\": \"ping\", \"params\": {\"x\": \"\xff\"}}\n");
+    let refused = session.receive();
+    assert_eq!(refused["error"]["code"], -32700, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not UTF-8"),
+        "{refused}"
+    );
+    // A message past 64 MiB is refused without being kept, and the next one is answered.
+    let mut huge = vec![b' '; (64 << 20) + 10];
+    huge.push(b'\n');
+    session.send_bytes(&huge);
+    let refused = session.receive();
+    assert_eq!(refused["error"]["code"], -32700, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 64 MiB"),
+        "{refused}"
+    );
     session.send_raw(&format!(
         "{{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": \"ping\", \"params\": {{\"x\": \"{}\"}}}}",
         "\u{1F600}"
@@ -352,6 +382,24 @@ fn file_tools_read_list_search_edit_and_write() {
     assert_eq!(
         (big["end_line"].as_u64(), big["next_offset"].as_u64()),
         (Some(2000), Some(2001))
+    );
+    let text = session.call_error("read_file", json!({"path": "big.txt", "offset": 5001}));
+    assert!(
+        text.contains("offset 5001 is past the end of big.txt, which has 5000 lines"),
+        "{text}"
+    );
+    let text = session.call_error(
+        "read_file",
+        json!({"path": "big.txt", "offset": u64::MAX, "limit": u64::MAX}),
+    );
+    assert!(text.contains("past the end"), "{text}");
+    let whole = session.call(
+        "read_file",
+        json!({"path": "big.txt", "offset": 4999, "limit": u64::MAX}),
+    );
+    assert_eq!(
+        whole["content"][0]["text"],
+        "4999\tline 4999\n5000\tline 5000\n"
     );
     let empty = session.call("read_file", json!({"path": "empty.txt"}));
     assert_eq!(empty["structuredContent"]["total_lines"], 0);

@@ -45,7 +45,13 @@ pub struct ViewPlan {
     pub shm_options: CString,
 }
 
-pub type Rlimits = Vec<(libc::__rlimit_resource_t, u64)>;
+pub type Rlimits = Vec<(RlimitResource, u64)>;
+
+/// setrlimit's resource argument: an enum in glibc, an int in musl.
+#[cfg(target_env = "gnu")]
+pub type RlimitResource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+pub type RlimitResource = libc::c_int;
 
 pub struct ChildPlan {
     pub status_fd: RawFd,
@@ -541,7 +547,7 @@ fn mapping_namespace(owner: (u32, u32), target: (u32, u32)) -> Result<OwnedFd, S
     opened
 }
 
-fn set_rlimits(limits: &[(libc::__rlimit_resource_t, u64)]) -> Result<(), String> {
+fn set_rlimits(limits: &[(RlimitResource, u64)]) -> Result<(), String> {
     for &(resource, value) in limits {
         let limit = libc::rlimit {
             rlim_cur: value,

@@ -463,7 +463,7 @@ fn open_stdin() -> Result<Option<OwnedFd>, Failure> {
         .map_err(|err| Failure::external(format!("cannot open /dev/null: {err}")))
 }
 
-fn hard_limit(resource: libc::__rlimit_resource_t) -> u64 {
+fn hard_limit(resource: child::RlimitResource) -> u64 {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

@@ -166,7 +166,8 @@ pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
     }
     rules.insert(libc::SYS_clone, clone_rules);
     let mut ioctl_rules = Vec::new();
-    for request in [libc::TIOCSTI, libc::TIOCLINUX] {
+    // The request numbers are `c_ulong` in glibc's headers and `c_int` in musl's.
+    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
         let is_request =
             SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
                 .map_err(error)?;
