@@ -167,7 +167,9 @@ pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
     rules.insert(libc::SYS_clone, clone_rules);
     let mut ioctl_rules = Vec::new();
     // The request numbers are `c_ulong` in glibc's headers and `c_int` in musl's.
-    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+    #[allow(clippy::unnecessary_cast)]
+    let requests = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
+    for request in requests {
         let is_request =
             SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
                 .map_err(error)?;
