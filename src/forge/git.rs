@@ -6,6 +6,7 @@
 //! Commits are made with plumbing and a private index, so the user's checkout, index and working
 //! tree are never touched.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -168,9 +169,15 @@ impl Git {
         }
         let mut updates = String::new();
         let mut removals = Vec::new();
+        let mut real_dirs = HashSet::new();
         for (mode, _, path) in &entries {
             if mode == "160000" {
                 continue; // submodules keep their commit
+            }
+            if self.beyond_symlink(path, &mut real_dirs) {
+                // As for git: a path under a symbolic link is gone from the working tree.
+                removals.push(path.clone());
+                continue;
             }
             match self.dir.join(path).symlink_metadata() {
                 Err(_) => removals.push(path.clone()),
@@ -196,7 +203,7 @@ impl Git {
                 use std::os::unix::fs::PermissionsExt;
                 self.dir
                     .join(path)
-                    .metadata()
+                    .symlink_metadata()
                     .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
             };
             let new_mode = if executable { "100755" } else { "100644" };
@@ -215,9 +222,43 @@ impl Git {
         Ok(())
     }
 
+    /// Whether a directory on the way from the working tree's top to `path` is not a real
+    /// directory (a symbolic link, a file, or missing). git never reads a path beyond a symbolic
+    /// link, and neither may open-pr: one the sandbox put there would have it commit (and push)
+    /// a file from outside the workspace. `real_dirs` remembers the directories already seen.
+    fn beyond_symlink(&self, path: &str, real_dirs: &mut HashSet<PathBuf>) -> bool {
+        let mut dir = self.dir.clone();
+        let Some((parents, _)) = path.rsplit_once('/') else {
+            return false;
+        };
+        for part in parents.split('/') {
+            dir.push(part);
+            if real_dirs.contains(&dir) {
+                continue;
+            }
+            if !dir.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
+                return true;
+            }
+            real_dirs.insert(dir.clone());
+        }
+        false
+    }
+
     /// Stages `path` as it is in the working tree (tracked or not), without clean filters.
     pub fn stage_file(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
         use std::os::unix::fs::PermissionsExt;
+        if path.starts_with('/') || path.split('/').any(|part| part == "..") {
+            return Err(
+                Failure::usage(format!("--add {path}: not a path inside the workspace"))
+                    .with_hint("name files relative to the repository's top"),
+            );
+        }
+        if self.beyond_symlink(path, &mut HashSet::new()) {
+            return Err(Failure::usage(format!(
+                "--add {path}: a directory on its way is a symbolic link or missing"
+            ))
+            .with_hint("name the file by its real path inside the workspace"));
+        }
         let meta = self
             .dir
             .join(path)

@@ -623,3 +623,49 @@ fn the_network_steps_ignore_what_the_sandbox_wrote_into_git_config() {
         "notes.txt\npricing.py\n"
     );
 }
+
+#[test]
+fn a_directory_the_sandbox_turned_into_a_symlink_is_not_followed() {
+    let repo = Repo::new();
+    std::fs::create_dir(repo.work.join("conf")).unwrap();
+    std::fs::write(repo.work.join("conf/settings.txt"), "debug = false\n").unwrap();
+    git(&repo.work, &["add", "conf"]);
+    git(&repo.work, &["commit", "-q", "-m", "settings"]);
+    // A host directory the sandbox could not read, and a link to it in place of `conf`.
+    let outside = repo.work.parent().unwrap().join("host-secrets");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("settings.txt"), "HOST-SECRET\n").unwrap();
+    std::fs::write(outside.join("id_rsa"), "HOST-KEY\n").unwrap();
+    std::fs::remove_dir_all(repo.work.join("conf")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.work.join("conf")).unwrap();
+    std::fs::write(repo.work.join("notes.txt"), "notes, changed\n").unwrap();
+
+    Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([&repo.work])
+        .run()
+        .expect_status(0);
+    let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
+    // As with `git add -u`: the tracked file under the link is gone, nothing is read through it.
+    assert_eq!(
+        git(&repo.work, &["diff", "--name-status", "HEAD", &scratch]),
+        "D\tconf/settings.txt\nM\tnotes.txt\n"
+    );
+    let committed = git(&repo.work, &["log", "-p", "-1", &scratch]);
+    assert!(!committed.contains("HOST-SECRET"), "{committed}");
+
+    for named in ["conf/id_rsa", "../host-secrets/id_rsa"] {
+        let run = Test::new_like(&repo.test)
+            .stdin(run_document(json!({})))
+            .args(["open-pr", "--dry-run", "--add", named, "--workspace"])
+            .args([&repo.work])
+            .run()
+            .expect_status(2);
+        assert!(
+            run.stderr().contains(&format!("--add {named}")),
+            "{}",
+            run.stderr()
+        );
+    }
+}
