@@ -24,7 +24,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
     };
     let has = |name: &str| root.join(name).exists();
     let contains = |name: &str, needle: &str| {
-        std::fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle))
+        read_project_file(root, name).is_some_and(|text| text.contains(needle))
     };
     if has("Cargo.toml") {
         return sure(if has(".config/nextest.toml") {
@@ -72,6 +72,24 @@ pub fn detect(root: &Path) -> Option<Detected> {
     None
 }
 
+/// A project's configuration file, when it is a regular file (not a link, which could lead to a
+/// host file, a device like /dev/zero or a FIFO that never ends), cut at 1 MiB.
+pub fn read_project_file(root: &Path, name: &str) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(root.join(name))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(1 << 20).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// `test_*.py` or `*_test.py` files at the top or in `tests/` or `test/`.
 fn has_python_tests(root: &Path) -> bool {
     ["", "tests", "test"].iter().any(|dir| {
@@ -87,7 +105,7 @@ fn has_python_tests(root: &Path) -> bool {
 
 pub fn makefile_has_test_target(root: &Path) -> bool {
     ["GNUmakefile", "makefile", "Makefile"].iter().any(|name| {
-        std::fs::read_to_string(root.join(name)).is_ok_and(|text| {
+        read_project_file(root, name).is_some_and(|text| {
             text.lines()
                 .any(|line| line.starts_with("test:") || line.starts_with("test :"))
         })

@@ -190,7 +190,7 @@ fn source_location(text: &str, dir: &str, root: Option<&Path>) -> Option<(String
 
 /// The module path from `go.mod`.
 fn module_path(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    let text = super::detect::read_project_file(root, "go.mod")?;
     text.lines()
         .find_map(|l| l.strip_prefix("module "))
         .map(|m| m.trim().to_string())

@@ -2,6 +2,8 @@
 //! parsers on the outputs those runners produced (testdata/outputs, made by
 //! scripts/regen-testdata.sh).
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -518,6 +520,59 @@ fn nothing_from_the_project_runs_outside_the_sandbox() {
         run.stderr()
     );
     let _ = std::fs::remove_file(&marker);
+}
+
+#[test]
+fn detection_reads_no_link_fifo_or_device_the_sandbox_left() {
+    // A link out of the workspace would be read as the project's package.json (and say vitest).
+    let test = Test::new();
+    let outside = test
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("autocoder-detect-{}.json", std::process::id()));
+    std::fs::write(&outside, "{\"devDependencies\": {\"vitest\": \"4\"}}\n").unwrap();
+    std::os::unix::fs::symlink(&outside, test.path().join("package.json")).unwrap();
+    test.dir()
+        .write("setup.py", "from setuptools import setup\nsetup()\n");
+    test.dir().write("test_ok.py", "def test_ok():\n    pass\n");
+    let run = test.args(["run-tests"]).run();
+    let _ = std::fs::remove_file(&outside);
+    assert_eq!(tests_of(&run)["framework"], "pytest", "{}", run.stderr());
+
+    // A FIFO as the Makefile: reading it would wait for a writer (here one comes after 5 s, so
+    // that a regression fails instead of hanging, and says `make`).
+    let test = Test::new();
+    let fifo = test.path().join("Makefile");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        if finished
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .is_ok()
+        {
+            return;
+        }
+        if let Ok(mut pipe) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            let _ = pipe.write_all(b"test:\n\ttrue\n");
+        }
+    });
+    let run = test.args(["run-tests"]).run().expect_status(2);
+    assert!(
+        run.stderr().contains("cannot tell which test framework"),
+        "{}",
+        run.stderr()
+    );
+    done.send(()).unwrap();
+    writer.join().unwrap();
 }
 
 #[test]
