@@ -680,6 +680,7 @@ fn the_official_typescript_sdk_can_use_the_server() {
 fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
     let dir = TempDir::new();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/x.txt"), "one line\n").unwrap();
     let mut session = initialized(dir.path());
     let ran = session.call(
         "run_command",
@@ -744,6 +745,12 @@ fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Other calls are answered while it runs, on workers that finished earlier calls.
+    for _ in 0..3 {
+        let read = session.call("read_file", json!({"path": "sub/x.txt"}));
+        assert_eq!(read["structuredContent"]["total_lines"], 1, "{read}");
+    }
+    assert!(sleeping(&marker), "the command ended on its own");
     session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 901, "reason": "user"}}"#);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while sleeping(&marker) {
