@@ -102,15 +102,31 @@ impl PolicyRequest {
                     .with_hint("run from the project's directory, or give it with --workspace DIR"),
             );
         }
+        let inside_workspace = |path: &Path, flag: &str| {
+            existing_path(path, flag)?;
+            let absolute = std::path::absolute(path)
+                .map_err(|err| Failure::usage(format!("{flag} {}: {err}", path.display())))?;
+            resolve_without_writable_links(&absolute, std::slice::from_ref(&workspace)).map_err(
+                |link| {
+                    Failure::usage(format!(
+                        "{flag} {}: goes through {}, a symbolic link inside the workspace (a \
+                         sandboxed command could have made it)",
+                        path.display(),
+                        link.display()
+                    ))
+                    .with_hint("give the real path")
+                },
+            )
+        };
         let read_only = self
             .read_only
             .iter()
-            .map(|p| existing_path(p, "--ro"))
+            .map(|p| inside_workspace(p, "--ro"))
             .collect::<Result<_, _>>()?;
         let read_write = self
             .read_write
             .iter()
-            .map(|p| existing_path(p, "--rw"))
+            .map(|p| inside_workspace(p, "--rw"))
             .collect::<Result<_, _>>()?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
@@ -145,6 +161,57 @@ impl PolicyRequest {
             command: self.command,
         })
     }
+}
+
+/// `path` with its symbolic links resolved, like `canonicalize`, unless resolving it follows a
+/// link that lies inside one of the `writable` directories (canonical paths): the sandbox can
+/// make such links, so a run must not mount wherever they point (a `.venv/bin` on PATH turned
+/// into a link to `/run` would hand the next run the host's sockets). The error is the link.
+pub fn resolve_without_writable_links(
+    path: &Path,
+    writable: &[PathBuf],
+) -> Result<PathBuf, PathBuf> {
+    use std::path::Component;
+    const MAX_LINKS: usize = 40;
+    let mut pending: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|part| match part {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut resolved = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            resolved.pop();
+            continue;
+        }
+        let next = resolved.join(&part);
+        let is_link = next
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_symlink());
+        if !is_link {
+            resolved = next;
+            continue;
+        }
+        links += 1;
+        if links > MAX_LINKS || writable.iter().any(|dir| next.starts_with(dir)) {
+            return Err(next);
+        }
+        let target = std::fs::read_link(&next).map_err(|_| next.clone())?;
+        if target.is_absolute() {
+            resolved = PathBuf::from("/");
+        }
+        pending.extend(target.components().rev().filter_map(|part| match part {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        }));
+    }
+    Ok(resolved)
 }
 
 fn existing_path(path: &Path, flag: &str) -> Result<PathBuf, Failure> {

@@ -787,3 +787,66 @@ fn host_sockets_outside_tmp_and_run_are_out_of_reach() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_path_directory_the_sandbox_turned_into_a_link_is_not_mounted() {
+    // A previous run replaced the project's `.venv/bin` (on PATH) with a link to a host
+    // directory; the next run must not bring that directory into view.
+    let secrets = visible_scratch("pathlink");
+    std::fs::write(secrets.join("secret.txt"), "HOST-SECRET\n").unwrap();
+    let tools = visible_scratch("pathtools");
+    let tool = tools.join("hello-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool ran\n").unwrap();
+    for dir in [&secrets, &tools] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for user in users() {
+        let test = Test::new();
+        std::fs::create_dir(test.path().join(".venv")).unwrap();
+        std::os::unix::fs::symlink(&secrets, test.path().join(".venv/bin")).unwrap();
+        let path = format!(
+            "{}:{}:/usr/bin:/bin",
+            test.path().join(".venv/bin").display(),
+            tools.display()
+        );
+        let mut test = test.env("PATH", &path).args([
+            "sandbox",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "hello-tool; cat {}/secret.txt || echo unreadable",
+                secrets.display()
+            ),
+        ]);
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.run().expect_status(0);
+        let sandbox = run.sandbox();
+        let out = sandbox.out();
+        // Control: a real directory on PATH outside the workspace is still there.
+        assert!(out.starts_with("tool ran\n"), "user {user:?}: {out}");
+        assert!(
+            out.ends_with("unreadable\n") && !out.contains("HOST-SECRET"),
+            "user {user:?}: {out}"
+        );
+    }
+
+    // A --rw path through such a link is refused outright.
+    let test = Test::new();
+    std::os::unix::fs::symlink(&secrets, test.path().join("cache")).unwrap();
+    let run = test
+        .args(["sandbox", "--rw", "cache", "--", "true"])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr()
+            .contains("a symbolic link inside the workspace"),
+        "{}",
+        run.stderr()
+    );
+    let _ = std::fs::remove_dir_all(secrets);
+    let _ = std::fs::remove_dir_all(tools);
+}

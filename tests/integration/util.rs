@@ -188,7 +188,9 @@ impl Test {
         }
         if self.as_user.is_some() {
             command.env("HOME", self.dir.path());
-            command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            if !self.env.iter().any(|(key, _)| key == "PATH") {
+                command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            }
             command
                 .env_remove("CARGO_HOME")
                 .env_remove("RUSTUP_HOME")

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::sys;
 use crate::error::Failure;
-use crate::sandbox::policy::SandboxPolicy;
+use crate::sandbox::policy::{resolve_without_writable_links, SandboxPolicy};
 
 /// System directories mounted read-only; top-level symlinks among them (`/bin -> usr/bin` on a
 /// merged-/usr system) are recreated as symlinks.
@@ -90,15 +90,18 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
         read_only.push(path.clone());
     }
     // Toolchains and PATH directories: read-only, unless a writable path or another read-only
-    // path already brings them. Directories that would cover a reserved place are left out.
+    // path already brings them. Directories that would cover a reserved place are left out, and
+    // so are those reached through a link in a writable place (the sandbox's to make).
     let path_dirs = crate::sandbox::lookup_env(&policy.env, "PATH")
-        .map(|path| {
-            std::env::split_paths(path)
-                .filter_map(|dir| dir.canonicalize().ok())
-                .collect::<Vec<_>>()
-        })
+        .map(|path| std::env::split_paths(path).collect::<Vec<_>>())
         .unwrap_or_default();
-    for dir in policy.toolchain_dirs.iter().cloned().chain(path_dirs) {
+    let trusted = policy
+        .toolchain_dirs
+        .iter()
+        .chain(path_dirs.iter().filter(|dir| dir.is_absolute()))
+        .filter_map(|dir| resolve_without_writable_links(dir, &read_write).ok())
+        .collect::<Vec<_>>();
+    for dir in trusted {
         let covered = read_only
             .iter()
             .chain(&read_write)
