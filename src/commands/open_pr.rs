@@ -117,11 +117,12 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     }
 
     let token = github::token_from_env();
+    let forge_host = git_host(&api);
     push(
         &git,
         &remote,
-        &remote_url,
-        git_host(&api),
+        &push_url(&remote_url, forge_host, owner, name),
+        forge_host,
         &branch,
         &commit,
         token.as_deref(),
@@ -271,6 +272,34 @@ fn git_host(api: &str) -> &str {
         "api.github.com" => "github.com",
         host => host,
     }
+}
+
+/// Where the branch is pushed: the pull request's repository on the forge itself, over ssh when
+/// the remote is reached over ssh, else https. Never the remote's own URL: the workspace's config
+/// is the sandbox's to write, and a URL it chose (a local path with hooks of its own, another
+/// host) would run programs on the host or carry the code off the machine.
+fn push_url(remote_url: &str, forge_host: &str, owner: &str, name: &str) -> String {
+    let ssh_user = if let Some(rest) = remote_url.strip_prefix("ssh://") {
+        rest.split_once('@').map(|(user, _)| user)
+    } else if !remote_url.contains("://") {
+        remote_url
+            .split_once(':')
+            .and_then(|(login, _)| login.split_once('@'))
+            .map(|(user, _)| user)
+    } else {
+        None
+    };
+    match ssh_user.filter(|user| valid_ssh_user(user)) {
+        Some(user) => format!("ssh://{user}@{forge_host}/{owner}/{name}.git"),
+        None => format!("https://{forge_host}/{owner}/{name}.git"),
+    }
+}
+
+fn valid_ssh_user(user: &str) -> bool {
+    user.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
@@ -498,7 +527,34 @@ impl Drop for PrivateIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::git_host;
+    use super::{git_host, push_url};
+
+    #[test]
+    fn the_push_goes_to_the_forge_over_the_remote_s_transport() {
+        for (remote, expected) in [
+            (
+                "https://github.com/acme/shop.git",
+                "https://github.com/acme/shop.git",
+            ),
+            (
+                "git@github.com:acme/shop.git",
+                "ssh://git@github.com/acme/shop.git",
+            ),
+            (
+                "ssh://git@github.com/acme/shop",
+                "ssh://git@github.com/acme/shop.git",
+            ),
+            ("/tmp/evil.git", "https://github.com/acme/shop.git"),
+            ("ext::sh -c evil", "https://github.com/acme/shop.git"),
+            ("-u@evil:x", "https://github.com/acme/shop.git"),
+        ] {
+            assert_eq!(
+                push_url(remote, "github.com", "acme", "shop"),
+                expected,
+                "{remote}"
+            );
+        }
+    }
 
     #[test]
     fn the_forge_host_comes_from_the_api_address() {

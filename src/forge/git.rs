@@ -87,6 +87,10 @@ impl Git {
             // A partial clone fetches missing objects through a remote's upload-pack, which the
             // repository's config names.
             .env("GIT_NO_LAZY_FETCH", "1")
+            // The forge token reaches git only as the credential helper's own variable, for
+            // the network steps; not every program git may start.
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")

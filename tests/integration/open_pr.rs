@@ -2,6 +2,7 @@
 //! asserts the requests, and checks that the pushed branch holds exactly the change, the user's
 //! checkout is untouched, and the token appears nowhere.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -20,6 +21,7 @@ struct Repo {
     work: PathBuf,
     remote: PathBuf,
     git_log: PathBuf,
+    global: PathBuf,
 }
 
 impl Repo {
@@ -116,7 +118,26 @@ impl Repo {
             work,
             remote,
             git_log,
+            global,
         }
+    }
+
+    /// A fake GitHub answering `replies`; open-pr pushes to `https://ITS-HOST/acme/shop.git`,
+    /// which the user's own config sends to the local bare remote.
+    fn github(&self, replies: Vec<(&str, Vec<Reply>)>) -> FakeGitHub {
+        let github = FakeGitHub::start(replies);
+        let host = github.url().trim_start_matches("http://");
+        let mut config = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.global)
+            .unwrap();
+        writeln!(
+            config,
+            "[url \"{}\"]\n\tinsteadOf = https://{host}/acme/shop.git",
+            self.remote.display()
+        )
+        .unwrap();
+        github
     }
 
     /// The user's uncommitted work: the fix, an unrelated staged change, an untracked file and a
@@ -167,7 +188,7 @@ fn pulls_created() -> Reply {
 
 /// Runs open-pr on `repo` against a fake GitHub that creates the pull request; it must succeed.
 fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
-    let github = FakeGitHub::start(vec![
+    let github = repo.github(vec![
         (
             "GET /repos/acme/shop",
             vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
@@ -260,7 +281,7 @@ fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
 fn a_second_run_updates_the_pull_request_in_place() {
     let repo = Repo::new();
     repo.dirty();
-    let github = FakeGitHub::start(vec![
+    let github = repo.github(vec![
         (
             "GET /repos/acme/shop",
             vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
@@ -324,7 +345,7 @@ fn a_second_run_updates_the_pull_request_in_place() {
 fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits() {
     let repo = Repo::new();
     repo.dirty();
-    let github = FakeGitHub::start(vec![]);
+    let github = repo.github(vec![]);
     let red = run_document(
         json!({"heal": {"status": "red", "engine": "mutate", "attempts": [], "diff": ""}}),
     );
@@ -397,7 +418,7 @@ fn heal_diff_is_what_gets_committed_and_dry_run_pushes_nothing() {
     std::fs::write(repo.work.join("notes.txt"), "work in progress\n").unwrap();
     let heal = json!({"heal": {"status": "green", "engine": "llm", "attempts": [{}], "diff": diff,
         "tests": {"outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
-    let github = FakeGitHub::start(vec![]);
+    let github = repo.github(vec![]);
     let run = Test::new_like(&repo.test)
         .stdin(run_document(heal))
         .args(["open-pr", "--dry-run", "--workspace"])
@@ -437,7 +458,7 @@ fn a_network_failure_while_creating_never_makes_a_second_pull_request() {
     repo.dirty();
     // The first POST is carried out but its answer is lost: the retry must find that pull
     // request and update it, not create another.
-    let github = FakeGitHub::start(vec![
+    let github = repo.github(vec![
         (
             "GET /repos/acme/shop",
             vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
@@ -550,7 +571,7 @@ fn nothing_the_sandbox_wrote_into_git_runs_on_the_host() {
 fn named_files_are_committed_even_untracked() {
     let repo = Repo::new();
     repo.dirty();
-    let github = FakeGitHub::start(vec![]);
+    let github = repo.github(vec![]);
     let run = Test::new_like(&repo.test)
         .stdin(run_document(json!({})))
         .args([
@@ -668,4 +689,49 @@ fn a_directory_the_sandbox_turned_into_a_symlink_is_not_followed() {
             run.stderr()
         );
     }
+}
+
+#[test]
+fn the_push_goes_to_the_forge_not_to_a_remote_the_sandbox_chose() {
+    let repo = Repo::new();
+    repo.dirty();
+    // The sandbox points `origin` at a repository of its own, whose hook would run on the host
+    // with autocoder's environment.
+    let evil = repo.work.join("evil.git");
+    git(
+        &repo.work,
+        &["init", "-q", "--bare", evil.to_str().unwrap()],
+    );
+    let marker = repo.work.parent().unwrap().join("hook-ran");
+    let hook = evil.join("hooks/pre-receive");
+    std::fs::write(&hook, format!("#!/bin/sh\nenv > {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(
+        &repo.work,
+        &["config", "remote.origin.url", evil.to_str().unwrap()],
+    );
+    let github = repo.github(vec![
+        (
+            "GET /repos/acme/shop",
+            vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+        ),
+        ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
+    ]);
+    Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--repo", "acme/shop", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(0);
+    assert!(
+        !marker.exists(),
+        "the sandbox's hook ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    assert_eq!(
+        git(&repo.remote, &["diff", "--name-only", "main", BRANCH]),
+        "notes.txt\npricing.py\n"
+    );
+    assert_eq!(git(&evil, &["for-each-ref"]), "");
 }
