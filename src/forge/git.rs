@@ -49,6 +49,58 @@ impl Git {
         Ok(git)
     }
 
+    /// Refuses a repository through which git would read files outside the workspace: sandboxed
+    /// code may have written `.git`, and a `.git` file, alternates, a `commondir` or a symbolic
+    /// link anywhere in it (a ref, `packed-refs`, an object directory) could make HEAD another
+    /// repository's commit, whose files would then go into the commit, the pull request's body
+    /// and the push; a linked ref directory would also have `update-ref` write elsewhere.
+    pub fn check_confined(&self) -> Result<(), Failure> {
+        let git_dir = self.dir.join(".git");
+        let refuse = |what: String| {
+            Failure::usage(format!(
+                "{} cannot be used: {what}, so git would read outside the workspace",
+                git_dir.display()
+            ))
+            .with_hint(
+                "open-pr works on a repository whose .git directory holds everything itself, at \
+                 the workspace's top (clone it plainly, or `git repack -a -d` and remove \
+                 objects/info/alternates)",
+            )
+        };
+        if !git_dir.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
+            return Err(refuse(
+                "it is not a directory (a link, a .git file, or missing)".into(),
+            ));
+        }
+        for borrowed in ["objects/info/alternates", "commondir"] {
+            if git_dir.join(borrowed).symlink_metadata().is_ok() {
+                return Err(refuse(format!("it has {borrowed}")));
+            }
+        }
+        let mut pending = vec![git_dir.clone()];
+        while let Some(dir) = pending.pop() {
+            let entries = std::fs::read_dir(&dir)
+                .map_err(|err| refuse(format!("{} cannot be read ({err})", dir.display())))?;
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_symlink() {
+                    // Hooks never run (core.hooksPath is /dev/null), so links there are harmless.
+                    if dir != git_dir.join("hooks") {
+                        return Err(refuse(format!(
+                            "{} is a symbolic link",
+                            entry.path().display()
+                        )));
+                    }
+                } else if kind.is_dir() {
+                    pending.push(entry.path());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A new bare repository at `dir` (which must not exist), without templates (no hooks), that
     /// reads objects from `borrowed` too: the network steps run in it, so that none of the
     /// settings in the workspace's config (proxies, TLS verification, URL rewrites, programs)

@@ -735,3 +735,76 @@ fn the_push_goes_to_the_forge_not_to_a_remote_the_sandbox_chose() {
     );
     assert_eq!(git(&evil, &["for-each-ref"]), "");
 }
+
+#[test]
+fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
+    // Another repository on the host, whose contents must not end up in a commit or a body.
+    let other = Test::new();
+    git(other.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(other.path().join("private.txt"), "PRIVATE REPO SECRET\n").unwrap();
+    git(other.path(), &["add", "."]);
+    git(
+        other.path(),
+        &[
+            "-c",
+            "user.name=o",
+            "-c",
+            "user.email=o@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "p",
+        ],
+    );
+    let other_git = other.path().join(".git");
+    let writable_elsewhere = other.path().join("target-dir");
+    std::fs::create_dir(&writable_elsewhere).unwrap();
+    let attacks: Vec<(&str, Box<dyn Fn(&Repo)>)> = vec![
+        (
+            "objects/info/alternates",
+            Box::new(|repo: &Repo| {
+                std::fs::write(
+                    repo.work.join(".git/objects/info/alternates"),
+                    format!("{}\n", other_git.join("objects").display()),
+                )
+                .unwrap();
+            }),
+        ),
+        (
+            "is a symbolic link",
+            Box::new(|repo: &Repo| {
+                let main = repo.work.join(".git/refs/heads/main");
+                std::fs::remove_file(&main).unwrap();
+                std::os::unix::fs::symlink(other_git.join("refs/heads/main"), &main).unwrap();
+            }),
+        ),
+        (
+            "is a symbolic link",
+            Box::new(|repo: &Repo| {
+                std::os::unix::fs::symlink(
+                    &writable_elsewhere,
+                    repo.work.join(".git/refs/autocoder"),
+                )
+                .unwrap();
+            }),
+        ),
+    ];
+    for (said, attack) in attacks {
+        let repo = Repo::new();
+        repo.dirty();
+        attack(&repo);
+        let run = Test::new_like(&repo.test)
+            .stdin(run_document(json!({})))
+            .args(["open-pr", "--dry-run", "--workspace"])
+            .args([&repo.work])
+            .run()
+            .expect_status(2);
+        assert!(
+            run.stderr().contains(said) && run.stderr().contains("outside the workspace"),
+            "{}",
+            run.stderr()
+        );
+        assert!(!run.stdout().contains("PRIVATE REPO SECRET"));
+        assert_eq!(std::fs::read_dir(&writable_elsewhere).unwrap().count(), 0);
+    }
+}
