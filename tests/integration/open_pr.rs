@@ -759,7 +759,8 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
     let other_git = other.path().join(".git");
     let writable_elsewhere = other.path().join("target-dir");
     std::fs::create_dir(&writable_elsewhere).unwrap();
-    let attacks: Vec<(&str, Box<dyn Fn(&Repo)>)> = vec![
+    type Attack<'a> = Box<dyn Fn(&Repo) + 'a>;
+    let attacks: Vec<(&str, Attack)> = vec![
         (
             "objects/info/alternates",
             Box::new(|repo: &Repo| {
