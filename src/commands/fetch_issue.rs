@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::cli::{FetchIssueArgs, GlobalArgs};
 use crate::doc::RunDocument;
 use crate::error::Failure;
+use crate::forge::git::{output_within, Waited};
 use crate::forge::github::{self, GitHub};
 use crate::forge::issue_ref::{repo_from_remote, IssueRef};
 use crate::forge::{self, GITHUB_API};
@@ -103,15 +104,17 @@ fn fetch(
 
 /// `owner/repo` from the `origin` remote of the repository we are in.
 fn origin_repo() -> Result<(String, String), Failure> {
-    let output = std::process::Command::new("git")
-        .args(["config", "--get", "remote.origin.url"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .map_err(|err| {
-            Failure::external(format!("cannot run git: {err}"))
-                .with_hint("install git, or give owner/repo#N")
-        })?;
+    // Sandboxed code may have written .git: no includes, and no waiting on a FIFO there.
+    let mut command = std::process::Command::new("git");
+    command.args(["config", "--no-includes", "--get", "remote.origin.url"]);
+    let output = output_within(command, None, std::time::Duration::from_secs(10)).map_err(
+        |err| match err {
+            Waited::Spawn(err) => Failure::external(format!("cannot run git: {err}"))
+                .with_hint("install git, or give owner/repo#N"),
+            Waited::TimedOut => Failure::external("git config did not answer within 10 s")
+                .with_hint("check .git/config, or give owner/repo#N"),
+        },
+    )?;
     let url = String::from_utf8_lossy(&output.stdout);
     repo_from_remote(&url).ok_or_else(|| {
         Failure::usage(

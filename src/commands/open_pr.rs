@@ -27,8 +27,8 @@ use crate::output::write_json;
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
     let workspace = document.workspace(args.workspace.as_deref());
+    Git::check_confined(&workspace)?;
     let git = Git::open(&workspace)?;
-    git.check_confined()?;
     let issue = document.get("issue").cloned();
     let heal = document.get("heal").cloned();
 

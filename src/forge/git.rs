@@ -7,9 +7,10 @@
 //! tree are never touched.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::error::Failure;
 
@@ -31,6 +32,84 @@ pub const SAFE_CONFIG: &[&str] = &[
     "commit.gpgSign=false",
 ];
 
+/// How long a local git step may take, and one that talks to the forge (a push of a big
+/// history). Without a limit a FIFO the sandbox left in `.git` would hang open-pr forever.
+const LOCAL_TIMEOUT: Duration = Duration::from_secs(120);
+const NETWORK_TIMEOUT: Duration = Duration::from_secs(900);
+
+pub enum Waited {
+    Spawn(std::io::Error),
+    TimedOut,
+}
+
+/// Runs `command` with `stdin` fed to it and its output collected, killing it after `timeout`.
+pub fn output_within(
+    mut command: Command,
+    stdin: Option<&str>,
+    timeout: Duration,
+) -> Result<Output, Waited> {
+    command
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(Waited::Spawn)?;
+    let feeder = child.stdin.take().zip(stdin).map(|(mut pipe, text)| {
+        let text = text.to_string();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+        })
+    });
+    let collect = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = collect(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = collect(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Waited::TimedOut);
+            }
+        }
+    };
+    if let Some(feeder) = feeder {
+        let _ = feeder.join();
+    }
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
 impl Git {
     /// The repository containing `dir`.
     pub fn open(dir: &Path) -> Result<Git, Failure> {
@@ -49,19 +128,16 @@ impl Git {
         Ok(git)
     }
 
-    /// Refuses a repository through which git would read files outside the workspace: sandboxed
+    /// Refuses a repository through which git would read files outside the workspace (or wait
+    /// forever): sandboxed
     /// code may have written `.git`, and a `.git` file, alternates, a `commondir` or a symbolic
     /// link anywhere in it (a ref, `packed-refs`, an object directory) could make HEAD another
     /// repository's commit, whose files would then go into the commit, the pull request's body
     /// and the push; a linked ref directory would also have `update-ref` write elsewhere.
-    pub fn check_confined(&self) -> Result<(), Failure> {
-        let git_dir = self.dir.join(".git");
+    pub fn check_confined(workspace: &Path) -> Result<(), Failure> {
+        let git_dir = workspace.join(".git");
         let refuse = |what: String| {
-            Failure::usage(format!(
-                "{} cannot be used: {what}, so git would read outside the workspace",
-                git_dir.display()
-            ))
-            .with_hint(
+            Failure::usage(format!("{} cannot be used: {what}", git_dir.display())).with_hint(
                 "open-pr works on a repository whose .git directory holds everything itself, at \
                  the workspace's top (clone it plainly, or `git repack -a -d` and remove \
                  objects/info/alternates)",
@@ -69,12 +145,16 @@ impl Git {
         };
         if !git_dir.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
             return Err(refuse(
-                "it is not a directory (a link, a .git file, or missing)".into(),
+                "it is not a directory (a link, a .git file, or missing), so git could read \
+                 another repository"
+                    .into(),
             ));
         }
         for borrowed in ["objects/info/alternates", "commondir"] {
             if git_dir.join(borrowed).symlink_metadata().is_ok() {
-                return Err(refuse(format!("it has {borrowed}")));
+                return Err(refuse(format!(
+                    "it has {borrowed}, so git would read outside the workspace"
+                )));
             }
         }
         let mut pending = vec![git_dir.clone()];
@@ -89,12 +169,18 @@ impl Git {
                     // Hooks never run (core.hooksPath is /dev/null), so links there are harmless.
                     if dir != git_dir.join("hooks") {
                         return Err(refuse(format!(
-                            "{} is a symbolic link",
+                            "{} is a symbolic link, which git would follow outside the workspace",
                             entry.path().display()
                         )));
                     }
                 } else if kind.is_dir() {
                     pending.push(entry.path());
+                } else if !kind.is_file() {
+                    // A FIFO or a device would have git wait or read forever.
+                    return Err(refuse(format!(
+                        "{} is not a regular file (git would wait on it forever)",
+                        entry.path().display()
+                    )));
                 }
             }
         }
@@ -157,28 +243,29 @@ impl Git {
         env: &[(&str, &str)],
         stdin: Option<&str>,
     ) -> Result<String, Failure> {
+        self.run_within(args, env, stdin, LOCAL_TIMEOUT)
+    }
+
+    fn run_within(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdin: Option<&str>,
+        timeout: Duration,
+    ) -> Result<String, Failure> {
         let mut command = self.command();
-        command
-            .args(args)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if stdin.is_some() {
-            command.stdin(Stdio::piped());
-        }
-        let mut child = command.spawn().map_err(|err| {
-            Failure::external(format!("cannot run git: {err}")).with_hint("install git")
+        command.args(args).envs(env.iter().copied());
+        let output = output_within(command, stdin, timeout).map_err(|err| match err {
+            Waited::Spawn(err) => {
+                Failure::external(format!("cannot run git: {err}")).with_hint("install git")
+            }
+            Waited::TimedOut => Failure::external(format!(
+                "git {} did not finish within {} s: stopped",
+                args.first().unwrap_or(&""),
+                timeout.as_secs()
+            ))
+            .with_hint("a FIFO or a device in .git (config, HEAD, an include) makes git wait forever; check the repository"),
         })?;
-        if let Some(input) = stdin {
-            let _ = child
-                .stdin
-                .take()
-                .expect("piped")
-                .write_all(input.as_bytes());
-        }
-        let output = child
-            .wait_with_output()
-            .map_err(|err| Failure::external(format!("git failed: {err}")))?;
         if !output.status.success() {
             let message = String::from_utf8_lossy(&output.stderr).trim().to_string();
             return Err(Failure::external(format!(
@@ -203,7 +290,7 @@ impl Git {
             all.extend(["-c", setting]);
         }
         all.extend(args);
-        self.run(&all, env, None)
+        self.run_within(&all, env, None, NETWORK_TIMEOUT)
     }
 
     /// Stages the tracked files' contents from the working tree into the index `env` names, like

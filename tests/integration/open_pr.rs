@@ -780,6 +780,15 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
             }),
         ),
         (
+            "is not a regular file (git would wait on it forever)",
+            Box::new(|repo: &Repo| {
+                let fifo = repo.work.join(".git/wait");
+                let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+                assert!(made.success());
+                git(&repo.work, &["config", "include.path", "wait"]);
+            }),
+        ),
+        (
             "is a symbolic link",
             Box::new(|repo: &Repo| {
                 std::os::unix::fs::symlink(
@@ -801,7 +810,7 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
             .run()
             .expect_status(2);
         assert!(
-            run.stderr().contains(said) && run.stderr().contains("outside the workspace"),
+            run.stderr().contains(said) && run.stderr().contains("cannot be used"),
             "{}",
             run.stderr()
         );
