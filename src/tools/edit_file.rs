@@ -16,6 +16,9 @@ text exactly (whitespace and indentation included) and, unless replace_all is se
 surrounding lines to make it unique. If it does not match, the error shows the closest lines. Line endings (CRLF or \
 LF) and the file's mode are kept. Returns the unified diff; dry_run shows it without writing.";
 
+/// Files larger than this are not edited here (the whole file is held, twice).
+const MAX_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
@@ -54,8 +57,18 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         ));
     }
     let confined = context.roots.confine(&input.path)?;
+    let file = jail::open(&confined, libc::O_RDONLY, 0)?;
+    let meta = file
+        .metadata()
+        .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return Err(tool_error(format!(
+            "{} is not a regular text file of at most 16 MiB; edit it with run_command",
+            input.path
+        )));
+    }
     let mut bytes = Vec::new();
-    jail::open(&confined, libc::O_RDONLY, 0)?
+    file.take(MAX_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)

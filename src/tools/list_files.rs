@@ -1,10 +1,13 @@
 //! `list_files`: the files of a directory, .gitignore-aware, without `.git`.
 
+use std::ops::ControlFlow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::workspace::jail::{self, tool_error, ToolError};
+use crate::workspace::jail::{tool_error, ToolError};
+use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "List the files and directories under a directory of the workspace (default: its root), \
 skipping what .gitignore ignores and the .git directory. Set recursive to walk subdirectories; glob (e.g. `**/*.py`) \
@@ -46,19 +49,6 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let confined = context
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;
-    // The kernel checks the directory is inside the root; the walk below does not follow links.
-    let dir = jail::open(&confined, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    drop(dir);
-    let start = confined.display();
-    let mut walker = ignore::WalkBuilder::new(&start);
-    walker
-        .hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git");
-    if !input.recursive {
-        walker.max_depth(Some(1));
-    }
     let glob = match &input.glob {
         Some(glob) => Some(
             globset::Glob::new(glob)
@@ -70,35 +60,29 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let max = input.max_entries.unwrap_or(1000).max(1);
     let mut entries = Vec::new();
     let mut truncated = false;
-    for entry in walker.build().flatten() {
-        if entry.depth() == 0 {
-            continue;
-        }
-        let relative = entry
-            .path()
-            .strip_prefix(confined.root)
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .into_owned();
-        if glob.as_ref().is_some_and(|g| !g.is_match(&relative)) {
-            continue;
+    let depth = (!input.recursive).then_some(1);
+    walk::walk(&confined, depth, &mut |found| {
+        let relative = found.relative.to_string_lossy();
+        if glob
+            .as_ref()
+            .is_some_and(|g| !g.is_match(relative.as_ref()))
+        {
+            return ControlFlow::Continue(());
         }
         if entries.len() == max {
             truncated = true;
-            break;
+            return ControlFlow::Break(());
         }
-        let file_type = entry.file_type();
-        let kind = match file_type {
-            Some(t) if t.is_symlink() => "symlink",
-            Some(t) if t.is_dir() => "dir",
-            _ => "file",
-        };
-        let size = entry.path().symlink_metadata().map_or(0, |m| m.len());
         entries.push(Entry {
-            path: relative,
-            kind,
-            size,
+            path: relative.into_owned(),
+            kind: match found.kind {
+                Kind::Symlink => "symlink",
+                Kind::Dir => "dir",
+                Kind::File | Kind::Other => "file",
+            },
+            size: found.size,
         });
-    }
+        ControlFlow::Continue(())
+    })?;
     Ok(Output { entries, truncated })
 }

@@ -53,6 +53,12 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             input.path
         )));
     }
+    if !meta.is_file() {
+        return Err(tool_error(format!(
+            "{} is not a regular file (a FIFO, socket or device); not read",
+            input.path
+        )));
+    }
     if meta.len() > MAX_BYTES {
         return Err(tool_error(format!(
             "{} is {} bytes, too big to read whole; use search_text or run_command",

@@ -1,12 +1,14 @@
 //! `search_text`: lines matching a pattern across the workspace's files, .gitignore-aware.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::ops::ControlFlow;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Context;
 use crate::workspace::jail::{self, tool_error, ToolError};
+use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "Search the workspace's text files for a regular expression (or, with fixed_string, \
 a literal string), skipping what .gitignore ignores. Returns each matching line with its file and line number, and \
@@ -68,7 +70,12 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let confined = context
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;
-    drop(jail::open(&confined, libc::O_RDONLY, 0)?);
+    let start = jail::open(&confined, libc::O_RDONLY, 0)?;
+    let start_is_dir = start
+        .metadata()
+        .map_err(|err| tool_error(format!("{}: {err}", confined.display().display())))?
+        .is_dir();
+    drop(start);
     let glob = match &input.glob {
         Some(glob) => Some(
             globset::Glob::new(glob)
@@ -77,48 +84,83 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         ),
         None => None,
     };
-    let context_lines = input.context_lines.unwrap_or(0).min(20);
-    let max = input.max_results.unwrap_or(100).max(1);
-    let mut matches = Vec::new();
-    let mut files_searched = 0;
-    let mut truncated = false;
-    let walker = ignore::WalkBuilder::new(confined.display())
-        .hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    'files: for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let relative = entry
-            .path()
-            .strip_prefix(confined.root)
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .into_owned();
-        if glob
-            .as_ref()
-            .is_some_and(|g| !g.is_match(&relative) && !g.is_match(entry.file_name()))
-        {
-            continue;
-        }
-        // Opened beneath the root again: the walk's path may have been swapped for a symlink.
+    let mut search = Search {
+        regex,
+        context_lines: input.context_lines.unwrap_or(0).min(20),
+        max: input.max_results.unwrap_or(100).max(1),
+        matches: Vec::new(),
+        files_searched: 0,
+        truncated: false,
+    };
+    if !start_is_dir {
+        let relative = confined.relative.to_string_lossy().into_owned();
+        let _ = search.file(context, &relative);
+    } else {
+        walk::walk(&confined, None, &mut |found| {
+            if found.kind != Kind::File || found.size > MAX_FILE_BYTES {
+                return ControlFlow::Continue(());
+            }
+            let relative = found.relative.to_string_lossy();
+            let name = found.relative.file_name().unwrap_or_default();
+            if glob
+                .as_ref()
+                .is_some_and(|g| !g.is_match(relative.as_ref()) && !g.is_match(name))
+            {
+                return ControlFlow::Continue(());
+            }
+            search.file(context, &relative)
+        })?;
+    }
+    let Search {
+        matches,
+        files_searched,
+        truncated,
+        ..
+    } = search;
+    Ok(Output {
+        matches,
+        truncated,
+        files_searched,
+    })
+}
+
+/// Files larger than this are not searched (a sparse file could be gigabytes of nothing).
+const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// A search in progress: what it looks for and what it found so far.
+struct Search {
+    regex: regex::Regex,
+    context_lines: usize,
+    max: usize,
+    matches: Vec<Match>,
+    files_searched: usize,
+    truncated: bool,
+}
+
+impl Search {
+    /// Searches one file (skipping binary ones); breaks when the results are full.
+    fn file(&mut self, context: &Context, relative: &str) -> ControlFlow<()> {
+        // Opened beneath the root again, by the kernel: nothing on the way may lead out.
         let Ok(file) = context
             .roots
-            .confine(&relative)
+            .confine(relative)
             .and_then(|c| jail::open(&c, libc::O_RDONLY, 0))
         else {
-            continue;
+            return ControlFlow::Continue(());
         };
-        files_searched += 1;
+        if !file
+            .metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
+        {
+            return ControlFlow::Continue(());
+        }
+        self.files_searched += 1;
         let mut lines: Vec<String> = Vec::new();
-        let mut reader = BufReader::new(file);
+        let mut reader = BufReader::new(file.take(MAX_FILE_BYTES));
         let mut raw = Vec::new();
         while reader.read_until(b'\n', &mut raw).unwrap_or(0) > 0 {
             if raw.contains(&0) {
-                continue 'files; // binary
+                return ControlFlow::Continue(()); // binary
             }
             lines.push(
                 String::from_utf8_lossy(&raw)
@@ -128,27 +170,24 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             raw.clear();
         }
         for (index, line) in lines.iter().enumerate() {
-            if !regex.is_match(line) {
+            if !self.regex.is_match(line) {
                 continue;
             }
-            if matches.len() == max {
-                truncated = true;
-                break 'files;
+            if self.matches.len() == self.max {
+                self.truncated = true;
+                return ControlFlow::Break(());
             }
+            let context_lines = self.context_lines;
             let before = lines[index.saturating_sub(context_lines)..index].to_vec();
             let after = lines[index + 1..(index + 1 + context_lines).min(lines.len())].to_vec();
-            matches.push(Match {
-                path: relative.clone(),
+            self.matches.push(Match {
+                path: relative.to_string(),
                 line: index + 1,
                 text: line.clone(),
                 before,
                 after,
             });
         }
+        ControlFlow::Continue(())
     }
-    Ok(Output {
-        matches,
-        truncated,
-        files_searched,
-    })
 }

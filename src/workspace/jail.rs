@@ -156,7 +156,8 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolErro
     let c_path = CString::new(relative.as_os_str().as_bytes())
         .map_err(|_| tool_error("the path contains a NUL byte"))?;
     let how = OpenHow {
-        flags: (flags | libc::O_CLOEXEC) as u64,
+        // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
+        flags: (flags | libc::O_CLOEXEC | libc::O_NONBLOCK) as u64,
         mode: u64::from(mode),
         resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
     };

@@ -1061,3 +1061,91 @@ fn client_roots_only_narrow_the_allowed_roots() {
         assert!(escape.contains("may not leave the root"), "{escape}");
     }
 }
+
+#[test]
+fn fifos_devices_and_huge_ignore_files_do_not_hang_the_tools() {
+    let dir = TempDir::new();
+    dir.write("src/app.py", "print('needle')\n");
+    let mkfifo = |path: &Path| {
+        assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+    };
+    // What a sandboxed command could leave: FIFOs where ignore files and sources are read, and
+    // an ignore file that never ends.
+    mkfifo(&dir.path().join("src/.gitignore"));
+    mkfifo(&dir.path().join("pipe.txt"));
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join(".ignore")).unwrap();
+    let mut session = initialized(dir.path());
+    let listed = session.call("list_files", json!({"recursive": true}))["structuredContent"]
+        ["entries"]
+        .clone();
+    assert!(listed.to_string().contains("src/app.py"), "{listed}");
+    let found = session.call("search_text", json!({"pattern": "needle"}))["structuredContent"]
+        ["matches"]
+        .clone();
+    assert_eq!(found[0]["path"], "src/app.py", "{found}");
+    for (tool, arguments) in [
+        ("read_file", json!({"path": "pipe.txt"})),
+        (
+            "edit_file",
+            json!({"path": "pipe.txt", "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let text = session.call_error(tool, arguments);
+        assert!(text.contains("not a regular"), "{tool}: {text}");
+    }
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
+    // A host directory the root must not reveal, and a sandboxed command (here a thread) that
+    // keeps exchanging `sub` with a link to it while the tools walk `sub`.
+    let host = TempDir::new();
+    host.write("HOST-ONLY-NAME.txt", "needle on the host\n");
+    let dir = TempDir::new();
+    dir.write("sub/inside.txt", "needle inside\n");
+    std::os::unix::fs::symlink(host.path(), dir.path().join("link")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let sub = std::ffi::CString::new(dir.path().join("sub").to_str().unwrap()).unwrap();
+        let link = std::ffi::CString::new(dir.path().join("link").to_str().unwrap()).unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: two valid NUL-terminated paths.
+                unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        sub.as_ptr(),
+                        libc::AT_FDCWD,
+                        link.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+            }
+        })
+    };
+    let mut session = initialized(dir.path());
+    let mut leaked = Vec::new();
+    for _ in 0..300 {
+        for (tool, arguments) in [
+            ("list_files", json!({"path": "sub", "recursive": true})),
+            ("search_text", json!({"pattern": "needle", "path": "sub"})),
+        ] {
+            let answer =
+                session.request("tools/call", json!({"name": tool, "arguments": arguments}));
+            if answer.to_string().contains("HOST-ONLY-NAME")
+                || answer.to_string().contains("on the host")
+            {
+                leaked.push(answer);
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(
+        leaked.is_empty(),
+        "{} answers showed the host: {}",
+        leaked.len(),
+        leaked[0]
+    );
+}
