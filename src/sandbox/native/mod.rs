@@ -149,7 +149,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             plan.fs_rules.whole_view_readable = false;
             plan.switch_to = None;
             filter.no_unix_sockets = true;
-            filter.no_setid_modes = false;
+            // Still uid 0 as root: setuid and setgid bits stay refused.
+            filter.no_setid_modes = root;
             plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?.programs;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
             match unsafe { libc::fork() } {
