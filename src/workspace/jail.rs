@@ -6,11 +6,13 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::sandbox::native::sys::open_path_no_symlinks;
+use crate::sandbox::native::sys::{
+    open_path_no_symlinks, openat2, RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS,
+};
 
 /// A tool's error, worded for the model that called it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,9 +49,6 @@ impl Confined<'_> {
         self.root.join(&self.relative)
     }
 }
-
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-const RESOLVE_BENEATH: u64 = 0x08;
 
 impl Roots {
     pub fn new(paths: &[PathBuf]) -> Result<Roots, String> {
@@ -137,13 +136,6 @@ impl Roots {
 }
 
 /// The kernel's `struct open_how`.
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
 /// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
 /// beneath the root.
 pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolError> {
@@ -155,38 +147,27 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolErro
     };
     let c_path = CString::new(relative.as_os_str().as_bytes())
         .map_err(|_| tool_error("the path contains a NUL byte"))?;
-    let how = OpenHow {
-        // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
-        flags: (flags | libc::O_CLOEXEC | libc::O_NONBLOCK) as u64,
-        mode: u64::from(mode),
-        resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-    };
-    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            confined.root_fd,
-            c_path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(match err.raw_os_error() {
-            Some(libc::EXDEV) => tool_error(format!(
-                "{}: a symlink or `..` leads outside the root; refused",
-                shown.display()
-            )),
-            Some(libc::ENOENT) => {
-                tool_error(format!("{}: no such file or directory", shown.display()))
-            }
-            Some(libc::ELOOP) => tool_error(format!("{}: too many symlinks", shown.display())),
-            _ => tool_error(format!("{}: {err}", shown.display())),
-        });
-    }
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+    // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
+    let opened = openat2(
+        confined.root_fd,
+        &c_path,
+        flags | libc::O_NONBLOCK,
+        mode,
+        RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+    );
+    opened.map(File::from).map_err(|errno| match errno {
+        libc::EXDEV => tool_error(format!(
+            "{}: a symlink or `..` leads outside the root; refused",
+            shown.display()
+        )),
+        libc::ENOENT => tool_error(format!("{}: no such file or directory", shown.display())),
+        libc::ELOOP => tool_error(format!("{}: too many symlinks", shown.display())),
+        _ => tool_error(format!(
+            "{}: {}",
+            shown.display(),
+            std::io::Error::from_raw_os_error(errno)
+        )),
+    })
 }
 
 #[cfg(test)]

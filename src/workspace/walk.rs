@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io::Read;
 use std::ops::ControlFlow;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
 use super::jail::{self, tool_error, Confined, ToolError};
+use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS};
 
 /// An ignore file read at most this far.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
@@ -182,34 +183,14 @@ fn read_entries(dir: RawFd) -> std::io::Result<Vec<(std::ffi::OsString, std::fs:
 /// Opens `path` beneath `dir` with no symbolic link (nor `..` out) anywhere on the way, without
 /// blocking on a FIFO.
 fn open_beneath(dir: RawFd, path: &Path, flags: i32) -> std::io::Result<OwnedFd> {
-    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-    const RESOLVE_BENEATH: u64 = 0x08;
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
     let c_path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    let how = OpenHow {
-        flags: (flags | libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK) as u64,
-        mode: 0,
-        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
-    };
-    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir,
-            c_path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this descriptor, owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    openat2(
+        dir,
+        &c_path,
+        flags | libc::O_RDONLY | libc::O_NONBLOCK,
+        0,
+        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+    )
+    .map_err(std::io::Error::from_raw_os_error)
 }

@@ -123,37 +123,48 @@ pub fn set_mount_attributes(
     Ok(())
 }
 
-/// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
-/// canonicalized, so a symlink there now means someone swapped it since.
-pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
+/// openat2(2)'s `resolve` flags.
+pub const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+pub const RESOLVE_BENEATH: u64 = 0x08;
+
+/// openat2(2): opens `path` relative to `dir` with `flags` (`O_CLOEXEC` added), `mode` when
+/// creating, and the `resolve` restrictions on how the kernel walks it.
+pub fn openat2(dir: RawFd, path: &CStr, flags: i32, mode: u32, resolve: u64) -> SysResult<OwnedFd> {
     #[repr(C)]
     struct OpenHow {
         flags: u64,
         mode: u64,
         resolve: u64,
     }
-    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
     let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_NO_SYMLINKS,
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: u64::from(mode),
+        resolve,
     };
-    // SAFETY: `how` is a valid open_how of the size given.
-    let opened = check(unsafe {
+    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
+    let fd = check(unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            libc::AT_FDCWD,
+            dir,
             path.as_ptr(),
             &how as *const OpenHow,
             std::mem::size_of::<OpenHow>(),
         )
-    });
-    // Without openat2 (Linux < 5.6, or inside a sandbox that refuses it): the last component at
-    // least must not be a symlink.
-    let fd = match opened {
+    })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
+/// canonicalized, so a symlink there now means someone swapped it since.
+pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
+    match openat2(libc::AT_FDCWD, path, libc::O_PATH, 0, RESOLVE_NO_SYMLINKS) {
+        // Without openat2 (Linux < 5.6, or inside a sandbox that refuses it): the last component
+        // at least must not be a symlink.
         Err(libc::ENOSYS) => {
             // SAFETY: plain open of a NUL-terminated path.
-            check(
+            let fd = check(
                 unsafe {
                     libc::open(
                         path.as_ptr(),
@@ -161,12 +172,12 @@ pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
                     )
                 }
                 .into(),
-            )?
+            )?;
+            // SAFETY: the kernel just gave us this descriptor.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
         }
-        other => other?,
-    };
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+        other => other,
+    }
 }
 
 /// Makes the current directory the root (the `pivot_root(".", ".")` idiom) and detaches the old
