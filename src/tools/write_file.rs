@@ -97,7 +97,9 @@ pub fn write_atomically(
             shown.display()
         )));
     }
-    let mode = if exists { stat.st_mode & 0o7777 } else { 0o644 };
+    // Setuid and setgid bits are not carried over: a file the sandbox left could become a
+    // setuid program with whatever content is written now.
+    let mode = if exists { stat.st_mode & 0o1777 } else { 0o644 };
     let temp = CString::new(format!(
         ".{}.autocoder-{}",
         name.to_string_lossy(),

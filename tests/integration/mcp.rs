@@ -498,6 +498,22 @@ fn edits_keep_line_endings_and_mode() {
         std::fs::metadata(&script).unwrap().permissions().mode() & 0o7777,
         0o754
     );
+    // A setuid file left in the workspace does not stay setuid once written to.
+    let setuid = dir.write("tool", "old\n");
+    std::fs::set_permissions(
+        &setuid,
+        std::os::unix::fs::PermissionsExt::from_mode(0o6755),
+    )
+    .unwrap();
+    let wrote = session.call(
+        "write_file",
+        json!({"path": "tool", "content": "#!/bin/sh\nid\n"}),
+    );
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    assert_eq!(
+        std::fs::metadata(&setuid).unwrap().permissions().mode() & 0o7777,
+        0o755
+    );
 }
 
 #[test]

@@ -625,24 +625,35 @@ fn killing_the_sandbox_outright_still_kills_the_command() {
 }
 
 #[test]
-fn root_cannot_leave_setuid_files_in_the_workspace() {
-    if !is_root() {
-        eprintln!("skipped: setuid files matter when the sandbox was started by root");
-        return;
-    }
+fn no_setuid_files_can_be_made_in_the_workspace() {
+    // As root they would be setuid-root on the host; as an ordinary user, other users could run
+    // code as that user. O_TMPFILE creates without O_CREAT, and linkat names the file after.
     let script = "cp /usr/bin/id myid; chmod 4755 myid && echo SETUID; chmod 2755 . && echo SETGID-DIR; \
                   python3 -c \"import os; os.open('made', os.O_CREAT | os.O_WRONLY, 0o6755)\" 2>/dev/null && echo CREATED-SETUID; \
-                  mkdir -m 2755 gdir 2>/dev/null && echo SETGID-MKDIR; chmod 755 myid && echo plain chmod ok";
-    let run = Test::new().sandbox_sh(&[], script).run().expect_status(0);
-    let out = run.sandbox().out().to_string();
-    assert_eq!(out, "plain chmod ok\n", "{}", run.sandbox().err());
-    use std::os::unix::fs::PermissionsExt;
-    for name in ["myid", "."] {
-        let mode = std::fs::metadata(run.dir.path().join(name))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o6000, 0, "{name} has mode {mode:o}");
+                  python3 -c \"import os; os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o6755)\" 2>/dev/null && echo TMPFILE-SETUID; \
+                  mkdir -m 2755 gdir 2>/dev/null && echo SETGID-MKDIR; chmod 755 myid && echo plain chmod ok; \
+                  python3 -c \"import os; os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o755)\" && echo plain tmpfile ok";
+    for user in users() {
+        let mut test = Test::new().sandbox_sh(&[], script);
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.run().expect_status(0);
+        let out = run.sandbox().out().to_string();
+        assert_eq!(
+            out,
+            "plain chmod ok\nplain tmpfile ok\n",
+            "user {user:?}: {}",
+            run.sandbox().err()
+        );
+        use std::os::unix::fs::PermissionsExt;
+        for name in ["myid", "."] {
+            let mode = std::fs::metadata(run.dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o6000, 0, "user {user:?}: {name} has mode {mode:o}");
+        }
     }
 }
 

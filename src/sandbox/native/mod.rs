@@ -51,7 +51,6 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let mut filter = FilterOptions {
         network: policy.network,
         no_unix_sockets: false,
-        no_setid_modes: root,
         fixed_affinity: cgroups.is_none(),
     };
     let (report_read, report_write) = pipe()?;
@@ -149,8 +148,6 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             plan.fs_rules.whole_view_readable = false;
             plan.switch_to = None;
             filter.no_unix_sockets = true;
-            // Still uid 0 as root: setuid and setgid bits stay refused.
-            filter.no_setid_modes = root;
             plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?.programs;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
             match unsafe { libc::fork() } {

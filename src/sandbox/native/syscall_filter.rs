@@ -72,9 +72,6 @@ pub struct FilterOptions {
     pub network: bool,
     /// No socket at all but `socketpair` (no mount namespace hides the host's UNIX sockets).
     pub no_unix_sockets: bool,
-    /// No setuid or setgid mode bits: started as root, files in the id-mapped workspace belong to
-    /// root on the host, and a setuid-root file there would make anyone root.
-    pub no_setid_modes: bool,
     /// No changing the CPU affinity (it holds the CPU limit when cgroups do not).
     pub fixed_affinity: bool,
 }
@@ -108,9 +105,12 @@ pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
     if options.fixed_affinity {
         rules.insert(libc::SYS_sched_setaffinity, vec![]);
     }
-    if options.no_setid_modes {
+    // No setuid or setgid mode bits, for anyone: started as root, files in the id-mapped
+    // workspace belong to root on the host, and a setuid-root file there would make anyone root;
+    // as an ordinary user, one would let other users run code as that user.
+    {
         // (syscall, index of the mode argument, index of the flags argument when the mode only
-        // matters with O_CREAT)
+        // matters when creating)
         let calls: &[(i64, u8, Option<u8>)] = &[
             (libc::SYS_chmod, 1, None),
             (libc::SYS_fchmod, 1, None),
@@ -128,26 +128,34 @@ pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
             let mut call_rules = Vec::new();
             for bit in [libc::S_ISUID, libc::S_ISGID] {
                 let bit = u64::from(bit);
-                let mut conditions = vec![SeccompCondition::new(
+                let conditions = vec![SeccompCondition::new(
                     mode_arg,
                     SeccompCmpArgLen::Dword,
                     SeccompCmpOp::MaskedEq(bit),
                     bit,
                 )
                 .map_err(error)?];
-                if let Some(flags) = flags_arg {
-                    let creat = libc::O_CREAT as u64;
+                let Some(flags) = flags_arg else {
+                    call_rules.push(SeccompRule::new(conditions).map_err(error)?);
+                    continue;
+                };
+                // The mode applies when the call creates a file: O_CREAT, or O_TMPFILE (an
+                // unnamed file that linkat then names, with its mode).
+                let tmpfile = libc::O_TMPFILE & !libc::O_DIRECTORY;
+                for creating in [libc::O_CREAT, tmpfile] {
+                    let creating = creating as u64;
+                    let mut conditions = conditions.clone();
                     conditions.push(
                         SeccompCondition::new(
                             flags,
                             SeccompCmpArgLen::Dword,
-                            SeccompCmpOp::MaskedEq(creat),
-                            creat,
+                            SeccompCmpOp::MaskedEq(creating),
+                            creating,
                         )
                         .map_err(error)?,
                     );
+                    call_rules.push(SeccompRule::new(conditions).map_err(error)?);
                 }
-                call_rules.push(SeccompRule::new(conditions).map_err(error)?);
             }
             rules.insert(nr, call_rules);
         }
