@@ -46,7 +46,12 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             })?;
             write_json(file, &document, global.pretty)?;
         }
-        (None, true) => write_json(std::io::stderr(), &document, false)?,
+        (None, true) => {
+            if result.stderr_mid_line {
+                eprintln!();
+            }
+            write_json(std::io::stderr(), &document, false)?
+        }
         (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
     }
     Ok(result.exit_status())

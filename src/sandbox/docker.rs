@@ -127,6 +127,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stdout: child.stdout.take().map(Into::into),
         stderr: child.stderr.take().map(Into::into),
         report: None,
+        relay: false,
     };
     let max_output = match policy.output {
         OutputMode::Capture { max_bytes } => max_bytes,
@@ -235,6 +236,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stdout_truncated,
         stderr_truncated,
         layers,
+        // Streamed straight through the docker client: unknown.
+        stderr_mid_line: matches!(policy.output, OutputMode::Stream),
     })
 }
 

@@ -41,6 +41,11 @@ pub struct SandboxResult {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub layers: Layers,
+    /// Streamed stderr may have ended without a newline (unknown counts as yes): a result
+    /// written after it must start a line of its own, or the command's last words would run
+    /// into it (and a line of its own could pass for the result).
+    #[serde(skip)]
+    pub stderr_mid_line: bool,
 }
 
 impl SandboxResult {

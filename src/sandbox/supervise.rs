@@ -1,4 +1,4 @@
-//! Watching a started command: drain its output into bounded captures, collect the child's
+//! Watching a started command: drain its output into bounded captures (or pass it on), collect the child's
 //! report lines, enforce the wall-clock limit, stop it when we are told to stop, and wait for it.
 //! One `poll` loop on a pidfd, the pipes and a signalfd; no threads (the native backend forks,
 //! which wants a single-threaded parent).
@@ -22,6 +22,8 @@ pub struct Supervised {
     /// The raw wait status of the process we started.
     pub wait_status: i32,
     pub elapsed: Duration,
+    /// The last byte passed on to our stderr was not a newline.
+    pub stderr_mid_line: bool,
 }
 
 /// The pipes to read; `None` where the stream is not captured.
@@ -29,6 +31,42 @@ pub struct Streams {
     pub stdout: Option<OwnedFd>,
     pub stderr: Option<OwnedFd>,
     pub report: Option<OwnedFd>,
+    /// Pass the command's output on to our own stdout and stderr instead of capturing it. The
+    /// command never holds our descriptors: through them it could read a terminal (what the
+    /// user types), change its settings, or truncate the file our output is appended to.
+    pub relay: bool,
+}
+
+/// Bytes read from the command and not yet written on: while some wait, the command's pipe is
+/// not read (it blocks, as it would writing to a slow reader), and our descriptor is written
+/// only when poll says it can take more, so a reader that never reads cannot stop the clock.
+struct Relay {
+    to: RawFd,
+    pending: Vec<u8>,
+    /// The last byte written was not a newline.
+    mid_line: bool,
+}
+
+impl Relay {
+    /// Writes what `to` takes without blocking long: at most a pipe's atomic size at a time.
+    fn write_some(&mut self) -> Result<(), i32> {
+        let chunk = self.pending.len().min(libc::PIPE_BUF);
+        // SAFETY: writing from a valid buffer.
+        let n = unsafe { libc::write(self.to, self.pending.as_ptr().cast(), chunk) };
+        if n < 0 {
+            let errno = super::native::sys::errno();
+            return if errno == libc::EINTR || errno == libc::EAGAIN {
+                Ok(())
+            } else {
+                Err(errno)
+            };
+        }
+        if n > 0 {
+            self.mid_line = self.pending[n as usize - 1] != b'\n';
+        }
+        self.pending.drain(..n as usize);
+        Ok(())
+    }
 }
 
 /// SIGINT, SIGTERM and SIGHUP, held back while a command runs, so that Ctrl-C or a CI runner's
@@ -102,14 +140,21 @@ pub struct Watch<'a> {
 
 pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> Supervised {
     let deadline = watch.started + watch.timeout;
-    let mut stdout = streams
-        .stdout
-        .as_ref()
-        .map(|_| OutputCapture::new(watch.max_output));
-    let mut stderr = streams
-        .stderr
-        .as_ref()
-        .map(|_| OutputCapture::new(watch.max_output));
+    let capture = |pipe: &Option<OwnedFd>| {
+        pipe.as_ref()
+            .filter(|_| !streams.relay)
+            .map(|_| OutputCapture::new(watch.max_output))
+    };
+    let mut stdout = capture(&streams.stdout);
+    let mut stderr = capture(&streams.stderr);
+    // Indexed like the streams: 0 stdout, 1 stderr.
+    let mut relays = [1, 2].map(|to| {
+        streams.relay.then_some(Relay {
+            to,
+            pending: Vec::new(),
+            mid_line: false,
+        })
+    });
     let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
         .into_iter()
         .enumerate()
@@ -129,20 +174,46 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
     let mut interrupted = None;
     let mut buffer = vec![0u8; 64 * 1024];
     let mut report_bytes = Vec::new();
-    let mut consume = |which: usize, bytes: &[u8], report: &mut Vec<u8>| match which {
-        0 => stdout.as_mut().map_or((), |c| c.push(bytes)),
-        1 => stderr.as_mut().map_or((), |c| c.push(bytes)),
-        _ => report.extend_from_slice(bytes),
-    };
+    let mut consume =
+        |which: usize, bytes: &[u8], report: &mut Vec<u8>, relays: &mut [Option<Relay>; 2]| {
+            match which {
+                0 | 1 if relays[which].is_some() => relays[which]
+                    .as_mut()
+                    .unwrap()
+                    .pending
+                    .extend_from_slice(bytes),
+                0 => stdout.as_mut().map_or((), |c| c.push(bytes)),
+                1 => stderr.as_mut().map_or((), |c| c.push(bytes)),
+                _ => report.extend_from_slice(bytes),
+            }
+        };
     loop {
+        // The command's pipes (unless their bytes still wait to be passed on), then our own
+        // descriptors that have bytes waiting.
+        let waiting = |which: usize| {
+            relays
+                .get(which)
+                .is_some_and(|r| r.as_ref().is_some_and(|r| !r.pending.is_empty()))
+        };
+        let reading: Vec<(RawFd, usize)> = open
+            .iter()
+            .copied()
+            .filter(|&(_, which)| !waiting(which))
+            .collect();
+        let writing: Vec<usize> = (0..2).filter(|&which| waiting(which)).collect();
         let mut fds: Vec<libc::pollfd> = [watch.pidfd.as_raw_fd(), watch.signals.fd.as_raw_fd()]
             .into_iter()
-            .chain(open.iter().map(|&(fd, _)| fd))
+            .chain(reading.iter().map(|&(fd, _)| fd))
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
             })
+            .chain(writing.iter().map(|&which| libc::pollfd {
+                fd: relays[which].as_ref().unwrap().to,
+                events: libc::POLLOUT,
+                revents: 0,
+            }))
             .collect();
         let wait_ms = if timed_out || interrupted.is_some() {
             -1
@@ -170,27 +241,52 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
             }
         }
         let mut closed = Vec::new();
-        for (slot, pollfd) in fds.iter().enumerate().skip(2) {
+        for (slot, pollfd) in fds.iter().enumerate().skip(2).take(reading.len()) {
             if pollfd.revents == 0 {
                 continue;
             }
-            let (fd, which) = open[slot - 2];
+            let (fd, which) = reading[slot - 2];
             match read_some(fd, &mut buffer) {
                 Ok(0) => closed.push(fd),
-                Ok(n) => consume(which, &buffer[..n], &mut report_bytes),
+                Ok(n) => consume(which, &buffer[..n], &mut report_bytes, &mut relays),
                 Err(libc::EAGAIN) => {}
                 Err(_) => closed.push(fd),
             }
         }
         open.retain(|(fd, _)| !closed.contains(fd));
+        for (pollfd, &which) in fds.iter().skip(2 + reading.len()).zip(&writing) {
+            if pollfd.revents == 0 {
+                continue;
+            }
+            let relay = relays[which].as_mut().unwrap();
+            // A reader that went away (EPIPE, POLLERR) gets nothing more.
+            if pollfd.revents & libc::POLLOUT == 0 || relay.write_some().is_err() {
+                relay.pending.clear();
+            }
+        }
         if fds[0].revents != 0 {
             break;
         }
     }
-    // The process is gone; take what is still buffered in the pipes.
+    // The process is gone; take what is still buffered in the pipes, and pass on what waits
+    // (as long as our reader keeps taking it within a few seconds).
     for &(fd, which) in &open {
         while let Ok(n @ 1..) = read_some(fd, &mut buffer) {
-            consume(which, &buffer[..n], &mut report_bytes);
+            consume(which, &buffer[..n], &mut report_bytes, &mut relays);
+        }
+    }
+    for relay in relays.iter_mut().flatten() {
+        while !relay.pending.is_empty() {
+            let mut pollfd = libc::pollfd {
+                fd: relay.to,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: polling one descriptor.
+            let ready = unsafe { libc::poll(&mut pollfd, 1, 5000) };
+            if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 || relay.write_some().is_err() {
+                break;
+            }
         }
     }
     let mut wait_status = 0;
@@ -210,6 +306,9 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
         interrupted,
         wait_status,
         elapsed: watch.started.elapsed(),
+        stderr_mid_line: relays[1]
+            .as_ref()
+            .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
     }
 }
 

@@ -1,6 +1,8 @@
 //! `autocoder sandbox`: results, exit statuses, bad input, environment and toolchains.
 
-use crate::util::{is_root, Test};
+use std::process::{Command, Stdio};
+
+use crate::util::{autocoder_bin, is_root, Test};
 
 #[test]
 fn runs_in_the_workspace_and_reports_the_result() {
@@ -281,6 +283,33 @@ fn stream_mode_passes_output_through_and_reports_on_stderr() {
     let result: serde_json::Value = serde_json::from_str(result_line.trim()).unwrap();
     assert_eq!(result["sandbox"]["exit_code"], 4);
     assert_eq!(result["sandbox"]["stdout"], serde_json::Value::Null);
+}
+
+#[test]
+fn streamed_output_goes_through_pipes_and_the_result_keeps_its_own_line() {
+    // The command gets pipes, not our descriptors: it cannot truncate the file our output is
+    // appended to (nor read or reconfigure a terminal there).
+    let test = Test::new();
+    let log = test.path().join("log.txt");
+    std::fs::write(&log, "earlier\n").unwrap();
+    let script =
+        "readlink /proc/self/fd/1; python3 -c 'import os; os.ftruncate(1, 0)' 2>/dev/null; \
+                  echo after; printf 'junk without a newline' >&2";
+    let status = Command::new(autocoder_bin())
+        .args(["sandbox", "--stream", "--", "sh", "-c", script])
+        .current_dir(test.path())
+        .stdout(std::fs::OpenOptions::new().append(true).open(&log).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.starts_with("earlier\npipe:["), "{logged}");
+    assert!(logged.ends_with("]\nafter\n"), "{logged}");
+    let stderr = String::from_utf8(status.stderr).unwrap();
+    let (said, result_line) = stderr.trim_end().rsplit_once('\n').unwrap();
+    assert_eq!(said, "junk without a newline");
+    let result: serde_json::Value = serde_json::from_str(result_line).unwrap();
+    assert_eq!(result["sandbox"]["exit_code"], 0);
 }
 
 #[test]

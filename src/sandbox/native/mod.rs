@@ -54,13 +54,11 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         fixed_affinity: cgroups.is_none(),
     };
     let (report_read, report_write) = pipe()?;
-    let (stdout_read, stdout_write, stderr_read, stderr_write) = match policy.output {
-        OutputMode::Capture { .. } => {
-            let (out_r, out_w) = pipe()?;
-            let (err_r, err_w) = pipe()?;
-            (Some(out_r), Some(out_w), Some(err_r), Some(err_w))
-        }
-        OutputMode::Stream => (None, None, None, None),
+    // Pipes in both modes: streamed output is passed on by us (`supervise`).
+    let (stdout_read, stdout_write, stderr_read, stderr_write) = {
+        let (out_r, out_w) = pipe()?;
+        let (err_r, err_w) = pipe()?;
+        (Some(out_r), Some(out_w), Some(err_r), Some(err_w))
     };
     if root {
         // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
@@ -193,6 +191,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stdout: stdout_read,
         stderr: stderr_read,
         report: Some(report_read),
+        relay: matches!(policy.output, OutputMode::Stream),
     };
     let watch = Watch {
         pid,
@@ -330,6 +329,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         stdout_truncated,
         stderr_truncated,
         layers,
+        stderr_mid_line: run.stderr_mid_line,
     })
 }
 
