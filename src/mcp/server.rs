@@ -5,6 +5,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -24,6 +25,8 @@ const INSTRUCTIONS: &str =
 paths are relative to its root, and commands run in a sandbox.";
 /// A tool result's text mirror is cut near this size, with a note on how to get the rest.
 const MAX_RESULT: usize = 40_000;
+/// How long calls still running when stdin closes may take before they are cancelled.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The longest message read; a longer line is refused without being held in memory.
 const MAX_MESSAGE: u64 = 64 << 20;
 
@@ -36,6 +39,9 @@ struct Shared {
     client_has_roots: AtomicBool,
     /// The number in the id of our latest `roots/list` request; older answers are stale.
     roots_request: AtomicU64,
+    /// The number of the `roots/list` request still unanswered; 0 when none is. Only that one
+    /// answer is taken, once: answers to requests never sent, or sent again, are ignored.
+    roots_awaited: AtomicU64,
     catalogue: Vec<ToolSpec>,
     out: Mutex<std::io::Stdout>,
     /// Calls in progress, by request id: their cancellation flags.
@@ -48,6 +54,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         context: RwLock::new(Arc::new(context)),
         client_has_roots: AtomicBool::new(false),
         roots_request: AtomicU64::new(0),
+        roots_awaited: AtomicU64::new(0),
         catalogue: tools::catalogue(),
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
@@ -89,10 +96,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         let message: Value = match serde_json::from_str(text) {
             Ok(message) => message,
             Err(err) => {
-                send(
-                    &shared,
-                    &error(Value::Null, -32700, &format!("parse error: {err}")),
-                );
+                send(&shared, &unreadable(text, &err));
                 continue;
             }
         };
@@ -174,8 +178,37 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         }
         send(&shared, &response);
     }
-    workers.finish();
+    // stdin closed: the client is shutting down. Calls still running get a moment (a script may
+    // close stdin right after its last request), then are cancelled, so that their sandboxed
+    // commands are stopped rather than waited for or left behind.
+    workers.finish(SHUTDOWN_GRACE, || {
+        for flag in shared.running.lock().unwrap().values() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
     Ok(())
+}
+
+/// The answer to a line serde_json could not read. JSON it cannot hold (a lone surrogate in a
+/// string, a number like 1e400) still names its id, read past the rest: that request gets its
+/// answer (-32602) instead of none.
+fn unreadable(text: &str, err: &serde_json::Error) -> Value {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: Option<Value>,
+    }
+    let id = serde_json::from_str::<IdOnly>(text)
+        .ok()
+        .and_then(|message| message.id)
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    match id {
+        Some(id) => error(
+            id,
+            -32602,
+            &format!("cannot read the request's contents: {err}"),
+        ),
+        None => error(Value::Null, -32700, &format!("parse error: {err}")),
+    }
 }
 
 /// Consumes input up to and including the next newline (or to the end).
@@ -229,6 +262,7 @@ fn notification(shared: &Shared, method: &str, params: &Value) {
             if shared.client_has_roots.load(Ordering::SeqCst) =>
         {
             let number = shared.roots_request.fetch_add(1, Ordering::SeqCst) + 1;
+            shared.roots_awaited.store(number, Ordering::SeqCst);
             send(
                 shared,
                 &json!({"jsonrpc": "2.0", "id": roots_request_id(number), "method": "roots/list"}),
@@ -244,8 +278,14 @@ fn roots_request_id(number: u64) -> String {
 
 /// A client's answer to a request of ours: only `roots/list` is ever asked.
 fn response(shared: &Shared, message: &Value) {
-    let latest = roots_request_id(shared.roots_request.load(Ordering::SeqCst));
-    if message.get("id").and_then(Value::as_str) != Some(latest.as_str()) {
+    let awaited = shared.roots_awaited.load(Ordering::SeqCst);
+    if awaited == 0
+        || message.get("id").and_then(Value::as_str) != Some(roots_request_id(awaited).as_str())
+        || shared
+            .roots_awaited
+            .compare_exchange(awaited, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+    {
         return;
     }
     let Some(result) = message.get("result") else {
@@ -353,6 +393,8 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
     let progress = params
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
+        // MCP's tokens are strings or integers; another kind would make invalid notifications.
+        .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
         .cloned()
         .map(|token| {
             let shared = shared.clone();

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -58,11 +59,21 @@ impl Workers {
         }));
     }
 
-    /// Waits for the calls in progress to finish.
-    pub fn finish(mut self) {
+    /// Waits for the calls in progress to finish: `grace` at first, then, after `cancel`, as
+    /// long again at most (a call that does not stop is left to end with the process).
+    pub fn finish(mut self, grace: Duration, cancel: impl FnOnce()) {
         drop(self.jobs.take());
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
+        let threads = std::mem::take(&mut self.threads);
+        let (finished, all_done) = mpsc::channel();
+        std::thread::spawn(move || {
+            for thread in threads {
+                let _ = thread.join();
+            }
+            let _ = finished.send(());
+        });
+        if all_done.recv_timeout(grace).is_err() {
+            cancel();
+            let _ = all_done.recv_timeout(grace);
         }
     }
 }

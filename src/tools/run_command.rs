@@ -3,7 +3,8 @@
 //! SIGTERM: it kills the command and everything it started, and cleans up.
 
 use std::io::Write;
-use std::path::Path;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
@@ -161,9 +162,28 @@ pub fn run_self(
     call: &Call,
     limit: Duration,
 ) -> Result<Value, ToolError> {
-    let exe = std::env::current_exe()
-        .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
-    let mut child = Command::new(exe)
+    // Our own executable as it was started, even if the file was replaced since (a rebuild).
+    let exe = if Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe()
+            .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?
+    };
+    let server = std::process::id() as libc::pid_t;
+    let mut command = Command::new(exe);
+    // SAFETY: prctl and getppid are async-signal-safe, as the code between fork and exec must be.
+    unsafe {
+        command.pre_exec(move || {
+            // If the server dies (a client that gave up on it kills it), the sandbox stops too,
+            // and with it the command: nothing is left running.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != server
+            {
+                return Err(std::io::Error::other("the server is gone"));
+            }
+            Ok(())
+        })
+    };
+    let mut child = command
         .args(args)
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -100,10 +101,13 @@ pub fn write_atomically(
     // Setuid and setgid bits are not carried over: a file the sandbox left could become a
     // setuid program with whatever content is written now.
     let mode = if exists { stat.st_mode & 0o1777 } else { 0o644 };
+    // Unique to this write (calls run concurrently, on the same file too) and short (the
+    // target's name may already be near the 255-byte limit).
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let temp = CString::new(format!(
-        ".{}.autocoder-{}",
-        name.to_string_lossy(),
-        std::process::id()
+        ".autocoder-{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ))
     .expect("no NUL");
     // SAFETY: creating a new file relative to a directory we hold.

@@ -579,6 +579,92 @@ fn exits_when_stdin_ends() {
 }
 
 #[test]
+fn stdin_ending_mid_call_stops_the_sandboxed_command_and_the_server() {
+    let dir = TempDir::new();
+    let mut session = initialized(dir.path());
+    let marker = format!("61.{}", std::process::id());
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"argv": ["sleep", marker], "timeout_sec": 600}}})
+        .to_string(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !sleeping(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let closed = std::time::Instant::now();
+    drop(session.stdin.take());
+    assert!(session.child.wait().unwrap().success());
+    assert!(
+        closed.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        closed.elapsed()
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while sleeping(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn odd_but_valid_requests_get_their_answers() {
+    let dir = TempDir::new();
+    dir.write("sub/inner.txt", "inner\n");
+    dir.write("top.txt", "top\n");
+    let mut session = initialized(dir.path());
+    // JSON that serde_json cannot hold still gets an answer, to its id.
+    session.send_raw(r#"{"jsonrpc": "2.0", "id": 70, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "\udcff.txt"}}}"#);
+    let answer = session.receive();
+    assert_eq!(
+        (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
+        (Some(70), Some(-32602)),
+        "{answer}"
+    );
+    session
+        .send_raw(r#"{"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {"x": 1e400}}"#);
+    assert_eq!(session.receive()["id"], "big");
+    // A progress token of a kind MCP does not allow gets no progress, but the answer.
+    session.send_raw(&json!({"jsonrpc": "2.0", "id": 71, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"argv": ["sleep", "1.2"]}, "_meta": {"progressToken": null}}}).to_string());
+    let answer = session.receive();
+    assert_eq!(answer["id"], 71, "{answer}");
+    // An answer to a roots/list we never sent (this client has no roots) changes nothing.
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": "autocoder-roots-0",
+        "result": {"roots": [{"uri": format!("file://{}", dir.path().join("sub").display())}]}})
+        .to_string(),
+    );
+    let listed = session.call("list_files", json!({}))["structuredContent"]["entries"].clone();
+    assert!(listed.to_string().contains("top.txt"), "{listed}");
+    // Concurrent writes of one file, and a name near the length limit.
+    for id in 100..120 {
+        session.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "write_file", "arguments": {"path": "same.txt", "content": format!("{id}\n")}}}).to_string());
+    }
+    for _ in 100..120 {
+        let answer = session.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let long = "n".repeat(250);
+    let wrote = session.call("write_file", json!({"path": long, "content": "x"}));
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("autocoder"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
 fn the_official_python_sdk_can_use_the_server() {
     let have_sdk = Command::new("python3")
         .args(["-c", "import mcp"])
