@@ -204,30 +204,23 @@ fn protocol_faults_are_json_rpc_errors() {
     assert_eq!(session.receive()["error"]["code"], -32700);
     session.send_raw(r#"[{"jsonrpc": "2.0", "id": 9, "method": "ping"}]"#);
     assert_eq!(session.receive()["error"]["code"], -32600);
-    // Bytes that are not UTF-8 are refused, not replaced.
-    session.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 11, \"method\": \"ping\", \"params\": {\"x\": \"\xff\"}}\n");
-    let refused = session.receive();
-    assert_eq!(refused["error"]["code"], -32700, "{refused}");
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not UTF-8"),
-        "{refused}"
-    );
-    // A message past 64 MiB is refused without being kept, and the next one is answered.
+    // Bytes that are not UTF-8 are refused, not replaced; a message past 64 MiB is refused
+    // without being kept, and the next one is answered.
     let mut huge = vec![b' '; (64 << 20) + 10];
     huge.push(b'\n');
-    session.send_bytes(&huge);
-    let refused = session.receive();
-    assert_eq!(refused["error"]["code"], -32700, "{refused}");
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("longer than 64 MiB"),
-        "{refused}"
-    );
+    for (bytes, said) in [
+        (
+            &b"{\"jsonrpc\": \"2.0\", \"id\": 11, \"method\": \"ping\", \"params\": {\"x\": \"\xff\"}}\n"[..],
+            "not UTF-8",
+        ),
+        (&huge[..], "longer than 64 MiB"),
+    ] {
+        session.send_bytes(bytes);
+        let refused = session.receive();
+        assert_eq!(refused["error"]["code"], -32700, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains(said), "{refused}");
+    }
     session.send_raw(&format!(
         "{{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": \"ping\", \"params\": {{\"x\": \"{}\"}}}}",
         "\u{1F600}"
@@ -583,19 +576,7 @@ fn stdin_ending_mid_call_stops_the_sandboxed_command_and_the_server() {
     let dir = TempDir::new();
     let mut session = initialized(dir.path());
     let marker = format!("61.{}", std::process::id());
-    session.send_raw(
-        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-        "params": {"name": "run_command", "arguments": {"argv": ["sleep", marker], "timeout_sec": 600}}})
-        .to_string(),
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !sleeping(&marker) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    start_sleeping(&mut session, 5, &marker);
     let closed = std::time::Instant::now();
     drop(session.stdin.take());
     assert!(session.child.wait().unwrap().success());
@@ -834,19 +815,7 @@ fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
 
     // Cancelled: no answer, and the command is gone.
     let marker = format!("319.{}", std::process::id());
-    session.send_raw(
-        &json!({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
-        "params": {"name": "run_command", "arguments": {"argv": ["sleep", marker]}}})
-        .to_string(),
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !sleeping(&marker) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    start_sleeping(&mut session, 901, &marker);
     // Other calls are answered while it runs, on workers that finished earlier calls.
     for _ in 0..3 {
         let read = session.call("read_file", json!({"path": "sub/x.txt"}));
@@ -868,6 +837,23 @@ fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
         json!({}),
         "a cancelled call was answered: {pong}"
     );
+}
+
+/// Calls run_command `sleep MARKER` as request `id` and waits until the sleep runs.
+fn start_sleeping(session: &mut Session, id: u64, marker: &str) {
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"argv": ["sleep", marker], "timeout_sec": 600}}})
+        .to_string(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !sleeping(marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn sleeping(marker: &str) -> bool {
