@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::workspace::jail::{self, tool_error, ToolError};
+use crate::workspace::jail::{self, tool_error, Confined, ToolError};
 use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "Search the workspace's text files for a regular expression (or, with fixed_string, \
@@ -93,8 +93,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         truncated: false,
     };
     if !start_is_dir {
-        let relative = confined.relative.to_string_lossy().into_owned();
-        let _ = search.file(context, &relative);
+        let _ = search.file(&confined);
     } else {
         walk::walk(&confined, None, &mut |found| {
             if found.kind != Kind::File || found.size > MAX_FILE_BYTES {
@@ -108,7 +107,12 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             {
                 return ControlFlow::Continue(());
             }
-            search.file(context, &relative)
+            // In the walk's own root (there may be several).
+            search.file(&Confined {
+                root: confined.root,
+                root_fd: confined.root_fd,
+                relative: found.relative.clone(),
+            })
         })?;
     }
     let Search {
@@ -139,15 +143,12 @@ struct Search {
 
 impl Search {
     /// Searches one file (skipping binary ones); breaks when the results are full.
-    fn file(&mut self, context: &Context, relative: &str) -> ControlFlow<()> {
+    fn file(&mut self, at: &Confined) -> ControlFlow<()> {
         // Opened beneath the root again, by the kernel: nothing on the way may lead out.
-        let Ok(file) = context
-            .roots
-            .confine(relative)
-            .and_then(|c| jail::open(&c, libc::O_RDONLY, 0))
-        else {
+        let Ok(file) = jail::open(at, libc::O_RDONLY, 0) else {
             return ControlFlow::Continue(());
         };
+        let relative = at.relative.to_string_lossy();
         if !file
             .metadata()
             .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)

@@ -5,7 +5,7 @@
 //! swapped for a link between the check and the read.) Ignore files (`.gitignore`, `.ignore`,
 //! `.git/info/exclude`) are read the same way and only when they are regular files, cut at
 //! 1 MiB: a FIFO or a link to `/dev/zero` in their place must not hang the server. `.git` itself
-//! is never entered. Entries come in name order, each directory before its contents.
+//! is never entered. Entries come in name order, each directory followed by its contents.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -14,6 +14,7 @@ use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -49,83 +50,209 @@ pub fn walk(
     max_depth: Option<usize>,
     visit: &mut dyn FnMut(&Found) -> ControlFlow<()>,
 ) -> Result<(), ToolError> {
-    let start_dir = jail::open(start, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    let mut ignores = ancestor_ignores(start);
-    ignores.extend(ignore_file(
-        start.root,
-        &start.relative,
-        start_dir.as_raw_fd(),
-    ));
-    // Depth-first: (directory, its path relative to the root, its depth, ignores in force).
-    let mut pending = vec![(OwnedFd::from(start_dir), start.relative.clone(), 0, ignores)];
-    while let Some((dir, relative, depth, ignores)) = pending.pop() {
+    let start_dir = OwnedFd::from(jail::open(start, libc::O_RDONLY | libc::O_DIRECTORY, 0)?);
+    let rules = Rc::new(start_rules(start).enter(&start.display(), start_dir.as_raw_fd()));
+    // The directories being listed, outermost first: the descriptors open at once follow the
+    // depth of the walk, not its width.
+    let mut stack = vec![Listing::read(
+        start,
+        start_dir,
+        start.relative.clone(),
+        rules,
+    )?];
+    loop {
+        let depth = stack.len();
+        let Some(listing) = stack.last_mut() else {
+            return Ok(());
+        };
+        let Some((name, meta)) = listing.entries.next() else {
+            stack.pop();
+            continue;
+        };
+        if name == ".git" {
+            continue;
+        }
+        let path = listing.relative.join(&name);
+        let file_type = meta.file_type();
+        let kind = if file_type.is_symlink() {
+            Kind::Symlink
+        } else if file_type.is_dir() {
+            Kind::Dir
+        } else if file_type.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        if listing
+            .rules
+            .ignore(&start.root.join(&path), kind == Kind::Dir)
+        {
+            continue;
+        }
+        let found = Found {
+            relative: path.clone(),
+            kind,
+            size: meta.len(),
+        };
+        if visit(&found).is_break() {
+            return Ok(());
+        }
+        if kind != Kind::Dir || max_depth.is_some_and(|max| depth >= max) {
+            continue;
+        }
+        let dir = match open_beneath(listing.dir.as_raw_fd(), Path::new(&name), libc::O_DIRECTORY) {
+            Ok(dir) => dir,
+            // Swapped for a link, or gone, since it was listed.
+            Err(err)
+                if matches!(
+                    err.raw_os_error(),
+                    Some(libc::ELOOP | libc::ENOENT | libc::ENOTDIR | libc::EXDEV)
+                ) =>
+            {
+                continue
+            }
+            Err(err) => {
+                return Err(tool_error(format!(
+                    "{}: {err}",
+                    start.root.join(&path).display()
+                )))
+            }
+        };
+        let rules = Rc::new(
+            listing
+                .rules
+                .enter(&start.root.join(&path), dir.as_raw_fd()),
+        );
+        stack.push(Listing::read(start, dir, path, rules)?);
+    }
+}
+
+/// A directory being listed: its descriptor, the entries still to visit (in name order), and
+/// the rules in force in it.
+struct Listing {
+    dir: OwnedFd,
+    relative: PathBuf,
+    entries: std::vec::IntoIter<(std::ffi::OsString, std::fs::Metadata)>,
+    rules: Rc<Rules>,
+}
+
+impl Listing {
+    fn read(
+        start: &Confined,
+        dir: OwnedFd,
+        relative: PathBuf,
+        rules: Rc<Rules>,
+    ) -> Result<Listing, ToolError> {
         let mut entries = read_entries(dir.as_raw_fd()).map_err(|err| {
             tool_error(format!("{}: {err}", start.root.join(&relative).display()))
         })?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut below = Vec::new();
-        for (name, meta) in entries {
-            if name == ".git" {
-                continue;
-            }
-            let path = relative.join(&name);
-            let file_type = meta.file_type();
-            let kind = if file_type.is_symlink() {
-                Kind::Symlink
-            } else if file_type.is_dir() {
-                Kind::Dir
-            } else if file_type.is_file() {
-                Kind::File
-            } else {
-                Kind::Other
-            };
-            if is_ignored(&ignores, &start.root.join(&path), kind == Kind::Dir) {
-                continue;
-            }
-            let found = Found {
-                relative: path.clone(),
-                kind,
-                size: meta.len(),
-            };
-            if visit(&found).is_break() {
-                return Ok(());
-            }
-            if kind == Kind::Dir && max_depth.is_none_or(|max| depth + 1 < max) {
-                let Ok(child) = open_beneath(dir.as_raw_fd(), Path::new(&name), libc::O_DIRECTORY)
-                else {
-                    continue; // swapped for a link, or gone
-                };
-                let mut inner = ignores.clone();
-                inner.extend(ignore_file(start.root, &path, child.as_raw_fd()));
-                below.push((child, path, depth + 1, inner));
-            }
-        }
-        // Reversed, so that the stack yields them in name order.
-        pending.extend(below.into_iter().rev());
+        Ok(Listing {
+            dir,
+            relative,
+            entries: entries.into_iter(),
+            rules,
+        })
     }
-    Ok(())
 }
 
-/// Whether the innermost ignore file with an opinion on `path` ignores it.
-fn is_ignored(ignores: &[Gitignore], path: &Path, is_dir: bool) -> bool {
-    for ignore in ignores.iter().rev() {
-        match ignore.matched(path, is_dir) {
-            Match::Ignore(_) => return true,
-            Match::Whitelist(_) => return false,
-            Match::None => {}
-        }
-    }
-    false
+/// The ignore rules in force in a directory, as git and ripgrep weigh them: a `.ignore` pattern
+/// wins over a `.gitignore` one, and within each kind the innermost directory's; then the
+/// repository's `info/exclude`, then the user's global excludes.
+#[derive(Default)]
+struct Rules {
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    outer: Option<Rc<Rules>>,
+    excludes: Rc<Vec<Gitignore>>,
 }
 
-/// The ignore files that apply from above the start: `.git/info/exclude` at the root and those
-/// of the root and the directories down to the start's parent.
-fn ancestor_ignores(start: &Confined) -> Vec<Gitignore> {
-    let mut ignores = Vec::new();
-    let mut builder = GitignoreBuilder::new(start.root);
-    if add_lines(&mut builder, start.root_fd, Path::new(".git/info/exclude")) {
-        ignores.extend(builder.build().ok());
+impl Rules {
+    /// The rules inside `dir` (open at `fd`, at `path`): these, and its own ignore files.
+    fn enter(self: &Rc<Rules>, path: &Path, fd: RawFd) -> Rules {
+        Rules {
+            ignore: patterns(path, |builder| add_lines(builder, fd, Path::new(".ignore"))),
+            gitignore: patterns(path, |builder| {
+                add_lines(builder, fd, Path::new(".gitignore"))
+            }),
+            outer: Some(self.clone()),
+            excludes: self.excludes.clone(),
+        }
     }
+
+    fn ignore(&self, path: &Path, is_dir: bool) -> bool {
+        let chain = || std::iter::successors(Some(self), |rules| rules.outer.as_deref());
+        let kinds = [
+            chain()
+                .filter_map(|r| r.ignore.as_ref())
+                .collect::<Vec<_>>(),
+            chain().filter_map(|r| r.gitignore.as_ref()).collect(),
+            self.excludes.iter().collect(),
+        ];
+        for matchers in kinds {
+            for matcher in matchers {
+                match matcher.matched(path, is_dir) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The rules in force where the walk starts: from the top of the git repository the root lies
+/// in (its ignore files above the root, and its `info/exclude`), the user's global excludes,
+/// and the directories from the root down to the start's parent.
+fn start_rules(start: &Confined) -> Rc<Rules> {
+    // Above the root: the user's own directories, read by path, regular files only.
+    let top = start
+        .root
+        .ancestors()
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok());
+    let mut excludes = Vec::new();
+    if let Some(top) = top {
+        let exclude = if top == start.root {
+            patterns(top, |b| {
+                add_lines(b, start.root_fd, Path::new(".git/info/exclude"))
+            })
+        } else {
+            patterns(top, |b| add_host_lines(b, &top.join(".git/info/exclude")))
+        };
+        excludes.extend(exclude);
+    }
+    let global = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))
+        .map(|config| config.join("git/ignore"));
+    if let Some(global) = global {
+        excludes.extend(patterns(top.unwrap_or(start.root), |b| {
+            add_host_lines(b, &global)
+        }));
+    }
+    let mut rules = Rc::new(Rules {
+        excludes: Rc::new(excludes),
+        ..Rules::default()
+    });
+    if let Some(top) = top {
+        let above: Vec<&Path> = start
+            .root
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(top))
+            .collect();
+        for dir in above.into_iter().rev() {
+            rules = Rc::new(Rules {
+                ignore: patterns(dir, |b| add_host_lines(b, &dir.join(".ignore"))),
+                gitignore: patterns(dir, |b| add_host_lines(b, &dir.join(".gitignore"))),
+                outer: Some(rules.clone()),
+                excludes: rules.excludes.clone(),
+            });
+        }
+    }
+    // From the root down to the start's parent, beneath the root.
     let mut relative = PathBuf::new();
     for part in start.relative.iter() {
         let dir = Confined {
@@ -134,29 +261,38 @@ fn ancestor_ignores(start: &Confined) -> Vec<Gitignore> {
             relative: relative.clone(),
         };
         if let Ok(dir_file) = jail::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-            ignores.extend(ignore_file(start.root, &relative, dir_file.as_raw_fd()));
+            rules = Rc::new(rules.enter(&dir.display(), dir_file.as_raw_fd()));
         }
         relative.push(part);
     }
-    ignores
+    rules
 }
 
-/// The patterns of the directory's `.gitignore` and `.ignore` (which wins), if it has any.
-fn ignore_file(root: &Path, relative: &Path, dir: RawFd) -> Option<Gitignore> {
-    let mut builder = GitignoreBuilder::new(root.join(relative));
-    let gitignore = add_lines(&mut builder, dir, Path::new(".gitignore"));
-    let ignore = add_lines(&mut builder, dir, Path::new(".ignore"));
-    (gitignore || ignore)
-        .then(|| builder.build().ok())
-        .flatten()
+/// A matcher rooted at `dir` from the lines `add` gives it, if it gave any.
+fn patterns(dir: &Path, add: impl FnOnce(&mut GitignoreBuilder) -> bool) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(dir);
+    add(&mut builder).then(|| builder.build().ok()).flatten()
 }
 
 /// Adds the lines of the regular file at `path` beneath `dir`; whether there was one.
 fn add_lines(builder: &mut GitignoreBuilder, dir: RawFd, path: &Path) -> bool {
-    let Ok(fd) = open_beneath(dir, path, 0) else {
-        return false;
-    };
-    let file = File::from(fd);
+    match open_beneath(dir, path, 0) {
+        Ok(fd) => add_file(builder, File::from(fd)),
+        Err(_) => false,
+    }
+}
+
+/// Adds the lines of a file of the user's own, outside the roots (still not a FIFO or device).
+fn add_host_lines(builder: &mut GitignoreBuilder, path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .is_ok_and(|file| add_file(builder, file))
+}
+
+fn add_file(builder: &mut GitignoreBuilder, file: File) -> bool {
     if !file.metadata().is_ok_and(|meta| meta.is_file()) {
         return false;
     }

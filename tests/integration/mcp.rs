@@ -20,9 +20,32 @@ struct Session {
 
 impl Session {
     fn start(root: &Path) -> Session {
-        let mut child = Command::new(autocoder_bin())
-            .args(["mcp", "--root"])
-            .arg(root)
+        Session::start_with(&[root], None)
+    }
+
+    /// A server on `roots`, allowed at most `open_files` descriptors if given.
+    fn start_with(roots: &[&Path], open_files: Option<u64>) -> Session {
+        let mut command = Command::new(autocoder_bin());
+        command.arg("mcp");
+        for root in roots {
+            command.arg("--root").arg(root);
+        }
+        if let Some(limit) = open_files {
+            // SAFETY: setrlimit is async-signal-safe.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+                    let rlimit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                })
+            };
+        }
+        let mut child = command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
@@ -1235,5 +1258,86 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
         "{} answers showed the host: {}",
         leaked.len(),
         leaked[0]
+    );
+}
+
+#[test]
+fn walks_hold_few_descriptors_and_search_every_root() {
+    // A wide tree under a low descriptor limit: every file is listed and searched.
+    let dir = TempDir::new();
+    for n in 0..600 {
+        dir.write(&format!("d{n:03}/f.txt"), "needle\n");
+    }
+    let other = TempDir::new();
+    other.write("only-here.txt", "needle in the second root\n");
+    let mut session = Session::start_with(&[dir.path(), other.path()], Some(128));
+    session.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let listed = session.call(
+        "list_files",
+        json!({"recursive": true, "max_entries": 5000}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(
+        listed["entries"].as_array().unwrap().len(),
+        1200,
+        "{}",
+        listed["truncated"]
+    );
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "needle", "max_results": 5000}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(found["matches"].as_array().unwrap().len(), 600);
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "needle", "path": other.path().to_str().unwrap()}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(
+        found["matches"][0]["text"], "needle in the second root",
+        "{found}"
+    );
+}
+
+#[test]
+fn ignore_files_apply_as_git_and_ripgrep_weigh_them() {
+    // The root is a subdirectory of a repository: the ignore files above it count too.
+    let repo = TempDir::new();
+    git(repo.path(), &["init", "-q"]);
+    repo.write(".gitignore", "*.log\n");
+    repo.write(".git/info/exclude", "excluded.txt\n");
+    repo.write(".ignore", "*.gen\n");
+    repo.write("sub/.gitignore", "!kept.gen\nbuild/\n/anchored.txt\n");
+    for name in [
+        "a.log",
+        "excluded.txt",
+        "kept.gen",
+        "b.gen",
+        "build/out.txt",
+        "anchored.txt",
+        "deeper/anchored.txt",
+        "plain.txt",
+    ] {
+        repo.write(&format!("sub/{name}"), "x\n");
+    }
+    let mut session = initialized(&repo.path().join("sub"));
+    let listed = session.call("list_files", json!({"recursive": true}))["structuredContent"]
+        ["entries"]
+        .clone();
+    let paths: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    // `.ignore` wins over `.gitignore`: its `*.gen` holds against sub/.gitignore's `!kept.gen`.
+    assert_eq!(
+        paths,
+        [".gitignore", "deeper", "deeper/anchored.txt", "plain.txt"],
+        "{listed}"
     );
 }
