@@ -102,31 +102,34 @@ impl PolicyRequest {
                     .with_hint("run from the project's directory, or give it with --workspace DIR"),
             );
         }
-        let inside_workspace = |path: &Path, flag: &str| {
+        // Links are resolved here, not trusted: one inside the workspace (or, for --ro, inside
+        // a --rw path) may be the sandbox's own.
+        let resolve = |path: &Path, flag: &str, writable: &[PathBuf]| {
             existing_path(path, flag)?;
             let absolute = std::path::absolute(path)
                 .map_err(|err| Failure::usage(format!("{flag} {}: {err}", path.display())))?;
-            resolve_without_writable_links(&absolute, std::slice::from_ref(&workspace)).map_err(
-                |link| {
-                    Failure::usage(format!(
-                        "{flag} {}: goes through {}, a symbolic link inside the workspace (a \
-                         sandboxed command could have made it)",
-                        path.display(),
-                        link.display()
-                    ))
-                    .with_hint("give the real path")
-                },
-            )
+            resolve_without_writable_links(&absolute, writable).map_err(|link| {
+                Failure::usage(format!(
+                    "{flag} {}: goes through {}, a symbolic link in a place the sandbox can \
+                     write (a sandboxed command could have made it)",
+                    path.display(),
+                    link.display()
+                ))
+                .with_hint("give the real path")
+            })
         };
+        let read_write: Vec<PathBuf> = self
+            .read_write
+            .iter()
+            .map(|p| resolve(p, "--rw", std::slice::from_ref(&workspace)))
+            .collect::<Result<_, _>>()?;
+        let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
+            .chain(read_write.iter().cloned())
+            .collect();
         let read_only = self
             .read_only
             .iter()
-            .map(|p| inside_workspace(p, "--ro"))
-            .collect::<Result<_, _>>()?;
-        let read_write = self
-            .read_write
-            .iter()
-            .map(|p| inside_workspace(p, "--rw"))
+            .map(|p| resolve(p, "--ro", &writable))
             .collect::<Result<_, _>>()?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
