@@ -143,10 +143,17 @@ impl Git {
                  objects/info/alternates)",
             )
         };
+        if git_dir.symlink_metadata().is_err() {
+            return Err(Failure::usage(format!(
+                "{} is not the top of a git repository (no .git in it)",
+                workspace.display()
+            ))
+            .with_hint("run it at the top of the project's clone, or give that with --workspace"));
+        }
         if !git_dir.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
             return Err(refuse(
-                "it is not a directory (a link, a .git file, or missing), so git could read \
-                 another repository"
+                "it is not a directory (a link or a .git file), so git could read another \
+                 repository"
                     .into(),
             ));
         }

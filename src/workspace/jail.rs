@@ -135,7 +135,6 @@ impl Roots {
     }
 }
 
-/// The kernel's `struct open_how`.
 /// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
 /// beneath the root.
 pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolError> {

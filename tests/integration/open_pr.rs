@@ -817,4 +817,18 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         assert!(!run.stdout().contains("PRIVATE REPO SECRET"));
         assert_eq!(std::fs::read_dir(&writable_elsewhere).unwrap().count(), 0);
     }
+    // A directory that is no repository's top is told so, with what to do.
+    let plain = Test::new();
+    let run = Test::new()
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([plain.path()])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("is not the top of a git repository")
+            && run.stderr().contains("--workspace"),
+        "{}",
+        run.stderr()
+    );
 }
