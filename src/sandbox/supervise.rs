@@ -22,7 +22,7 @@ pub struct Supervised {
     /// The raw wait status of the process we started.
     pub wait_status: i32,
     pub elapsed: Duration,
-    /// The last byte passed on to our stderr was not a newline.
+    /// The last byte passed on (to our stdout or stderr) was not a newline.
     pub stderr_mid_line: bool,
 }
 
@@ -43,29 +43,26 @@ pub struct Streams {
 struct Relay {
     to: RawFd,
     pending: Vec<u8>,
-    /// The last byte written was not a newline.
-    mid_line: bool,
 }
 
 impl Relay {
     /// Writes what `to` takes without blocking long: at most a pipe's atomic size at a time.
-    fn write_some(&mut self) -> Result<(), i32> {
+    /// Returns the last byte written, if any.
+    fn write_some(&mut self) -> Result<Option<u8>, i32> {
         let chunk = self.pending.len().min(libc::PIPE_BUF);
         // SAFETY: writing from a valid buffer.
         let n = unsafe { libc::write(self.to, self.pending.as_ptr().cast(), chunk) };
         if n < 0 {
             let errno = super::native::sys::errno();
             return if errno == libc::EINTR || errno == libc::EAGAIN {
-                Ok(())
+                Ok(None)
             } else {
                 Err(errno)
             };
         }
-        if n > 0 {
-            self.mid_line = self.pending[n as usize - 1] != b'\n';
-        }
+        let last = (n > 0).then(|| self.pending[n as usize - 1]);
         self.pending.drain(..n as usize);
-        Ok(())
+        Ok(last)
     }
 }
 
@@ -138,7 +135,7 @@ pub struct Watch<'a> {
     pub started: Instant,
 }
 
-pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> Supervised {
+pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut()) -> Supervised {
     let deadline = watch.started + watch.timeout;
     let capture = |pipe: &Option<OwnedFd>| {
         pipe.as_ref()
@@ -152,9 +149,10 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
         streams.relay.then_some(Relay {
             to,
             pending: Vec::new(),
-            mid_line: false,
         })
     });
+    // Whether the last byte passed on (to either of ours: they may be one terminal) ended a line.
+    let mut mid_line = false;
     let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
         .into_iter()
         .enumerate()
@@ -259,9 +257,24 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
                 continue;
             }
             let relay = relays[which].as_mut().unwrap();
-            // A reader that went away (EPIPE, POLLERR) gets nothing more.
-            if pollfd.revents & libc::POLLOUT == 0 || relay.write_some().is_err() {
-                relay.pending.clear();
+            let written = match pollfd.revents & libc::POLLOUT {
+                0 => Err(libc::EPIPE),
+                _ => relay.write_some(),
+            };
+            match written {
+                Ok(last) => mid_line = last.map_or(mid_line, |byte| byte != b'\n'),
+                // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes
+                // too, so that the command learns it (SIGPIPE) as it would have without us.
+                Err(_) => {
+                    relay.pending.clear();
+                    let fd = match which {
+                        0 => streams.stdout.take(),
+                        _ => streams.stderr.take(),
+                    };
+                    if let Some(fd) = fd {
+                        open.retain(|&(open_fd, _)| open_fd != fd.as_raw_fd());
+                    }
+                }
             }
         }
         if fds[0].revents != 0 {
@@ -284,8 +297,12 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
             };
             // SAFETY: polling one descriptor.
             let ready = unsafe { libc::poll(&mut pollfd, 1, 5000) };
-            if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 || relay.write_some().is_err() {
+            if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 {
                 break;
+            }
+            match relay.write_some() {
+                Ok(last) => mid_line = last.map_or(mid_line, |byte| byte != b'\n'),
+                Err(_) => break,
             }
         }
     }
@@ -306,9 +323,7 @@ pub fn supervise(watch: Watch<'_>, streams: Streams, mut kill: impl FnMut()) -> 
         interrupted,
         wait_status,
         elapsed: watch.started.elapsed(),
-        stderr_mid_line: relays[1]
-            .as_ref()
-            .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
+        stderr_mid_line: mid_line || relays.iter().flatten().any(|r| !r.pending.is_empty()),
     }
 }
 

@@ -313,6 +313,49 @@ fn streamed_output_goes_through_pipes_and_the_result_keeps_its_own_line() {
 }
 
 #[test]
+fn streamed_output_to_one_file_keeps_its_order_and_a_gone_reader_stops_the_command() {
+    // stdout and stderr to one place (2>&1, a terminal): the lines keep their order, and the
+    // result, after output that did not end its line, still starts a line of its own.
+    let test = Test::new();
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} sandbox --stream -- sh -c 'echo out1; echo err1 >&2; echo out2; printf abc >&2' 2>&1",
+            autocoder_bin().display()
+        ))
+        .current_dir(test.path())
+        .output()
+        .unwrap();
+    let all = String::from_utf8(output.stdout).unwrap();
+    let (said, result_line) = all.trim_end().rsplit_once('\n').unwrap();
+    assert_eq!(said, "out1\nerr1\nout2\nabc");
+    let result: serde_json::Value = serde_json::from_str(result_line).unwrap();
+    assert_eq!(result["sandbox"]["exit_code"], 0);
+
+    // A reader that goes away: the command gets SIGPIPE at once, as without the sandbox.
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} sandbox --stream --timeout 20s --result result.json -- yes | head -1",
+            autocoder_bin().display()
+        ))
+        .current_dir(test.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "y\n");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(test.path().join("result.json")).unwrap()).unwrap();
+    assert_eq!(
+        (
+            result["sandbox"]["signal"].as_i64(),
+            result["sandbox"]["timed_out"].as_bool()
+        ),
+        (Some(i64::from(libc::SIGPIPE)), Some(false)),
+        "{result}"
+    );
+}
+
+#[test]
 fn result_file_takes_the_document() {
     let test = Test::new();
     let result_path = test.path().join("result.json");

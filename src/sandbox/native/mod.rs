@@ -54,11 +54,20 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         fixed_affinity: cgroups.is_none(),
     };
     let (report_read, report_write) = pipe()?;
-    // Pipes in both modes: streamed output is passed on by us (`supervise`).
+    // Pipes in both modes: streamed output is passed on by us (`supervise`). When our stdout
+    // and stderr are one file (`2>&1`, a terminal), streamed output shares one pipe, so that
+    // the command's lines keep their order.
     let (stdout_read, stdout_write, stderr_read, stderr_write) = {
         let (out_r, out_w) = pipe()?;
-        let (err_r, err_w) = pipe()?;
-        (Some(out_r), Some(out_w), Some(err_r), Some(err_w))
+        if matches!(policy.output, OutputMode::Stream) && same_file(1, 2) {
+            let err_w = out_w
+                .try_clone()
+                .map_err(|e| Failure::external(e.to_string()))?;
+            (Some(out_r), Some(out_w), None, Some(err_w))
+        } else {
+            let (err_r, err_w) = pipe()?;
+            (Some(out_r), Some(out_w), Some(err_r), Some(err_w))
+        }
     };
     if root {
         // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
@@ -331,6 +340,16 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         layers,
         stderr_mid_line: run.stderr_mid_line,
     })
+}
+
+/// Whether two of our descriptors are the same file.
+fn same_file(a: RawFd, b: RawFd) -> bool {
+    let stat = |fd| {
+        // SAFETY: fstat into a zeroed stat buffer.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
+    };
+    stat(a).is_some_and(|file| stat(b) == Some(file))
 }
 
 /// The run's cgroups, or None (rlimits then) when we may not make them.
