@@ -232,6 +232,9 @@ impl Git {
             // A partial clone fetches missing objects through a remote's upload-pack, which the
             // repository's config names.
             .env("GIT_NO_LAZY_FETCH", "1")
+            // `git replace` objects the sandbox made would change what commands show (the diff
+            // in the pull request's body) from what is committed.
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
             // The forge token reaches git only as the credential helper's own variable, for
             // the network steps; not every program git may start.
             .env_remove("GITHUB_TOKEN")
@@ -323,6 +326,17 @@ impl Git {
         for (mode, _, path) in &entries {
             if mode == "160000" {
                 continue; // submodules keep their commit
+            }
+            // hash-object reads one path a line, dropping a final CR and unquoting a leading
+            // quote: a name the sandbox chose that way would have it read another file (a link
+            // beside it, to /etc/shadow) than the one checked here.
+            if path.starts_with('"') || path.chars().any(|c| c.is_control()) {
+                return Err(Failure::usage(format!(
+                    "a tracked file's name has a control character or starts with a quote: {path:?}"
+                ))
+                .with_hint(
+                    "rename it (git mv), or commit by hand; open-pr will not read it by name",
+                ));
             }
             if self.beyond_symlink(path, &mut real_dirs) {
                 // As for git: a path under a symbolic link is gone from the working tree.

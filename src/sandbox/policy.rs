@@ -118,10 +118,28 @@ impl PolicyRequest {
                 .with_hint("give the real path")
             })
         };
+        // Each --rw against the workspace and the other --rw paths (as given, canonical).
+        let rw_given: Vec<PathBuf> = self
+            .read_write
+            .iter()
+            .map(|p| existing_path(p, "--rw"))
+            .collect::<Result<_, _>>()?;
         let read_write: Vec<PathBuf> = self
             .read_write
             .iter()
-            .map(|p| resolve(p, "--rw", std::slice::from_ref(&workspace)))
+            .enumerate()
+            .map(|(index, p)| {
+                let others = std::iter::once(workspace.clone())
+                    .chain(
+                        rw_given
+                            .iter()
+                            .enumerate()
+                            .filter(|&(other, _)| other != index)
+                            .map(|(_, path)| path.clone()),
+                    )
+                    .collect::<Vec<_>>();
+                resolve(p, "--rw", &others)
+            })
             .collect::<Result<_, _>>()?;
         let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
             .chain(read_write.iter().cloned())

@@ -832,3 +832,67 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         run.stderr()
     );
 }
+
+#[test]
+fn names_and_replace_refs_the_sandbox_chose_do_not_change_what_is_read_or_shown() {
+    // A tracked name ending in CR beside a link to a host file: hash-object, reading names a
+    // line at a time, would drop the CR and read the link's target.
+    let repo = Repo::new();
+    let secret = repo.work.parent().unwrap().join("host-secret");
+    std::fs::write(&secret, "HOST-SECRET\n").unwrap();
+    std::fs::write(repo.work.join("notes\r"), "x\n").unwrap();
+    git(&repo.work, &["add", "notes\r"]);
+    git(&repo.work, &["commit", "-q", "-m", "cr"]);
+    std::fs::remove_file(repo.work.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.work.join("notes")).unwrap();
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([&repo.work])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("control character"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stdout().contains("HOST-SECRET"));
+
+    // A replace ref that makes the committed content look harmless in the body's diff.
+    let repo = Repo::new();
+    std::fs::write(
+        repo.work.join("pricing.py"),
+        "import os; os.system('evil')\n",
+    )
+    .unwrap();
+    let evil = git(&repo.work, &["hash-object", "-w", "pricing.py"]);
+    let benign = Command::new("git")
+        .args(["hash-object", "-w", "--stdin"])
+        .current_dir(&repo.work)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"def discount(p):\n    return p\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let benign = String::from_utf8(benign.stdout).unwrap();
+    git(&repo.work, &["replace", evil.trim(), benign.trim()]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([&repo.work])
+        .run()
+        .expect_status(0);
+    let body = document(&run)["pr"]["request"]["body"]["body"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(body.contains("+import os; os.system('evil')"), "{body}");
+}

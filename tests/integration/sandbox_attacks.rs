@@ -866,6 +866,16 @@ fn a_path_directory_the_sandbox_turned_into_a_link_is_not_mounted() {
         .run()
         .expect_status(125);
     assert!(run.stderr().contains(refused), "{}", run.stderr());
+    // And a --rw path through a link inside another --rw directory.
+    let run = Test::new()
+        .args(["sandbox", "--rw"])
+        .args([&cache])
+        .args(["--rw"])
+        .args([cache.join("tools")])
+        .args(["--", "true"])
+        .run()
+        .expect_status(125);
+    assert!(run.stderr().contains(refused), "{}", run.stderr());
     let _ = std::fs::remove_dir_all(cache);
     let _ = std::fs::remove_dir_all(secrets);
     let _ = std::fs::remove_dir_all(tools);
