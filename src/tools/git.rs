@@ -20,7 +20,8 @@ const TIMEOUT_SECS: u64 = 60;
 /// Runs `git ARGS` in the sandbox at the workspace root, which must be the repository's top;
 /// returns its stdout, or what git said as the error.
 pub fn run(context: &Context, call: &Call, args: &[&str]) -> Result<String, ToolError> {
-    let root = context.roots.confine(".")?.root.to_path_buf();
+    let confined = context.roots.confine(".")?;
+    let root = confined.root.to_path_buf();
     if !root
         .join(".git")
         .symlink_metadata()
@@ -38,7 +39,7 @@ pub fn run(context: &Context, call: &Call, args: &[&str]) -> Result<String, Tool
     }
     argv.extend(args.iter().map(|arg| arg.to_string()));
     let sandbox = in_sandbox(
-        &root,
+        confined.root_fd,
         &[
             "--max-output",
             MAX_OUTPUT,

@@ -3,6 +3,7 @@
 //! SIGTERM: it kills the command and everything it started, and cleans up.
 
 use std::io::Write;
+use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,7 +69,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             ))
         }
     };
-    let root = context.roots.confine(".")?.display();
+    let root = context.roots.confine(".")?;
     if let Some(cwd) = &input.cwd {
         let dir = context.roots.confine(cwd)?;
         drop(crate::workspace::jail::open(
@@ -76,18 +77,24 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             libc::O_RDONLY | libc::O_DIRECTORY,
             0,
         )?);
+        // Relative to the workspace, where the command starts.
+        let relative = dir.relative.display().to_string();
         let mut wrapped = vec![
             "sh".into(),
             "-c".into(),
             "cd \"$0\" && exec \"$@\"".into(),
-            dir.display().display().to_string(),
+            if relative.is_empty() {
+                ".".into()
+            } else {
+                format!("./{relative}")
+            },
         ];
         wrapped.append(&mut argv);
         argv = wrapped;
     }
     let timeout = input.timeout_sec.unwrap_or(120).clamp(1, 3600);
     let sandbox = in_sandbox(
-        &root,
+        root.root_fd,
         &["--max-output", MAX_OUTPUT],
         argv,
         input.stdin.as_deref(),
@@ -130,7 +137,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
 /// Runs `argv` in `autocoder sandbox` on the workspace `root` with `flags`, for at most
 /// `timeout` seconds; returns the sandbox's result (exit code, output, limits).
 pub fn in_sandbox(
-    root: &Path,
+    root_fd: RawFd,
     flags: &[&str],
     argv: Vec<String>,
     stdin: Option<&str>,
@@ -140,24 +147,34 @@ pub fn in_sandbox(
     let mut args = vec![
         "sandbox".to_string(),
         "--workspace".into(),
-        root.display().to_string(),
+        ".".into(),
         "--timeout".into(),
         format!("{timeout}s"),
     ];
     args.extend(flags.iter().map(|flag| flag.to_string()));
     args.push("--".into());
     args.extend(argv);
-    let mut result = run_self(&args, stdin, call, Duration::from_secs(timeout + 30))?;
+    let mut result = run_self(
+        &args,
+        root_fd,
+        stdin,
+        call,
+        Duration::from_secs(timeout + 30),
+    )?;
     result
         .get_mut("sandbox")
         .map(Value::take)
         .ok_or_else(|| tool_error("the sandbox gave no result"))
 }
 
-/// Runs this binary with `args`, reporting progress at the start and each second and stopping it (SIGTERM) when
-/// the call is cancelled or `limit` passes; returns the JSON document it wrote.
+/// Runs this binary with `args` in the root open at `root_fd` (its current directory: the root
+/// is given to it as `.`, never by name, so that a directory the sandbox swapped in under the
+/// root's name since cannot stand in for it), reporting progress at the start and each second
+/// and stopping it (SIGTERM) when the call is cancelled or `limit` passes; returns the JSON
+/// document it wrote.
 pub fn run_self(
     args: &[String],
+    root_fd: RawFd,
     stdin: Option<&str>,
     call: &Call,
     limit: Duration,
@@ -179,6 +196,9 @@ pub fn run_self(
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != server
             {
                 return Err(std::io::Error::other("the server is gone"));
+            }
+            if libc::fchdir(root_fd) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         })

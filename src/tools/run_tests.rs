@@ -27,19 +27,25 @@ pub struct Input {
 }
 
 pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
-    let root = context.roots.confine(".")?.display();
+    let root = context.roots.confine(".")?;
     let timeout = input.timeout_sec.unwrap_or(600).clamp(1, 3600);
     let mut args = vec![
         "run-tests".to_string(),
         "--workspace".into(),
-        root.display().to_string(),
+        ".".into(),
         "--timeout".into(),
         format!("{timeout}s"),
     ];
     for id in &input.tests {
         args.extend(["--tests".into(), id.clone()]);
     }
-    let document = run_self(&args, None, call, Duration::from_secs(timeout + 60))?;
+    let document = run_self(
+        &args,
+        root.root_fd,
+        None,
+        call,
+        Duration::from_secs(timeout + 60),
+    )?;
     let mut report = document
         .get("tests")
         .cloned()

@@ -1341,3 +1341,24 @@ fn ignore_files_apply_as_git_and_ripgrep_weigh_them() {
         "{listed}"
     );
 }
+
+#[test]
+fn commands_run_in_the_root_held_even_if_its_name_now_leads_elsewhere() {
+    // Sandboxed code with the parent writable can move the root away and put a link to a host
+    // directory under its name; commands must still run in the directory the server holds.
+    let base = TempDir::new();
+    let host = TempDir::new();
+    host.write("host-file.txt", "host\n");
+    base.write("shop/mine.txt", "mine\n");
+    let mut session = initialized(&base.path().join("shop"));
+    std::fs::rename(base.path().join("shop"), base.path().join("shop.real")).unwrap();
+    std::os::unix::fs::symlink(host.path(), base.path().join("shop")).unwrap();
+    let ran = session.call("run_command", json!({"command": "ls; touch written"}))
+        ["structuredContent"]
+        .clone();
+    assert_eq!(ran["stdout"], "mine.txt\n", "{ran}");
+    assert!(base.path().join("shop.real/written").exists());
+    assert!(!host.path().join("written").exists());
+    let tested = session.call("run_tests", json!({}));
+    assert!(!tested.to_string().contains("host-file"), "{tested}");
+}
