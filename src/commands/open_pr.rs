@@ -20,7 +20,7 @@ use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge::git::{looks_like_secret, Git};
 use crate::forge::github::{self, GitHub, NetworkError};
-use crate::forge::issue_ref::{repo_from_remote, valid_name};
+use crate::forge::issue_ref::{valid_name, IssueRef};
 use crate::forge::{pull_request, GITHUB_API};
 use crate::output::write_json;
 
@@ -59,10 +59,21 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                 .and_then(Value::as_str)
                 .map(String::from)
         })
-        .or_else(|| repo_from_remote(&remote_url).map(|(o, r)| format!("{o}/{r}")))
+        .or_else(|| {
+            // The issue's own address, written by fetch-issue before anything ran in a sandbox;
+            // never the workspace's remote, which sandboxed code can point anywhere.
+            let url = issue.as_ref()?.get("url")?.as_str()?;
+            match IssueRef::parse(url).ok()? {
+                IssueRef::GitHub { owner, repo, .. } => Some(format!("{owner}/{repo}")),
+                _ => None,
+            }
+        })
         .ok_or_else(|| {
             Failure::usage("cannot tell which GitHub repository to open the pull request in")
-                .with_hint("pass --repo OWNER/NAME")
+                .with_hint(
+                    "pass --repo OWNER/NAME (the workspace's remote is not used for this: \
+                     sandboxed code could have changed it)",
+                )
         })?;
     let (owner, name) = repo
         .split_once('/')
@@ -119,16 +130,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
 
     let token = github::token_from_env();
     let forge_host = git_host(&api);
-    push(
-        &git,
-        &remote,
-        &push_url(&remote_url, forge_host, owner, name),
-        forge_host,
-        &branch,
-        &commit,
-        token.as_deref(),
-    )?;
-    let client = GitHub::new(&api, token);
+    let client = GitHub::new(&api, token.clone());
     let base = match &args.base {
         Some(base) => base.clone(),
         None => client
@@ -138,6 +140,20 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             .unwrap_or("main")
             .to_string(),
     };
+    git.run(&["check-ref-format", "--branch", &base], &[], None)
+        .map_err(|_| Failure::usage(format!("`{base}` is not a valid branch name")))?;
+    push(
+        &git,
+        &remote,
+        &push_url(&remote_url, forge_host, owner, name),
+        forge_host,
+        &Branches {
+            head: &branch,
+            base: &base,
+        },
+        &commit,
+        token.as_deref(),
+    )?;
     let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": args.draft, "maintainer_can_modify": true});
     let (pull, created) = create_or_update(&client, owner, name, &branch, &request)?;
     document.set(
@@ -303,16 +319,23 @@ fn valid_ssh_user(user: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
+/// The pull request's branch, and the branch it goes into.
+struct Branches<'a> {
+    head: &'a str,
+    base: &'a str,
+}
+
 /// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
 fn push(
     git: &Git,
     remote: &str,
     remote_url: &str,
     forge_host: &str,
-    branch: &str,
+    branches: &Branches,
     commit: &str,
     token: Option<&str>,
 ) -> Result<(), Failure> {
+    let branch = branches.head;
     // The workspace's config is the sandbox's to write: the network steps run in a private
     // repository that borrows its objects, against the remote's URL itself.
     let workspace = git;
@@ -339,6 +362,47 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
             ]
         })
         .unwrap_or_default();
+    // The pull request carries the fix alone: the commit's parent (the workspace's HEAD) must
+    // be on the base branch at the forge already. Sandboxed code can commit in the workspace,
+    // and its commits would otherwise be pushed along, unseen in the body's diff.
+    let base = branches.base;
+    git.run_configured(
+        &config,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--upload-pack=git-upload-pack",
+            "--end-of-options",
+            remote_url,
+            &format!("refs/heads/{base}"),
+        ],
+        &env,
+    )
+    .map_err(|err| {
+        Failure::external(format!(
+            "cannot fetch {base} from {remote_url}: {:#}",
+            err.error
+        ))
+        .with_hint("check --base, and that the token may read the repository")
+    })?;
+    let parent = format!("{commit}^");
+    if git
+        .run(
+            &["merge-base", "--is-ancestor", &parent, "FETCH_HEAD"],
+            &[],
+            None,
+        )
+        .is_err()
+    {
+        return Err(Failure::usage(format!(
+            "HEAD has commits that are not on {base} at the forge: the pull request would carry \
+             them along with the fix; nothing was pushed"
+        ))
+        .with_hint(format!(
+            "push them yourself first, or run open-pr on a checkout of {base} (--base names another branch)"
+        )));
+    }
     let reference = format!("refs/heads/{branch}");
     let existing = git.run_configured(
         &config,

@@ -392,7 +392,7 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
     );
     let run = Test::new_like(&repo.test)
         .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
+        .args(["open-pr", "--base", "main", "--workspace"])
         .args([&repo.work])
         .args(["--api-url", github.url()])
         .run()
@@ -895,4 +895,55 @@ fn names_and_replace_refs_the_sandbox_chose_do_not_change_what_is_read_or_shown(
         .unwrap()
         .to_string();
     assert!(body.contains("+import os; os.system('evil')"), "{body}");
+}
+
+#[test]
+fn only_the_fix_is_pushed_not_commits_made_in_the_workspace() {
+    // Sandboxed code committed in the workspace (a workflow that would run with the
+    // repository's secrets) and pointed origin at another repository.
+    let repo = Repo::new();
+    std::fs::create_dir_all(repo.work.join(".github/workflows")).unwrap();
+    std::fs::write(
+        repo.work.join(".github/workflows/ci-helper.yml"),
+        "on: push\n",
+    )
+    .unwrap();
+    git(&repo.work, &["add", "."]);
+    git(&repo.work, &["commit", "-q", "-m", "chore: tidy"]);
+    git(
+        &repo.work,
+        &[
+            "config",
+            "remote.origin.url",
+            "https://github.com/victim/other.git",
+        ],
+    );
+    repo.dirty();
+    let github = repo.github(vec![(
+        "GET /repos/acme/shop",
+        vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
+    )]);
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr()
+            .contains("HEAD has commits that are not on main"),
+        "{}",
+        run.stderr()
+    );
+    // The repository is the issue's (acme/shop), not the remote's; nothing was pushed.
+    let asked: Vec<String> = github.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(asked, ["/repos/acme/shop"]);
+    assert_eq!(
+        git(
+            &repo.remote,
+            &["for-each-ref", "--format=%(refname)", "refs/heads"]
+        ),
+        "refs/heads/main\n"
+    );
 }
