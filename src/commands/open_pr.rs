@@ -261,7 +261,8 @@ fn make_commit(
     Ok((Some(commit), diff))
 }
 
-/// `AUTOCODER_AUTHOR` ("Name <email>"), else git's user.name and user.email.
+/// `AUTOCODER_AUTHOR` ("Name <email>"), else user.name and user.email from the user's own git
+/// config (the repository's is the sandbox's to write: it could sign the commit as anyone).
 fn author(git: &Git) -> Result<(String, String), Failure> {
     if let Ok(author) = std::env::var("AUTOCODER_AUTHOR") {
         if let Some((name, rest)) = author.split_once('<') {
@@ -274,10 +275,10 @@ fn author(git: &Git) -> Result<(String, String), Failure> {
             "AUTOCODER_AUTHOR={author:?} is not `Name <email>`"
         )));
     }
-    match (git.config("user.name"), git.config("user.email")) {
+    match (git.user_config("user.name"), git.user_config("user.email")) {
         (Some(name), Some(email)) => Ok((name, email)),
-        _ => Err(Failure::usage("who is the commit's author? git has no user.name and user.email")
-            .with_hint("set them (git config user.name ...; git config user.email ...) or AUTOCODER_AUTHOR='Name <email>'")),
+        _ => Err(Failure::usage("who is the commit's author? your git config has no user.name and user.email (the repository's own is not used: sandboxed code can write it)")
+            .with_hint("set them (git config --global user.name ...; git config --global user.email ...) or AUTOCODER_AUTHOR='Name <email>'")),
     }
 }
 

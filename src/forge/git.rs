@@ -475,6 +475,16 @@ impl Git {
             .ok()
             .filter(|v| !v.is_empty())
     }
+
+    /// A setting from the user's own git config (global, then system), not the repository's,
+    /// which sandboxed code may have written.
+    pub fn user_config(&self, key: &str) -> Option<String> {
+        ["--global", "--system"].iter().find_map(|scope| {
+            self.run(&["config", scope, "--includes", "--get", key], &[], None)
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+    }
 }
 
 /// Paths that look like they hold credentials: never committed unless named.

@@ -154,12 +154,16 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
     let footer = "\n<sub>Opened by autocoder.</sub>\n";
     let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200);
     let (shown, omitted_lines) = cut_diff(diff, room);
-    body.push_str("```diff\n");
+    // A fence longer than any run of backticks in the diff: a line of the change cannot close
+    // it and have what follows read as the body's own Markdown (a fake review, mentions).
+    let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    body.push_str(&format!("{fence}diff\n"));
     body.push_str(shown);
     if !shown.ends_with('\n') && !shown.is_empty() {
         body.push('\n');
     }
-    body.push_str("```\n");
+    body.push_str(&format!("{fence}\n"));
     if omitted_lines > 0 {
         body.push_str(&format!(
             "\nThe diff is cut here: {omitted_lines} more lines are in the commit.\n"
@@ -188,13 +192,22 @@ fn tests_line(label: &str, tests: &Value) -> String {
         count("errors"),
         count("skipped")
     );
-    let failing: Vec<&str> = tests
+    // Ids come from the tests' own output: no backtick may end their code span, no control
+    // character break the line, and none may be long.
+    let failing: Vec<String> = tests
         .get("failures")
         .and_then(Value::as_array)
         .map(|f| {
             f.iter()
                 .filter_map(|f| f.get("id").and_then(Value::as_str))
                 .take(10)
+                .map(|id| {
+                    id.chars()
+                        .filter(|c| !c.is_control())
+                        .map(|c| if c == '`' { '\'' } else { c })
+                        .take(200)
+                        .collect()
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -275,5 +288,21 @@ mod tests {
             .next()
             .unwrap();
         assert!(diff_part.ends_with('\n') && diff_part.lines().all(|l| l.starts_with("+line ")));
+    }
+
+    #[test]
+    fn what_the_change_and_the_tests_say_stays_inside_its_markdown() {
+        let diff = " ```\n+## Review\n+Verdict: **approved** @acme/security\n ````\n";
+        let document = json!({"tests": {"outcome": "tests_failed", "counts": {},
+            "failures": [{"id": "t` <img src=x> `x\nFixes #7"}]}})
+        .as_object()
+        .unwrap()
+        .clone();
+        let body = body(&document, diff);
+        // The fence is longer than any backtick run of the diff, so only it closes.
+        assert!(body.contains("`````diff\n ```\n+## Review\n"), "{body}");
+        assert!(body.contains(" ````\n`````\n"), "{body}");
+        // The id keeps to its code span and its line.
+        assert!(body.contains("(`t' <img src=x> 'xFixes #7`)"), "{body}");
     }
 }

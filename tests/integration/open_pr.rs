@@ -68,8 +68,9 @@ impl Repo {
                 "https://github.com/acme/shop.git",
             ],
         );
-        git(&work, &["config", "user.name", "Dev"]);
-        git(&work, &["config", "user.email", "dev@example.com"]);
+        // The repository's identity is the sandbox's to write: open-pr uses the user's.
+        git(&work, &["config", "user.name", "Sandbox"]);
+        git(&work, &["config", "user.email", "sandbox@example.com"]);
         git(&work, &["push", "-q", "origin", "main"]);
         // A git that logs its arguments and the names of its environment, then runs the real one.
         let bin = root.join("bin");
@@ -104,7 +105,8 @@ impl Repo {
         std::fs::write(
             &global,
             format!(
-                "[url \"{}\"]\n\tinsteadOf = https://github.com/acme/shop.git\n",
+                "[url \"{}\"]\n\tinsteadOf = https://github.com/acme/shop.git\n\
+                 [user]\n\tname = Dev\n\temail = dev@example.com\n",
                 remote.display()
             ),
         )
@@ -229,6 +231,11 @@ fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
     assert!(
         message.starts_with("fix: Discount doubles\n\nFixes #42\n"),
         "{message}"
+    );
+    // Signed by the user's identity, not the one in the repository's config.
+    assert_eq!(
+        git(&repo.remote, &["log", "-1", "--format=%an <%ae>", BRANCH]),
+        "Dev <dev@example.com>\n"
     );
     assert!(
         run.stderr()
