@@ -91,6 +91,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         matches: Vec::new(),
         files_searched: 0,
         truncated: false,
+        shown_bytes: 0,
     };
     if !start_is_dir {
         let _ = search.file(&confined);
@@ -130,6 +131,40 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
 
 /// Files larger than this are not searched (a sparse file could be gigabytes of nothing).
 const MAX_FILE_BYTES: u64 = 16 << 20;
+/// A line shown (matched or around a match) is cut to this many characters.
+const MAX_LINE_CHARS: usize = 1_000;
+/// The search stops, truncated, once the lines it shows pass this many bytes.
+const MAX_SHOWN_BYTES: usize = 1 << 20;
+
+/// A matched line as shown: when long, the part around the match (at byte `at`), with marks.
+fn cut_around(text: &str, at: usize) -> String {
+    if text.chars().count() <= MAX_LINE_CHARS {
+        return text.to_string();
+    }
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(MAX_LINE_CHARS / 2)
+        .map_or(0, |(i, _)| i);
+    let window = cut_line(&text[start..]);
+    if start > 0 {
+        format!("[{start} bytes before] …{window}")
+    } else {
+        window
+    }
+}
+
+/// A line as shown: cut at MAX_LINE_CHARS, with a mark (a minified file's line can be
+/// megabytes).
+fn cut_line(text: &str) -> String {
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => format!(
+            "{}… [line cut at {MAX_LINE_CHARS} characters]",
+            &text[..cut]
+        ),
+        None => text.to_string(),
+    }
+}
 
 /// A search in progress: what it looks for and what it found so far.
 struct Search {
@@ -139,6 +174,8 @@ struct Search {
     matches: Vec<Match>,
     files_searched: usize,
     truncated: bool,
+    /// Bytes of the lines shown so far.
+    shown_bytes: usize,
 }
 
 impl Search {
@@ -171,20 +208,24 @@ impl Search {
             raw.clear();
         }
         for (index, line) in lines.iter().enumerate() {
-            if !self.regex.is_match(line) {
+            let Some(found) = self.regex.find(line) else {
                 continue;
-            }
-            if self.matches.len() == self.max {
+            };
+            if self.matches.len() == self.max || self.shown_bytes > MAX_SHOWN_BYTES {
                 self.truncated = true;
                 return ControlFlow::Break(());
             }
             let context_lines = self.context_lines;
-            let before = lines[index.saturating_sub(context_lines)..index].to_vec();
-            let after = lines[index + 1..(index + 1 + context_lines).min(lines.len())].to_vec();
+            let shown = |lines: &[String]| lines.iter().map(|l| cut_line(l)).collect::<Vec<_>>();
+            let before = shown(&lines[index.saturating_sub(context_lines)..index]);
+            let after = shown(&lines[index + 1..(index + 1 + context_lines).min(lines.len())]);
+            let text = cut_around(line, found.start());
+            self.shown_bytes +=
+                text.len() + before.iter().chain(&after).map(String::len).sum::<usize>();
             self.matches.push(Match {
                 path: relative.to_string(),
                 line: index + 1,
-                text: line.clone(),
+                text,
                 before,
                 after,
             });

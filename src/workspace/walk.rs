@@ -22,8 +22,13 @@ use ignore::Match;
 use super::jail::{self, tool_error, Confined, ToolError};
 use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS};
 
-/// An ignore file read at most this far.
+/// An ignore file read at most this far, and its patterns taken at most this many: an ignore
+/// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
+const MAX_PATTERNS: usize = 5_000;
+/// Directories deeper than this below the start are not entered (a chain of thousands would
+/// hold as many descriptors).
+const MAX_DEPTH: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -97,7 +102,7 @@ pub fn walk(
         if visit(&found).is_break() {
             return Ok(());
         }
-        if kind != Kind::Dir || max_depth.is_some_and(|max| depth >= max) {
+        if kind != Kind::Dir || depth >= max_depth.unwrap_or(MAX_DEPTH).min(MAX_DEPTH) {
             continue;
         }
         let dir = match open_beneath(listing.dir.as_raw_fd(), Path::new(&name), libc::O_DIRECTORY) {
@@ -300,7 +305,7 @@ fn add_file(builder: &mut GitignoreBuilder, file: File) -> bool {
     if file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes).is_err() {
         return false;
     }
-    for line in String::from_utf8_lossy(&bytes).lines() {
+    for line in String::from_utf8_lossy(&bytes).lines().take(MAX_PATTERNS) {
         let _ = builder.add_line(None, line);
     }
     true

@@ -1362,3 +1362,54 @@ fn commands_run_in_the_root_held_even_if_its_name_now_leads_elsewhere() {
     let tested = session.call("run_tests", json!({}));
     assert!(!tested.to_string().contains("host-file"), "{tested}");
 }
+
+#[test]
+fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
+    let dir = TempDir::new();
+    // A chain of 300 directories: walked to 256 levels, without failing.
+    let deep: String = (0..300).map(|_| "d/").collect();
+    dir.write(&format!("{deep}bottom.txt"), "needle\n");
+    // A line of 5,000 characters with the match far into it: found, shown cut.
+    dir.write(
+        "long.txt",
+        &format!("{}needle{}\n", "a".repeat(3000), "b".repeat(2000)),
+    );
+    // An ignore file of 80,000 patterns: only its first 5,000 are used.
+    let mut patterns: String = (0..80_000)
+        .map(|n| format!("nothing{n}/**/*.tmp\n"))
+        .collect();
+    patterns.insert_str(0, "early.txt\n");
+    patterns.push_str("late.txt\n");
+    dir.write(".gitignore", &patterns);
+    dir.write("early.txt", "x\n");
+    dir.write("late.txt", "x\n");
+    let mut session = initialized(dir.path());
+    let listed = session.call(
+        "list_files",
+        json!({"recursive": true, "max_entries": 5000}),
+    )["structuredContent"]["entries"]
+        .clone();
+    let paths: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.iter().filter(|p| p.starts_with("d")).count(), 256);
+    assert!(
+        paths.contains(&"late.txt") && !paths.contains(&"early.txt"),
+        "{paths:?}"
+    );
+    let found = session.call("search_text", json!({"pattern": "needle"}))["structuredContent"]
+        ["matches"]
+        .clone();
+    let text = found[0]["text"].as_str().unwrap();
+    assert_eq!(found[0]["path"], "long.txt", "{found}");
+    assert!(
+        text.starts_with("[2500 bytes before] …")
+            && text.contains("needle")
+            && text.ends_with("… [line cut at 1000 characters]")
+            && text.len() < 1100,
+        "{text}"
+    );
+}
