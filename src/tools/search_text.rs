@@ -144,7 +144,7 @@ fn cut_around(text: &str, at: usize) -> String {
     let start = text[..at]
         .char_indices()
         .rev()
-        .nth(MAX_LINE_CHARS / 2)
+        .nth(MAX_LINE_CHARS / 2 - 1)
         .map_or(0, |(i, _)| i);
     let window = cut_line(&text[start..]);
     if start > 0 {
