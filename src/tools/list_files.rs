@@ -61,7 +61,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let mut entries = Vec::new();
     let mut truncated = false;
     let depth = (!input.recursive).then_some(1);
-    walk::walk(&confined, depth, &mut |found| {
+    let walked = walk::walk(&confined, depth, &mut |found| {
         let relative = found.relative.to_string_lossy();
         if glob
             .as_ref()
@@ -84,5 +84,6 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         });
         ControlFlow::Continue(())
     })?;
+    truncated |= walked.capped;
     Ok(Output { entries, truncated })
 }

@@ -96,7 +96,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     if !start_is_dir {
         let _ = search.file(&confined);
     } else {
-        walk::walk(&confined, None, &mut |found| {
+        let walked = walk::walk(&confined, None, &mut |found| {
             if found.kind != Kind::File || found.size > MAX_FILE_BYTES {
                 return ControlFlow::Continue(());
             }
@@ -115,6 +115,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
                 relative: found.relative.clone(),
             })
         })?;
+        search.truncated |= walked.capped;
     }
     let Search {
         matches,

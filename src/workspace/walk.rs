@@ -48,13 +48,22 @@ pub struct Found {
     pub size: u64,
 }
 
+/// How a walk ended.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Directories below the depth cap (MAX_DEPTH) were left out: the walk is not complete.
+    pub capped: bool,
+}
+
 /// Walks the directory `start` (inside its root), calling `visit` for each entry no ignore file
 /// excludes, until `visit` breaks. `max_depth` 1 visits the start's own entries only.
+/// Directories that cannot be read (permissions) are skipped, as `find` and git do.
 pub fn walk(
     start: &Confined,
     max_depth: Option<usize>,
     visit: &mut dyn FnMut(&Found) -> ControlFlow<()>,
-) -> Result<(), ToolError> {
+) -> Result<Walked, ToolError> {
+    let mut walked = Walked::default();
     let start_dir = OwnedFd::from(jail::open(start, libc::O_RDONLY | libc::O_DIRECTORY, 0)?);
     let rules = Rc::new(start_rules(start).enter(&start.display(), start_dir.as_raw_fd()));
     // The directories being listed, outermost first: the descriptors open at once follow the
@@ -68,7 +77,7 @@ pub fn walk(
     loop {
         let depth = stack.len();
         let Some(listing) = stack.last_mut() else {
-            return Ok(());
+            return Ok(walked);
         };
         let Some((name, meta)) = listing.entries.next() else {
             stack.pop();
@@ -100,18 +109,30 @@ pub fn walk(
             size: meta.len(),
         };
         if visit(&found).is_break() {
-            return Ok(());
+            return Ok(walked);
         }
-        if kind != Kind::Dir || depth >= max_depth.unwrap_or(MAX_DEPTH).min(MAX_DEPTH) {
+        if kind != Kind::Dir || max_depth.is_some_and(|max| depth >= max) {
+            continue;
+        }
+        if depth >= MAX_DEPTH {
+            walked.capped = true;
             continue;
         }
         let dir = match open_beneath(listing.dir.as_raw_fd(), Path::new(&name), libc::O_DIRECTORY) {
             Ok(dir) => dir,
-            // Swapped for a link, or gone, since it was listed.
+            // Swapped for a link, or gone, since it was listed; or not ours to read.
             Err(err)
                 if matches!(
                     err.raw_os_error(),
-                    Some(libc::ELOOP | libc::ENOENT | libc::ENOTDIR | libc::EXDEV)
+                    Some(
+                        libc::ELOOP
+                            | libc::ENOENT
+                            | libc::ENOTDIR
+                            | libc::EXDEV
+                            | libc::EACCES
+                            | libc::EPERM
+                            | libc::EAGAIN
+                    )
                 ) =>
             {
                 continue
@@ -128,7 +149,9 @@ pub fn walk(
                 .rules
                 .enter(&start.root.join(&path), dir.as_raw_fd()),
         );
-        stack.push(Listing::read(start, dir, path, rules)?);
+        if let Ok(listing) = Listing::read(start, dir, path, rules) {
+            stack.push(listing);
+        }
     }
 }
 

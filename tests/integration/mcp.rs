@@ -20,12 +20,27 @@ struct Session {
 
 impl Session {
     fn start(root: &Path) -> Session {
-        Session::start_with(&[root], None)
+        Session::start_with(&[root], None, None)
     }
 
-    /// A server on `roots`, allowed at most `open_files` descriptors if given.
-    fn start_with(roots: &[&Path], open_files: Option<u64>) -> Session {
-        let mut command = Command::new(autocoder_bin());
+    /// A server on `roots`, allowed at most `open_files` descriptors if given, run as the user
+    /// `user` (from a copy of the binary in `roots[0]`) if given.
+    fn start_with(roots: &[&Path], open_files: Option<u64>, user: Option<u32>) -> Session {
+        let mut command = match user {
+            None => Command::new(autocoder_bin()),
+            Some(uid) => {
+                let copy = roots[0].join(".autocoder-bin");
+                std::fs::copy(autocoder_bin(), &copy).unwrap();
+                let mut command = Command::new("setpriv");
+                command
+                    .arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .arg("--clear-groups")
+                    .arg("--")
+                    .arg(copy);
+                command
+            }
+        };
         command.arg("mcp");
         for root in roots {
             command.arg("--root").arg(root);
@@ -1270,7 +1285,7 @@ fn walks_hold_few_descriptors_and_search_every_root() {
     }
     let other = TempDir::new();
     other.write("only-here.txt", "needle in the second root\n");
-    let mut session = Session::start_with(&[dir.path(), other.path()], Some(128));
+    let mut session = Session::start_with(&[dir.path(), other.path()], Some(128), None);
     session.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
@@ -1396,6 +1411,13 @@ fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
         .map(|e| e["path"].as_str().unwrap())
         .collect();
     assert_eq!(paths.iter().filter(|p| p.starts_with("d")).count(), 256);
+    assert_eq!(
+        session.call(
+            "list_files",
+            json!({"recursive": true, "max_entries": 5000})
+        )["structuredContent"]["truncated"],
+        true
+    );
     assert!(
         paths.contains(&"late.txt") && !paths.contains(&"early.txt"),
         "{paths:?}"
@@ -1412,4 +1434,35 @@ fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
             && text.len() < 1100,
         "{text}"
     );
+}
+
+#[test]
+fn directories_the_server_cannot_read_are_skipped() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root to make a directory another user cannot read");
+        return;
+    }
+    let dir = TempDir::new();
+    dir.write("open/hi.txt", "hi\n");
+    dir.write("locked/secret.txt", "hi\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        dir.path().join("locked"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    let mut session = Session::start_with(&[dir.path()], None, Some(65534));
+    session.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let listed = session.call("list_files", json!({"recursive": true}))["structuredContent"]
+        ["entries"]
+        .clone();
+    assert!(listed.to_string().contains("open/hi.txt"), "{listed}");
+    let found = session.call("search_text", json!({"pattern": "hi", "glob": "**/*.txt"}))
+        ["structuredContent"]["matches"]
+        .clone();
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
 }
