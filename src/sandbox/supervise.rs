@@ -42,10 +42,42 @@ pub struct Streams {
 /// only when poll says it can take more, so a reader that never reads cannot stop the clock.
 struct Relay {
     to: RawFd,
+    /// Our own non-blocking opening of the file, when we could make one: held here, `to` is it.
+    _reopened: Option<OwnedFd>,
     pending: Vec<u8>,
+    /// The last byte written was not a newline.
+    mid_line: bool,
 }
 
 impl Relay {
+    /// A relay to our descriptor `fd`. Unless it is a regular file, writes go through a
+    /// non-blocking opening of the same file of our own (a new open file description, so the
+    /// shell's flags on `fd` stay as they are): a terminal that is not read (Ctrl-S, a stalled
+    /// ssh session) takes less than poll promised, and a blocking write would stop the clock.
+    fn new(fd: RawFd) -> Relay {
+        let regular = std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_file());
+        let reopened = (!regular)
+            .then(|| {
+                let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+                // SAFETY: opening a NUL-terminated path.
+                let new = unsafe {
+                    libc::open(
+                        path.as_ptr(),
+                        libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+                    )
+                };
+                // SAFETY: the kernel just gave us this descriptor.
+                (new >= 0).then(|| unsafe { OwnedFd::from_raw_fd(new) })
+            })
+            .flatten();
+        Relay {
+            to: reopened.as_ref().map_or(fd, AsRawFd::as_raw_fd),
+            _reopened: reopened,
+            pending: Vec::new(),
+            mid_line: false,
+        }
+    }
+
     /// Writes what `to` takes without blocking long: at most a pipe's atomic size at a time.
     /// Returns the last byte written, if any.
     fn write_some(&mut self) -> Result<Option<u8>, i32> {
@@ -61,6 +93,9 @@ impl Relay {
             };
         }
         let last = (n > 0).then(|| self.pending[n as usize - 1]);
+        if let Some(byte) = last {
+            self.mid_line = byte != b'\n';
+        }
         self.pending.drain(..n as usize);
         Ok(last)
     }
@@ -145,14 +180,9 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     let mut stdout = capture(&streams.stdout);
     let mut stderr = capture(&streams.stderr);
     // Indexed like the streams: 0 stdout, 1 stderr.
-    let mut relays = [1, 2].map(|to| {
-        streams.relay.then_some(Relay {
-            to,
-            pending: Vec::new(),
-        })
-    });
-    // Whether the last byte passed on (to either of ours: they may be one terminal) ended a line.
-    let mut mid_line = false;
+    let mut relays = [1, 2].map(|to| streams.relay.then(|| Relay::new(to)));
+    // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
+    let shared_pipe = streams.relay && streams.stderr.is_none();
     let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
         .into_iter()
         .enumerate()
@@ -262,7 +292,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 _ => relay.write_some(),
             };
             match written {
-                Ok(last) => mid_line = last.map_or(mid_line, |byte| byte != b'\n'),
+                Ok(_) => {}
                 // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes
                 // too, so that the command learns it (SIGPIPE) as it would have without us.
                 Err(_) => {
@@ -300,9 +330,8 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 {
                 break;
             }
-            match relay.write_some() {
-                Ok(last) => mid_line = last.map_or(mid_line, |byte| byte != b'\n'),
-                Err(_) => break,
+            if relay.write_some().is_err() {
+                break;
             }
         }
     }
@@ -323,7 +352,9 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
         interrupted,
         wait_status,
         elapsed: watch.started.elapsed(),
-        stderr_mid_line: mid_line || relays.iter().flatten().any(|r| !r.pending.is_empty()),
+        stderr_mid_line: relays[usize::from(!shared_pipe)]
+            .as_ref()
+            .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `autocoder sandbox`: results, exit statuses, bad input, environment and toolchains.
 
+use std::os::fd::FromRawFd;
 use std::process::{Command, Stdio};
 
 use crate::util::{autocoder_bin, is_root, Test};
@@ -353,6 +354,67 @@ fn streamed_output_to_one_file_keeps_its_order_and_a_gone_reader_stops_the_comma
         (Some(i64::from(libc::SIGPIPE)), Some(false)),
         "{result}"
     );
+}
+
+#[test]
+fn a_terminal_nobody_reads_does_not_stop_the_clock_and_the_result_knows_its_stream() {
+    // A pseudo-terminal whose other side is never read (Ctrl-S, a stalled ssh session).
+    // SAFETY: plain libc calls on the descriptors they return.
+    let (master, slave) = unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0 && libc::grantpt(master) == 0 && libc::unlockpt(master) == 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(master)).to_owned();
+        let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+        assert!(slave >= 0);
+        (master, std::fs::File::from_raw_fd(slave))
+    };
+    let test = Test::new();
+    let mut child = Command::new(autocoder_bin())
+        .args([
+            "sandbox",
+            "--stream",
+            "--timeout",
+            "2s",
+            "--result",
+            "result.json",
+            "--",
+            "yes",
+        ])
+        .current_dir(test.path())
+        .stdout(slave)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the sandbox hung on a terminal nobody reads");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // SAFETY: closing our own descriptor.
+    unsafe { libc::close(master) };
+    assert_eq!(status.code(), Some(124));
+
+    // Stderr's last line unfinished, stdout's finished later: the result still starts its own.
+    let output = Command::new(autocoder_bin())
+        .args([
+            "sandbox",
+            "--stream",
+            "--",
+            "sh",
+            "-c",
+            "printf abc >&2; sleep 0.3; echo x",
+        ])
+        .current_dir(test.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.starts_with("abc\n{\"sandbox\""), "{stderr}");
 }
 
 #[test]
