@@ -45,6 +45,19 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         return Ok(1);
     }
 
+    // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
+    let issue_repo = issue
+        .as_ref()
+        .and_then(|issue| issue.get("url")?.as_str())
+        .and_then(|url| match IssueRef::parse(url).ok()? {
+            IssueRef::GitHub {
+                owner,
+                repo,
+                api_url,
+                ..
+            } => Some((owner, repo, api_url)),
+            _ => None,
+        });
     let remote = args.remote.clone();
     let remote_url = git.config(&format!("remote.{remote}.url")).ok_or_else(|| {
         Failure::usage(format!("the repository has no remote `{remote}`"))
@@ -62,11 +75,9 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .or_else(|| {
             // The issue's own address, written by fetch-issue before anything ran in a sandbox;
             // never the workspace's remote, which sandboxed code can point anywhere.
-            let url = issue.as_ref()?.get("url")?.as_str()?;
-            match IssueRef::parse(url).ok()? {
-                IssueRef::GitHub { owner, repo, .. } => Some(format!("{owner}/{repo}")),
-                _ => None,
-            }
+            issue_repo
+                .as_ref()
+                .map(|(owner, repo, _)| format!("{owner}/{repo}"))
         })
         .ok_or_else(|| {
             Failure::usage("cannot tell which GitHub repository to open the pull request in")
@@ -103,6 +114,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .api_url
         .clone()
         .or(env_api)
+        .or_else(|| issue_repo.and_then(|(_, _, api_url)| api_url))
         .unwrap_or_else(|| GITHUB_API.to_string());
     if args.dry_run {
         git.run(

@@ -152,12 +152,17 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
     }
     body.push_str("## Diff\n\n");
     let footer = "\n<sub>Opened by autocoder.</sub>\n";
-    let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200);
+    // A fence longer than any run of its character in the diff: a line of the change cannot
+    // close it and have what follows read as the body's own Markdown (a fake review,
+    // mentions). Backticks or tildes, whichever needs the shorter fence.
+    let run_of = |mark: char| diff.split(|c| c != mark).map(str::len).max().unwrap_or(0);
+    let fence = [('`', run_of('`')), ('~', run_of('~'))]
+        .into_iter()
+        .min_by_key(|&(_, run)| run)
+        .map(|(mark, run)| mark.to_string().repeat(run.max(2) + 1))
+        .unwrap_or_default();
+    let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200 + 2 * fence.len());
     let (shown, omitted_lines) = cut_diff(diff, room);
-    // A fence longer than any run of backticks in the diff: a line of the change cannot close
-    // it and have what follows read as the body's own Markdown (a fake review, mentions).
-    let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
     body.push_str(&format!("{fence}diff\n"));
     body.push_str(shown);
     if !shown.ends_with('\n') && !shown.is_empty() {
@@ -299,9 +304,20 @@ mod tests {
         .unwrap()
         .clone();
         let body = body(&document, diff);
-        // The fence is longer than any backtick run of the diff, so only it closes.
-        assert!(body.contains("`````diff\n ```\n+## Review\n"), "{body}");
-        assert!(body.contains(" ````\n`````\n"), "{body}");
+        // The fence (tildes: the diff has none) is one no line of the diff can close.
+        assert!(body.contains("~~~diff\n ```\n+## Review\n"), "{body}");
+        assert!(body.contains(" ````\n~~~\n"), "{body}");
+        let tildes = super::body(&document, "+~~~~\n+``\n");
+        assert!(tildes.contains("```diff\n+~~~~\n+``\n```\n"), "{tildes}");
+        // A fence that would have to be huge: tildes instead, and the body stays in bounds.
+        let wall = format!("+{}\n", "`".repeat(40_000));
+        let body_with_wall = super::body(&document, &wall);
+        assert!(
+            body_with_wall.contains("~~~diff\n"),
+            "{}",
+            &body_with_wall[..200]
+        );
+        assert!(body_with_wall.len() < MAX_BODY, "{}", body_with_wall.len());
         // The id keeps to its code span and its line.
         assert!(body.contains("(`t' <img src=x> 'xFixes #7`)"), "{body}");
     }

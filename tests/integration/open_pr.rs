@@ -954,3 +954,21 @@ fn only_the_fix_is_pushed_not_commits_made_in_the_workspace() {
         "refs/heads/main\n"
     );
 }
+
+#[test]
+fn an_enterprise_issue_opens_its_pull_request_there() {
+    let repo = Repo::new();
+    repo.dirty();
+    let enterprise = json!({"autocoder": 1, "issue": {"source": "github", "number": 4, "title": "Crash",
+        "url": "https://ghe.corp.example/acme/shop/issues/4", "body": ""}});
+    let run = Test::new_like(&repo.test)
+        .stdin(enterprise.to_string())
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .args([&repo.work])
+        .run()
+        .expect_status(0);
+    assert_eq!(
+        document(&run)["pr"]["request"]["url"],
+        "https://ghe.corp.example/api/v3/repos/acme/shop/pulls"
+    );
+}
