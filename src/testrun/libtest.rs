@@ -5,6 +5,7 @@
 //! Exit codes: 0 passed, 101 for a failed test *and* for a compile error, so the output decides:
 //! `error: could not compile` means the build failed.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -15,6 +16,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut parsed = Parsed::default();
     // Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
     let mut failed: Vec<TestFailure> = Vec::new();
+    // Where each failed test is in `failed`, for its `---- NAME stdout ----` block.
+    let mut failed_at: HashMap<String, usize> = HashMap::new();
     let mut current: Option<usize> = None;
     let mut awaiting_panic_message = false;
     let mut first_error: Option<(String, Option<(String, u32)>)> = None;
@@ -27,6 +30,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
                     "FAILED" => {
                         parsed.counts.failed += 1;
+                        failed_at.entry(name.to_string()).or_insert(failed.len());
                         failed.push(TestFailure {
                             id: name.to_string(),
                             kind: Some("panic".into()),
@@ -43,7 +47,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             .strip_prefix("---- ")
             .and_then(|r| r.strip_suffix(" stdout ----"))
         {
-            current = failed.iter().position(|f| f.id == name);
+            current = failed_at.get(name).copied();
             awaiting_panic_message = false;
             return;
         }

@@ -51,7 +51,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
             names.truncate(depth);
-            names.push(name.to_string());
+            names.push(super::report::cut(name, super::report::MAX_ID).to_string());
             return;
         }
         if let Some(rest) = text.strip_prefix("not ok ") {

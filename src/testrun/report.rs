@@ -106,6 +106,8 @@ pub const MAX_FAILURES: usize = 200;
 pub const MAX_DETAILS: usize = 4000;
 /// `message` is cut to this many bytes.
 pub const MAX_MESSAGE: usize = 300;
+/// A failure's id and file are cut at this many bytes.
+pub const MAX_ID: usize = 1000;
 
 impl Parsed {
     /// Adds a failure, respecting the cap.
@@ -113,6 +115,15 @@ impl Parsed {
         if self.failures.len() >= MAX_FAILURES {
             self.failures_omitted += 1;
             return;
+        }
+        // What the tests printed decides these: none may be huge (a 1 MB suite name made
+        // every id 1 MB).
+        failure.id = cut(&failure.id, MAX_ID).to_string();
+        if let Some(file) = &mut failure.file {
+            *file = cut(file, MAX_ID).to_string();
+        }
+        if let Some(kind) = &mut failure.kind {
+            *kind = cut(kind, MAX_MESSAGE).to_string();
         }
         failure.message = one_line(&failure.message, MAX_MESSAGE);
         // The kind has a field of its own: `ValueError: bad` says `bad`.

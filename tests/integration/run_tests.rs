@@ -500,6 +500,46 @@ fn parses_very_long_logs_with_a_cap_on_listed_failures() {
 }
 
 #[test]
+fn many_tests_and_huge_names_stay_cheap_and_small() {
+    // 20,000 Go tests with subtests, and as many libtest failures with their output blocks
+    // (each once took a pass over all the others).
+    let mut go = String::new();
+    for n in 0..10_000 {
+        go.push_str(&format!(
+            "{{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T{n}/sub\"}}\n\
+             {{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T{n}\"}}\n"
+        ));
+    }
+    let report = parse_bytes(go.as_bytes(), "go");
+    assert_eq!(counts(&report), [0, 10_000, 0, 0]);
+    assert_eq!(report["failures"][0]["id"], "T0/sub");
+    let mut libtest = String::from("running 20000 tests\n");
+    for n in 0..20_000 {
+        libtest.push_str(&format!("test t{n} ... FAILED\n"));
+    }
+    libtest.push_str("\nfailures:\n\n");
+    for n in 0..20_000 {
+        libtest.push_str(&format!(
+            "---- t{n} stdout ----\nthread 'x' panicked at src/lib.rs:{n}:5:\nboom {n}\n\n"
+        ));
+    }
+    let report = parse_bytes(libtest.as_bytes(), "cargo");
+    assert_eq!(counts(&report)[1], 20_000);
+    assert_eq!(failure(&report, "t7")["message"], "boom 7");
+    // A suite name of 1 MB: ids are cut, the report stays small.
+    let mut tap = format!(
+        "TAP version 13\n# Subtest: {}\n    # Subtest: b\n",
+        "A".repeat(1 << 20)
+    );
+    for _ in 0..300 {
+        tap.push_str("        not ok 1 - x\n");
+    }
+    let report = parse_bytes(tap.as_bytes(), "node");
+    let size = report.to_string().len();
+    assert!(size < 2 << 20, "a report of {size} bytes");
+}
+
+#[test]
 fn nothing_from_the_project_runs_outside_the_sandbox() {
     // A project that names no runner, with a "virtualenv" whose python is a script: detection
     // must not run it on the host; inside the sandbox it cannot write outside.
