@@ -58,6 +58,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             } => Some((owner, repo, api_url)),
             _ => None,
         });
+    let mut issue_api = None;
     let remote = args.remote.clone();
     let remote_url = git.config(&format!("remote.{remote}.url")).ok_or_else(|| {
         Failure::usage(format!("the repository has no remote `{remote}`"))
@@ -74,10 +75,11 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         })
         .or_else(|| {
             // The issue's own address, written by fetch-issue before anything ran in a sandbox;
-            // never the workspace's remote, which sandboxed code can point anywhere.
-            issue_repo
-                .as_ref()
-                .map(|(owner, repo, _)| format!("{owner}/{repo}"))
+            // never the workspace's remote, which sandboxed code can point anywhere. Its host
+            // then names the API too.
+            let (owner, repo, api_url) = issue_repo.as_ref()?;
+            issue_api = Some(api_url.clone().unwrap_or_else(|| GITHUB_API.to_string()));
+            Some(format!("{owner}/{repo}"))
         })
         .ok_or_else(|| {
             Failure::usage("cannot tell which GitHub repository to open the pull request in")
@@ -113,8 +115,8 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let api = args
         .api_url
         .clone()
+        .or(issue_api)
         .or(env_api)
-        .or_else(|| issue_repo.and_then(|(_, _, api_url)| api_url))
         .unwrap_or_else(|| GITHUB_API.to_string());
     if args.dry_run {
         git.run(

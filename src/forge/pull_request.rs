@@ -62,6 +62,9 @@ pub fn commit_message(title: &str, issue: Option<&Value>) -> String {
     message
 }
 
+/// A diff fence is at most this long; beyond, the diff goes in an indented block.
+const MAX_FENCE: usize = 60;
+
 /// The body, from the run document and the diff of the commit.
 pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
     let mut body = String::new();
@@ -154,21 +157,38 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
     let footer = "\n<sub>Opened by autocoder.</sub>\n";
     // A fence longer than any run of its character in the diff: a line of the change cannot
     // close it and have what follows read as the body's own Markdown (a fake review,
-    // mentions). Backticks or tildes, whichever needs the shorter fence.
+    // mentions). Backticks or tildes, whichever needs the shorter fence; when even that would
+    // be long, an indented block, which no line of it can end.
     let run_of = |mark: char| diff.split(|c| c != mark).map(str::len).max().unwrap_or(0);
-    let fence = [('`', run_of('`')), ('~', run_of('~'))]
+    let (mark, run) = [('`', run_of('`')), ('~', run_of('~'))]
         .into_iter()
         .min_by_key(|&(_, run)| run)
-        .map(|(mark, run)| mark.to_string().repeat(run.max(2) + 1))
-        .unwrap_or_default();
-    let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200 + 2 * fence.len());
-    let (shown, omitted_lines) = cut_diff(diff, room);
-    body.push_str(&format!("{fence}diff\n"));
-    body.push_str(shown);
-    if !shown.ends_with('\n') && !shown.is_empty() {
-        body.push('\n');
+        .unwrap_or(('`', 0));
+    let fence = (run < MAX_FENCE).then(|| mark.to_string().repeat(run.max(2) + 1));
+    let framing = fence.as_ref().map_or(0, |fence| 2 * fence.len() + 8);
+    let room = MAX_BODY.saturating_sub(body.len() + footer.len() + 200 + framing);
+    let (shown, omitted_lines) = match fence {
+        Some(_) => cut_diff(diff, room),
+        // Four spaces more on each line.
+        None => cut_diff(diff, room * 4 / 5),
+    };
+    match &fence {
+        Some(fence) => {
+            body.push_str(&format!("{fence}diff\n"));
+            body.push_str(shown);
+            if !shown.ends_with('\n') && !shown.is_empty() {
+                body.push('\n');
+            }
+            body.push_str(&format!("{fence}\n"));
+        }
+        None => {
+            for line in shown.lines() {
+                body.push_str("    ");
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
     }
-    body.push_str(&format!("{fence}\n"));
     if omitted_lines > 0 {
         body.push_str(&format!(
             "\nThe diff is cut here: {omitted_lines} more lines are in the commit.\n"
@@ -318,6 +338,19 @@ mod tests {
             &body_with_wall[..200]
         );
         assert!(body_with_wall.len() < MAX_BODY, "{}", body_with_wall.len());
+        // When both would be huge, an indented block.
+        let walls = format!("+{}\n+{}\n", "`".repeat(35_000), "~".repeat(35_000));
+        let body_with_walls = super::body(&document, &walls);
+        assert!(
+            body_with_walls.len() < MAX_BODY,
+            "{}",
+            body_with_walls.len()
+        );
+        assert!(
+            body_with_walls.contains("## Diff\n\n    +"),
+            "{}",
+            &body_with_walls[..300]
+        );
         // The id keeps to its code span and its line.
         assert!(body.contains("(`t' <img src=x> 'xFixes #7`)"), "{body}");
     }

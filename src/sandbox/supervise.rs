@@ -82,8 +82,23 @@ impl Relay {
     /// Returns the last byte written, if any.
     fn write_some(&mut self) -> Result<Option<u8>, i32> {
         let chunk = self.pending.len().min(libc::PIPE_BUF);
-        // SAFETY: writing from a valid buffer.
-        let n = unsafe { libc::write(self.to, self.pending.as_ptr().cast(), chunk) };
+        // Without an opening of our own (a terminal we may not reopen), the shared one is made
+        // non-blocking for the length of this write only.
+        // SAFETY: fcntl on our own descriptor; writing from a valid buffer.
+        let n = unsafe {
+            let flags = libc::fcntl(self.to, libc::F_GETFL);
+            let borrowed = self._reopened.is_none() && flags >= 0 && flags & libc::O_NONBLOCK == 0;
+            if borrowed {
+                libc::fcntl(self.to, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+            let n = libc::write(self.to, self.pending.as_ptr().cast(), chunk);
+            if borrowed {
+                let errno = super::native::sys::errno();
+                libc::fcntl(self.to, libc::F_SETFL, flags);
+                *libc::__errno_location() = errno;
+            }
+            n
+        };
         if n < 0 {
             let errno = super::native::sys::errno();
             return if errno == libc::EINTR || errno == libc::EAGAIN {
@@ -183,6 +198,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     let mut relays = [1, 2].map(|to| streams.relay.then(|| Relay::new(to)));
     // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
     let shared_pipe = streams.relay && streams.stderr.is_none();
+    // Or both are terminals (perhaps one, by two names): what was written last decides.
+    // SAFETY: isatty on our own descriptors.
+    let both_terminals = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
+    let mut last_written = if shared_pipe { 0 } else { 1 };
     let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
         .into_iter()
         .enumerate()
@@ -292,6 +311,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 _ => relay.write_some(),
             };
             match written {
+                Ok(Some(_)) if both_terminals => last_written = which,
                 Ok(_) => {}
                 // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes
                 // too, so that the command learns it (SIGPIPE) as it would have without us.
@@ -318,7 +338,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             consume(which, &buffer[..n], &mut report_bytes, &mut relays);
         }
     }
-    for relay in relays.iter_mut().flatten() {
+    for (which, relay) in relays.iter_mut().enumerate() {
+        let Some(relay) = relay else {
+            continue;
+        };
         while !relay.pending.is_empty() {
             let mut pollfd = libc::pollfd {
                 fd: relay.to,
@@ -330,8 +353,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 {
                 break;
             }
-            if relay.write_some().is_err() {
-                break;
+            match relay.write_some() {
+                Ok(Some(_)) if both_terminals => last_written = which,
+                Ok(_) => {}
+                Err(_) => break,
             }
         }
     }
@@ -352,7 +377,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
         interrupted,
         wait_status,
         elapsed: watch.started.elapsed(),
-        stderr_mid_line: relays[usize::from(!shared_pipe)]
+        stderr_mid_line: relays[last_written]
             .as_ref()
             .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
     }

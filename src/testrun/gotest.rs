@@ -83,18 +83,30 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         }
     })?;
     // A parent test fails with its subtests: count and report only the innermost ones.
-    // Which tests have subtests (`T/sub`, at any depth), and whether one of them failed: each
-    // name marks its ancestors, in one pass (comparing every pair was quadratic: 20,000 tests
-    // took 50 s).
-    let mut subtests: HashMap<(&str, &str), bool> = HashMap::new();
-    for (package, test) in &tests {
-        let failed = states[&(package.clone(), test.clone())].action == "fail";
-        for (at, _) in test.match_indices('/') {
-            *subtests.entry((package, &test[..at])).or_insert(false) |= failed;
-        }
+    // Which tests have subtests (`T/sub`, at any depth), and whether one of them failed. The
+    // names starting with `T/` lie together in sorted order (from `T/` to just before `T0`),
+    // so a search finds them and a running count of failures says whether one failed
+    // (comparing every pair, or hashing every prefix, was quadratic).
+    let mut sorted: Vec<(&str, &str, bool)> = tests
+        .iter()
+        .map(|(package, test)| {
+            let failed = states[&(package.clone(), test.clone())].action == "fail";
+            (package.as_str(), test.as_str(), failed)
+        })
+        .collect();
+    sorted.sort_unstable();
+    let mut failures_before = vec![0usize];
+    for &(_, _, failed) in &sorted {
+        failures_before.push(failures_before.last().unwrap() + usize::from(failed));
     }
+    let subtests = |package: &str, test: &str| {
+        let (from, to) = (format!("{test}/"), format!("{test}0"));
+        let start = sorted.partition_point(|&(p, t, _)| (p, t) < (package, from.as_str()));
+        let end = sorted.partition_point(|&(p, t, _)| (p, t) < (package, to.as_str()));
+        (end > start).then(|| failures_before[end] > failures_before[start])
+    };
     for (package, test) in &tests {
-        let children = subtests.get(&(package.as_str(), test.as_str())).copied();
+        let children = subtests(package, test);
         let state = &states[&(package.clone(), test.clone())];
         if children.is_some() && state.action != "fail" {
             continue;

@@ -30,7 +30,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
                     "FAILED" => {
                         parsed.counts.failed += 1;
-                        failed_at.entry(name.to_string()).or_insert(failed.len());
+                        // The latest: each test binary's blocks follow its own listing.
+                        failed_at.insert(name.to_string(), failed.len());
                         failed.push(TestFailure {
                             id: name.to_string(),
                             kind: Some("panic".into()),

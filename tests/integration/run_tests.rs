@@ -526,6 +526,29 @@ fn many_tests_and_huge_names_stay_cheap_and_small() {
     let report = parse_bytes(libtest.as_bytes(), "cargo");
     assert_eq!(counts(&report)[1], 20_000);
     assert_eq!(failure(&report, "t7")["message"], "boom 7");
+    // The same test failing in two test binaries: each gets its own block.
+    let twice = "running 1 test\ntest tests::smoke ... FAILED\n\nfailures:\n\n---- tests::smoke stdout ----\n\
+                 thread 'tests::smoke' panicked at src/lib.rs:3:5:\nfirst\n\n";
+    let log = format!(
+        "{twice}{}",
+        twice
+            .replace("lib.rs", "main.rs")
+            .replace("first", "second")
+    );
+    let report = parse_bytes(log.as_bytes(), "cargo");
+    let messages: Vec<&str> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages, ["first", "second"], "{report:#}");
+    // A Go test name of 20,000 levels.
+    let deep = format!(
+        "{{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"TestA{}\"}}\n",
+        "/x".repeat(20_000)
+    );
+    assert_eq!(counts(&parse_bytes(deep.as_bytes(), "go")), [0, 1, 0, 0]);
     // A suite name of 1 MB: ids are cut, the report stays small.
     let mut tap = format!(
         "TAP version 13\n# Subtest: {}\n    # Subtest: b\n",

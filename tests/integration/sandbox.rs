@@ -369,36 +369,55 @@ fn a_terminal_nobody_reads_does_not_stop_the_clock_and_the_result_knows_its_stre
         (master, std::fs::File::from_raw_fd(slave))
     };
     let test = Test::new();
-    let mut child = Command::new(autocoder_bin())
-        .args([
-            "sandbox",
-            "--stream",
-            "--timeout",
-            "2s",
-            "--result",
-            "result.json",
-            "--",
-            "yes",
-        ])
-        .current_dir(test.path())
-        .stdout(slave)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the sandbox hung on a terminal nobody reads");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    // As root the terminal can be opened again, non-blocking; as another user it cannot (it is
+    // root's, mode 620), and the inherited descriptor is used.
+    let users: &[Option<u32>] = if is_root() {
+        &[None, Some(65534)]
+    } else {
+        &[None]
     };
+    let workspace = test.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(test.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for &user in users {
+        let mut command = match user {
+            None => Command::new(autocoder_bin()),
+            Some(uid) => {
+                let copy = test.path().join(".autocoder-bin");
+                std::fs::copy(autocoder_bin(), &copy).unwrap();
+                let mut command = Command::new("setpriv");
+                command
+                    .args([format!("--reuid={uid}"), format!("--regid={uid}")])
+                    .args(["--clear-groups", "--"])
+                    .arg(copy);
+                command
+            }
+        };
+        let mut child = command
+            .args(["sandbox", "--stream", "--timeout", "2s", "--workspace"])
+            .arg(&workspace)
+            .args(["--", "yes"])
+            .stdout(slave.try_clone().unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("user {user:?}: the sandbox hung on a terminal nobody reads");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(124), "user {user:?}");
+    }
     // SAFETY: closing our own descriptor.
     unsafe { libc::close(master) };
-    assert_eq!(status.code(), Some(124));
 
     // Stderr's last line unfinished, stdout's finished later: the result still starts its own.
     let output = Command::new(autocoder_bin())
