@@ -381,20 +381,23 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
     // be on the base branch at the forge already. Sandboxed code can commit in the workspace,
     // and its commits would otherwise be pushed along, unseen in the body's diff.
     let base = branches.base;
-    git.run_configured(
-        &config,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--upload-pack=git-upload-pack",
-            "--end-of-options",
-            remote_url,
-            &format!("refs/heads/{base}"),
-        ],
-        &env,
-    )
-    .map_err(|err| {
+    // Into the private repository's FETCH_HEAD.
+    let fetch = |reference: &str| {
+        git.run_configured(
+            &config,
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--upload-pack=git-upload-pack",
+                "--end-of-options",
+                remote_url,
+                reference,
+            ],
+            &env,
+        )
+    };
+    fetch(&format!("refs/heads/{base}")).map_err(|err| {
         Failure::external(format!(
             "cannot fetch {base} from {remote_url}: {:#}",
             err.error
@@ -443,19 +446,7 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
             return Ok(());
         }
         // Replace the branch only if its tip is one of ours.
-        git.run_configured(
-            &config,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--upload-pack=git-upload-pack",
-                "--end-of-options",
-                remote_url,
-                &reference,
-            ],
-            &env,
-        )?;
+        fetch(&reference)?;
         let message = git.run(&["log", "-1", "--format=%B", old], &[], None)?;
         if !message.contains(pull_request::TRAILER) {
             return Err(Failure::external(format!("branch {branch} on {remote} has commits autocoder did not make: not pushing over them"))

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{autocoder_bin, git, TempDir};
+use crate::util::{autocoder_as, autocoder_bin, git, TempDir};
 
 struct Session {
     child: Child,
@@ -26,21 +26,7 @@ impl Session {
     /// A server on `roots`, allowed at most `open_files` descriptors if given, run as the user
     /// `user` (from a copy of the binary in `roots[0]`) if given.
     fn start_with(roots: &[&Path], open_files: Option<u64>, user: Option<u32>) -> Session {
-        let mut command = match user {
-            None => Command::new(autocoder_bin()),
-            Some(uid) => {
-                let copy = roots[0].join(".autocoder-bin");
-                std::fs::copy(autocoder_bin(), &copy).unwrap();
-                let mut command = Command::new("setpriv");
-                command
-                    .arg(format!("--reuid={uid}"))
-                    .arg(format!("--regid={uid}"))
-                    .arg("--clear-groups")
-                    .arg("--")
-                    .arg(copy);
-                command
-            }
-        };
+        let mut command = autocoder_as(user, roots[0]);
         command.arg("mcp");
         for root in roots {
             command.arg("--root").arg(root);

@@ -3,7 +3,7 @@
 use std::os::fd::FromRawFd;
 use std::process::{Command, Stdio};
 
-use crate::util::{autocoder_bin, is_root, Test};
+use crate::util::{autocoder_as, autocoder_bin, is_root, Test};
 
 #[test]
 fn runs_in_the_workspace_and_reports_the_result() {
@@ -382,19 +382,7 @@ fn a_terminal_nobody_reads_does_not_stop_the_clock_and_the_result_knows_its_stre
     std::fs::set_permissions(test.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o777)).unwrap();
     for &user in users {
-        let mut command = match user {
-            None => Command::new(autocoder_bin()),
-            Some(uid) => {
-                let copy = test.path().join(".autocoder-bin");
-                std::fs::copy(autocoder_bin(), &copy).unwrap();
-                let mut command = Command::new("setpriv");
-                command
-                    .args([format!("--reuid={uid}"), format!("--regid={uid}")])
-                    .args(["--clear-groups", "--"])
-                    .arg(copy);
-                command
-            }
-        };
+        let mut command = autocoder_as(user, test.path());
         let mut child = command
             .args(["sandbox", "--stream", "--timeout", "2s", "--workspace"])
             .arg(&workspace)

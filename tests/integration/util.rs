@@ -7,6 +7,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The binary under test.
+/// A command running autocoder, as the user `uid` when given (through setpriv, from a copy
+/// of the binary put in `copy_into`, a directory that user can read).
+pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
+    let Some(uid) = uid else {
+        return Command::new(autocoder_bin());
+    };
+    let copy = copy_into.join("autocoder");
+    std::fs::copy(autocoder_bin(), &copy).unwrap();
+    let mut command = Command::new("setpriv");
+    command
+        .arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .arg("--clear-groups")
+        .arg("--")
+        .arg(copy);
+    command
+}
+
 pub fn autocoder_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_autocoder"))
 }
@@ -162,23 +180,12 @@ impl Test {
 
     #[track_caller]
     pub fn run(self) -> Run {
-        let mut command = match self.as_user {
-            None => Command::new(autocoder_bin()),
-            Some(uid) => {
-                let bin = self.dir.path().join(".bin");
-                std::fs::create_dir_all(&bin).unwrap();
-                std::fs::copy(autocoder_bin(), bin.join("autocoder")).unwrap();
-                chown_tree(self.dir.path(), uid);
-                let mut command = Command::new("setpriv");
-                command
-                    .arg(format!("--reuid={uid}"))
-                    .arg(format!("--regid={uid}"))
-                    .arg("--clear-groups")
-                    .arg("--")
-                    .arg(bin.join("autocoder"));
-                command
-            }
-        };
+        if let Some(uid) = self.as_user {
+            let bin = self.dir.path().join(".bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            chown_tree(self.dir.path(), uid);
+        }
+        let mut command = autocoder_as(self.as_user, &self.dir.path().join(".bin"));
         command
             .args(&self.args)
             .current_dir(self.dir.path())
