@@ -364,17 +364,9 @@ fn file_tools_read_list_search_edit_and_write() {
     std::fs::write(dir.path().join("crlf.txt"), b"one\r\ntw\xffo\r\nthree").unwrap();
     let mut session = initialized(dir.path());
 
-    let listing = session.call("list_files", json!({"recursive": true}))["structuredContent"]
-        ["entries"]
-        .clone();
-    let paths: Vec<&str> = listing
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    let paths = listed(&mut session, json!({"recursive": true}));
     assert!(
-        paths.contains(&"src/lib.py") && paths.contains(&".gitignore"),
+        paths.iter().any(|p| p == "src/lib.py") && paths.iter().any(|p| p == ".gitignore"),
         "{paths:?}"
     );
     assert!(
@@ -863,6 +855,16 @@ fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
     );
 }
 
+/// The paths list_files gives for `arguments`.
+fn listed(session: &mut Session, arguments: Value) -> Vec<String> {
+    session.call("list_files", arguments)["structuredContent"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Calls run_command `sleep MARKER` as request `id` and waits until the sleep runs.
 fn start_sleeping(session: &mut Session, id: u64, marker: &str) {
     session.send_raw(
@@ -1326,20 +1328,11 @@ fn ignore_files_apply_as_git_and_ripgrep_weigh_them() {
         repo.write(&format!("sub/{name}"), "x\n");
     }
     let mut session = initialized(&repo.path().join("sub"));
-    let listed = session.call("list_files", json!({"recursive": true}))["structuredContent"]
-        ["entries"]
-        .clone();
-    let paths: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    let paths = listed(&mut session, json!({"recursive": true}));
     // `.ignore` wins over `.gitignore`: its `*.gen` holds against sub/.gitignore's `!kept.gen`.
     assert_eq!(
         paths,
-        [".gitignore", "deeper", "deeper/anchored.txt", "plain.txt"],
-        "{listed}"
+        [".gitignore", "deeper", "deeper/anchored.txt", "plain.txt"]
     );
 }
 
@@ -1385,17 +1378,10 @@ fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
     dir.write("early.txt", "x\n");
     dir.write("late.txt", "x\n");
     let mut session = initialized(dir.path());
-    let listed = session.call(
-        "list_files",
+    let paths = listed(
+        &mut session,
         json!({"recursive": true, "max_entries": 5000}),
-    )["structuredContent"]["entries"]
-        .clone();
-    let paths: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    );
     assert_eq!(paths.iter().filter(|p| p.starts_with("d")).count(), 256);
     assert_eq!(
         session.call(
@@ -1405,7 +1391,7 @@ fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
         true
     );
     assert!(
-        paths.contains(&"late.txt") && !paths.contains(&"early.txt"),
+        paths.iter().any(|p| p == "late.txt") && !paths.iter().any(|p| p == "early.txt"),
         "{paths:?}"
     );
     let found = session.call("search_text", json!({"pattern": "needle"}))["structuredContent"]
