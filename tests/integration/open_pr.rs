@@ -188,6 +188,16 @@ fn pulls_created() -> Reply {
     )
 }
 
+/// open-pr on `repo`'s workspace with `flags`, the usual run document on stdin.
+fn open_pr(repo: &Repo, flags: &[&str]) -> Test {
+    Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .arg("open-pr")
+        .args(flags.iter().copied())
+        .arg("--workspace")
+        .arg(&repo.work)
+}
+
 /// Runs open-pr on `repo` against a fake GitHub that creates the pull request; it must succeed.
 fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
     let github = repo.github(vec![
@@ -197,10 +207,7 @@ fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
         ),
         ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
     ]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&repo.work])
+    let run = open_pr(&repo, &[])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
@@ -371,10 +378,7 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
     assert!(document(&run).get("pr").is_none());
 
     let clean = Repo::new();
-    let run = Test::new_like(&clean.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&clean.work])
+    let run = open_pr(&clean, &[])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(1);
@@ -397,10 +401,7 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
         &repo.work,
         &["push", "-q", "origin", &format!("main:refs/heads/{BRANCH}")],
     );
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--base", "main", "--workspace"])
-        .args([&repo.work])
+    let run = open_pr(&repo, &["--base", "main"])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(3);
@@ -486,10 +487,7 @@ fn a_network_failure_while_creating_never_makes_a_second_pull_request() {
             )],
         ),
     ]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&repo.work])
+    let run = open_pr(&repo, &[])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
@@ -579,16 +577,7 @@ fn named_files_are_committed_even_untracked() {
     let repo = Repo::new();
     repo.dirty();
     let github = repo.github(vec![]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--add",
-            "scratch.txt",
-            "--workspace",
-        ])
-        .args([&repo.work])
+    let run = open_pr(&repo, &["--dry-run", "--add", "scratch.txt"])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
@@ -598,16 +587,7 @@ fn named_files_are_committed_even_untracked() {
         "notes.txt\npricing.py\nscratch.txt\n"
     );
     assert!(document(&run)["pr"]["dry_run"].as_bool().unwrap());
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--add",
-            "missing.txt",
-            "--workspace",
-        ])
-        .args([&repo.work])
+    let run = open_pr(&repo, &["--dry-run", "--add", "missing.txt"])
         .run()
         .expect_status(2);
     assert!(
@@ -668,12 +648,7 @@ fn a_directory_the_sandbox_turned_into_a_symlink_is_not_followed() {
     std::os::unix::fs::symlink(&outside, repo.work.join("conf")).unwrap();
     std::fs::write(repo.work.join("notes.txt"), "notes, changed\n").unwrap();
 
-    Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--dry-run", "--workspace"])
-        .args([&repo.work])
-        .run()
-        .expect_status(0);
+    open_pr(&repo, &["--dry-run"]).run().expect_status(0);
     let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
     // As with `git add -u`: the tracked file under the link is gone, nothing is read through it.
     assert_eq!(
@@ -724,10 +699,7 @@ fn the_push_goes_to_the_forge_not_to_a_remote_the_sandbox_chose() {
         ),
         ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
     ]);
-    Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--repo", "acme/shop", "--workspace"])
-        .args([&repo.work])
+    open_pr(&repo, &["--repo", "acme/shop"])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
@@ -810,12 +782,7 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         let repo = Repo::new();
         repo.dirty();
         attack(&repo);
-        let run = Test::new_like(&repo.test)
-            .stdin(run_document(json!({})))
-            .args(["open-pr", "--dry-run", "--workspace"])
-            .args([&repo.work])
-            .run()
-            .expect_status(2);
+        let run = open_pr(&repo, &["--dry-run"]).run().expect_status(2);
         assert!(
             run.stderr().contains(said) && run.stderr().contains("cannot be used"),
             "{}",
@@ -852,12 +819,7 @@ fn names_and_replace_refs_the_sandbox_chose_do_not_change_what_is_read_or_shown(
     git(&repo.work, &["commit", "-q", "-m", "cr"]);
     std::fs::remove_file(repo.work.join("notes.txt")).unwrap();
     std::os::unix::fs::symlink(&secret, repo.work.join("notes")).unwrap();
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--dry-run", "--workspace"])
-        .args([&repo.work])
-        .run()
-        .expect_status(2);
+    let run = open_pr(&repo, &["--dry-run"]).run().expect_status(2);
     assert!(
         run.stderr().contains("control character"),
         "{}",
@@ -891,12 +853,7 @@ fn names_and_replace_refs_the_sandbox_chose_do_not_change_what_is_read_or_shown(
         .unwrap();
     let benign = String::from_utf8(benign.stdout).unwrap();
     git(&repo.work, &["replace", evil.trim(), benign.trim()]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--dry-run", "--workspace"])
-        .args([&repo.work])
-        .run()
-        .expect_status(0);
+    let run = open_pr(&repo, &["--dry-run"]).run().expect_status(0);
     let body = document(&run)["pr"]["request"]["body"]["body"]
         .as_str()
         .unwrap()
@@ -930,10 +887,7 @@ fn only_the_fix_is_pushed_not_commits_made_in_the_workspace() {
         "GET /repos/acme/shop",
         vec![Reply::json(200, r#"{"default_branch": "main"}"#)],
     )]);
-    let run = Test::new_like(&repo.test)
-        .stdin(run_document(json!({})))
-        .args(["open-pr", "--workspace"])
-        .args([&repo.work])
+    let run = open_pr(&repo, &[])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(2);
