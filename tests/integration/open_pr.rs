@@ -207,7 +207,7 @@ fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
         ),
         ("POST /repos/acme/shop/pulls", vec![pulls_created()]),
     ]);
-    let run = open_pr(&repo, &[])
+    let run = open_pr(repo, &[])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(0);
