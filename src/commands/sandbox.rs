@@ -37,15 +37,44 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         command: args.command,
     }
     .resolve()?;
+    // Opened before the command runs: a path that cannot be written fails the call before the
+    // command has had its effects, not after.
+    let result_file = args
+        .result
+        .as_ref()
+        .map(|path| {
+            std::fs::File::create(path).map_err(|err| {
+                Failure::usage(format!("cannot write --result {}: {err}", path.display()))
+                    .with_hint("give a file in an existing, writable directory")
+            })
+        })
+        .transpose()?;
     let result = sandbox::run(&policy, args.backend)?;
     let document = SandboxDocument { sandbox: &result };
-    match (&args.result, args.stream) {
-        (Some(path), _) => {
-            let file = std::fs::File::create(path).map_err(|err| {
-                Failure::usage(format!("cannot write --result {}: {err}", path.display()))
-            })?;
-            write_json(file, &document, global.pretty)?;
+    // The file may lie in the workspace, which the command could write: the result goes
+    // through the descriptor opened before (never through a link put there since), over
+    // anything written to it meanwhile, and to stdout if the file was replaced.
+    let result_file = result_file.filter(|file| {
+        let path = args.result.as_deref().expect("a file means a path");
+        let same = file.metadata().ok().zip(std::fs::symlink_metadata(path).ok()).is_some_and(
+            |(ours, now)| {
+                use std::os::unix::fs::MetadataExt;
+                (ours.dev(), ours.ino()) == (now.dev(), now.ino())
+            },
+        );
+        if !same {
+            crate::commands::warn(
+                "sandbox",
+                &format!(
+                    "--result {} was replaced while the command ran; the result goes where it would without --result",
+                    path.display()
+                ),
+            );
         }
+        same && file.set_len(0).is_ok()
+    });
+    match (result_file, args.stream) {
+        (Some(file), _) => write_json(file, &document, global.pretty)?,
         (None, true) => {
             if result.stderr_mid_line {
                 eprintln!();

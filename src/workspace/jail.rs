@@ -60,6 +60,15 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(format!("root {}: not a directory", canonical.display()));
             }
+            if canonical == Path::new("/") {
+                // Every file on the machine would be the tools' to read and write (an editor
+                // may start the server in `/`).
+                return Err(
+                    "a root cannot be / (the whole machine); name the project's \
+                            directory"
+                        .into(),
+                );
+            }
             // No symlink may lead there now: the descriptor is the directory that was checked.
             let c_path = CString::new(canonical.as_os_str().as_bytes())
                 .map_err(|_| format!("root {}: contains a NUL byte", canonical.display()))?;

@@ -526,6 +526,18 @@ fn edits_keep_line_endings_and_mode() {
 }
 
 #[test]
+fn the_whole_machine_is_no_root() {
+    let output = Command::new(autocoder_bin())
+        .args(["mcp", "--root", "/"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("a root cannot be /"), "{said}");
+}
+
+#[test]
 fn no_path_escapes_the_root() {
     let base = TempDir::new();
     let root = base.path().join("root");

@@ -441,6 +441,81 @@ fn result_file_takes_the_document() {
 }
 
 #[test]
+fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
+    // A path that cannot be written: refused before the command runs.
+    let test = Test::new();
+    let run = test
+        .args([
+            "sandbox",
+            "--result",
+            "no/such/dir/r.json",
+            "--",
+            "touch",
+            "ran",
+        ])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr().contains("cannot write --result"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.dir.path().join("ran").exists());
+
+    // The command writes into the file and then swaps it for a link to a file outside.
+    let test = Test::new();
+    let outside = test
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("autocoder-result-outside-{}", std::process::id()));
+    std::fs::write(&outside, "untouched\n").unwrap();
+    let script = format!(
+        "head -c 5000 /dev/zero > result.json; ln -sf {} result.json",
+        outside.display()
+    );
+    let run = test
+        .args([
+            "sandbox",
+            "--result",
+            "result.json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .run()
+        .expect_status(0);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched\n");
+    let _ = std::fs::remove_file(&outside);
+    assert!(
+        run.stderr().contains("was replaced while the command ran"),
+        "{}",
+        run.stderr()
+    );
+    let printed: serde_json::Value = serde_json::from_str(run.stdout().trim()).unwrap();
+    assert_eq!(printed["sandbox"]["exit_code"], 0);
+
+    // Junk written into the file is replaced by the result alone.
+    let test = Test::new();
+    let run = test
+        .args([
+            "sandbox",
+            "--result",
+            "result.json",
+            "--",
+            "sh",
+            "-c",
+            "head -c 5000 /dev/zero > result.json",
+        ])
+        .run()
+        .expect_status(0);
+    let written = std::fs::read(run.dir.path().join("result.json")).unwrap();
+    let parsed: serde_json::Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(parsed["sandbox"]["exit_code"], 0);
+}
+
+#[test]
 fn stdin_is_passed_to_the_command() {
     let run = Test::new()
         .stdin("piped text\n")
