@@ -22,7 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
     $completions = @(switch ($command) {
         'autocoder' {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -44,7 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
         'autocoder;fetch-issue' {
             [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--no-comments', '--no-comments', [CompletionResultType]::ParameterName, 'Skip the issue''s comments')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -58,7 +58,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
         'autocoder;mcp' {
             [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'A directory the tools may work in (repeatable); relative paths are taken from the first')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -70,7 +70,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
         }
         'autocoder;open-pr' {
             [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The repository''s clone [default: the run document''s workspace, else the current directory]')
-            [CompletionResult]::new('--repo', '--repo', [CompletionResultType]::ParameterName, 'The GitHub repository [default: the run document''s repo, else the remote''s]')
+            [CompletionResult]::new('--repo', '--repo', [CompletionResultType]::ParameterName, 'The GitHub repository [default: the run document''s repo, else its issue''s; never the workspace''s remote, which sandboxed code can change]')
             [CompletionResult]::new('--remote', '--remote', [CompletionResultType]::ParameterName, 'The remote to push to')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The branch to merge into [default: the repository''s default branch]')
             [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'The branch to push [default: autocoder/issue-N-title]')
@@ -78,7 +78,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'Also commit this file (repeatable): an untracked one, or one that looks like credentials')
             [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--draft', '--draft', [CompletionResultType]::ParameterName, 'Open a draft pull request (also when heal is not green)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
@@ -102,7 +102,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the tests may use [default: all]')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -128,7 +128,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'Where the command runs')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The image for --backend docker')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)')
             [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)')
             [CompletionResult]::new('--allow-degraded', '--allow-degraded', [CompletionResultType]::ParameterName, 'Run even when an isolation layer cannot be applied (the result says which were in force)')
@@ -144,7 +144,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
         'autocoder;generate' {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'The directory to write into')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (never when NO_COLOR is set)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')

@@ -19,7 +19,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
     var completions = [
         &'autocoder'= {
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'
@@ -40,7 +40,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         &'autocoder;fetch-issue'= {
             cand --api-url 'The GitHub API base URL'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --no-comments 'Skip the issue''s comments'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
@@ -53,7 +53,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         &'autocoder;mcp'= {
             cand --root 'A directory the tools may work in (repeatable); relative paths are taken from the first'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'
@@ -64,7 +64,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         }
         &'autocoder;open-pr'= {
             cand --workspace 'The repository''s clone [default: the run document''s workspace, else the current directory]'
-            cand --repo 'The GitHub repository [default: the run document''s repo, else the remote''s]'
+            cand --repo 'The GitHub repository [default: the run document''s repo, else its issue''s; never the workspace''s remote, which sandboxed code can change]'
             cand --remote 'The remote to push to'
             cand --base 'The branch to merge into [default: the repository''s default branch]'
             cand --branch 'The branch to push [default: autocoder/issue-N-title]'
@@ -72,7 +72,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --add 'Also commit this file (repeatable): an untracked one, or one that looks like credentials'
             cand --api-url 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --draft 'Open a draft pull request (also when heal is not green)'
             cand --dry-run 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
             cand --pretty 'Indent the JSON written to stdout'
@@ -95,7 +95,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --cpus 'CPU cores the tests may use [default: all]'
             cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --network 'Allow network access'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
@@ -120,7 +120,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --backend 'Where the command runs'
             cand --image 'The image for --backend docker'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --network 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
             cand --stream 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)'
             cand --allow-degraded 'Run even when an isolation layer cannot be applied (the result says which were in force)'
@@ -135,7 +135,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         &'autocoder;generate'= {
             cand --out-dir 'The directory to write into'
             cand -C 'Run as if started in DIR'
-            cand --color 'When to colour messages on stderr (never when NO_COLOR is set)'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'

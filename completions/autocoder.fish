@@ -25,7 +25,7 @@ function __fish_autocoder_using_subcommand
 end
 
 complete -c autocoder -n "__fish_autocoder_needs_command" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_needs_command" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_needs_command" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_needs_command" -l pretty -d 'Indent the JSON written to stdout'
@@ -42,7 +42,7 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'W
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l api-url -d 'The GitHub API base URL' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l no-comments -d 'Skip the issue\'s comments'
@@ -52,7 +52,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s v -l
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l root -d 'A directory the tools may work in (repeatable); relative paths are taken from the first' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l pretty -d 'Indent the JSON written to stdout'
@@ -60,7 +60,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s q -l quiet -
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The repository\'s clone [default: the run document\'s workspace, else the current directory]' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else the remote\'s]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else its issue\'s; never the workspace\'s remote, which sandboxed code can change]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -d 'The remote to push to' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l base -d 'The branch to merge into [default: the repository\'s default branch]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -d 'The branch to push [default: autocoder/issue-N-title]' -r
@@ -68,7 +68,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file (repeatable): an untracked one, or one that looks like credentials' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l draft -d 'Open a draft pull request (also when heal is not green)'
@@ -97,7 +97,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access'
@@ -120,7 +120,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l backend 
 docker\t'A container on the local Docker engine'"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l image -d 'The image for --backend docker' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l network -d 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
@@ -132,7 +132,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s v -l ver
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l out-dir -d 'The directory to write into' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l color -d 'When to colour messages on stderr (never when NO_COLOR is set)' -r -f -a "auto\t''
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty -d 'Indent the JSON written to stdout'

@@ -41,7 +41,7 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
-    /// When to colour messages on stderr (never when NO_COLOR is set).
+    /// When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
     pub color: ColorChoice,
 }
@@ -212,14 +212,15 @@ pub struct McpArgs {
 /// The token (GITHUB_TOKEN or GH_TOKEN) reaches git through a credential helper, never argv.
 #[derive(Debug, Args, Clone)]
 #[command(
-    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder open-pr\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
+    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
 )]
 pub struct OpenPrArgs {
     /// The repository's clone [default: the run document's workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
-    /// The GitHub repository [default: the run document's repo, else the remote's].
+    /// The GitHub repository [default: the run document's repo, else its issue's; never the
+    /// workspace's remote, which sandboxed code can change].
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
 

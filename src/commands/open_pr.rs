@@ -156,10 +156,15 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     git.run(&["check-ref-format", "--branch", &base], &[], None)
         .map_err(|_| Failure::usage(format!("`{base}` is not a valid branch name")))?;
+    let url = push_url(&remote_url, forge_host, owner, name);
+    crate::commands::note(
+        "open-pr",
+        &format!("pushing commit {commit} to {branch} at {url}, for {base}"),
+    );
     push(
         &git,
         &remote,
-        &push_url(&remote_url, forge_host, owner, name),
+        &url,
         forge_host,
         &Branches {
             head: &branch,
@@ -169,6 +174,10 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         token.as_deref(),
     )?;
     let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": args.draft, "maintainer_can_modify": true});
+    crate::commands::note(
+        "open-pr",
+        &format!("opening (or updating) the pull request in {owner}/{name}"),
+    );
     let (pull, created) = create_or_update(&client, owner, name, &branch, &request)?;
     document.set(
         "pr",

@@ -49,7 +49,35 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             })
         })
         .transpose()?;
+    crate::commands::note(
+        "sandbox",
+        &format!(
+            "running `{}` in {} ({} backend; memory {} MiB, {} processes, {} CPUs, timeout {} s, \
+             network {})",
+            shell_words::join(policy.command.iter().map(|a| a.to_string_lossy())),
+            policy.workspace.display(),
+            format!("{:?}", args.backend).to_lowercase(),
+            policy.memory_bytes >> 20,
+            policy.pids,
+            policy.cpus,
+            policy.timeout.as_secs(),
+            if policy.network { "on" } else { "off" }
+        ),
+    );
     let result = sandbox::run(&policy, args.backend)?;
+    let ended = match (result.exit_code, result.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "no status".to_string(),
+    };
+    let limit = result
+        .limit_hit
+        .map(|hit| format!(", {hit:?} limit hit").to_lowercase())
+        .unwrap_or_default();
+    crate::commands::note(
+        "sandbox",
+        &format!("ended after {} ms: {ended}{limit}", result.duration_ms),
+    );
     let document = SandboxDocument { sandbox: &result };
     // The file may lie in the workspace, which the command could write: the result goes
     // through the descriptor opened before (never through a link put there since), over

@@ -158,6 +158,7 @@ impl GitHub {
         body: Option<&Value>,
         what: &str,
     ) -> Result<ApiResponse, Failure> {
+        crate::commands::note("github", &format!("{method:?} {url} ({what})"));
         let idempotent = method != Method::Post;
         let mut attempt = 0;
         let mut rate_waits = 0;

@@ -50,6 +50,13 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
             request.sandbox.workspace.display()
         ))
     })?;
+    if !root.is_dir() {
+        return Err(Failure::usage(format!(
+            "--workspace {}: not a directory",
+            request.sandbox.workspace.display()
+        ))
+        .with_hint("give the project's directory"));
+    }
     let (framework, guessed) = match request.framework {
         Some(framework) => (framework, false),
         None => match detect::detect(&root) {
@@ -59,7 +66,8 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
                 root.display()
             ))
             .with_hint(
-                "pass --framework (pytest, unittest, cargo, make) or the command with --command",
+                "pass --framework (pytest, unittest, cargo, nextest, go, node, jest, vitest, make), \
+                 or the command with --command",
             )),
         },
     };
@@ -96,6 +104,15 @@ fn run_with(
         .env
         .extend(runner_env(framework).iter().map(|v| v.to_string()));
     let policy = sandbox.resolve()?;
+    crate::commands::note(
+        "run-tests",
+        &format!(
+            "{} in {}: {}",
+            framework.name(),
+            root.display(),
+            shell_words::join(&command)
+        ),
+    );
     let result = crate::sandbox::run(&policy, BackendKind::Native)
         .map_err(|failure| runner_missing(framework, failure))?;
 
@@ -428,6 +445,11 @@ fn parse_output(
             .map_err(invalid)?,
         Framework::Nextest => {
             let mut parsed = nextest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
+            // nextest's libtest-json events now and then lack an ignored test's (it runs tests
+            // in parallel); its own summary on stderr counts the skipped ones.
+            if let Some(skipped) = nextest::summary_skipped(stderr) {
+                parsed.counts.skipped = parsed.counts.skipped.max(skipped);
+            }
             // Compile errors come from cargo, on stderr, as with `cargo test`.
             let build = libtest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?;
             if build.build_failed {

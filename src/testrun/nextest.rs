@@ -78,3 +78,29 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     })?;
     Ok(parsed)
 }
+
+/// The skipped count in nextest's summary line on stderr
+/// (`Summary [   0.019s] 5 tests run: 2 passed, 3 failed, 1 skipped`).
+pub fn summary_skipped(stderr: &str) -> Option<u64> {
+    let summary = stderr
+        .lines()
+        .rev()
+        .find(|line| line.trim_start().starts_with("Summary ["))?;
+    summary
+        .split(", ")
+        .find_map(|part| part.trim().strip_suffix(" skipped"))
+        .and_then(|count| count.rsplit(' ').next()?.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_summary_counts_the_skipped() {
+        let stderr = "     Summary [   0.019s] 5 tests run: 2 passed, 3 failed, 1 skipped\n";
+        assert_eq!(super::summary_skipped(stderr), Some(1));
+        assert_eq!(
+            super::summary_skipped("Summary [ 1s] 2 tests run: 2 passed\n"),
+            None
+        );
+    }
+}
