@@ -76,7 +76,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'The branch to push [default: autocoder/issue-N-title]')
             [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'The pull request''s title [default: fix: <issue title>]')
             [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'Also commit this file (repeatable): an untracked one, or one that looks like credentials')
-            [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]')
+            [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL [default: the issue''s host, else GITHUB_API_URL, else https://api.github.com]')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--draft', '--draft', [CompletionResultType]::ParameterName, 'Open a draft pull request (also when heal is not green)')

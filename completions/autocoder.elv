@@ -70,7 +70,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --branch 'The branch to push [default: autocoder/issue-N-title]'
             cand --title 'The pull request''s title [default: fix: <issue title>]'
             cand --add 'Also commit this file (repeatable): an untracked one, or one that looks like credentials'
-            cand --api-url 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]'
+            cand --api-url 'The GitHub API base URL [default: the issue''s host, else GITHUB_API_URL, else https://api.github.com]'
             cand -C 'Run as if started in DIR'
             cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --draft 'Open a draft pull request (also when heal is not green)'

@@ -66,7 +66,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l base -d 
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -d 'The branch to push [default: autocoder/issue-N-title]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d 'The pull request\'s title [default: fix: <issue title>]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file (repeatable): an untracked one, or one that looks like credentials' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: the issue\'s host, else GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''

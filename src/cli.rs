@@ -177,7 +177,7 @@ pub struct FetchIssueArgs {
     pub reference: String,
 
     /// The GitHub API base URL.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = api_url)]
     pub api_url: Option<String>,
 
     /// Skip the issue's comments.
@@ -253,8 +253,9 @@ pub struct OpenPrArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com].
-    #[arg(long, value_name = "URL")]
+    /// The GitHub API base URL [default: the issue's host, else GITHUB_API_URL, else
+    /// https://api.github.com].
+    #[arg(long, value_name = "URL", value_parser = api_url)]
     pub api_url: Option<String>,
 }
 
@@ -340,4 +341,18 @@ pub struct GenerateArgs {
 pub enum GenerateWhat {
     Man,
     Completions,
+}
+
+/// An API base URL: http or https, with a host.
+fn api_url(text: &str) -> Result<String, String> {
+    let host = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .unwrap_or_default();
+    if host.is_empty() || host.starts_with('/') {
+        return Err(format!(
+            "`{text}` is not an http(s) URL, e.g. https://github.example.com/api/v3"
+        ));
+    }
+    Ok(text.to_string())
 }

@@ -143,6 +143,13 @@ impl Git {
                  objects/info/alternates)",
             )
         };
+        if !workspace.is_dir() {
+            return Err(Failure::usage(format!(
+                "--workspace {}: no such directory",
+                workspace.display()
+            ))
+            .with_hint("give the project's clone"));
+        }
         if git_dir.symlink_metadata().is_err() {
             return Err(Failure::usage(format!(
                 "{} is not the top of a git repository (no .git in it)",
