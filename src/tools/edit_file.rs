@@ -3,11 +3,12 @@
 //! line endings and the file's mode are kept; the write is atomic; the result is the diff.
 
 use std::io::Read;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::write_file::write_atomically;
+use super::write_file::{exclusive, write_atomically};
 use super::Context;
 use crate::workspace::jail::{self, tool_error, ToolError};
 
@@ -15,6 +16,9 @@ pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspac
 text exactly (whitespace and indentation included) and, unless replace_all is set, exactly once: include enough \
 surrounding lines to make it unique. If it does not match, the error shows the closest lines. Line endings (CRLF or \
 LF) and the file's mode are kept. Returns the unified diff; dry_run shows it without writing.";
+
+/// How long the diff of an edit may take (after that it is coarser, not wrong).
+const DIFF_TIME: Duration = Duration::from_secs(1);
 
 /// Files larger than this are not edited here (the whole file is held, twice).
 const MAX_BYTES: u64 = 16 << 20;
@@ -57,6 +61,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         ));
     }
     let confined = context.roots.confine(&input.path)?;
+    let _editing = exclusive();
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file
         .metadata()
@@ -112,7 +117,10 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         text.replacen(&old, &new, 1)
     };
     let relative = confined.relative.display().to_string();
-    let diff = similar::TextDiff::from_lines(&text, &updated)
+    // Diffing is bounded in time: a file of many short identical lines made it quadratic.
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIME)
+        .diff_lines(&text, &updated)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{relative}"), &format!("b/{relative}"))
@@ -128,22 +136,28 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// "No match", with the file's lines most like old_string's first line.
+/// "No match", with the file's lines most like old_string's first line (the first 10,000
+/// lines, each compared on its first 500 characters with a time bound: comparing is quadratic
+/// in their length).
 fn no_match_hint(path: &str, text: &str, old: &str) -> String {
-    let wanted = old
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    fn head(line: &str) -> &str {
+        let line = line.trim();
+        &line[..line
+            .char_indices()
+            .nth(500)
+            .map_or(line.len(), |(at, _)| at)]
+    }
+    let wanted = head(old.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
     let mut scored: Vec<(f32, usize, &str)> = text
         .lines()
+        .take(10_000)
         .enumerate()
         .map(|(index, line)| {
-            (
-                similar::TextDiff::from_chars(wanted, line.trim()).ratio(),
-                index + 1,
-                line,
-            )
+            let ratio = similar::TextDiff::configure()
+                .timeout(Duration::from_millis(10))
+                .diff_chars(wanted, head(line))
+                .ratio();
+            (ratio, index + 1, line)
         })
         .filter(|(score, _, _)| *score > 0.5)
         .collect();

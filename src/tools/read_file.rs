@@ -13,6 +13,9 @@ pub const DESCRIPTION: &str = "Read a text file inside the workspace. Returns it
 file's total line count, and, when the window did not reach the end, the offset to continue from. Read big files a window \
 at a time with offset and limit. Binary files are refused with their size.";
 
+/// A line is shown cut at this many bytes.
+const MAX_LINE_BYTES: usize = 2_000;
+
 /// Files larger than this are refused: read them with `run_command` and head/sed instead.
 const MAX_BYTES: u64 = 16 << 20;
 
@@ -104,7 +107,19 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             break;
         }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let _ = writeln!(content, "{}\t{}", index + 1, String::from_utf8_lossy(line));
+        // A minified file's line can be megabytes: shown cut, with its length.
+        if line.len() > MAX_LINE_BYTES {
+            let shown = String::from_utf8_lossy(&line[..MAX_LINE_BYTES]);
+            let shown = shown.trim_end_matches('\u{fffd}');
+            let _ = writeln!(
+                content,
+                "{}\t{shown}… [line cut: {} bytes in all]",
+                index + 1,
+                line.len()
+            );
+        } else {
+            let _ = writeln!(content, "{}\t{}", index + 1, String::from_utf8_lossy(line));
+        }
     }
     Ok(Output {
         path: confined.display().display().to_string(),

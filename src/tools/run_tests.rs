@@ -37,7 +37,8 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         format!("{timeout}s"),
     ];
     for id in &input.tests {
-        args.extend(["--tests".into(), id.clone()]);
+        // One argument, so that an id starting with `-` stays an id.
+        args.push(format!("--tests={id}"));
     }
     let document = run_self(
         &args,

@@ -71,10 +71,17 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;
     let start = jail::open(&confined, libc::O_RDONLY, 0)?;
-    let start_is_dir = start
+    let start_meta = start
         .metadata()
-        .map_err(|err| tool_error(format!("{}: {err}", confined.display().display())))?
-        .is_dir();
+        .map_err(|err| tool_error(format!("{}: {err}", confined.display().display())))?;
+    let start_is_dir = start_meta.is_dir();
+    if !start_is_dir && start_meta.len() > MAX_FILE_BYTES {
+        return Err(tool_error(format!(
+            "{} is {} bytes, more than search_text reads (16 MiB); use run_command with grep",
+            confined.display().display(),
+            start_meta.len()
+        )));
+    }
     drop(start);
     let glob = match &input.glob {
         Some(glob) => Some(

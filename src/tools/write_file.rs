@@ -38,8 +38,18 @@ pub struct Output {
     pub created: bool,
 }
 
+/// Held while a tool writes a file (and, for edit_file, from reading it to writing it):
+/// concurrent calls would otherwise each succeed and all but the last be lost.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    WRITES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let confined = context.roots.confine(&input.path)?;
+    let _writing = exclusive();
     let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
     Ok(Output {
         path: confined.display().display().to_string(),

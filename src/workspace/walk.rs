@@ -7,6 +7,7 @@
 //! 1 MiB: a FIFO or a link to `/dev/zero` in their place must not hang the server. `.git` itself
 //! is never entered. Entries come in name order, each directory followed by its contents.
 
+use std::cell::Cell;
 use std::ffi::CString;
 use std::fs::File;
 use std::io::Read;
@@ -26,6 +27,9 @@ use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS}
 /// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 const MAX_PATTERNS: usize = 5_000;
+/// And at most this many in a whole walk (each directory's compiled rules are held while its
+/// contents are walked: 60 nested files of 5,000 patterns took 2.7 GB).
+const MAX_WALK_PATTERNS: usize = 20_000;
 /// Directories deeper than this below the start are not entered (a chain of thousands would
 /// hold as many descriptors).
 const MAX_DEPTH: usize = 256;
@@ -193,18 +197,20 @@ struct Rules {
     gitignore: Option<Gitignore>,
     outer: Option<Rc<Rules>>,
     excludes: Rc<Vec<Gitignore>>,
+    /// Patterns the walk may still take.
+    budget: Rc<Cell<usize>>,
 }
 
 impl Rules {
     /// The rules inside `dir` (open at `fd`, at `path`): these, and its own ignore files.
     fn enter(self: &Rc<Rules>, path: &Path, fd: RawFd) -> Rules {
+        let budget = &self.budget;
         Rules {
-            ignore: patterns(path, |builder| add_lines(builder, fd, Path::new(".ignore"))),
-            gitignore: patterns(path, |builder| {
-                add_lines(builder, fd, Path::new(".gitignore"))
-            }),
+            ignore: patterns(path, |b| add_lines(b, fd, Path::new(".ignore"), budget)),
+            gitignore: patterns(path, |b| add_lines(b, fd, Path::new(".gitignore"), budget)),
             outer: Some(self.clone()),
             excludes: self.excludes.clone(),
+            budget: budget.clone(),
         }
     }
 
@@ -239,14 +245,17 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
         .root
         .ancestors()
         .find(|dir| dir.join(".git").symlink_metadata().is_ok());
+    let budget = Rc::new(Cell::new(MAX_WALK_PATTERNS));
     let mut excludes = Vec::new();
     if let Some(top) = top {
         let exclude = if top == start.root {
             patterns(top, |b| {
-                add_lines(b, start.root_fd, Path::new(".git/info/exclude"))
+                add_lines(b, start.root_fd, Path::new(".git/info/exclude"), &budget)
             })
         } else {
-            patterns(top, |b| add_host_lines(b, &top.join(".git/info/exclude")))
+            patterns(top, |b| {
+                add_host_lines(b, &top.join(".git/info/exclude"), &budget)
+            })
         };
         excludes.extend(exclude);
     }
@@ -257,11 +266,12 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
         .map(|config| config.join("git/ignore"));
     if let Some(global) = global {
         excludes.extend(patterns(top.unwrap_or(start.root), |b| {
-            add_host_lines(b, &global)
+            add_host_lines(b, &global, &budget)
         }));
     }
     let mut rules = Rc::new(Rules {
         excludes: Rc::new(excludes),
+        budget: budget.clone(),
         ..Rules::default()
     });
     if let Some(top) = top {
@@ -273,10 +283,11 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
             .collect();
         for dir in above.into_iter().rev() {
             rules = Rc::new(Rules {
-                ignore: patterns(dir, |b| add_host_lines(b, &dir.join(".ignore"))),
-                gitignore: patterns(dir, |b| add_host_lines(b, &dir.join(".gitignore"))),
+                ignore: patterns(dir, |b| add_host_lines(b, &dir.join(".ignore"), &budget)),
+                gitignore: patterns(dir, |b| add_host_lines(b, &dir.join(".gitignore"), &budget)),
                 outer: Some(rules.clone()),
                 excludes: rules.excludes.clone(),
+                budget: budget.clone(),
             });
         }
     }
@@ -303,24 +314,30 @@ fn patterns(dir: &Path, add: impl FnOnce(&mut GitignoreBuilder) -> bool) -> Opti
 }
 
 /// Adds the lines of the regular file at `path` beneath `dir`; whether there was one.
-fn add_lines(builder: &mut GitignoreBuilder, dir: RawFd, path: &Path) -> bool {
+fn add_lines(
+    builder: &mut GitignoreBuilder,
+    dir: RawFd,
+    path: &Path,
+    budget: &Cell<usize>,
+) -> bool {
     match open_beneath(dir, path, 0) {
-        Ok(fd) => add_file(builder, File::from(fd)),
+        Ok(fd) => add_file(builder, File::from(fd), budget),
         Err(_) => false,
     }
 }
 
 /// Adds the lines of a file of the user's own, outside the roots (still not a FIFO or device).
-fn add_host_lines(builder: &mut GitignoreBuilder, path: &Path) -> bool {
+fn add_host_lines(builder: &mut GitignoreBuilder, path: &Path, budget: &Cell<usize>) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .is_ok_and(|file| add_file(builder, file))
+        .is_ok_and(|file| add_file(builder, file, budget))
 }
 
-fn add_file(builder: &mut GitignoreBuilder, file: File) -> bool {
+/// Adds a file's lines, as many as the file's and the walk's budgets allow.
+fn add_file(builder: &mut GitignoreBuilder, file: File, budget: &Cell<usize>) -> bool {
     if !file.metadata().is_ok_and(|meta| meta.is_file()) {
         return false;
     }
@@ -328,9 +345,13 @@ fn add_file(builder: &mut GitignoreBuilder, file: File) -> bool {
     if file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes).is_err() {
         return false;
     }
-    for line in String::from_utf8_lossy(&bytes).lines().take(MAX_PATTERNS) {
+    let allowed = MAX_PATTERNS.min(budget.get());
+    let mut taken = 0;
+    for line in String::from_utf8_lossy(&bytes).lines().take(allowed) {
         let _ = builder.add_line(None, line);
+        taken += 1;
     }
+    budget.set(budget.get() - taken);
     true
 }
 

@@ -1450,3 +1450,44 @@ fn directories_the_server_cannot_read_are_skipped() {
         .clone();
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
 }
+
+#[test]
+fn concurrent_edits_long_lines_and_big_files_answer_truthfully() {
+    let dir = TempDir::new();
+    dir.write("shared.txt", "start\n");
+    dir.write("minified.js", &format!("{}\n", "x".repeat(100_000)));
+    let big = dir.path().join("big.log");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(20 << 20)
+        .unwrap();
+    let mut session = initialized(dir.path());
+    // 20 edits of the same text at once: exactly one may succeed, and the file shows it.
+    for id in 0..20 {
+        session.send_raw(&json!({"jsonrpc": "2.0", "id": 500 + id, "method": "tools/call",
+            "params": {"name": "edit_file", "arguments": {"path": "shared.txt", "old_string": "start", "new_string": format!("E{id}")}}}).to_string());
+    }
+    let mut written = Vec::new();
+    for _ in 0..20 {
+        let answer = session.receive();
+        if answer["result"]["isError"] == false {
+            written.push(answer["id"].as_i64().unwrap() - 500);
+        }
+    }
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("shared.txt")).unwrap(),
+        format!("E{}\n", written[0])
+    );
+    // A 100,000-character line is shown cut, in the text and in structuredContent.
+    let read = session.call("read_file", json!({"path": "minified.js"}));
+    let content = read["structuredContent"]["content"].as_str().unwrap();
+    assert!(
+        content.len() < 3_000 && content.contains("[line cut: 100000 bytes in all]"),
+        "{}",
+        &content[..100]
+    );
+    // A file too big to search, named: said so, not an empty result.
+    let text = session.call_error("search_text", json!({"pattern": "x", "path": "big.log"}));
+    assert!(text.contains("more than search_text reads"), "{text}");
+}
