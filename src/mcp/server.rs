@@ -75,9 +75,13 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         if line.len() as u64 == MAX_MESSAGE && !line.ends_with(b"\n") {
             skip_line(&mut input)?;
             let limit = MAX_MESSAGE >> 20;
-            let fault =
-                format!("parse error: a message longer than {limit} MiB; send less at once");
-            send(&shared, &error(Value::Null, -32700, &fault));
+            let fault = format!("a message longer than {limit} MiB; send less at once");
+            // Answered to its id when the start of the message names one.
+            let answer = match leading_id(&line) {
+                Some(id) => error(id, -32600, &fault),
+                None => error(Value::Null, -32700, &format!("parse error: {fault}")),
+            };
+            send(&shared, &answer);
             continue;
         }
         // JSON-RPC text is UTF-8; other bytes are refused, not replaced (a file written from
@@ -209,6 +213,51 @@ fn unreadable(text: &str, err: &serde_json::Error) -> Value {
         ),
         None => error(Value::Null, -32700, &format!("parse error: {err}")),
     }
+}
+
+/// The top-level `"id"` of a message too long to parse, read from its first 64 KiB: a string
+/// or an integer, as JSON-RPC allows.
+fn leading_id(message: &[u8]) -> Option<Value> {
+    let head = &message[..message.len().min(64 << 10)];
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, &byte) in head.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' if depth == 1 && head[at..].starts_with(b"\"id\"") => {
+                let rest = String::from_utf8_lossy(&head[at + 4..]);
+                match rest.trim_start().strip_prefix(':') {
+                    Some(value) => return id_value(value.trim_start()),
+                    None => in_string = true, // the string "id", as a value
+                }
+            }
+            b'"' => in_string = true,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The string or integer at the start of `text`, if it is one.
+fn id_value(text: &str) -> Option<Value> {
+    let end = match text.strip_prefix('"') {
+        Some(string) => string.find('"')? + 2,
+        None => text
+            .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .unwrap_or(text.len()),
+    };
+    serde_json::from_str::<Value>(&text[..end])
+        .ok()
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
 }
 
 /// Consumes input up to and including the next newline (or to the end).
@@ -454,4 +503,28 @@ fn send(shared: &Shared, message: &Value) {
     let mut out = shared.out.lock().unwrap();
     let _ = out.write_all(&line);
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_of_a_message_too_long_to_parse() {
+        let id = |text: &str| leading_id(text.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc": "2.0", "id": "big", "params": {"x": "#),
+            Some(json!("big"))
+        );
+        assert_eq!(
+            id(r#"{"method": "id", "params": {"id": 3}, "id": 7, "x": "#),
+            Some(json!(7))
+        );
+        assert_eq!(
+            id(r#"{"params": {"text": "\"id\": 5"}, "id": -2"#),
+            Some(json!(-2))
+        );
+        assert_eq!(id(r#"{"id": null, "#), None);
+        assert_eq!(id(r#"{"params": {"x": "#), None);
+    }
 }

@@ -245,6 +245,18 @@ fn protocol_faults_are_json_rpc_errors() {
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(message.contains(said), "{refused}");
     }
+    // One that names its id at the start gets its answer to that id.
+    let mut named =
+        br#"{"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {"x": ""#.to_vec();
+    named.resize((64 << 20) + 10, b' ');
+    named.push(b'\n');
+    session.send_bytes(&named);
+    let refused = session.receive();
+    assert_eq!(
+        (refused["id"].as_str(), refused["error"]["code"].as_i64()),
+        (Some("big"), Some(-32600)),
+        "{refused}"
+    );
     session.send_raw(&format!(
         "{{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": \"ping\", \"params\": {{\"x\": \"{}\"}}}}",
         "\u{1F600}"
