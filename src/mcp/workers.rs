@@ -1,8 +1,9 @@
 //! The threads tool calls run on. Calls run concurrently (a test run must not hold up a read),
 //! but starting a thread per call cost more than a small call itself (clone, a fresh stack and
 //! its page faults), so finished workers wait for the next call; a call that finds none idle
-//! starts one more. Idle workers are reserved at dispatch, so a queued call never waits behind
-//! a running one.
+//! starts one more, up to MAX_WORKERS. Idle workers are reserved at dispatch, so a call never
+//! waits behind a running one unless that many run at once (a client sending hundreds of
+//! commands at a time would otherwise get as many threads and their memory).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -11,6 +12,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 type Job = Box<dyn FnOnce() + Send>;
+
+/// Calls running at once at most; more wait for a worker.
+const MAX_WORKERS: usize = 32;
 
 pub struct Workers {
     jobs: Option<Sender<Job>>,
@@ -38,8 +42,9 @@ impl Workers {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
         let job: Job = Box::new(job);
-        if reserved {
-            // The channel is open while `self` lives, and a reserved worker is waiting on it.
+        if reserved || self.threads.len() >= MAX_WORKERS {
+            // The channel is open while `self` lives; a reserved worker is waiting on it, or
+            // the first to finish takes the job.
             self.jobs.as_ref().unwrap().send(job).ok();
             return;
         }

@@ -1503,3 +1503,21 @@ fn concurrent_edits_long_lines_and_big_files_answer_truthfully() {
     let text = session.call_error("search_text", json!({"pattern": "x", "path": "big.log"}));
     assert!(text.contains("more than search_text reads"), "{text}");
 }
+
+#[test]
+fn more_calls_than_workers_all_get_their_answers() {
+    let dir = TempDir::new();
+    let mut session = initialized(dir.path());
+    for id in 0..40 {
+        session.send_raw(
+            &json!({"jsonrpc": "2.0", "id": 700 + id, "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"argv": ["sleep", "0.3"]}}})
+            .to_string(),
+        );
+    }
+    let mut answered: Vec<i64> = (0..40)
+        .map(|_| session.receive()["id"].as_i64().unwrap())
+        .collect();
+    answered.sort_unstable();
+    assert_eq!(answered, (700..740).collect::<Vec<_>>());
+}
