@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Context;
+use super::{Call, Context};
 use crate::workspace::jail::{tool_error, ToolError};
 use crate::workspace::walk::{self, Kind};
 
@@ -45,7 +45,7 @@ pub struct Output {
     pub truncated: bool,
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let confined = context
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;
@@ -62,6 +62,10 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let mut truncated = false;
     let depth = (!input.recursive).then_some(1);
     let walked = walk::walk(&confined, depth, &mut |found| {
+        // A call the client gave up on stops walking (its answer is never sent).
+        if call.is_cancelled() {
+            return ControlFlow::Break(());
+        }
         let relative = found.relative.to_string_lossy();
         if glob
             .as_ref()

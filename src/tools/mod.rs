@@ -110,13 +110,13 @@ macro_rules! tool {
 pub fn catalogue() -> Vec<ToolSpec> {
     vec![
         tool!(list_files, "List files", None,
-            |c, _, a| output(list_files::call(c, arguments("list_files", a)?)?),
+            |c, call, a| output(list_files::call(c, call, arguments("list_files", a)?)?),
             Some(schema::<list_files::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(read_file, "Read a file", Some("content"),
             |c, _, a| output(read_file::call(c, arguments("read_file", a)?)?),
             Some(schema::<read_file::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(search_text, "Search text", None,
-            |c, _, a| output(search_text::call(c, arguments("search_text", a)?)?),
+            |c, call, a| output(search_text::call(c, call, arguments("search_text", a)?)?),
             Some(schema::<search_text::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(edit_file, "Edit a file", Some("diff"),
             |c, _, a| output(edit_file::call(c, arguments("edit_file", a)?)?),

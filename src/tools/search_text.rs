@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Context;
+use super::{Call, Context};
 use crate::workspace::jail::{self, tool_error, Confined, ToolError};
 use crate::workspace::walk::{self, Kind};
 
@@ -56,7 +56,7 @@ pub struct Output {
     pub files_searched: usize,
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let source = if input.fixed_string {
         regex::escape(&input.pattern)
     } else {
@@ -104,6 +104,10 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         let _ = search.file(&confined);
     } else {
         let walked = walk::walk(&confined, None, &mut |found| {
+            // A call the client gave up on stops searching (its answer is never sent).
+            if call.is_cancelled() {
+                return ControlFlow::Break(());
+            }
             if found.kind != Kind::File || found.size > MAX_FILE_BYTES {
                 return ControlFlow::Continue(());
             }
