@@ -349,6 +349,15 @@ fn api_url(text: &str) -> Result<String, String> {
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
         .unwrap_or_default();
+    if host
+        .split('/')
+        .next()
+        .is_some_and(|authority| authority.contains('@'))
+    {
+        return Err(format!(
+            "`{text}` holds credentials; give the token in GITHUB_TOKEN or GH_TOKEN instead"
+        ));
+    }
     if host.is_empty() || host.starts_with('/') {
         return Err(format!(
             "`{text}` is not an http(s) URL, e.g. https://github.example.com/api/v3"

@@ -43,10 +43,21 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .result
         .as_ref()
         .map(|path| {
-            std::fs::File::create(path).map_err(|err| {
-                Failure::usage(format!("cannot write --result {}: {err}", path.display()))
-                    .with_hint("give a file in an existing, writable directory")
-            })
+            use std::os::unix::fs::OpenOptionsExt;
+            // Not truncated yet, and never through a link (one a previous run put there would
+            // have root write, or empty, any file).
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|err| {
+                    Failure::usage(format!("cannot write --result {}: {err}", path.display()))
+                        .with_hint(
+                            "give a plain file (not a link) in an existing, writable directory",
+                        )
+                })
         })
         .transpose()?;
     crate::commands::note(

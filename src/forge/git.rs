@@ -145,7 +145,7 @@ impl Git {
         };
         if !workspace.is_dir() {
             return Err(Failure::usage(format!(
-                "--workspace {}: no such directory",
+                "{}: no such directory (the workspace)",
                 workspace.display()
             ))
             .with_hint("give the project's clone"));

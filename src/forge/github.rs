@@ -158,7 +158,10 @@ impl GitHub {
         body: Option<&Value>,
         what: &str,
     ) -> Result<ApiResponse, Failure> {
-        crate::commands::note("github", &format!("{method:?} {url} ({what})"));
+        crate::commands::note(
+            "github",
+            &format!("{method:?} {} ({what})", without_userinfo(url)),
+        );
         let idempotent = method != Method::Post;
         let mut attempt = 0;
         let mut rate_waits = 0;
@@ -388,8 +391,34 @@ fn next_page(link: &str) -> Option<String> {
     })
 }
 
+/// `url` without a `user:password@` part, for showing.
+fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..host_end].rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{host}{}", &rest[host_end..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn credentials_in_urls_are_not_shown() {
+        assert_eq!(
+            super::without_userinfo("http://x-access-token:ghp_SECRET@127.0.0.1:9/api/v3/x"),
+            "http://127.0.0.1:9/api/v3/x"
+        );
+        assert_eq!(
+            super::without_userinfo("https://api.github.com/repos/a/b"),
+            "https://api.github.com/repos/a/b"
+        );
+    }
+
     use super::*;
 
     #[test]

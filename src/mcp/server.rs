@@ -77,9 +77,10 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             let limit = MAX_MESSAGE >> 20;
             let fault = format!("a message longer than {limit} MiB; send less at once");
             // Answered to its id when the start of the message names one.
-            let answer = match leading_id(&line) {
-                Some(id) => error(id, -32600, &fault),
-                None => error(Value::Null, -32700, &format!("parse error: {fault}")),
+            let answer = match leading_outline(&line) {
+                (true, _) => continue,
+                (false, Some(id)) => error(id, -32600, &fault),
+                (false, None) => error(Value::Null, -32700, &format!("parse error: {fault}")),
             };
             send(&shared, &answer);
             continue;
@@ -100,7 +101,9 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         let message: Value = match serde_json::from_str(text) {
             Ok(message) => message,
             Err(err) => {
-                send(&shared, &unreadable(text, &err));
+                if let Some(answer) = unreadable(text, &err) {
+                    send(&shared, &answer);
+                }
                 continue;
             }
         };
@@ -195,32 +198,45 @@ pub fn serve(context: Context) -> std::io::Result<()> {
 
 /// The answer to a line serde_json could not read. JSON it cannot hold (a lone surrogate in a
 /// string, a number like 1e400) still names its id, read past the rest: that request gets its
-/// answer (-32602) instead of none.
-fn unreadable(text: &str, err: &serde_json::Error) -> Value {
+/// answer (-32602) instead of none. A response (to our roots/list) gets none, as ever.
+fn unreadable(text: &str, err: &serde_json::Error) -> Option<Value> {
+    use serde::de::IgnoredAny;
     #[derive(serde::Deserialize)]
-    struct IdOnly {
+    struct Outline {
         id: Option<Value>,
+        method: Option<IgnoredAny>,
+        result: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
     }
-    let id = serde_json::from_str::<IdOnly>(text)
-        .ok()
-        .and_then(|message| message.id)
+    let outline = serde_json::from_str::<Outline>(text).ok();
+    if outline
+        .as_ref()
+        .is_some_and(|o| o.method.is_none() && (o.result.is_some() || o.error.is_some()))
+    {
+        return None;
+    }
+    let id = outline
+        .and_then(|o| o.id)
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
-    match id {
+    Some(match id {
         Some(id) => error(
             id,
             -32602,
             &format!("cannot read the request's contents: {err}"),
         ),
         None => error(Value::Null, -32700, &format!("parse error: {err}")),
-    }
+    })
 }
 
-/// The top-level `"id"` of a message too long to parse, read from its first 64 KiB: a string
-/// or an integer, as JSON-RPC allows.
-fn leading_id(message: &[u8]) -> Option<Value> {
-    let head = &message[..message.len().min(64 << 10)];
+/// What the first 64 KiB of a message too long to parse say: whether it is a response (a
+/// `result` or `error` and no `method`: never answered), and its top-level `"id"` when that
+/// is a string or an integer, as JSON-RPC allows.
+fn leading_outline(message: &[u8]) -> (bool, Option<Value>) {
+    let head = String::from_utf8_lossy(&message[..message.len().min(64 << 10)]);
+    let bytes = head.as_bytes();
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (at, &byte) in head.iter().enumerate() {
+    let (mut id, mut method, mut answer) = (None, false, false);
+    for (at, &byte) in bytes.iter().enumerate() {
         if in_string {
             match byte {
                 _ if escaped => escaped = false,
@@ -233,31 +249,36 @@ fn leading_id(message: &[u8]) -> Option<Value> {
         match byte {
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
-            b'"' if depth == 1 && head[at..].starts_with(b"\"id\"") => {
-                let rest = String::from_utf8_lossy(&head[at + 4..]);
-                match rest.trim_start().strip_prefix(':') {
-                    Some(value) => return id_value(value.trim_start()),
-                    None => in_string = true, // the string "id", as a value
+            b'"' if depth == 1 => {
+                // A key is a string followed by a colon; its value follows that.
+                let key_end = head[at + 1..].find('"').map(|end| at + 1 + end);
+                let value = key_end.and_then(|end| {
+                    head[end + 1..]
+                        .trim_start()
+                        .strip_prefix(':')
+                        .map(str::trim_start)
+                });
+                if let (Some(end), Some(value)) = (key_end, value) {
+                    match &head[at + 1..end] {
+                        "id" => {
+                            id = serde_json::Deserializer::from_str(value)
+                                .into_iter::<Value>()
+                                .next()
+                                .and_then(Result::ok)
+                                .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+                        }
+                        "method" => method = true,
+                        "result" | "error" => answer = true,
+                        _ => {}
+                    }
                 }
+                in_string = true;
             }
             b'"' => in_string = true,
             _ => {}
         }
     }
-    None
-}
-
-/// The string or integer at the start of `text`, if it is one.
-fn id_value(text: &str) -> Option<Value> {
-    let end = match text.strip_prefix('"') {
-        Some(string) => string.find('"')? + 2,
-        None => text
-            .find(|c: char| !(c.is_ascii_digit() || c == '-'))
-            .unwrap_or(text.len()),
-    };
-    serde_json::from_str::<Value>(&text[..end])
-        .ok()
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+    (answer && !method, id)
 }
 
 /// Consumes input up to and including the next newline (or to the end).
@@ -510,21 +531,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_id_of_a_message_too_long_to_parse() {
-        let id = |text: &str| leading_id(text.as_bytes());
+    fn the_outline_of_a_message_too_long_to_parse() {
+        let outline = |text: &str| leading_outline(text.as_bytes());
         assert_eq!(
-            id(r#"{"jsonrpc": "2.0", "id": "big", "params": {"x": "#),
-            Some(json!("big"))
+            outline(r#"{"jsonrpc": "2.0", "id": "big", "params": {"x": "#),
+            (false, Some(json!("big")))
         );
         assert_eq!(
-            id(r#"{"method": "id", "params": {"id": 3}, "id": 7, "x": "#),
-            Some(json!(7))
+            outline(r#"{"method": "id", "params": {"id": 3}, "id": 7, "x": "#),
+            (false, Some(json!(7)))
         );
         assert_eq!(
-            id(r#"{"params": {"text": "\"id\": 5"}, "id": -2"#),
-            Some(json!(-2))
+            outline(r#"{"params": {"text": "\"id\": 5"}, "id": -2, "#),
+            (false, Some(json!(-2)))
         );
-        assert_eq!(id(r#"{"id": null, "#), None);
-        assert_eq!(id(r#"{"params": {"x": "#), None);
+        assert_eq!(outline(r#"{"id": "a\"b", "#), (false, Some(json!("a\"b"))));
+        assert_eq!(outline(r#"{"id": 1.5, "#), (false, None));
+        assert_eq!(outline(r#"{"id": null, "#), (false, None));
+        assert!(outline(r#"{"id": "autocoder-roots-1", "result": {"roots": ["#).0);
     }
 }

@@ -138,7 +138,15 @@ fn run_with(
         )
         .with_hint(format!("install it: {} -m pip install pytest", command[0])));
     }
-    let parsed = parse_output(framework, stdout, stderr, root)?;
+    let mut parsed = parse_output(framework, stdout, stderr, root)?;
+    // nextest's libtest-json events now and then lack an ignored test's (it runs tests in
+    // parallel); its own summary on stderr counts the skipped ones, but also the tests left
+    // out by --tests.
+    if framework == Framework::Nextest && request.tests.is_empty() {
+        if let Some(skipped) = nextest::summary_skipped(stderr) {
+            parsed.counts.skipped = parsed.counts.skipped.max(skipped);
+        }
+    }
     let outcome = classify(framework, &result, &parsed);
     let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
     output.push_str(stdout);
@@ -445,11 +453,6 @@ fn parse_output(
             .map_err(invalid)?,
         Framework::Nextest => {
             let mut parsed = nextest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
-            // nextest's libtest-json events now and then lack an ignored test's (it runs tests
-            // in parallel); its own summary on stderr counts the skipped ones.
-            if let Some(skipped) = nextest::summary_skipped(stderr) {
-                parsed.counts.skipped = parsed.counts.skipped.max(skipped);
-            }
             // Compile errors come from cargo, on stderr, as with `cargo test`.
             let build = libtest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?;
             if build.build_failed {

@@ -61,7 +61,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         ));
     }
     let confined = context.roots.confine(&input.path)?;
-    let _editing = exclusive();
+    let editing = exclusive();
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file
         .metadata()
@@ -89,22 +89,29 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     };
     let (old, new) = (convert(&input.old_string), convert(&input.new_string));
     let positions: Vec<usize> = text.match_indices(&old).map(|(at, _)| at).collect();
-    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
     match positions.len() {
         0 => {
+            // The hint takes a while: other writes need not wait for it.
+            drop(editing);
             return Err(tool_error(no_match_hint(
                 &input.path,
                 &text,
                 &input.old_string,
-            )))
+            )));
         }
         n if n > 1 && !input.replace_all => {
-            let lines: Vec<String> = positions
-                .iter()
-                .map(|&at| line_of(at).to_string())
-                .collect();
+            drop(editing);
+            // Line numbers in one pass over the text; the first 20 listed.
+            let mut lines = Vec::new();
+            let (mut line, mut counted) = (1, 0);
+            for &at in positions.iter().take(20) {
+                line += text[counted..at].matches('\n').count();
+                counted = at;
+                lines.push(line.to_string());
+            }
+            let more = if n > 20 { ", ..." } else { "" };
             return Err(tool_error(format!(
-                "old_string occurs {n} times in {} (lines {}); include more surrounding lines to pick one, or set replace_all",
+                "old_string occurs {n} times in {} (lines {}{more}); include more surrounding lines to pick one, or set replace_all",
                 input.path,
                 lines.join(", ")
             )));
@@ -116,6 +123,10 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     } else {
         text.replacen(&old, &new, 1)
     };
+    if !input.dry_run {
+        write_atomically(&confined, updated.as_bytes(), false)?;
+    }
+    drop(editing);
     let relative = confined.relative.display().to_string();
     // Diffing is bounded in time: a file of many short identical lines made it quadratic.
     let diff = similar::TextDiff::configure()
@@ -125,9 +136,6 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .context_radius(3)
         .header(&format!("a/{relative}"), &format!("b/{relative}"))
         .to_string();
-    if !input.dry_run {
-        write_atomically(&confined, updated.as_bytes(), false)?;
-    }
     Ok(Output {
         path: confined.display().display().to_string(),
         replacements: positions.len(),
@@ -148,13 +156,16 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
             .map_or(line.len(), |(at, _)| at)]
     }
     let wanted = head(old.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
+    // A second in all: past it, the lines seen so far are ranked.
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
     let mut scored: Vec<(f32, usize, &str)> = text
         .lines()
         .take(10_000)
         .enumerate()
+        .take_while(|_| std::time::Instant::now() < deadline)
         .map(|(index, line)| {
             let ratio = similar::TextDiff::configure()
-                .timeout(Duration::from_millis(10))
+                .deadline(deadline)
                 .diff_chars(wanted, head(line))
                 .ratio();
             (ratio, index + 1, line)

@@ -109,8 +109,14 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         // A minified file's line can be megabytes: shown cut, with its length.
         if line.len() > MAX_LINE_BYTES {
-            let shown = String::from_utf8_lossy(&line[..MAX_LINE_BYTES]);
-            let shown = shown.trim_end_matches('\u{fffd}');
+            // Cut on a character's boundary: an incomplete last character is left out.
+            let mut cut = &line[..MAX_LINE_BYTES];
+            if let Err(err) = std::str::from_utf8(cut) {
+                if err.error_len().is_none() {
+                    cut = &cut[..err.valid_up_to()];
+                }
+            }
+            let shown = String::from_utf8_lossy(cut);
             let _ = writeln!(
                 content,
                 "{}\t{shown}… [line cut: {} bytes in all]",

@@ -27,8 +27,9 @@ use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS}
 /// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 const MAX_PATTERNS: usize = 5_000;
-/// And at most this many in a whole walk (each directory's compiled rules are held while its
-/// contents are walked: 60 nested files of 5,000 patterns took 2.7 GB).
+/// And at most this many held at once in a walk (each directory's compiled rules are held while
+/// its contents are walked: 60 nested files of 5,000 patterns took 2.7 GB). A directory's
+/// patterns are given back when the walk leaves it.
 const MAX_WALK_PATTERNS: usize = 20_000;
 /// Directories deeper than this below the start are not entered (a chain of thousands would
 /// hold as many descriptors).
@@ -191,7 +192,6 @@ impl Listing {
 /// The ignore rules in force in a directory, as git and ripgrep weigh them: a `.ignore` pattern
 /// wins over a `.gitignore` one, and within each kind the innermost directory's; then the
 /// repository's `info/exclude`, then the user's global excludes.
-#[derive(Default)]
 struct Rules {
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
@@ -199,6 +199,17 @@ struct Rules {
     excludes: Rc<Vec<Gitignore>>,
     /// Patterns the walk may still take.
     budget: Rc<Cell<usize>>,
+}
+
+impl Drop for Rules {
+    fn drop(&mut self) {
+        let held: usize = [&self.ignore, &self.gitignore]
+            .into_iter()
+            .flatten()
+            .map(|matcher| (matcher.num_ignores() + matcher.num_whitelists()) as usize)
+            .sum();
+        self.budget.set(self.budget.get() + held);
+    }
 }
 
 impl Rules {
@@ -270,9 +281,11 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
         }));
     }
     let mut rules = Rc::new(Rules {
+        ignore: None,
+        gitignore: None,
+        outer: None,
         excludes: Rc::new(excludes),
         budget: budget.clone(),
-        ..Rules::default()
     });
     if let Some(top) = top {
         let above: Vec<&Path> = start
@@ -347,9 +360,15 @@ fn add_file(builder: &mut GitignoreBuilder, file: File, budget: &Cell<usize>) ->
     }
     let allowed = MAX_PATTERNS.min(budget.get());
     let mut taken = 0;
-    for line in String::from_utf8_lossy(&bytes).lines().take(allowed) {
-        let _ = builder.add_line(None, line);
-        taken += 1;
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        if taken == allowed {
+            break;
+        }
+        // Counted as the matcher will count them when they are given back (`Drop`).
+        let is_pattern = !line.trim().is_empty() && !line.starts_with('#');
+        if builder.add_line(None, line).is_ok() && is_pattern {
+            taken += 1;
+        }
     }
     budget.set(budget.get() - taken);
     true

@@ -652,6 +652,9 @@ fn odd_but_valid_requests_get_their_answers() {
     session
         .send_raw(r#"{"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {"x": 1e400}}"#);
     assert_eq!(session.receive()["id"], "big");
+    // A response serde cannot hold is not answered either (two peers would answer forever).
+    session.send_raw(r#"{"jsonrpc": "2.0", "id": "autocoder-roots-9", "result": {"x": "\udcff"}}"#);
+    assert_eq!(session.request("ping", json!({}))["result"], json!({}));
     // A progress token of a kind MCP does not allow gets no progress, but the answer.
     session.send_raw(&json!({"jsonrpc": "2.0", "id": 71, "method": "tools/call",
         "params": {"name": "run_command", "arguments": {"argv": ["sleep", "1.2"]}, "_meta": {"progressToken": null}}}).to_string());
@@ -1520,4 +1523,23 @@ fn more_calls_than_workers_all_get_their_answers() {
         .collect();
     answered.sort_unstable();
     assert_eq!(answered, (700..740).collect::<Vec<_>>());
+}
+
+#[test]
+fn nested_ignore_files_do_not_use_up_the_walk() {
+    // 2,101 sibling packages, each with its own .gitignore: each one's rules are given back
+    // when the walk leaves it, so the last is applied like the first.
+    let dir = TempDir::new();
+    for n in 0..2101 {
+        let rules: String = (0..9).map(|k| format!("other{k}.tmp\n")).collect();
+        dir.write(&format!("pkg{n:04}/.gitignore"), &format!("{rules}.env\n"));
+        dir.write(&format!("pkg{n:04}/.env"), "SECRET=1\n");
+    }
+    let mut session = initialized(dir.path());
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "SECRET", "max_results": 5000}),
+    )["structuredContent"]["matches"]
+        .clone();
+    assert_eq!(found.as_array().unwrap().len(), 0, "{found}");
 }

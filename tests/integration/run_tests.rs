@@ -856,6 +856,8 @@ fn nextest_run_in_the_sandbox() {
         .run()
         .expect_status(1);
     assert_eq!(ids(&tests_of(&run)), ["tests::panics_with_a_message"]);
+    // The tests left out are not counted as skipped.
+    assert_eq!(counts(&tests_of(&run)), [0, 1, 0, 0]);
 }
 
 #[test]

@@ -496,6 +496,23 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
     let printed: serde_json::Value = serde_json::from_str(run.stdout().trim()).unwrap();
     assert_eq!(printed["sandbox"]["exit_code"], 0);
 
+    // A link already at the path (a previous run's) is not followed, not even to truncate.
+    let test = Test::new();
+    let victim = test
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("autocoder-result-victim-{}", std::process::id()));
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, test.path().join("result.json")).unwrap();
+    let run = test
+        .args(["sandbox", "--result", "result.json", "--", "true"])
+        .run()
+        .expect_status(125);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let _ = std::fs::remove_file(&victim);
+    assert!(run.stderr().contains("not a link"), "{}", run.stderr());
+
     // Junk written into the file is replaced by the result alone.
     let test = Test::new();
     let run = test
