@@ -1,13 +1,15 @@
 //! `autocoder sandbox`: run one command in the sandbox and write its result document.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{GlobalArgs, SandboxArgs};
 use crate::error::Failure;
 use crate::output::write_json;
 use crate::sandbox;
 use crate::sandbox::outcome::SandboxDocument;
-use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
+use crate::sandbox::policy::{
+    resolve_without_writable_links, BackendKind, OutputMode, PolicyRequest, SandboxPolicy,
+};
 
 pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if args.image.is_some() && args.backend != BackendKind::Docker {
@@ -42,23 +44,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let result_file = args
         .result
         .as_ref()
-        .map(|path| {
-            use std::os::unix::fs::OpenOptionsExt;
-            // Not truncated yet, and never through a link (one a previous run put there would
-            // have root write, or empty, any file).
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
-                .map_err(|err| {
-                    Failure::usage(format!("cannot write --result {}: {err}", path.display()))
-                        .with_hint(
-                            "give a plain file (not a link) in an existing, writable directory",
-                        )
-                })
-        })
+        .map(|path| open_result(path, &policy))
         .transpose()?;
     crate::commands::note(
         "sandbox",
@@ -110,7 +96,8 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                 ),
             );
         }
-        same && file.set_len(0).is_ok()
+        // A regular file loses what was there; a device or FIFO (/dev/stdout) has nothing to lose.
+        same && (!file.metadata().is_ok_and(|meta| meta.is_file()) || file.set_len(0).is_ok())
     });
     match (result_file, args.stream) {
         (Some(file), _) => write_json(file, &document, global.pretty)?,
@@ -123,4 +110,43 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
     }
     Ok(result.exit_status())
+}
+
+/// The --result file, opened (not emptied yet) before the command runs. Links are followed
+/// (`/dev/stdout` is one), except where the sandbox can write: one it put there would have
+/// root write, or empty, any file.
+fn open_result(path: &Path, policy: &SandboxPolicy) -> Result<std::fs::File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused = |err: String| {
+        Failure::usage(format!("cannot write --result {}: {err}", path.display()))
+            .with_hint("give a file in an existing, writable directory")
+    };
+    let absolute = std::path::absolute(path).map_err(|err| refused(err.to_string()))?;
+    let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return Err(refused("not a file's path".into()));
+    };
+    let writable: Vec<_> = std::iter::once(policy.workspace.clone())
+        .chain(policy.read_write.iter().cloned())
+        .collect();
+    let parent = resolve_without_writable_links(parent, &writable).map_err(|link| {
+        refused(format!(
+            "it goes through {}, a link where the sandbox can write",
+            link.display()
+        ))
+    })?;
+    let sandbox_writes_there = writable.iter().any(|dir| parent.starts_with(dir));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(if sandbox_writes_there {
+            libc::O_NOFOLLOW
+        } else {
+            0
+        })
+        .open(parent.join(name))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused("it is a link, in a place the sandbox can write".into()),
+            _ => refused(err.to_string()),
+        })
 }

@@ -203,12 +203,12 @@ struct Rules {
 
 impl Drop for Rules {
     fn drop(&mut self) {
-        let held: usize = [&self.ignore, &self.gitignore]
+        let given_back: usize = [&self.ignore, &self.gitignore]
             .into_iter()
             .flatten()
-            .map(|matcher| (matcher.num_ignores() + matcher.num_whitelists()) as usize)
+            .map(held)
             .sum();
-        self.budget.set(self.budget.get() + held);
+        self.budget.set(self.budget.get() + given_back);
     }
 }
 
@@ -217,8 +217,12 @@ impl Rules {
     fn enter(self: &Rc<Rules>, path: &Path, fd: RawFd) -> Rules {
         let budget = &self.budget;
         Rules {
-            ignore: patterns(path, |b| add_lines(b, fd, Path::new(".ignore"), budget)),
-            gitignore: patterns(path, |b| add_lines(b, fd, Path::new(".gitignore"), budget)),
+            ignore: patterns(path, budget, |b| {
+                add_lines(b, fd, Path::new(".ignore"), budget)
+            }),
+            gitignore: patterns(path, budget, |b| {
+                add_lines(b, fd, Path::new(".gitignore"), budget)
+            }),
             outer: Some(self.clone()),
             excludes: self.excludes.clone(),
             budget: budget.clone(),
@@ -260,11 +264,11 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     let mut excludes = Vec::new();
     if let Some(top) = top {
         let exclude = if top == start.root {
-            patterns(top, |b| {
+            patterns(top, &budget, |b| {
                 add_lines(b, start.root_fd, Path::new(".git/info/exclude"), &budget)
             })
         } else {
-            patterns(top, |b| {
+            patterns(top, &budget, |b| {
                 add_host_lines(b, &top.join(".git/info/exclude"), &budget)
             })
         };
@@ -276,7 +280,7 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))
         .map(|config| config.join("git/ignore"));
     if let Some(global) = global {
-        excludes.extend(patterns(top.unwrap_or(start.root), |b| {
+        excludes.extend(patterns(top.unwrap_or(start.root), &budget, |b| {
             add_host_lines(b, &global, &budget)
         }));
     }
@@ -296,8 +300,12 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
             .collect();
         for dir in above.into_iter().rev() {
             rules = Rc::new(Rules {
-                ignore: patterns(dir, |b| add_host_lines(b, &dir.join(".ignore"), &budget)),
-                gitignore: patterns(dir, |b| add_host_lines(b, &dir.join(".gitignore"), &budget)),
+                ignore: patterns(dir, &budget, |b| {
+                    add_host_lines(b, &dir.join(".ignore"), &budget)
+                }),
+                gitignore: patterns(dir, &budget, |b| {
+                    add_host_lines(b, &dir.join(".gitignore"), &budget)
+                }),
                 outer: Some(rules.clone()),
                 excludes: rules.excludes.clone(),
                 budget: budget.clone(),
@@ -320,10 +328,25 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     rules
 }
 
-/// A matcher rooted at `dir` from the lines `add` gives it, if it gave any.
-fn patterns(dir: &Path, add: impl FnOnce(&mut GitignoreBuilder) -> bool) -> Option<Gitignore> {
+/// A matcher rooted at `dir` from the lines `add` gives it, if it gave any; the patterns it
+/// keeps are charged to the walk's `budget` (and given back when its `Rules` are dropped).
+fn patterns(
+    dir: &Path,
+    budget: &Cell<usize>,
+    add: impl FnOnce(&mut GitignoreBuilder) -> bool,
+) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(dir);
-    add(&mut builder).then(|| builder.build().ok()).flatten()
+    if !add(&mut builder) {
+        return None;
+    }
+    let matcher = builder.build().ok()?;
+    budget.set(budget.get().saturating_sub(held(&matcher)));
+    Some(matcher)
+}
+
+/// The patterns a matcher holds.
+fn held(matcher: &Gitignore) -> usize {
+    (matcher.num_ignores() + matcher.num_whitelists()) as usize
 }
 
 /// Adds the lines of the regular file at `path` beneath `dir`; whether there was one.
@@ -358,19 +381,14 @@ fn add_file(builder: &mut GitignoreBuilder, file: File, budget: &Cell<usize>) ->
     if file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes).is_err() {
         return false;
     }
-    let allowed = MAX_PATTERNS.min(budget.get());
-    let mut taken = 0;
-    for line in String::from_utf8_lossy(&bytes).lines() {
-        if taken == allowed {
-            break;
-        }
-        // Counted as the matcher will count them when they are given back (`Drop`).
-        let is_pattern = !line.trim().is_empty() && !line.starts_with('#');
-        if builder.add_line(None, line).is_ok() && is_pattern {
-            taken += 1;
-        }
+    // At most as many lines as the budget has patterns left (`patterns` charges the ones the
+    // matcher keeps).
+    for line in String::from_utf8_lossy(&bytes)
+        .lines()
+        .take(MAX_PATTERNS.min(budget.get()))
+    {
+        let _ = builder.add_line(None, line);
     }
-    budget.set(budget.get() - taken);
     true
 }
 

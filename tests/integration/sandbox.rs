@@ -511,7 +511,13 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
         .expect_status(125);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let _ = std::fs::remove_file(&victim);
-    assert!(run.stderr().contains("not a link"), "{}", run.stderr());
+    assert!(run.stderr().contains("it is a link"), "{}", run.stderr());
+    // Links elsewhere are followed, and devices are written as they are.
+    let run = Test::new()
+        .args(["sandbox", "--result", "/dev/null", "--", "true"])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.stdout(), "");
 
     // Junk written into the file is replaced by the result alone.
     let test = Test::new();
