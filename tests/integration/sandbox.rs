@@ -475,15 +475,7 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
         outside.display()
     );
     let run = test
-        .args([
-            "sandbox",
-            "--result",
-            "result.json",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ])
+        .sandbox_sh(&["--result", "result.json"], &script)
         .run()
         .expect_status(0);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched\n");
@@ -522,15 +514,10 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
     // Junk written into the file is replaced by the result alone.
     let test = Test::new();
     let run = test
-        .args([
-            "sandbox",
-            "--result",
-            "result.json",
-            "--",
-            "sh",
-            "-c",
+        .sandbox_sh(
+            &["--result", "result.json"],
             "head -c 5000 /dev/zero > result.json",
-        ])
+        )
         .run()
         .expect_status(0);
     let written = std::fs::read(run.dir.path().join("result.json")).unwrap();
