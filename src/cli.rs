@@ -102,8 +102,9 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
     pub memory: u64,
 
-    /// Limit on the number of processes and threads.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Limit on the number of processes and threads (at least 2: the sandbox's own init and the
+    /// command).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..))]
     pub pids: u32,
 
     /// CPU cores the command may use, e.g. 1, 2, 0.5.
@@ -299,8 +300,9 @@ pub struct RunTestsArgs {
     #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
     pub memory: u64,
 
-    /// Limit on the number of processes and threads.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Limit on the number of processes and threads (at least 2: the sandbox's own init and the
+    /// command).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(2..))]
     pub pids: u32,
 
     /// CPU cores the tests may use [default: all].

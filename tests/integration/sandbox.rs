@@ -141,6 +141,7 @@ fn bad_input_is_a_clear_error_with_status_125() {
             &["sandbox", "--cpus", "0", "--", "true"],
             "is not a CPU count",
         ),
+        (&["sandbox", "--pids", "1", "--", "true"], "1 is not in 2.."),
         (
             &["sandbox", "--image", "busybox", "--", "true"],
             "--image is only used with --backend docker",
