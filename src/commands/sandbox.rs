@@ -79,25 +79,34 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     // The file may lie in the workspace, which the command could write: the result goes
     // through the descriptor opened before (never through a link put there since), over
     // anything written to it meanwhile, and to stdout if the file was replaced.
-    let result_file = result_file.filter(|file| {
-        let path = args.result.as_deref().expect("a file means a path");
-        let same = file.metadata().ok().zip(std::fs::symlink_metadata(path).ok()).is_some_and(
-            |(ours, now)| {
+    let result_file = result_file.and_then(|ResultFile { file, watched }| {
+        let Some(watched) = watched else {
+            // The user's own file (or a device, or /dev/stdout): emptied if it is a file.
+            if file.metadata().is_ok_and(|meta| meta.is_file()) {
+                let _ = file.set_len(0);
+            }
+            return Some(file);
+        };
+        let same = file
+            .metadata()
+            .ok()
+            .zip(std::fs::symlink_metadata(&watched).ok())
+            .is_some_and(|(ours, now)| {
                 use std::os::unix::fs::MetadataExt;
                 (ours.dev(), ours.ino()) == (now.dev(), now.ino())
-            },
-        );
+            });
         if !same {
             crate::commands::warn(
                 "sandbox",
                 &format!(
-                    "--result {} was replaced while the command ran; the result goes where it would without --result",
-                    path.display()
+                    "--result {} was replaced while the command ran; the result goes where it \
+                     would without --result",
+                    watched.display()
                 ),
             );
         }
-        // A regular file loses what was there; a device or FIFO (/dev/stdout) has nothing to lose.
-        same && (!file.metadata().is_ok_and(|meta| meta.is_file()) || file.set_len(0).is_ok())
+        // What the command wrote there is replaced by the result alone.
+        (same && file.set_len(0).is_ok()).then_some(file)
     });
     match (result_file, args.stream) {
         (Some(file), _) => write_json(file, &document, global.pretty)?,
@@ -112,41 +121,67 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     Ok(result.exit_status())
 }
 
-/// The --result file, opened (not emptied yet) before the command runs. Links are followed
-/// (`/dev/stdout` is one), except where the sandbox can write: one it put there would have
-/// root write, or empty, any file.
-fn open_result(path: &Path, policy: &SandboxPolicy) -> Result<std::fs::File, Failure> {
+/// The --result file, opened (not emptied yet) before the command runs, and, when it lies
+/// where the sandbox can write, its path (the command could replace the file meanwhile).
+/// There the file must be a regular one reached through no link (one a previous run put
+/// there would have root create, write or empty any file, and a FIFO would hang us); links
+/// elsewhere are followed (`/dev/stdout` is one).
+fn open_result(path: &Path, policy: &SandboxPolicy) -> Result<ResultFile, Failure> {
     use std::os::unix::fs::OpenOptionsExt;
     let refused = |err: String| {
         Failure::usage(format!("cannot write --result {}: {err}", path.display()))
-            .with_hint("give a file in an existing, writable directory")
+            .with_hint("give a plain file in an existing, writable directory")
     };
     let absolute = std::path::absolute(path).map_err(|err| refused(err.to_string()))?;
-    let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
-        return Err(refused("not a file's path".into()));
-    };
     let writable: Vec<_> = std::iter::once(policy.workspace.clone())
         .chain(policy.read_write.iter().cloned())
         .collect();
-    let parent = resolve_without_writable_links(parent, &writable).map_err(|link| {
+    let resolved = resolve_without_writable_links(&absolute, &writable).map_err(|link| {
         refused(format!(
             "it goes through {}, a link where the sandbox can write",
             link.display()
         ))
     })?;
-    let sandbox_writes_there = writable.iter().any(|dir| parent.starts_with(dir));
-    std::fs::OpenOptions::new()
+    if !writable.iter().any(|dir| resolved.starts_with(dir)) {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&absolute)
+            .map_err(|err| refused(err.to_string()))?;
+        return Ok(ResultFile {
+            file,
+            watched: None,
+        });
+    }
+    let file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
-        .custom_flags(if sandbox_writes_there {
-            libc::O_NOFOLLOW
-        } else {
-            0
-        })
-        .open(parent.join(name))
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&resolved)
         .map_err(|err| match err.raw_os_error() {
             Some(libc::ELOOP) => refused("it is a link, in a place the sandbox can write".into()),
+            // A FIFO without a reader.
+            Some(libc::ENXIO) => {
+                refused("not a regular file, in a place the sandbox can write".into())
+            }
             _ => refused(err.to_string()),
-        })
+        })?;
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return Err(refused(
+            "not a regular file, in a place the sandbox can write".into(),
+        ));
+    }
+    Ok(ResultFile {
+        file,
+        watched: Some(resolved),
+    })
+}
+
+/// The --result file, and the path to check it is still there, when the sandbox could have
+/// replaced it.
+struct ResultFile {
+    file: std::fs::File,
+    watched: Option<PathBuf>,
 }

@@ -27,6 +27,8 @@ use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS}
 /// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 const MAX_PATTERNS: usize = 5_000;
+/// An ignore pattern is at most this long.
+const MAX_PATTERN_BYTES: usize = 4096;
 /// And at most this many held at once in a walk (each directory's compiled rules are held while
 /// its contents are walked: 60 nested files of 5,000 patterns took 2.7 GB). A directory's
 /// patterns are given back when the walk leaves it.
@@ -383,8 +385,10 @@ fn add_file(builder: &mut GitignoreBuilder, file: File, budget: &Cell<usize>) ->
     }
     // At most as many lines as the budget has patterns left (`patterns` charges the ones the
     // matcher keeps).
+    // Lines longer than any real pattern are left out (1 MiB ones took gigabytes to compile).
     for line in String::from_utf8_lossy(&bytes)
         .lines()
+        .filter(|line| line.len() <= MAX_PATTERN_BYTES)
         .take(MAX_PATTERNS.min(budget.get()))
     {
         let _ = builder.add_line(None, line);

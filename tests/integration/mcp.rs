@@ -1543,3 +1543,16 @@ fn nested_ignore_files_do_not_use_up_the_walk() {
         .clone();
     assert_eq!(found.as_array().unwrap().len(), 0, "{found}");
 }
+
+#[test]
+fn a_pattern_longer_than_any_real_one_is_left_out() {
+    let dir = TempDir::new();
+    dir.write(
+        ".gitignore",
+        &format!("{}\nsecret.txt\n", "*".repeat(100_000)),
+    );
+    dir.write("secret.txt", "x\n");
+    dir.write("kept.txt", "x\n");
+    let mut session = initialized(dir.path());
+    assert_eq!(listed(&mut session, json!({})), [".gitignore", "kept.txt"]);
+}

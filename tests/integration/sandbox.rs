@@ -504,13 +504,59 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
         .expect_status(125);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let _ = std::fs::remove_file(&victim);
-    assert!(run.stderr().contains("it is a link"), "{}", run.stderr());
-    // Links elsewhere are followed, and devices are written as they are.
-    let run = Test::new()
-        .args(["sandbox", "--result", "/dev/null", "--", "true"])
+    assert!(
+        run.stderr().contains("a link where the sandbox can write"),
+        "{}",
+        run.stderr()
+    );
+    // Nor a link outside that leads to one inside.
+    let test = Test::new();
+    let outer = test
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("autocoder-result-outer-{}", std::process::id()));
+    std::fs::create_dir_all(&outer).unwrap();
+    std::os::unix::fs::symlink(test.path().join("r.json"), outer.join("out.json")).unwrap();
+    std::os::unix::fs::symlink(&victim, test.path().join("r.json")).unwrap();
+    let run = test
+        .args(["sandbox", "--result"])
+        .args([outer.join("out.json")])
+        .args(["--", "true"])
         .run()
-        .expect_status(0);
-    assert_eq!(run.stdout(), "");
+        .expect_status(125);
+    assert!(!victim.exists(), "root created the link's target");
+    let _ = std::fs::remove_dir_all(&outer);
+    assert!(
+        run.stderr().contains("a link where the sandbox can write"),
+        "{}",
+        run.stderr()
+    );
+    // A FIFO a previous run left there is refused, not waited on.
+    let test = Test::new();
+    let made = std::process::Command::new("mkfifo")
+        .arg(test.path().join("f.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let run = test
+        .args(["sandbox", "--result", "f.json", "--", "true"])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr().contains("not a regular file"),
+        "{}",
+        run.stderr()
+    );
+    // Links elsewhere are followed, and devices are written as they are, without a warning.
+    for device in ["/dev/null", "/dev/stderr"] {
+        let run = Test::new()
+            .args(["sandbox", "--result", device, "--", "true"])
+            .run()
+            .expect_status(0);
+        assert_eq!(run.stdout(), "");
+        assert!(!run.stderr().contains("replaced"), "{}", run.stderr());
+    }
 
     // Junk written into the file is replaced by the result alone.
     let test = Test::new();
