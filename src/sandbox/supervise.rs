@@ -1,5 +1,6 @@
-//! Watching a started command: drain its output into bounded captures (or pass it on), collect the child's
-//! report lines, enforce the wall-clock limit, stop it when we are told to stop, and wait for it.
+//! Watching a started command: drain its output into bounded captures (or, with --stream, pass
+//! it on to ours), collect the child's report lines, enforce the wall-clock limit, stop it when
+//! we are told to stop, and wait for it.
 //! One `poll` loop on a pidfd, the pipes and a signalfd; no threads (the native backend forks,
 //! which wants a single-threaded parent).
 

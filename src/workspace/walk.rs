@@ -4,8 +4,10 @@
 //! through that descriptor. (A walk by path name, as the `ignore` crate does, follows a directory
 //! swapped for a link between the check and the read.) Ignore files (`.gitignore`, `.ignore`,
 //! `.git/info/exclude`) are read the same way and only when they are regular files, cut at
-//! 1 MiB: a FIFO or a link to `/dev/zero` in their place must not hang the server. `.git` itself
-//! is never entered. Entries come in name order, each directory followed by its contents.
+//! 1 MiB: a FIFO or a link to `/dev/zero` in their place must not hang the server; the ones
+//! above the root (up to the repository's top) and the user's global excludes are read by path.
+//! `.git` itself is never entered. Entries come in name order, each directory followed by its
+//! contents; a walk is bounded in depth and in the ignore patterns it holds.
 
 use std::cell::Cell;
 use std::ffi::CString;
