@@ -75,19 +75,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
 /// A project's configuration file, when it is a regular file (not a link, which could lead to a
 /// host file, a device like /dev/zero or a FIFO that never ends), cut at 1 MiB.
 pub fn read_project_file(root: &Path, name: &str) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(root.join(name))
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(1 << 20).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    crate::workspace::read_regular_file(&root.join(name), 1 << 20)
 }
 
 /// `test_*.py` or `*_test.py` files at the top or in `tests/` or `test/`.

@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Call, Context};
-use crate::workspace::jail::{tool_error, ToolError};
+use super::{glob_matcher, Call, Context};
+use crate::workspace::jail::ToolError;
 use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "List the files and directories under a directory of the workspace (default: its root), \
@@ -49,14 +49,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     let confined = context
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;
-    let glob = match &input.glob {
-        Some(glob) => Some(
-            globset::Glob::new(glob)
-                .map_err(|err| tool_error(format!("glob {glob:?}: {err}")))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
+    let glob = glob_matcher(input.glob.as_deref())?;
     let max = input.max_entries.unwrap_or(1000).max(1);
     let mut entries = Vec::new();
     let mut truncated = false;

@@ -77,6 +77,16 @@ pub struct ToolSpec {
     text_field: Option<&'static str>,
 }
 
+/// The matcher for a tool's `glob` argument, if it has one.
+fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, ToolError> {
+    glob.map(|glob| {
+        globset::Glob::new(glob)
+            .map(|glob| glob.compile_matcher())
+            .map_err(|err| crate::workspace::jail::tool_error(format!("glob {glob:?}: {err}")))
+    })
+    .transpose()
+}
+
 fn arguments<T: serde::de::DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
     serde_json::from_value(arguments)
         .map_err(|err| ToolError(format!("invalid arguments for {tool}: {err}")))

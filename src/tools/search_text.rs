@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Call, Context};
+use super::{glob_matcher, Call, Context};
 use crate::workspace::jail::{self, tool_error, Confined, ToolError};
 use crate::workspace::walk::{self, Kind};
 
@@ -83,14 +83,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         )));
     }
     drop(start);
-    let glob = match &input.glob {
-        Some(glob) => Some(
-            globset::Glob::new(glob)
-                .map_err(|err| tool_error(format!("glob {glob:?}: {err}")))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
+    let glob = glob_matcher(input.glob.as_deref())?;
     let mut search = Search {
         regex,
         context_lines: input.context_lines.unwrap_or(0).min(20),

@@ -1,5 +1,33 @@
-//! The workspace as the tools see it: paths confined to its roots (`jail`), and walks of its
-//! directories that stay inside them (`walk`).
+//! The workspace as the tools see it: paths confined to its roots (`jail`), walks of its
+//! directories that stay inside them (`walk`), and reading the small files sandboxed code may
+//! have put in place (configuration, ignore files) without following links or waiting on FIFOs.
 
 pub mod jail;
 pub mod walk;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// The text of the file at `path` when it is a regular file (not a link, which could lead to a
+/// host file, nor a FIFO or device that never ends), cut at `max` bytes: for files sandboxed
+/// code may have put in place.
+pub fn read_regular_file(path: &Path, max: u64) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    read_regular(file, max)
+}
+
+/// The text of an open file when it is a regular one, cut at `max` bytes.
+pub fn read_regular(file: File, max: u64) -> Option<String> {
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -12,7 +12,6 @@
 use std::cell::Cell;
 use std::ffi::CString;
 use std::fs::File;
-use std::io::Read;
 use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -368,34 +367,29 @@ fn add_lines(
 
 /// Adds the lines of a file of the user's own, outside the roots (still not a FIFO or device).
 fn add_host_lines(builder: &mut GitignoreBuilder, path: &Path, budget: &Cell<usize>) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .is_ok_and(|file| add_file(builder, file, budget))
+    let text = super::read_regular_file(path, MAX_IGNORE_FILE);
+    text.inspect(|text| add_text(builder, text, budget))
+        .is_some()
 }
 
 /// Adds a file's lines, as many as the file's and the walk's budgets allow.
 fn add_file(builder: &mut GitignoreBuilder, file: File, budget: &Cell<usize>) -> bool {
-    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
-        return false;
-    }
-    let mut bytes = Vec::new();
-    if file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes).is_err() {
-        return false;
-    }
+    let text = super::read_regular(file, MAX_IGNORE_FILE);
+    text.inspect(|text| add_text(builder, text, budget))
+        .is_some()
+}
+
+fn add_text(builder: &mut GitignoreBuilder, text: &str, budget: &Cell<usize>) {
     // At most as many lines as the budget has patterns left (`patterns` charges the ones the
-    // matcher keeps).
-    // Lines longer than any real pattern are left out (1 MiB ones took gigabytes to compile).
-    for line in String::from_utf8_lossy(&bytes)
+    // matcher keeps); lines longer than any real pattern are left out (1 MiB ones took
+    // gigabytes to compile).
+    for line in text
         .lines()
         .filter(|line| line.len() <= MAX_PATTERN_BYTES)
         .take(MAX_PATTERNS.min(budget.get()))
     {
         let _ = builder.add_line(None, line);
     }
-    true
 }
 
 /// The names in the directory open at `dir`, with their metadata (links not followed).
