@@ -1,11 +1,19 @@
-//! `git_status`: the workspace's branch and what changed, from `git status --porcelain=v2` run
-//! in the sandbox (`tools::git`).
+//! `git_status`: the workspace's branch and what changed, as `git status --porcelain=v2
+//! --untracked-files=all --ignore-submodules=dirty` reports them, read by gix on a thread
+//! confined to the workspace (`tools::git`).
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use gix::bstr::{BString, ByteSlice};
+use gix::status::index_worktree::Item as WorktreeItem;
+use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntryStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{git, Call, Context};
-use crate::workspace::jail::ToolError;
+use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Show the workspace's git status: the branch, the commit HEAD is at, the upstream and how \
 far ahead and behind it is, and each changed file with what changed in the index (staged) and in the working tree \
@@ -19,7 +27,7 @@ const MAX_FILES: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {}
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Change {
     pub path: String,
     /// What changed in the index, if anything.
@@ -47,142 +55,189 @@ pub struct Output {
 }
 
 pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Output, ToolError> {
-    let listing = git::run(
-        context,
-        call,
-        &[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "-z",
-            "--ignore-submodules=dirty",
-            "--untracked-files=all",
-        ],
-    )?;
-    Ok(parse(&listing))
+    git::read_confined(context, call, status)
 }
 
-fn parse(listing: &str) -> Output {
-    let mut output = Output::default();
-    let mut records = listing.split('\0');
-    while let Some(record) = records.next() {
-        if let Some(header) = record.strip_prefix("# ") {
-            let (key, value) = header.split_once(' ').unwrap_or((header, ""));
-            match key {
-                "branch.oid" if value != "(initial)" => output.head = Some(value.into()),
-                "branch.head" if value != "(detached)" => output.branch = Some(value.into()),
-                "branch.upstream" => output.upstream = Some(value.into()),
-                "branch.ab" => {
-                    let mut counts = value.split(' ');
-                    let mut count = |sign| {
-                        counts
-                            .next()
-                            .and_then(|c: &str| c.strip_prefix(sign))
-                            .and_then(|c| c.parse().ok())
-                    };
-                    output.ahead = count('+');
-                    output.behind = count('-');
-                }
-                _ => {}
+/// The branch's upstream, the ref it is tracked by (`refs/remotes/origin/main`): from
+/// `branch.NAME.remote` and `.merge` and the remote's fetch refspecs, read as plain values (gix's
+/// own lookup passes over a repository's config when trust is reduced; reading runs nothing).
+fn upstream(repo: &gix::Repository, branch: &str) -> Option<gix::refs::FullName> {
+    let config = repo.config_snapshot();
+    let remote = config.string(format!("branch.{branch}.remote").as_str())?;
+    let merge = config.string(format!("branch.{branch}.merge").as_str())?;
+    let merge = merge.to_str().ok()?;
+    if remote == "." {
+        return merge.try_into().ok();
+    }
+    let specs = config
+        .plumbing()
+        .strings(format!("remote.{remote}.fetch").as_str())?;
+    specs.iter().find_map(|spec| {
+        let spec = spec.to_str().ok()?;
+        let (source, tracking) = spec.trim_start_matches('+').split_once(':')?;
+        let tracking = match source.split_once('*') {
+            None => (source == merge).then(|| tracking.to_string())?,
+            Some((before, after)) => {
+                let middle = merge.strip_prefix(before)?.strip_suffix(after)?;
+                tracking.replacen('*', middle, 1)
             }
+        };
+        tracking.as_str().try_into().ok()
+    })
+}
+
+fn status(repo: &gix::Repository, interrupt: Arc<AtomicBool>) -> Result<Output, ToolError> {
+    let failed = |err: &dyn std::fmt::Display| tool_error(format!("git status failed: {err}"));
+    let mut output = Output::default();
+    let head_id = repo.head_id().ok().map(gix::Id::detach);
+    output.head = head_id.map(|id| id.to_string());
+    let head_name = repo.head_name().map_err(|err| failed(&err))?;
+    if let Some(name) = head_name {
+        output.branch = Some(name.shorten().to_string());
+        if let Some(tracking) = upstream(repo, name.shorten().to_str_lossy().as_ref()) {
+            output.upstream = Some(tracking.shorten().to_string());
+            let upstream_id = repo
+                .try_find_reference(tracking.as_ref())
+                .ok()
+                .flatten()
+                .and_then(|mut reference| reference.peel_to_id().ok())
+                .map(gix::Id::detach);
+            if let (Some(head), Some(upstream)) = (head_id, upstream_id) {
+                let count = |from, hidden| -> Result<u64, ToolError> {
+                    let walk = repo
+                        .rev_walk([from])
+                        .with_hidden([hidden])
+                        .all()
+                        .map_err(|err| failed(&err))?;
+                    let mut commits = 0;
+                    for commit in walk {
+                        commit.map_err(|err| failed(&err))?;
+                        if interrupt.load(Ordering::SeqCst) {
+                            return Err(tool_error("git status was stopped"));
+                        }
+                        commits += 1;
+                    }
+                    Ok(commits)
+                };
+                output.ahead = Some(count(head, upstream)?);
+                output.behind = Some(count(upstream, head)?);
+            }
+        }
+    }
+
+    let changes = repo
+        .status(gix::progress::Discard)
+        .map_err(|err| failed(&err))?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: gix::submodule::config::Ignore::Dirty,
+            check_dirty: false,
+        })
+        .should_interrupt_owned(interrupt)
+        .into_iter(None)
+        .map_err(|err| failed(&err))?;
+    let mut tracked: BTreeMap<BString, Change> = BTreeMap::new();
+    let mut untracked = Vec::new();
+    for item in changes {
+        let (path, staged, unstaged, orig_path) = match item.map_err(|err| failed(&err))? {
+            gix::status::Item::IndexWorktree(WorktreeItem::Modification {
+                rela_path,
+                status,
+                ..
+            }) => {
+                let unstaged = match status {
+                    EntryStatus::Conflict { .. } => {
+                        let change = tracked.entry(rela_path).or_default();
+                        (change.staged, change.unstaged) = (Some("unmerged"), Some("unmerged"));
+                        continue;
+                    }
+                    EntryStatus::NeedsUpdate(_) => continue,
+                    EntryStatus::IntentToAdd => "added",
+                    EntryStatus::Change(WorktreeChange::Removed) => "deleted",
+                    EntryStatus::Change(WorktreeChange::Type { .. }) => "type_changed",
+                    EntryStatus::Change(
+                        WorktreeChange::Modification { .. }
+                        | WorktreeChange::SubmoduleModification(_),
+                    ) => "modified",
+                };
+                (rela_path, None, Some(unstaged), None)
+            }
+            gix::status::Item::IndexWorktree(
+                WorktreeItem::DirectoryContents { entry, .. }
+                | WorktreeItem::Rewrite {
+                    dirwalk_entry: entry,
+                    ..
+                },
+            ) => {
+                if entry.status == gix::dir::entry::Status::Untracked {
+                    untracked.push(entry.rela_path);
+                }
+                continue;
+            }
+            gix::status::Item::TreeIndex(change) => {
+                use gix::diff::index::ChangeRef;
+                match change {
+                    ChangeRef::Addition { location, .. } => {
+                        (location.into_owned(), Some("added"), None, None)
+                    }
+                    ChangeRef::Deletion { location, .. } => {
+                        (location.into_owned(), Some("deleted"), None, None)
+                    }
+                    ChangeRef::Modification {
+                        location,
+                        previous_entry_mode,
+                        entry_mode,
+                        ..
+                    } => {
+                        const TYPE_BITS: u32 = 0o170000;
+                        let kind_changed =
+                            previous_entry_mode.bits() & TYPE_BITS != entry_mode.bits() & TYPE_BITS;
+                        let staged = if kind_changed {
+                            "type_changed"
+                        } else {
+                            "modified"
+                        };
+                        (location.into_owned(), Some(staged), None, None)
+                    }
+                    ChangeRef::Rewrite {
+                        source_location,
+                        location,
+                        copy,
+                        ..
+                    } => {
+                        let staged = if copy { "copied" } else { "renamed" };
+                        let from = source_location.to_string();
+                        (location.into_owned(), Some(staged), None, Some(from))
+                    }
+                }
+            }
+        };
+        let change = tracked.entry(path).or_default();
+        if change.staged == Some("unmerged") {
             continue;
         }
-        let (kind, rest) = record.split_once(' ').unwrap_or((record, ""));
-        // Fields before the path: `1` has 7, `2` has 8 (and the original path follows), `u` 9.
-        let change = match kind {
-            "1" | "2" | "u" => {
-                let fields = match kind {
-                    "1" => 7,
-                    "2" => 8,
-                    _ => 9,
-                };
-                let mut parts = rest.splitn(fields + 1, ' ');
-                let codes = parts.next().unwrap_or("..").as_bytes();
-                let path = parts.nth(fields - 1).unwrap_or_default();
-                let (staged, unstaged) = if kind == "u" {
-                    (Some("unmerged"), Some("unmerged"))
-                } else {
-                    (
-                        change_kind(codes.first().copied()),
-                        change_kind(codes.get(1).copied()),
-                    )
-                };
-                Change {
-                    path: path.to_string(),
-                    staged,
-                    unstaged,
-                    orig_path: (kind == "2")
-                        .then(|| records.next().unwrap_or_default().to_string()),
-                }
-            }
-            "?" => Change {
-                path: rest.to_string(),
-                staged: None,
+        change.staged = staged.or(change.staged);
+        change.unstaged = unstaged.or(change.unstaged);
+        change.orig_path = orig_path.or(change.orig_path.take());
+    }
+    untracked.sort();
+    let untracked = untracked.into_iter().map(|path| {
+        (
+            path,
+            Change {
                 unstaged: Some("untracked"),
-                orig_path: None,
+                ..Change::default()
             },
-            _ => continue,
-        };
+        )
+    });
+    for (path, mut change) in tracked.into_iter().chain(untracked) {
         if output.files.len() < MAX_FILES {
+            change.path = path.to_string();
             output.files.push(change);
         } else {
             output.omitted += 1;
         }
     }
     output.clean = output.files.is_empty();
-    output
-}
-
-fn change_kind(code: Option<u8>) -> Option<&'static str> {
-    Some(match code? {
-        b'M' => "modified",
-        b'T' => "type_changed",
-        b'A' => "added",
-        b'D' => "deleted",
-        b'R' => "renamed",
-        b'C' => "copied",
-        b'U' => "unmerged",
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn porcelain_v2_records() {
-        let listing = "# branch.oid 87fe\0# branch.head main\0# branch.upstream origin/main\0\
-# branch.ab +2 -1\0\
-1 .M N... 100644 100644 100644 d004 d004 f 1\0\
-2 R. N... 100644 100644 100644 aaaa aaaa R100 new name\0old\0\
-u UU N... 100644 100644 100644 100644 a b c conflict\0\
-? untracked\0";
-        let output = parse(listing);
-        assert_eq!(output.branch.as_deref(), Some("main"));
-        assert_eq!(output.head.as_deref(), Some("87fe"));
-        assert_eq!((output.ahead, output.behind), (Some(2), Some(1)));
-        let shown: Vec<_> = output
-            .files
-            .iter()
-            .map(|c| {
-                (
-                    c.path.as_str(),
-                    c.staged,
-                    c.unstaged,
-                    c.orig_path.as_deref(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            shown,
-            [
-                ("f 1", None, Some("modified"), None),
-                ("new name", Some("renamed"), None, Some("old")),
-                ("conflict", Some("unmerged"), Some("unmerged"), None),
-                ("untracked", None, Some("untracked"), None),
-            ]
-        );
-        assert!(!output.clean);
-    }
+    Ok(output)
 }

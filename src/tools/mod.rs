@@ -186,7 +186,7 @@ impl ToolSpec {
             .filter(|text| !text.is_empty())
         {
             Some(text) => text.to_string(),
-            None => serde_json::to_string_pretty(&output).unwrap_or_default(),
+            None => serde_json::to_string(&output).unwrap_or_default(),
         };
         Ok((output, text))
     }

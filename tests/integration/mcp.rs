@@ -1028,6 +1028,179 @@ fn git_tools_report_status_and_diffs() {
     assert!(error.contains("not the top of a git repository"), "{error}");
 }
 
+/// The kinds of change `git status --porcelain=v2` tells apart, as git itself names them.
+#[test]
+fn git_status_names_every_kind_of_change_as_git_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    for name in [
+        "a.txt",
+        "b.txt",
+        "c.txt",
+        "d.txt",
+        "e.txt",
+        "exec.sh",
+        "link-me.txt",
+    ] {
+        dir.write(name, &format!("{name}\n"));
+    }
+    dir.write(".gitignore", "ignored.log\n");
+    commit_everything(dir.path());
+    // A conflict in c.txt: main and other change it differently.
+    git(dir.path(), &["checkout", "-q", "-b", "other"]);
+    dir.write("c.txt", "theirs\n");
+    git(dir.path(), &["commit", "-q", "-am", "other"]);
+    git(dir.path(), &["checkout", "-q", "main"]);
+    dir.write("c.txt", "ours\n");
+    git(dir.path(), &["commit", "-q", "-am", "ours"]);
+    let merge = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge should conflict");
+    git(dir.path(), &["mv", "a.txt", "a2.txt"]);
+    dir.write("a2.txt", "a.txt\nmore\n");
+    std::fs::remove_file(dir.path().join("b.txt")).unwrap();
+    dir.write("d.txt", "staged\n");
+    git(dir.path(), &["add", "d.txt"]);
+    dir.write("d.txt", "staged\nthen not\n");
+    git(dir.path(), &["rm", "-q", "e.txt"]);
+    let exec = dir.path().join("exec.sh");
+    std::fs::set_permissions(&exec, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(dir.path().join("link-me.txt")).unwrap();
+    std::os::unix::fs::symlink("a2.txt", dir.path().join("link-me.txt")).unwrap();
+    dir.write("new.txt", "new\n");
+    git(dir.path(), &["add", "-N", "new.txt"]);
+    dir.write("dir/sub/untracked.txt", "?\n");
+    dir.write("ignored.log", "not shown\n");
+
+    let mut session = initialized(dir.path());
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    let change = |path: &str, staged: Option<&str>, unstaged: Option<&str>| json!({"path": path, "staged": staged, "unstaged": unstaged, "orig_path": null});
+    let mut renamed = change("a2.txt", Some("renamed"), Some("modified"));
+    renamed["orig_path"] = json!("a.txt");
+    assert_eq!(
+        status["files"],
+        json!([
+            renamed,
+            change("b.txt", None, Some("deleted")),
+            change("c.txt", Some("unmerged"), Some("unmerged")),
+            change("d.txt", Some("modified"), Some("modified")),
+            change("e.txt", Some("deleted"), None),
+            change("exec.sh", None, Some("modified")),
+            change("link-me.txt", None, Some("type_changed")),
+            change("new.txt", None, Some("added")),
+            change("dir/sub/untracked.txt", None, Some("untracked")),
+        ]),
+        "git says:\n{}",
+        git(
+            dir.path(),
+            &["status", "--porcelain=v2", "--untracked-files=all"]
+        )
+    );
+}
+
+/// The repository is read by a thread the kernel lets read only the workspace: objects borrowed
+/// from a repository outside (an alternate the workspace's code wrote) are not read.
+#[test]
+fn git_status_reads_no_repository_outside_the_workspace() {
+    let private = TempDir::new();
+    private.write("private-plans.txt", "not for the model\n");
+    commit_everything(private.path());
+    let private_head = git(private.path(), &["rev-parse", "HEAD"]);
+
+    let dir = TempDir::new();
+    repository(&dir);
+    let objects = private.path().join(".git/objects");
+    dir.write(
+        ".git/objects/info/alternates",
+        &format!("{}\n", objects.display()),
+    );
+    git(
+        dir.path(),
+        &["update-ref", "refs/heads/main", private_head.trim()],
+    );
+    // The attack is real: git on the host lists the private tree's files.
+    assert!(git(dir.path(), &["status", "--porcelain"]).contains("private-plans.txt"));
+
+    let mut session = initialized(dir.path());
+    let answer = session.call("git_status", json!({})).to_string();
+    assert!(!answer.contains("private-plans"), "{answer}");
+}
+
+/// The server keeps the repository open between calls; what changes in `.git` still shows.
+#[test]
+fn git_status_sees_upstream_and_config_changes_between_calls() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let first = git(dir.path(), &["rev-parse", "HEAD"]);
+    dir.write("a.txt", "ahead\n");
+    git(dir.path(), &["commit", "-q", "-am", "ahead"]);
+    let mut session = initialized(dir.path());
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(
+        (&status["upstream"], &status["ahead"], &status["clean"]),
+        (&json!(null), &json!(null), &json!(true)),
+        "{status}"
+    );
+
+    // An upstream one commit behind, then one that has a commit of its own as well.
+    for (key, value) in [
+        ("remote.origin.url", "https://example.com/o/r.git"),
+        ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
+        ("branch.main.remote", "origin"),
+        ("branch.main.merge", "refs/heads/main"),
+    ] {
+        git(dir.path(), &["config", key, value]);
+    }
+    git(
+        dir.path(),
+        &["update-ref", "refs/remotes/origin/main", first.trim()],
+    );
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["upstream"], "origin/main", "{status}");
+    assert_eq!(
+        (&status["ahead"], &status["behind"]),
+        (&json!(1), &json!(0))
+    );
+
+    let tree = git(
+        dir.path(),
+        &["rev-parse", &format!("{}^{{tree}}", first.trim())],
+    );
+    let theirs = git(
+        dir.path(),
+        &[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            first.trim(),
+            "-m",
+            "theirs",
+        ],
+    );
+    git(
+        dir.path(),
+        &["update-ref", "refs/remotes/origin/main", theirs.trim()],
+    );
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(
+        (&status["ahead"], &status["behind"]),
+        (&json!(1), &json!(1))
+    );
+    assert!(
+        git(dir.path(), &["status", "--porcelain=v2", "--branch"]).contains("# branch.ab +1 -1")
+    );
+
+    // A new .git altogether (the old one moved away) is read afresh.
+    std::fs::rename(dir.path().join(".git"), dir.path().join("old-git")).unwrap();
+    git(dir.path(), &["init", "-q", "-b", "fresh"]);
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["branch"], "fresh", "{status}");
+    assert_eq!(status["head"], json!(null));
+}
+
 #[test]
 fn git_tools_run_nothing_on_the_host_and_show_nothing_outside() {
     // Outside the workspace: a program git started on the host could write here.
