@@ -38,6 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
+            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`): answers requests on stdin about the repository in its current directory, which is all it can read')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -154,6 +155,18 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'autocoder;git-reader' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'autocoder;help' {
             [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'Fetch the issue a repair starts from, into the run document')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
@@ -161,6 +174,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
+            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`): answers requests on stdin about the repository in its current directory, which is all it can read')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -180,6 +194,9 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help;generate' {
+            break
+        }
+        'autocoder;help;git-reader' {
             break
         }
         'autocoder;help;help' {

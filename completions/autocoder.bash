@@ -22,6 +22,9 @@ _autocoder() {
             autocoder,generate)
                 cmd="autocoder__subcmd__generate"
                 ;;
+            autocoder,git-reader)
+                cmd="autocoder__subcmd__git__subcmd__reader"
+                ;;
             autocoder,help)
                 cmd="autocoder__subcmd__help"
                 ;;
@@ -42,6 +45,9 @@ _autocoder() {
                 ;;
             autocoder__subcmd__help,generate)
                 cmd="autocoder__subcmd__help__subcmd__generate"
+                ;;
+            autocoder__subcmd__help,git-reader)
+                cmd="autocoder__subcmd__help__subcmd__git__subcmd__reader"
                 ;;
             autocoder__subcmd__help,help)
                 cmd="autocoder__subcmd__help__subcmd__help"
@@ -65,7 +71,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue mcp open-pr run-tests sandbox generate help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue mcp open-pr run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,8 +144,30 @@ _autocoder() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autocoder__subcmd__git__subcmd__reader)
+            opts="-C -q -v -h --pretty --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autocoder__subcmd__help)
-            opts="fetch-issue mcp open-pr run-tests sandbox generate help"
+            opts="fetch-issue mcp open-pr run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -167,6 +195,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help__subcmd__generate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__help__subcmd__git__subcmd__reader)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

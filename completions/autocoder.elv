@@ -35,6 +35,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
+            cand git-reader 'The MCP server''s git reader (`tools::git`): answers requests on stdin about the repository in its current directory, which is all it can read'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;fetch-issue'= {
@@ -144,6 +145,17 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'autocoder;git-reader'= {
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'autocoder;help'= {
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
             cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
@@ -151,6 +163,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
+            cand git-reader 'The MCP server''s git reader (`tools::git`): answers requests on stdin about the repository in its current directory, which is all it can read'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;help;fetch-issue'= {
@@ -164,6 +177,8 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         &'autocoder;help;sandbox'= {
         }
         &'autocoder;help;generate'= {
+        }
+        &'autocoder;help;git-reader'= {
         }
         &'autocoder;help;help'= {
         }

@@ -62,6 +62,10 @@ pub enum Command {
     Sandbox(SandboxArgs),
     #[command(hide = true)]
     Generate(GenerateArgs),
+    /// The MCP server's git reader (`tools::git`): answers requests on stdin about the
+    /// repository in its current directory, which is all it can read.
+    #[command(hide = true)]
+    GitReader,
 }
 
 impl Command {
@@ -74,6 +78,7 @@ impl Command {
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
+            Command::GitReader => "git-reader",
         }
     }
 }

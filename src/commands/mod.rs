@@ -35,6 +35,9 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),
         Command::Generate(args) => generate::run(args),
+        Command::GitReader => crate::tools::git::serve_reader()
+            .map(|()| 0)
+            .map_err(Failure::external),
     }
 }
 

@@ -4,25 +4,27 @@
 //! alternates that point elsewhere. Switching each off from outside loses to a config swapped
 //! between a check and git's own read, so whatever reads the repository is confined by the
 //! kernel instead:
-//! - `read_confined` runs gix in-process on the root's reader thread, which Landlock lets read
-//!   beneath the workspace and nothing else (no writes, no programs, no network), and which
-//!   keeps the repository open between calls; so `git_status` answers in well under a
-//!   millisecond where a sandboxed `git` takes several. The repository is opened with reduced
-//!   trust, so gix uses no filter driver from it, and with no config from outside it.
+//! - `ask_reader` asks the root's git reader, a process of this binary that Landlock lets read
+//!   beneath the workspace and nothing else (no writes, no programs, no network), that reads
+//!   with gix and keeps the repository open between calls; so `git_status` answers in well under
+//!   a millisecond where a sandboxed `git` takes several. A process, not a thread, so that one
+//!   blocked on a FIFO or grown huge can be killed. The repository is opened with reduced trust,
+//!   so gix uses no filter driver from it, and with no config from outside it.
 //! - `run` runs the git CLI in the sandbox, where anything it starts can touch only the
 //!   workspace and no network; the settings that start programs are switched off as well, so
 //!   that the answer is git's own.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::io::{BufRead, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::run_command::in_sandbox;
+use super::run_command::{self, in_sandbox};
 use super::{Call, Context};
 use crate::forge::git::SAFE_CONFIG;
 use crate::sandbox::native::fs_rules::FsRules;
@@ -50,137 +52,184 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
     Ok(confined)
 }
 
-/// Runs `read` on the workspace's repository on the root's reader thread, which can read only
-/// beneath the workspace, and returns what `read` made of it. `read` is handed the flag that asks
-/// gix to stop: it is raised when the call is cancelled or runs past the time limit.
-pub fn read_confined<T: Send + 'static>(
-    context: &Context,
-    call: &Call,
-    read: impl FnOnce(&gix::Repository, Arc<AtomicBool>) -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
+/// Asks the root's git reader `request` and returns its answer. The reader is a process of this
+/// binary started in the root (`autocoder git-reader`) that Landlock lets read beneath it and
+/// nothing else, and that keeps the repository open between requests; idle readers wait for
+/// the next call. One that does not answer in time, or whose call is cancelled, is killed: a
+/// FIFO where gix expects a file blocks it for good.
+pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let (sender, receiver) = mpsc::channel();
-    let job_interrupt = Arc::clone(&interrupt);
-    submit(
-        &confined,
-        Box::new(move |reader: &mut Reader| {
-            let result = reader
-                .repository()
-                .and_then(|repo| read(repo, job_interrupt));
-            let _ = sender.send(result);
-        }),
-    )?;
-    let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-    let mut timed_out = false;
-    loop {
-        match receiver.recv_timeout(Duration::from_millis(100)) {
-            Ok(Err(_)) if timed_out => {
-                return Err(tool_error(format!(
-                    "git took longer than {TIMEOUT_SECS} s; stopped"
-                )))
-            }
-            Ok(result) => return result,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out |= Instant::now() > deadline;
-                if timed_out || call.is_cancelled() {
-                    interrupt.store(true, Ordering::SeqCst);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(tool_error("reading the repository failed unexpectedly"))
-            }
-        }
-    }
-}
-
-type Job = Box<dyn FnOnce(&mut Reader) + Send>;
-
-/// The reader threads, one per root directory, each taking jobs in turn.
-static READERS: Mutex<Vec<ReaderThread>> = Mutex::new(Vec::new());
-
-struct ReaderThread {
-    root: PathBuf,
-    /// The directory's device and inode: a new directory at the same path gets its own thread.
-    inode: (u64, u64),
-    jobs: mpsc::Sender<Job>,
-}
-
-/// Hands `job` to the root's reader thread, starting one if there is none (or it has died).
-fn submit(confined: &Confined, mut job: Job) -> Result<(), ToolError> {
-    let root = confined.root;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
     let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
-    let cannot_read =
-        |err: std::io::Error| tool_error(format!("cannot read {}: {err}", root.display()));
-    let directory = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?);
-    let inode = directory
+    let inode = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?)
         .metadata()
         .map(|meta| (meta.dev(), meta.ino()))
         .map_err(cannot_read)?;
-    let mut readers = READERS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(at) = readers
-        .iter()
-        .position(|reader| reader.root == root && reader.inode == inode)
+    let idle = {
+        let mut idle = IDLE_READERS.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = idle
+            .iter()
+            .position(|reader| reader.root == confined.root && reader.inode == inode);
+        at.map(|at| idle.swap_remove(at))
+    };
+    let mut reader = match idle {
+        Some(reader) => reader,
+        None => Reader::start(&confined, inode)?,
+    };
+    let answer = reader.ask(request, call)?;
     {
-        match readers[at].jobs.send(job) {
-            Ok(()) => return Ok(()),
-            Err(mpsc::SendError(returned)) => {
-                readers.swap_remove(at);
-                job = returned;
+        let mut idle = IDLE_READERS.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(reader);
+        }
+    }
+    let mut answer: Value = serde_json::from_slice(&answer)
+        .map_err(|err| tool_error(format!("the git reader answered nonsense: {err}")))?;
+    match answer.get("error").and_then(Value::as_str) {
+        Some(error) => Err(tool_error(error)),
+        None => Ok(answer.get_mut("ok").map(Value::take).unwrap_or_default()),
+    }
+}
+
+fn cannot_read(err: std::io::Error) -> ToolError {
+    tool_error(format!("cannot read the workspace root: {err}"))
+}
+
+/// Readers kept waiting for a call at most (more than one per root when calls overlap).
+const MAX_IDLE_READERS: usize = 8;
+/// An answer larger than this is refused (the tools cap what they list far below it).
+const MAX_ANSWER: usize = 64 << 20;
+
+static IDLE_READERS: Mutex<Vec<Reader>> = Mutex::new(Vec::new());
+
+/// A running `autocoder git-reader` and the root it reads.
+struct Reader {
+    root: PathBuf,
+    /// The root directory's device and inode: a new directory at the same path gets its own.
+    inode: (u64, u64),
+    process: Child,
+    requests: ChildStdin,
+    answers: ChildStdout,
+}
+
+impl Reader {
+    fn start(confined: &Confined, inode: (u64, u64)) -> Result<Reader, ToolError> {
+        let mut process = run_command::self_command(confined.root_fd, libc::SIGKILL)?
+            .arg("git-reader")
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|err| tool_error(format!("cannot start the git reader: {err}")))?;
+        Ok(Reader {
+            root: confined.root.to_path_buf(),
+            inode,
+            requests: process.stdin.take().expect("piped"),
+            answers: process.stdout.take().expect("piped"),
+            process,
+        })
+    }
+
+    /// Sends one request and reads its one-line answer, within the time limit and while the call
+    /// is not cancelled.
+    fn ask(&mut self, request: &str, call: &Call) -> Result<Vec<u8>, ToolError> {
+        let stopped =
+            || tool_error("the git reader stopped unexpectedly (see the server's log); try again");
+        self.requests
+            .write_all(format!("{request}\n").as_bytes())
+            .map_err(|_| stopped())?;
+        let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
+        let mut answer = Vec::new();
+        let mut chunk = [0; 16 << 10];
+        loop {
+            let mut ready = libc::pollfd {
+                fd: self.answers.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut ready, 1, 100) } > 0 {
+                let read = match self.answers.read(&mut chunk) {
+                    Ok(0) => return Err(stopped()),
+                    Ok(read) => read,
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => 0,
+                    Err(_) => return Err(stopped()),
+                };
+                if let Some(end) = memchr::memchr(b'\n', &chunk[..read]) {
+                    answer.extend_from_slice(&chunk[..end]);
+                    return Ok(answer);
+                }
+                answer.extend_from_slice(&chunk[..read]);
+                if answer.len() > MAX_ANSWER {
+                    return Err(tool_error("git's answer is too large to show"));
+                }
+            }
+            if call.is_cancelled() {
+                return Err(tool_error("cancelled"));
+            }
+            if Instant::now() > deadline {
+                return Err(tool_error(format!(
+                    "git took longer than {TIMEOUT_SECS} s; stopped"
+                )));
             }
         }
     }
-    let jobs = start_reader(root, directory.into())?;
-    let _ = jobs.send(job);
-    readers.push(ReaderThread {
-        root: root.to_path_buf(),
-        inode,
-        jobs,
-    });
-    Ok(())
 }
 
-/// Starts a thread that Landlock lets read beneath `root_dir` and nothing else, and that runs
-/// the jobs sent to it in turn.
-fn start_reader(root: &Path, root_dir: OwnedFd) -> Result<mpsc::Sender<Job>, ToolError> {
-    let (jobs, queue) = mpsc::channel::<Job>();
-    let (confined, was_confined) = mpsc::channel();
-    let root = root.to_path_buf();
-    std::thread::Builder::new()
-        .name("git reader".into())
-        .spawn(move || {
-            let result = FsRules::restrict_thread_to_reading(root_dir.as_fd());
-            drop(root_dir);
-            let restricted = result.is_ok();
-            let _ = confined.send(result);
-            if restricted {
-                let mut reader = Reader { root, opened: None };
-                for job in queue {
-                    job(&mut reader);
-                }
-            }
-        })
-        .map_err(|err| tool_error(format!("cannot start a thread: {err}")))?;
-    match was_confined.recv() {
-        Ok(Ok(())) => Ok(jobs),
-        Ok(Err(err)) => Err(tool_error(format!(
-            "cannot confine the repository read: {err}"
-        ))),
-        Err(_) => Err(tool_error("the repository reader stopped unexpectedly")),
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
     }
 }
 
-/// A reader thread's state: the repository it opened last and what its `.git` and config file
-/// looked like just before. Opening (config, refs, ownership) costs more than a small
+/// `autocoder git-reader`: confines this process to reading its current directory (the root),
+/// then answers each request on stdin with one line of JSON, `{"ok": ...}` or `{"error": ...}`,
+/// until stdin ends. Requests: `status` (`git_status`'s output).
+pub fn serve_reader() -> Result<(), String> {
+    let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
+    let directory =
+        std::fs::File::open(".").map_err(|err| format!("cannot open {}: {err}", root.display()))?;
+    FsRules::restrict_to_reading(directory.as_fd())?;
+    drop(directory);
+    // Memory of its own (not the mapped packs) is bounded; a core dump would be written nowhere.
+    for (resource, limit) in [(libc::RLIMIT_DATA, 2 << 30), (libc::RLIMIT_CORE, 0)] {
+        let limit = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: limit,
+        };
+        // SAFETY: a valid rlimit for the calling process.
+        unsafe { libc::setrlimit(resource, &limit) };
+    }
+    let mut state = ReaderState { root, opened: None };
+    let mut out = std::io::stdout().lock();
+    for request in std::io::stdin().lock().lines() {
+        let request = request.map_err(|err| format!("cannot read a request: {err}"))?;
+        let answer = match request.as_str() {
+            "status" => state
+                .repository()
+                .and_then(super::git_status::status)
+                .map(|status| serde_json::json!({ "ok": status })),
+            other => Err(tool_error(format!("unknown request {other:?}"))),
+        };
+        let answer = answer.unwrap_or_else(|err| serde_json::json!({ "error": err.0 }));
+        writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .map_err(|err| format!("cannot answer: {err}"))?;
+    }
+    Ok(())
+}
+
+/// A reader's state: the repository it opened last and what its `.git` and config file looked
+/// like just before. Opening (config, refs, ownership) costs more than a small
 /// repository's status, so it is reused while they are unchanged; refs, the index and objects
 /// are read afresh by gix anyway.
-struct Reader {
+struct ReaderState {
     root: PathBuf,
     opened: Option<(Stamp, gix::Repository)>,
 }
 
-impl Reader {
+impl ReaderState {
     fn repository(&mut self) -> Result<&gix::Repository, ToolError> {
         let stamp = Stamp::of(&self.root).ok_or_else(|| {
             tool_error(format!("{} is not a git repository", self.root.display()))

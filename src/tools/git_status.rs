@@ -1,16 +1,15 @@
 //! `git_status`: the workspace's branch and what changed, as `git status --porcelain=v2
-//! --untracked-files=all --ignore-submodules=dirty` reports them, read by gix on a thread
-//! confined to the workspace (`tools::git`).
+//! --untracked-files=all --ignore-submodules=dirty` reports them, read by gix in the root's git
+//! reader, a process that can read only the workspace (`tools::git`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use gix::bstr::{BString, ByteSlice};
 use gix::status::index_worktree::Item as WorktreeItem;
 use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntryStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{git, Call, Context};
 use crate::workspace::jail::{tool_error, ToolError};
@@ -54,8 +53,9 @@ pub struct Output {
     pub omitted: usize,
 }
 
-pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Output, ToolError> {
-    git::read_confined(context, call, status)
+/// The status, as the root's git reader (`tools::git`) reads it with `status`.
+pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Value, ToolError> {
+    git::ask_reader(context, call, "status")
 }
 
 /// The branch's upstream, the ref it is tracked by (`refs/remotes/origin/main`): from
@@ -86,7 +86,7 @@ fn upstream(repo: &gix::Repository, branch: &str) -> Option<gix::refs::FullName>
     })
 }
 
-fn status(repo: &gix::Repository, interrupt: Arc<AtomicBool>) -> Result<Output, ToolError> {
+pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
     let failed = |err: &dyn std::fmt::Display| tool_error(format!("git status failed: {err}"));
     let mut output = Output::default();
     let head_id = repo.head_id().ok().map(gix::Id::detach);
@@ -112,9 +112,6 @@ fn status(repo: &gix::Repository, interrupt: Arc<AtomicBool>) -> Result<Output, 
                     let mut commits = 0;
                     for commit in walk {
                         commit.map_err(|err| failed(&err))?;
-                        if interrupt.load(Ordering::SeqCst) {
-                            return Err(tool_error("git status was stopped"));
-                        }
                         commits += 1;
                     }
                     Ok(commits)
@@ -133,7 +130,6 @@ fn status(repo: &gix::Repository, interrupt: Arc<AtomicBool>) -> Result<Output, 
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: false,
         })
-        .should_interrupt_owned(interrupt)
         .into_iter(None)
         .map_err(|err| failed(&err))?;
     let mut tracked: BTreeMap<BString, Change> = BTreeMap::new();

@@ -5,7 +5,7 @@
 //! the sandbox.
 
 pub mod edit_file;
-mod git;
+pub mod git;
 pub mod git_diff;
 pub mod git_status;
 pub mod list_files;
@@ -141,7 +141,7 @@ pub fn catalogue() -> Vec<ToolSpec> {
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
             None, read_only: false, destructive: false, idempotent: true),
         tool!(git_status, "Git status", None,
-            |c, call, a| output(git_status::call(c, call, arguments("git_status", a)?)?),
+            |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
             Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(git_diff, "Git diff", Some("diff"),
             |c, call, a| output(git_diff::call(c, call, arguments("git_diff", a)?)?),

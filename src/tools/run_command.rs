@@ -167,19 +167,12 @@ pub fn in_sandbox(
         .ok_or_else(|| tool_error("the sandbox gave no result"))
 }
 
-/// Runs this binary with `args` in the root open at `root_fd` (its current directory: the root
-/// is given to it as `.`, never by name, so that a directory the sandbox swapped in under the
-/// root's name since cannot stand in for it), reporting progress at the start and each second
-/// and stopping it (SIGTERM) when the call is cancelled or `limit` passes; returns the JSON
-/// document it wrote.
-pub fn run_self(
-    args: &[String],
-    root_fd: RawFd,
-    stdin: Option<&str>,
-    call: &Call,
-    limit: Duration,
-) -> Result<Value, ToolError> {
-    // Our own executable as it was started, even if the file was replaced since (a rebuild).
+/// This binary (as it was started, even if the file was replaced since: a rebuild), to be run
+/// in the root open at `root_fd`: that is its current directory, and the root is never given to
+/// it by name, so that a directory the sandbox swapped in under the root's name since cannot
+/// stand in for it. If the server dies (a client that gave up on it kills it), the process gets
+/// `death_signal`: nothing is left running.
+pub fn self_command(root_fd: RawFd, death_signal: i32) -> Result<Command, ToolError> {
     let exe = if Path::new("/proc/self/exe").exists() {
         PathBuf::from("/proc/self/exe")
     } else {
@@ -188,13 +181,11 @@ pub fn run_self(
     };
     let server = std::process::id() as libc::pid_t;
     let mut command = Command::new(exe);
-    // SAFETY: prctl and getppid are async-signal-safe, as the code between fork and exec must be.
+    // SAFETY: prctl, getppid and fchdir are async-signal-safe, as the code between fork and exec
+    // must be.
     unsafe {
         command.pre_exec(move || {
-            // If the server dies (a client that gave up on it kills it), the sandbox stops too,
-            // and with it the command: nothing is left running.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != server
-            {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) != 0 || libc::getppid() != server {
                 return Err(std::io::Error::other("the server is gone"));
             }
             if libc::fchdir(root_fd) != 0 {
@@ -203,6 +194,20 @@ pub fn run_self(
             Ok(())
         })
     };
+    Ok(command)
+}
+
+/// Runs this binary with `args` in the root open at `root_fd` (see `self_command`), reporting
+/// progress at the start and each second and stopping it (SIGTERM) when the call is cancelled or
+/// `limit` passes; returns the JSON document it wrote.
+pub fn run_self(
+    args: &[String],
+    root_fd: RawFd,
+    stdin: Option<&str>,
+    call: &Call,
+    limit: Duration,
+) -> Result<Value, ToolError> {
+    let mut command = self_command(root_fd, libc::SIGTERM)?;
     let mut child = command
         .args(args)
         .stdin(if stdin.is_some() {

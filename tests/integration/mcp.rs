@@ -1129,6 +1129,56 @@ fn git_status_reads_no_repository_outside_the_workspace() {
     assert!(!answer.contains("private-plans"), "{answer}");
 }
 
+/// A FIFO where git expects a file blocks whatever reads it; the reader is a process the server
+/// kills when the call is cancelled, and the next call gets a new one.
+#[test]
+fn a_git_status_blocked_on_a_fifo_is_stopped_by_cancelling_it() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let fifo = dir.path().join(".gitignore");
+    let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+    let mut session = initialized(dir.path());
+    session.send_raw(
+        r#"{"jsonrpc": "2.0", "id": 700, "method": "tools/call", "params": {"name": "git_status", "arguments": {}}}"#,
+    );
+    let readers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path().join("cwd")).ok())
+            .filter(|cwd| cwd == dir.path())
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while readers() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no git reader started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    session.send_raw(
+        r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 700}}"#,
+    );
+    while readers() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the blocked git reader is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    std::fs::remove_file(&fifo).unwrap();
+    dir.write("a.txt", "changed\n");
+    let status = session.call("git_status", json!({}));
+    assert_eq!(
+        status["structuredContent"]["files"][0]["path"], "a.txt",
+        "{status}"
+    );
+}
+
 /// The server keeps the repository open between calls; what changes in `.git` still shows.
 #[test]
 fn git_status_sees_upstream_and_config_changes_between_calls() {

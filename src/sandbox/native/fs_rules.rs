@@ -91,11 +91,11 @@ impl FsRules {
             .map_err(error)
     }
 
-    /// Restricts the calling thread (and threads and processes it starts) to reading beneath
-    /// `dir`: nothing else can be read, written or executed, no TCP, no abstract UNIX socket and
-    /// no signal leaves it. The host uses it to read a workspace in-process where a link or a
-    /// file the workspace's own code wrote might point elsewhere (see `tools::git`).
-    pub fn restrict_thread_to_reading(dir: BorrowedFd) -> Result<(), String> {
+    /// Restricts the calling thread (and the threads and processes it starts) to reading
+    /// beneath `dir`: nothing else can be read, written or executed, no TCP, no abstract UNIX
+    /// socket and no signal leaves it. For reading a workspace where a link or a file the
+    /// workspace's own code wrote might point elsewhere (`autocoder git-reader`).
+    pub fn restrict_to_reading(dir: BorrowedFd) -> Result<(), String> {
         let error = |err: landlock::RulesetError| format!("Landlock: {err}");
         let ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
