@@ -70,19 +70,21 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
         let at = idle
             .iter()
             .position(|reader| reader.root == confined.root && reader.inode == inode);
-        at.map(|at| idle.swap_remove(at))
+        at.map(|at| idle.remove(at))
     };
     let mut reader = match idle {
         Some(reader) => reader,
         None => Reader::start(&confined, inode)?,
     };
     let answer = reader.ask(request, call)?;
-    {
+    // The reader used longest ago makes room (it may be for a root no longer served); it is
+    // stopped once the lock is released.
+    let _evicted = {
         let mut idle = IDLE_READERS.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(reader);
-        }
-    }
+        let evicted = (idle.len() >= MAX_IDLE_READERS).then(|| idle.remove(0));
+        idle.push(reader);
+        evicted
+    };
     let mut answer: Value = serde_json::from_slice(&answer)
         .map_err(|err| tool_error(format!("the git reader answered nonsense: {err}")))?;
     match answer.get("error").and_then(Value::as_str) {
