@@ -4,12 +4,13 @@
 //! alternates that point elsewhere. Switching each off from outside loses to a config swapped
 //! between a check and git's own read, so whatever reads the repository is confined by the
 //! kernel instead:
-//! - `ask_reader` asks the root's git reader, a process of this binary that Landlock lets read
-//!   beneath the workspace and nothing else (no writes, no programs, no network), that reads
-//!   with gix and keeps the repository open between calls; so `git_status` answers in well under
-//!   a millisecond where a sandboxed `git` takes several. A process, not a thread, so that one
-//!   blocked on a FIFO or grown huge can be killed. The repository is opened with reduced trust,
-//!   so gix uses no filter driver from it, and with no config from outside it.
+//! - `ask_reader` asks the root's git reader: this binary run in the sandbox (its view holds
+//!   only the workspace and the system directories, so gix cannot even stat the host's files),
+//!   further confined by Landlock to reading, that reads with gix and keeps the repository open
+//!   between calls; so `git_status` answers in well under a millisecond where a sandbox started
+//!   for each `git` takes several. A process, so that one blocked on a FIFO or grown huge can be
+//!   stopped. The repository is opened with reduced trust, so gix uses no filter driver from it,
+//!   and with no config from outside it.
 //! - `run` runs the git CLI in the sandbox, where anything it starts can touch only the
 //!   workspace and no network; the settings that start programs are switched off as well, so
 //!   that the answer is git's own.
@@ -72,7 +73,8 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
             .position(|reader| reader.root == confined.root && reader.inode == inode);
         at.map(|at| idle.remove(at))
     };
-    let mut reader = match idle {
+    // One that ended meanwhile (its sandbox's time limit, say) is replaced.
+    let mut reader = match idle.and_then(|mut reader| reader.is_running().then_some(reader)) {
         Some(reader) => reader,
         None => Reader::start(&confined, inode)?,
     };
@@ -115,10 +117,36 @@ struct Reader {
 }
 
 impl Reader {
+    /// Starts `autocoder git-reader` in the sandbox, at the root, with our own executable
+    /// readable there: the sandbox's view holds nothing of the host's beyond the workspace and
+    /// the system directories, so not even whether a file exists there can be learned through
+    /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
     fn start(confined: &Confined, inode: (u64, u64)) -> Result<Reader, ToolError> {
-        let mut process = run_command::self_command(confined.root_fd, libc::SIGKILL)?
-            .arg("git-reader")
-            .env_clear()
+        let exe = std::env::current_exe()
+            .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
+        let exe = exe
+            .to_str()
+            .ok_or_else(|| tool_error(format!("autocoder's own path {exe:?} is not UTF-8")))?;
+        let mut process = run_command::self_command(confined.root_fd, libc::SIGTERM)?
+            .args([
+                "sandbox",
+                "--workspace",
+                ".",
+                "--stream",
+                "--result",
+                "/dev/null",
+            ])
+            .args([
+                "--timeout",
+                "24h",
+                "--memory",
+                "2G",
+                "--pids",
+                "8",
+                "--ro",
+                exe,
+            ])
+            .args(["--", exe, "git-reader"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -130,6 +158,10 @@ impl Reader {
             answers: process.stdout.take().expect("piped"),
             process,
         })
+    }
+
+    fn is_running(&mut self) -> bool {
+        matches!(self.process.try_wait(), Ok(None))
     }
 
     /// Sends one request and reads its one-line answer, within the time limit and while the call
@@ -179,9 +211,20 @@ impl Reader {
 }
 
 impl Drop for Reader {
+    /// Stops the reader: on SIGTERM the sandbox ends what it started and removes its cgroups;
+    /// one that does not go within 2 s is killed.
     fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while self.is_running() {
+            if Instant::now() > deadline {
+                let _ = self.process.kill();
+                let _ = self.process.wait();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
@@ -192,17 +235,9 @@ pub fn serve_reader() -> Result<(), String> {
     let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
     let directory =
         std::fs::File::open(".").map_err(|err| format!("cannot open {}: {err}", root.display()))?;
+    // The sandbox lets it write the workspace; a reader needs only to read it.
     FsRules::restrict_to_reading(directory.as_fd())?;
     drop(directory);
-    // Memory of its own (not the mapped packs) is bounded; a core dump would be written nowhere.
-    for (resource, limit) in [(libc::RLIMIT_DATA, 2 << 30), (libc::RLIMIT_CORE, 0)] {
-        let limit = libc::rlimit {
-            rlim_cur: limit,
-            rlim_max: limit,
-        };
-        // SAFETY: a valid rlimit for the calling process.
-        unsafe { libc::setrlimit(resource, &limit) };
-    }
     let mut state = ReaderState { root, opened: None };
     let mut out = std::io::stdout().lock();
     for request in std::io::stdin().lock().lines() {

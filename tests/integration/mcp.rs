@@ -1129,6 +1129,50 @@ fn git_status_reads_no_repository_outside_the_workspace() {
     assert!(!answer.contains("private-plans"), "{answer}");
 }
 
+/// gix follows links and paths in `.git` that the workspace's code wrote; in the sandbox's view
+/// the host's files are not there at all, so whether one exists cannot be told from the answer.
+#[test]
+fn git_status_tells_nothing_of_host_files_that_git_is_pointed_at() {
+    let host = TempDir::new();
+    host.write("exists/file", "on the host only\n");
+    let answer = |setup: &dyn Fn(&TempDir)| {
+        let dir = TempDir::new();
+        repository(&dir);
+        setup(&dir);
+        let mut session = initialized(dir.path());
+        let answer = session.call("git_status", json!({})).to_string();
+        answer.replace(&dir.path().display().to_string(), "WORKSPACE")
+    };
+    let exclude_to = |target: &str| {
+        let target = host.path().join(target);
+        move |dir: &TempDir| {
+            let exclude = dir.path().join(".git/info/exclude");
+            let _ = std::fs::remove_file(&exclude);
+            std::os::unix::fs::symlink(&target, &exclude).unwrap();
+        }
+    };
+    let existing = answer(&exclude_to("exists/file"));
+    assert_eq!(existing, answer(&exclude_to("missing/file")));
+    assert!(existing.contains(r#""isError":false"#), "{existing}");
+
+    let common_dir_through = |target: &str| {
+        let target = host.path().join(target);
+        move |dir: &TempDir| {
+            let up = format!(
+                "{}/../../{}",
+                target.display(),
+                dir.path().join(".git").display()
+            );
+            dir.write(".git/commondir", &up);
+        }
+    };
+    // The error names the path the workspace itself wrote, and nothing more.
+    assert_eq!(
+        answer(&common_dir_through("exists/x")).replace("exists/x", "TARGET"),
+        answer(&common_dir_through("missing/x")).replace("missing/x", "TARGET")
+    );
+}
+
 /// A FIFO where git expects a file blocks whatever reads it; the reader is a process the server
 /// kills when the call is cancelled, and the next call gets a new one.
 #[test]
