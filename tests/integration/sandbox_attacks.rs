@@ -616,12 +616,44 @@ fn killing_the_sandbox_outright_still_kills_the_command() {
     let dir = crate::util::TempDir::new();
     let m9 = marker(9);
     let mut child = start_long_command(dir.path(), &m9);
+    let sandbox = child.id();
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
         gone_within(&format!("sleep\0{m9}"), std::time::Duration::from_secs(5)),
         "the command outlived a killed sandbox"
     );
+    // Its cgroups (made as root) could not be removed by it; the next run removes them.
+    let memory_cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let controllers = fields.nth(1)?;
+            let path = fields.next()?;
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then(|| path.to_string())
+        });
+    let left = |path: &str| {
+        std::fs::read_dir(format!("/sys/fs/cgroup/memory{path}"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with(&format!("autocoder-{sandbox}-"))
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    if let Some(path) = memory_cgroup.filter(|path| left(path) > 0) {
+        Test::new().sandbox_sh(&[], "true").run().expect_status(0);
+        assert_eq!(left(&path), 0, "the killed sandbox's cgroup is still there");
+    }
 }
 
 #[test]

@@ -4,8 +4,10 @@
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
 //! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu); the child joins them
-//! before it starts the command, and they are removed when the run is over. Where we may not create
-//! cgroups (an ordinary user), the caller falls back to rlimits and says so in the result.
+//! before it starts the command, and they are removed when the run is over. A sandbox killed
+//! outright (SIGKILL) cannot remove its own; the next run beside it removes those whose sandbox
+//! is gone. Where we may not create cgroups (an ordinary user), the caller falls back to rlimits
+//! and says so in the result.
 
 use std::fs;
 use std::io::Write;
@@ -62,6 +64,7 @@ impl RunCgroups {
             cpu: dir_for("cpu")?,
         };
         for dir in [&cgroups.memory, &cgroups.pids, &cgroups.cpu] {
+            remove_left_behind(dir.parent().unwrap_or(dir));
             fs::create_dir(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         }
         let period: u64 = 100_000;
@@ -123,6 +126,30 @@ impl Drop for RunCgroups {
                     _ => break,
                 }
             }
+        }
+    }
+}
+
+/// Removes the run cgroups in `parent` whose sandbox process is gone (killed before it could
+/// remove them); ones still in use cannot be removed, and are left.
+fn remove_left_behind(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("autocoder-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0 && super::sys::errno() == libc::ESRCH;
+        if gone {
+            let _ = fs::remove_dir(entry.path());
         }
     }
 }
