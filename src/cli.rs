@@ -62,8 +62,8 @@ pub enum Command {
     Sandbox(SandboxArgs),
     #[command(hide = true)]
     Generate(GenerateArgs),
-    /// The MCP server's git reader (`tools::git`): answers requests on stdin about the
-    /// repository in its current directory, which is all it can read.
+    /// The MCP server's git reader (`tools::git`), run in the sandbox: answers requests on stdin
+    /// about the repository in its current directory.
     #[command(hide = true)]
     GitReader,
 }

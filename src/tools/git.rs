@@ -5,18 +5,18 @@
 //! between a check and git's own read, so whatever reads the repository is confined by the
 //! kernel instead:
 //! - `ask_reader` asks the root's git reader: this binary run in the sandbox (its view holds
-//!   only the workspace and the system directories, so gix cannot even stat the host's files),
-//!   further confined by Landlock to reading, that reads with gix and keeps the repository open
-//!   between calls; so `git_status` answers in well under a millisecond where a sandbox started
-//!   for each `git` takes several. A process, so that one blocked on a FIFO or grown huge can be
-//!   stopped. The repository is opened with reduced trust, so gix uses no filter driver from it,
-//!   and with no config from outside it.
+//!   only the workspace and the system directories, so gix cannot even stat the host's files,
+//!   and a filter driver the repository names runs there, as it would under git), reading with
+//!   gix and keeping the repository open between calls; so `git_status` answers in well under a
+//!   millisecond where a sandbox started for each `git` takes several. A process, so that one
+//!   blocked on a FIFO or grown huge can be stopped. It sees no config from outside the
+//!   repository (as git in the sandbox sees none).
 //! - `run` runs the git CLI in the sandbox, where anything it starts can touch only the
 //!   workspace and no network; the settings that start programs are switched off as well, so
 //!   that the answer is git's own.
 
 use std::io::{BufRead, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -28,7 +28,6 @@ use serde_json::Value;
 use super::run_command::{self, in_sandbox};
 use super::{Call, Context};
 use crate::forge::git::SAFE_CONFIG;
-use crate::sandbox::native::fs_rules::FsRules;
 use crate::workspace::jail::{tool_error, Confined, ToolError};
 
 /// git's output read at most (the tools cut what they show far below this).
@@ -53,11 +52,10 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
     Ok(confined)
 }
 
-/// Asks the root's git reader `request` and returns its answer. The reader is a process of this
-/// binary started in the root (`autocoder git-reader`) that Landlock lets read beneath it and
-/// nothing else, and that keeps the repository open between requests; idle readers wait for
-/// the next call. One that does not answer in time, or whose call is cancelled, is killed: a
-/// FIFO where gix expects a file blocks it for good.
+/// Asks the root's git reader `request` and returns its answer. The reader is this binary run
+/// in the sandbox at the root (`autocoder git-reader`), keeping the repository open between
+/// requests; idle readers wait for the next call. One that does not answer in time, or whose
+/// call is cancelled, is stopped: a FIFO where gix expects a file blocks it for good.
 pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
@@ -228,16 +226,11 @@ impl Drop for Reader {
     }
 }
 
-/// `autocoder git-reader`: confines this process to reading its current directory (the root),
-/// then answers each request on stdin with one line of JSON, `{"ok": ...}` or `{"error": ...}`,
-/// until stdin ends. Requests: `status` (`git_status`'s output).
+/// `autocoder git-reader`, run in the sandbox at the root: answers each request on stdin with
+/// one line of JSON, `{"ok": ...}` or `{"error": ...}`, until stdin ends. Requests: `status`
+/// (`git_status`'s output).
 pub fn serve_reader() -> Result<(), String> {
     let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
-    let directory =
-        std::fs::File::open(".").map_err(|err| format!("cannot open {}: {err}", root.display()))?;
-    // The sandbox lets it write the workspace; a reader needs only to read it.
-    FsRules::restrict_to_reading(directory.as_fd())?;
-    drop(directory);
     let mut state = ReaderState { root, opened: None };
     let mut out = std::io::stdout().lock();
     for request in std::io::stdin().lock().lines() {
@@ -308,12 +301,13 @@ impl Stamp {
 }
 
 /// Opens the repository at `root` with no configuration from outside it (no system, global or
-/// environment settings, as git in the sandbox sees none) and with reduced trust in its own.
+/// environment settings, as git in the sandbox sees none), trusting its own: whatever it makes
+/// gix do happens in the sandbox.
 fn open(root: &Path) -> Result<gix::Repository, ToolError> {
-    let options = gix::open::Options::isolated().with(gix::sec::Trust::Reduced);
+    let options = gix::open::Options::isolated().with(gix::sec::Trust::Full);
     gix::open_opts(root, options).map_err(|err| {
         tool_error(format!(
-            "cannot open the repository at {} (the git tools read nothing outside it): {err}",
+            "cannot open the repository at {} (the git tools see nothing outside it): {err}",
             root.display()
         ))
     })

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gix::bstr::{BString, ByteSlice};
+use gix::bstr::BString;
 use gix::status::index_worktree::Item as WorktreeItem;
 use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntryStatus};
 use schemars::JsonSchema;
@@ -58,34 +58,6 @@ pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Value, Tool
     git::ask_reader(context, call, "status")
 }
 
-/// The branch's upstream, the ref it is tracked by (`refs/remotes/origin/main`): from
-/// `branch.NAME.remote` and `.merge` and the remote's fetch refspecs, read as plain values (gix's
-/// own lookup passes over a repository's config when trust is reduced; reading runs nothing).
-fn upstream(repo: &gix::Repository, branch: &str) -> Option<gix::refs::FullName> {
-    let config = repo.config_snapshot();
-    let remote = config.string(format!("branch.{branch}.remote").as_str())?;
-    let merge = config.string(format!("branch.{branch}.merge").as_str())?;
-    let merge = merge.to_str().ok()?;
-    if remote == "." {
-        return merge.try_into().ok();
-    }
-    let specs = config
-        .plumbing()
-        .strings(format!("remote.{remote}.fetch").as_str())?;
-    specs.iter().find_map(|spec| {
-        let spec = spec.to_str().ok()?;
-        let (source, tracking) = spec.trim_start_matches('+').split_once(':')?;
-        let tracking = match source.split_once('*') {
-            None => (source == merge).then(|| tracking.to_string())?,
-            Some((before, after)) => {
-                let middle = merge.strip_prefix(before)?.strip_suffix(after)?;
-                tracking.replacen('*', middle, 1)
-            }
-        };
-        tracking.as_str().try_into().ok()
-    })
-}
-
 pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
     let failed = |err: &dyn std::fmt::Display| tool_error(format!("git status failed: {err}"));
     let mut output = Output::default();
@@ -94,7 +66,10 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
     let head_name = repo.head_name().map_err(|err| failed(&err))?;
     if let Some(name) = head_name {
         output.branch = Some(name.shorten().to_string());
-        if let Some(tracking) = upstream(repo, name.shorten().to_str_lossy().as_ref()) {
+        let tracking = repo
+            .branch_remote_tracking_ref_name(name.as_ref(), gix::remote::Direction::Fetch)
+            .and_then(Result::ok);
+        if let Some(tracking) = tracking {
             output.upstream = Some(tracking.shorten().to_string());
             let upstream_id = repo
                 .try_find_reference(tracking.as_ref())

@@ -1074,6 +1074,13 @@ fn git_status_names_every_kind_of_change_as_git_does() {
     git(dir.path(), &["add", "-N", "new.txt"]);
     dir.write("dir/sub/untracked.txt", "?\n");
     dir.write("ignored.log", "not shown\n");
+    // The repository's own excludes file, which git reads through its config.
+    dir.write(".git/more-excludes", "hidden-*\n");
+    git(
+        dir.path(),
+        &["config", "core.excludesFile", ".git/more-excludes"],
+    );
+    dir.write("hidden-too.txt", "not shown\n");
 
     let mut session = initialized(dir.path());
     let status = session.call("git_status", json!({}))["structuredContent"].clone();

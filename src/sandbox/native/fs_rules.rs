@@ -9,7 +9,6 @@
 //! The rules are built in the child after its view is mounted, because Landlock rules name
 //! inodes, and before it changes identity, so that every path can be opened.
 
-use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -89,30 +88,6 @@ impl FsRules {
             .map_err(error)?
             .add_rules(rules.into_iter().map(Ok::<_, landlock::RulesetError>))
             .map_err(error)
-    }
-
-    /// Restricts the calling thread (and the threads and processes it starts) to reading
-    /// beneath `dir`: nothing else can be read, written or executed, no TCP, no abstract UNIX
-    /// socket and no signal leaves it. For reading a workspace where a link or a file the
-    /// workspace's own code wrote might point elsewhere (`autocoder git-reader`).
-    pub fn restrict_to_reading(dir: BorrowedFd) -> Result<(), String> {
-        let error = |err: landlock::RulesetError| format!("Landlock: {err}");
-        let ruleset = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_all(NEWEST_ABI))
-            .map_err(error)?
-            .handle_access(AccessNet::from_all(NEWEST_ABI))
-            .map_err(error)?
-            .scope(Scope::Signal | Scope::AbstractUnixSocket)
-            .map_err(error)?
-            .create()
-            .map_err(error)?
-            .add_rule(PathBeneath::new(
-                dir,
-                AccessFs::from_read(NEWEST_ABI) & !AccessFs::Execute,
-            ))
-            .map_err(error)?;
-        FsRules::restrict_self(ruleset)
     }
 
     /// Restricts the calling process to a prepared ruleset.
