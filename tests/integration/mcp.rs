@@ -1108,8 +1108,28 @@ fn git_status_names_every_kind_of_change_as_git_does() {
     );
 }
 
-/// The repository is read by a thread the kernel lets read only the workspace: objects borrowed
-/// from a repository outside (an alternate the workspace's code wrote) are not read.
+#[test]
+fn git_status_reads_sha256_repositories() {
+    let dir = TempDir::new();
+    dir.write("a.txt", "one\n");
+    git(
+        dir.path(),
+        &["init", "-q", "-b", "main", "--object-format=sha256"],
+    );
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    dir.write("a.txt", "two\n");
+    let mut session = initialized(dir.path());
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(
+        status["head"],
+        git(dir.path(), &["rev-parse", "HEAD"]).trim()
+    );
+    assert_eq!(status["files"][0]["unstaged"], "modified", "{status}");
+}
+
+/// The repository is read in the sandbox: objects borrowed from a repository outside (an
+/// alternate the workspace's code wrote) are not there.
 #[test]
 fn git_status_reads_no_repository_outside_the_workspace() {
     let private = TempDir::new();
