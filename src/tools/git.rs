@@ -20,7 +20,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -71,8 +71,9 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
             .position(|reader| reader.root == confined.root && reader.inode == inode);
         at.map(|at| idle.remove(at))
     };
-    // One that ended meanwhile (its sandbox's time limit, say) is replaced.
-    let mut reader = match idle.and_then(|mut reader| reader.is_running().then_some(reader)) {
+    // One that ended meanwhile (its sandbox's time limit, say), or that has something to say
+    // nobody asked for, is replaced.
+    let mut reader = match idle.and_then(|mut reader| reader.is_ready().then_some(reader)) {
         Some(reader) => reader,
         None => Reader::start(&confined, inode)?,
     };
@@ -85,12 +86,7 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
         idle.push(reader);
         evicted
     };
-    let mut answer: Value = serde_json::from_slice(&answer)
-        .map_err(|err| tool_error(format!("the git reader answered nonsense: {err}")))?;
-    match answer.get("error").and_then(Value::as_str) {
-        Some(error) => Err(tool_error(error)),
-        None => Ok(answer.get_mut("ok").map(Value::take).unwrap_or_default()),
-    }
+    Ok(answer)
 }
 
 fn cannot_read(err: std::io::Error) -> ToolError {
@@ -112,7 +108,12 @@ struct Reader {
     process: Child,
     requests: ChildStdin,
     answers: ChildStdout,
+    /// The end of what the reader and its sandbox said on stderr, to explain a failure.
+    said: Arc<Mutex<Vec<u8>>>,
 }
+
+/// What is kept of a reader's stderr.
+const SAID_KEPT: usize = 4 << 10;
 
 impl Reader {
     /// Starts `autocoder git-reader` in the sandbox, at the root, with our own executable
@@ -120,11 +121,7 @@ impl Reader {
     /// the system directories, so not even whether a file exists there can be learned through
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
     fn start(confined: &Confined, inode: (u64, u64)) -> Result<Reader, ToolError> {
-        let exe = std::env::current_exe()
-            .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
-        let exe = exe
-            .to_str()
-            .ok_or_else(|| tool_error(format!("autocoder's own path {exe:?} is not UTF-8")))?;
+        let exe = own_executable()?;
         let mut process = run_command::self_command(confined.root_fd, libc::SIGTERM)?
             .args([
                 "sandbox",
@@ -134,65 +131,83 @@ impl Reader {
                 "--result",
                 "/dev/null",
             ])
-            .args([
-                "--timeout",
-                "24h",
-                "--memory",
-                "2G",
-                "--pids",
-                "8",
-                "--ro",
-                exe,
-            ])
-            .args(["--", exe, "git-reader"])
+            .args(["--timeout", "24h", "--memory", "2G", "--ro", &exe])
+            .args(["--", &exe, "git-reader"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| tool_error(format!("cannot start the git reader: {err}")))?;
+        // Drained all along, so that a chatty filter never blocks the reader on a full pipe.
+        let said = Arc::new(Mutex::new(Vec::new()));
+        let mut stderr = process.stderr.take().expect("piped");
+        let tail = Arc::clone(&said);
+        std::thread::spawn(move || {
+            let mut chunk = [0; 4096];
+            while let Ok(read @ 1..) = stderr.read(&mut chunk) {
+                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                tail.extend_from_slice(&chunk[..read]);
+                let excess = tail.len().saturating_sub(SAID_KEPT);
+                tail.drain(..excess);
+            }
+        });
         Ok(Reader {
             root: confined.root.to_path_buf(),
             inode,
             requests: process.stdin.take().expect("piped"),
             answers: process.stdout.take().expect("piped"),
             process,
+            said,
         })
     }
 
-    fn is_running(&mut self) -> bool {
-        matches!(self.process.try_wait(), Ok(None))
+    /// Running, and with nothing on its stdout: an answer that comes unasked (written there by
+    /// a program the repository had gix start) would be taken for the next one.
+    fn is_ready(&mut self) -> bool {
+        matches!(self.process.try_wait(), Ok(None)) && !self.has_output(0)
     }
 
-    /// Sends one request and reads its one-line answer, within the time limit and while the call
-    /// is not cancelled.
-    fn ask(&mut self, request: &str, call: &Call) -> Result<Vec<u8>, ToolError> {
-        let stopped =
-            || tool_error("the git reader stopped unexpectedly (see the server's log); try again");
+    fn has_output(&self, wait_ms: i32) -> bool {
+        let mut ready = libc::pollfd {
+            fd: self.answers.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
+    }
+
+    /// Sends `request` with a fresh id and returns its answer, read within the time limit and
+    /// while the call is not cancelled. Anything but one line that carries the id is refused
+    /// (and the reader, out of step, is not used again).
+    fn ask(&mut self, request: &str, call: &Call) -> Result<Value, ToolError> {
+        let mut id = [0u8; 16];
+        // SAFETY: a valid buffer of that length.
+        unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) };
+        let id: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         self.requests
-            .write_all(format!("{request}\n").as_bytes())
-            .map_err(|_| stopped())?;
+            .write_all(format!("{request} {id}\n").as_bytes())
+            .map_err(|_| self.stopped())?;
         let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-        let mut answer = Vec::new();
+        let mut line = Vec::new();
         let mut chunk = [0; 16 << 10];
         loop {
-            let mut ready = libc::pollfd {
-                fd: self.answers.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut ready, 1, 100) } > 0 {
+            if self.has_output(100) {
                 let read = match self.answers.read(&mut chunk) {
-                    Ok(0) => return Err(stopped()),
+                    Ok(0) => return Err(self.stopped()),
                     Ok(read) => read,
                     Err(err) if err.kind() == std::io::ErrorKind::Interrupted => 0,
-                    Err(_) => return Err(stopped()),
+                    Err(_) => return Err(self.stopped()),
                 };
-                if let Some(end) = memchr::memchr(b'\n', &chunk[..read]) {
-                    answer.extend_from_slice(&chunk[..end]);
-                    return Ok(answer);
+                line.extend_from_slice(&chunk[..read]);
+                if let Some(end) = memchr::memchr(b'\n', &line) {
+                    if end + 1 != line.len() {
+                        return Err(out_of_step());
+                    }
+                    line.truncate(end);
+                    break;
                 }
-                answer.extend_from_slice(&chunk[..read]);
-                if answer.len() > MAX_ANSWER {
+                if line.len() > MAX_ANSWER {
                     return Err(tool_error("git's answer is too large to show"));
                 }
             }
@@ -205,7 +220,52 @@ impl Reader {
                 )));
             }
         }
+        let mut answer: Value = serde_json::from_slice(&line).map_err(|_| out_of_step())?;
+        if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
+            return Err(out_of_step());
+        }
+        match answer.get("error").and_then(Value::as_str) {
+            Some(error) => Err(tool_error(error)),
+            None => Ok(answer.get_mut("ok").map(Value::take).unwrap_or_default()),
+        }
     }
+
+    /// The error for a reader that ended, with the end of what it said.
+    fn stopped(&mut self) -> ToolError {
+        let _ = self.process.wait();
+        let said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+        let said = String::from_utf8_lossy(&said);
+        let said = said.trim();
+        if said.is_empty() {
+            tool_error("the git reader stopped unexpectedly; try again")
+        } else {
+            tool_error(format!("the git reader stopped: {said}"))
+        }
+    }
+}
+
+fn out_of_step() -> ToolError {
+    tool_error(
+        "the git reader's answer was not the one asked for (something in the workspace wrote to \
+         it); try again",
+    )
+}
+
+/// This executable's path, for the sandbox to run it. Replaced since the server started (a
+/// rebuild, an upgrade), the path leads to the new one.
+fn own_executable() -> Result<String, ToolError> {
+    let exe = std::env::current_exe()
+        .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
+    let exe = exe
+        .to_str()
+        .ok_or_else(|| tool_error(format!("autocoder's own path {exe:?} is not UTF-8")))?;
+    let exe = exe.strip_suffix(" (deleted)").unwrap_or(exe);
+    if !Path::new(exe).is_file() {
+        return Err(tool_error(format!(
+            "autocoder's executable {exe} was removed since the server started; restart it"
+        )));
+    }
+    Ok(exe.to_string())
 }
 
 impl Drop for Reader {
@@ -215,7 +275,7 @@ impl Drop for Reader {
         // SAFETY: signalling our own child, not yet reaped.
         unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(2);
-        while self.is_running() {
+        while matches!(self.process.try_wait(), Ok(None)) {
             if Instant::now() > deadline {
                 let _ = self.process.kill();
                 let _ = self.process.wait();
@@ -226,23 +286,28 @@ impl Drop for Reader {
     }
 }
 
-/// `autocoder git-reader`, run in the sandbox at the root: answers each request on stdin with
-/// one line of JSON, `{"ok": ...}` or `{"error": ...}`, until stdin ends. Requests: `status`
-/// (`git_status`'s output).
+/// `autocoder git-reader`, run in the sandbox at the root: answers each request on stdin
+/// (`NAME ID`) with one line of JSON, `{"id": ID, "ok": ...}` or `{"id": ID, "error": ...}`,
+/// until stdin ends. Requests: `status` (`git_status`'s output).
 pub fn serve_reader() -> Result<(), String> {
+    // Not dumpable: a program gix starts for the repository (a filter) cannot reach this
+    // process's stdin or stdout through /proc to ask or answer in its name.
+    // SAFETY: prctl with plain integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
     let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
     let mut state = ReaderState { root, opened: None };
     let mut out = std::io::stdout().lock();
     for request in std::io::stdin().lock().lines() {
         let request = request.map_err(|err| format!("cannot read a request: {err}"))?;
-        let answer = match request.as_str() {
+        let (request, id) = request.split_once(' ').unwrap_or((&request, ""));
+        let answer = match request {
             "status" => state
                 .repository()
                 .and_then(super::git_status::status)
-                .map(|status| serde_json::json!({ "ok": status })),
+                .map(|status| serde_json::json!({ "id": id, "ok": status })),
             other => Err(tool_error(format!("unknown request {other:?}"))),
         };
-        let answer = answer.unwrap_or_else(|err| serde_json::json!({ "error": err.0 }));
+        let answer = answer.unwrap_or_else(|err| serde_json::json!({ "id": id, "error": err.0 }));
         writeln!(out, "{answer}")
             .and_then(|()| out.flush())
             .map_err(|err| format!("cannot answer: {err}"))?;

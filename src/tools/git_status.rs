@@ -97,16 +97,21 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
         }
     }
 
-    let changes = repo
+    let mut status = repo
         .status(gix::progress::Discard)
         .map_err(|err| failed(&err))?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_submodules(gix::status::Submodule::Given {
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: false,
-        })
-        .into_iter(None)
-        .map_err(|err| failed(&err))?;
+        });
+    // Read afresh, as git does: the repository's cached index goes by the file's time, which
+    // the workspace's code can set back.
+    if repo.index_path().exists() {
+        let index = repo.open_index().map_err(|err| failed(&err))?;
+        status = status.index(gix::worktree::IndexPersistedOrInMemory::InMemory(index));
+    }
+    let changes = status.into_iter(None).map_err(|err| failed(&err))?;
     let mut tracked: BTreeMap<BString, Change> = BTreeMap::new();
     let mut untracked = Vec::new();
     for item in changes {
@@ -141,7 +146,16 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
                 },
             ) => {
                 if entry.status == gix::dir::entry::Status::Untracked {
-                    untracked.push(entry.rela_path);
+                    // A directory listed whole (a repository of its own) ends in `/`, as git
+                    // shows it.
+                    let mut path = entry.rela_path;
+                    if matches!(
+                        entry.disk_kind,
+                        Some(gix::dir::entry::Kind::Directory | gix::dir::entry::Kind::Repository)
+                    ) {
+                        path.push(b'/');
+                    }
+                    untracked.push(path);
                 }
                 continue;
             }

@@ -1081,6 +1081,8 @@ fn git_status_names_every_kind_of_change_as_git_does() {
         &["config", "core.excludesFile", ".git/more-excludes"],
     );
     dir.write("hidden-too.txt", "not shown\n");
+    dir.write("nested/inner.txt", "a repository of its own\n");
+    git(&dir.path().join("nested"), &["init", "-q"]);
 
     let mut session = initialized(dir.path());
     let status = session.call("git_status", json!({}))["structuredContent"].clone();
@@ -1099,6 +1101,7 @@ fn git_status_names_every_kind_of_change_as_git_does() {
             change("link-me.txt", None, Some("type_changed")),
             change("new.txt", None, Some("added")),
             change("dir/sub/untracked.txt", None, Some("untracked")),
+            change("nested/", None, Some("untracked")),
         ]),
         "git says:\n{}",
         git(
@@ -1200,6 +1203,83 @@ fn git_status_tells_nothing_of_host_files_that_git_is_pointed_at() {
     );
 }
 
+/// A program the repository has gix start (a clean filter) runs in the reader's sandbox; it
+/// cannot write an answer of its own where the server reads the reader's.
+#[test]
+fn nothing_the_repository_starts_answers_for_the_git_reader() {
+    let dir = TempDir::new();
+    dir.write("a.txt", "one\n");
+    dir.write(".gitattributes", "a.txt filter=forge\n");
+    commit_everything(dir.path());
+    let forged = r#"{"id":"","ok":{"branch":"FORGED","clean":true,"files":[]}}"#;
+    git(
+        dir.path(),
+        &[
+            "config",
+            "filter.forge.clean",
+            &format!("[ -e .git/tried ] || {{ touch .git/tried; echo '{forged}' > /proc/$PPID/fd/1; }}; cat"),
+        ],
+    );
+    // Its time changed, a.txt goes through the filter on every call.
+    std::thread::sleep(Duration::from_millis(20));
+    dir.write("a.txt", "one\n");
+    let mut session = initialized(dir.path());
+    for call in 1..=3 {
+        let status = session.call("git_status", json!({}));
+        let files: Vec<_> = status["structuredContent"]["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("call {call}: {status}"))
+            .iter()
+            .map(|file| file["path"].as_str().unwrap().to_string())
+            .collect();
+        let expected: Vec<_> = (1..call).map(|n| format!("new{n}")).collect();
+        assert_eq!(status["structuredContent"]["branch"], "main", "{status}");
+        assert_eq!(files, expected, "call {call}: {status}");
+        dir.write(&format!("new{call}"), "\n");
+    }
+    assert!(
+        dir.path().join(".git/tried").exists(),
+        "the filter never ran"
+    );
+}
+
+/// The server's executable replaced while it runs (a rebuild): readers start from the new one.
+#[test]
+fn git_status_works_after_the_executable_is_replaced() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let bin = TempDir::new();
+    let exe = bin.path().join("autocoder");
+    std::fs::copy(autocoder_bin(), &exe).unwrap();
+    let mut server = Command::new(&exe)
+        .args(["mcp", "--root"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = server.stdin.take().unwrap();
+    writeln!(input, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#).unwrap();
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let mut output = BufReader::new(server.stdout.take().unwrap()).lines();
+    output.next().unwrap().unwrap();
+    std::fs::copy(autocoder_bin(), bin.path().join("new")).unwrap();
+    std::fs::rename(bin.path().join("new"), &exe).unwrap();
+    writeln!(input, r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"git_status","arguments":{{}}}}}}"#).unwrap();
+    let answer: Value = serde_json::from_str(&output.next().unwrap().unwrap()).unwrap();
+    assert_eq!(
+        answer["result"]["structuredContent"]["branch"], "main",
+        "{answer}"
+    );
+    drop(input);
+    server.wait().unwrap();
+}
+
 /// A FIFO where git expects a file blocks whatever reads it; the reader is a process the server
 /// kills when the call is cancelled, and the next call gets a new one.
 #[test]
@@ -1265,6 +1345,21 @@ fn git_status_sees_upstream_and_config_changes_between_calls() {
         (&json!(null), &json!(null), &json!(true)),
         "{status}"
     );
+    // A staged file, with the index's time set back to what it was: still seen.
+    let index = dir.path().join(".git/index");
+    let reference = dir.path().join(".git/index-time");
+    let touch = |args: &[&Path]| {
+        let status = Command::new("touch").arg("-r").args(args).status().unwrap();
+        assert!(status.success());
+    };
+    touch(&[&index, &reference]);
+    dir.write("staged.txt", "new\n");
+    git(dir.path(), &["add", "staged.txt"]);
+    touch(&[&reference, &index]);
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["files"][0]["staged"], "added", "{status}");
+    git(dir.path(), &["rm", "-q", "--cached", "staged.txt"]);
+    std::fs::remove_file(dir.path().join("staged.txt")).unwrap();
 
     // An upstream one commit behind, then one that has a commit of its own as well.
     for (key, value) in [
