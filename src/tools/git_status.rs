@@ -105,6 +105,10 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: false,
         });
+    // gix reads `diff.renames` but passes over `status.renames`, which comes first.
+    if repo.config_snapshot().boolean("status.renames") == Some(false) {
+        status = status.tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled);
+    }
     // Read afresh, as git does: the repository's cached index goes by the file's time, which
     // the workspace's code can set back.
     if repo.index_path().exists() {

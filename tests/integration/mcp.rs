@@ -1409,6 +1409,25 @@ fn git_status_sees_upstream_and_config_changes_between_calls() {
         git(dir.path(), &["status", "--porcelain=v2", "--branch"]).contains("# branch.ab +1 -1")
     );
 
+    // A rename, then the same with renames switched off for status.
+    git(dir.path(), &["mv", "old.txt", "moved.txt"]);
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["files"][0]["orig_path"], "old.txt", "{status}");
+    git(dir.path(), &["config", "status.renames", "false"]);
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    let staged: Vec<_> = status["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| {
+            (
+                file["path"].as_str().unwrap(),
+                file["staged"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(staged, [("moved.txt", "added"), ("old.txt", "deleted")]);
+
     // A new .git altogether (the old one moved away) is read afresh.
     std::fs::rename(dir.path().join(".git"), dir.path().join("old-git")).unwrap();
     git(dir.path(), &["init", "-q", "-b", "fresh"]);
