@@ -1,6 +1,6 @@
 //! `git_status`: the workspace's branch and what changed, as `git status --porcelain=v2
 //! --untracked-files=all --ignore-submodules=dirty` reports them, read by gix in the root's git
-//! reader, a process that can read only the workspace (`tools::git`).
+//! reader, which runs in the sandbox (`tools::git`).
 
 use std::collections::BTreeMap;
 
