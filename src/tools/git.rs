@@ -7,7 +7,7 @@
 //! - `ask_reader` asks the root's git reader: this binary run in the sandbox (its view holds
 //!   only the workspace and the system directories, so gix cannot even stat the host's files,
 //!   and a filter driver the repository names runs there, as it would under git), reading with
-//!   gix and keeping the repository open between calls; so `git_status` answers in well under a
+//!   gix and keeping the repository open between calls; so `git_status` answers in under a
 //!   millisecond where a sandbox started for each `git` takes several. A process, so that one
 //!   blocked on a FIFO or grown huge can be stopped. It sees no config from outside the
 //!   repository (as git in the sandbox sees none).
