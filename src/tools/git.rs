@@ -20,7 +20,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -54,8 +54,10 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
 
 /// Asks the root's git reader `request` and returns its answer. The reader is this binary run
 /// in the sandbox at the root (`autocoder git-reader`), keeping the repository open between
-/// requests; idle readers wait for the next call. One that does not answer in time, or whose
-/// call is cancelled, is stopped: a FIFO where gix expects a file blocks it for good.
+/// requests. Each root has one, which takes one call at a time (a status takes a millisecond;
+/// a reader per call in a burst would be a sandbox per call); the others wait their turn,
+/// still stopped by cancellation and the time limit. One that does not answer in time, or
+/// whose call is cancelled, is stopped: a FIFO where gix expects a file blocks it for good.
 pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
@@ -64,28 +66,57 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
         .metadata()
         .map(|meta| (meta.dev(), meta.ino()))
         .map_err(cannot_read)?;
-    let idle = {
-        let mut idle = IDLE_READERS.lock().unwrap_or_else(PoisonError::into_inner);
-        let at = idle
+    let slot = {
+        let mut slots = READERS.lock().unwrap_or_else(PoisonError::into_inner);
+        match slots
             .iter()
-            .position(|reader| reader.root == confined.root && reader.inode == inode);
-        at.map(|at| idle.remove(at))
+            .position(|slot| slot.root == confined.root && slot.inode == inode)
+        {
+            Some(at) => Arc::clone(&slots[at].reader),
+            None => {
+                // The root used longest ago makes room (it may be one no longer served); its
+                // reader stops when the call using it, if any, is done.
+                if slots.len() >= MAX_READERS {
+                    slots.remove(0);
+                }
+                let slot = ReaderSlot {
+                    root: confined.root.to_path_buf(),
+                    inode,
+                    reader: Arc::default(),
+                };
+                let reader = Arc::clone(&slot.reader);
+                slots.push(slot);
+                reader
+            }
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
+    let mut turn = loop {
+        match slot.try_lock() {
+            Ok(turn) => break turn,
+            Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) if call.is_cancelled() => {
+                return Err(tool_error("cancelled"))
+            }
+            Err(TryLockError::WouldBlock) if Instant::now() > deadline => {
+                return Err(tool_error(format!(
+                    "git took longer than {TIMEOUT_SECS} s; stopped"
+                )))
+            }
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+        }
     };
     // One that ended meanwhile (its sandbox's time limit, say), or that has something to say
     // nobody asked for, is replaced.
-    let mut reader = match idle.and_then(|mut reader| reader.is_ready().then_some(reader)) {
+    let mut reader = match turn
+        .take()
+        .and_then(|mut reader| reader.is_ready().then_some(reader))
+    {
         Some(reader) => reader,
-        None => Reader::start(&confined, inode)?,
+        None => Reader::start(&confined)?,
     };
-    let answer = reader.ask(request, call)?;
-    // The reader used longest ago makes room (it may be for a root no longer served); it is
-    // stopped once the lock is released.
-    let _evicted = {
-        let mut idle = IDLE_READERS.lock().unwrap_or_else(PoisonError::into_inner);
-        let evicted = (idle.len() >= MAX_IDLE_READERS).then(|| idle.remove(0));
-        idle.push(reader);
-        evicted
-    };
+    let answer = reader.ask(request, call, deadline)?;
+    *turn = Some(reader);
     Ok(answer)
 }
 
@@ -93,18 +124,24 @@ fn cannot_read(err: std::io::Error) -> ToolError {
     tool_error(format!("cannot read the workspace root: {err}"))
 }
 
-/// Readers kept waiting for a call at most (more than one per root when calls overlap).
-const MAX_IDLE_READERS: usize = 8;
+/// Roots with a reader at most.
+const MAX_READERS: usize = 8;
 /// An answer larger than this is refused (the tools cap what they list far below it).
 const MAX_ANSWER: usize = 64 << 20;
 
-static IDLE_READERS: Mutex<Vec<Reader>> = Mutex::new(Vec::new());
+/// The roots' readers, in the order the roots were first asked about.
+static READERS: Mutex<Vec<ReaderSlot>> = Mutex::new(Vec::new());
 
-/// A running `autocoder git-reader` and the root it reads.
-struct Reader {
+struct ReaderSlot {
     root: PathBuf,
     /// The root directory's device and inode: a new directory at the same path gets its own.
     inode: (u64, u64),
+    /// None until the first call, and after one that failed.
+    reader: Arc<Mutex<Option<Reader>>>,
+}
+
+/// A running `autocoder git-reader`.
+struct Reader {
     process: Child,
     requests: ChildStdin,
     answers: ChildStdout,
@@ -120,7 +157,7 @@ impl Reader {
     /// readable there: the sandbox's view holds nothing of the host's beyond the workspace and
     /// the system directories, so not even whether a file exists there can be learned through
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
-    fn start(confined: &Confined, inode: (u64, u64)) -> Result<Reader, ToolError> {
+    fn start(confined: &Confined) -> Result<Reader, ToolError> {
         let exe = own_executable()?;
         let mut process = run_command::self_command(confined.root_fd, libc::SIGTERM)?
             .args([
@@ -152,8 +189,6 @@ impl Reader {
             }
         });
         Ok(Reader {
-            root: confined.root.to_path_buf(),
-            inode,
             requests: process.stdin.take().expect("piped"),
             answers: process.stdout.take().expect("piped"),
             process,
@@ -177,10 +212,10 @@ impl Reader {
         unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
     }
 
-    /// Sends `request` with a fresh id and returns its answer, read within the time limit and
-    /// while the call is not cancelled. Anything but one line that carries the id is refused
-    /// (and the reader, out of step, is not used again).
-    fn ask(&mut self, request: &str, call: &Call) -> Result<Value, ToolError> {
+    /// Sends `request` with a fresh id and returns its answer, read before `deadline` and while
+    /// the call is not cancelled. Anything but one line that carries the id is refused (and the
+    /// reader, out of step, is not used again).
+    fn ask(&mut self, request: &str, call: &Call, deadline: Instant) -> Result<Value, ToolError> {
         let mut id = [0u8; 16];
         // SAFETY: a valid buffer of that length.
         unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) };
@@ -188,7 +223,6 @@ impl Reader {
         self.requests
             .write_all(format!("{request} {id}\n").as_bytes())
             .map_err(|_| self.stopped())?;
-        let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
         let mut line = Vec::new();
         let mut chunk = [0; 16 << 10];
         loop {

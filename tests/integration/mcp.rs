@@ -1243,6 +1243,42 @@ fn nothing_the_repository_starts_answers_for_the_git_reader() {
     );
 }
 
+/// Calls for one root in a burst share its one reader (a sandbox each would cost more than
+/// the calls).
+#[test]
+fn a_burst_of_git_status_calls_shares_one_reader() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let mut session = initialized(dir.path());
+    for id in 500..520 {
+        session.send_raw(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "git_status", "arguments": {}}})
+            .to_string(),
+        );
+    }
+    for _ in 500..520 {
+        let answer = session.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    // The server's children: each reader is a sandbox it started.
+    let server = session.child.id().to_string();
+    let readers = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let stat = std::fs::read_to_string(entry.ok()?.path().join("stat")).ok()?;
+            let parent = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .to_string();
+            (parent == server).then_some(())
+        })
+        .count();
+    assert_eq!(readers, 1);
+}
+
 /// The server's executable replaced while it runs (a rebuild): readers start from the new one.
 #[test]
 fn git_status_works_after_the_executable_is_replaced() {
