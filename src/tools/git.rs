@@ -117,7 +117,7 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
     };
     let answer = reader.ask(request, call, deadline)?;
     *turn = Some(reader);
-    Ok(answer)
+    answer
 }
 
 fn cannot_read(err: std::io::Error) -> ToolError {
@@ -212,10 +212,16 @@ impl Reader {
         unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
     }
 
-    /// Sends `request` with a fresh id and returns its answer, read before `deadline` and while
-    /// the call is not cancelled. Anything but one line that carries the id is refused (and the
-    /// reader, out of step, is not used again).
-    fn ask(&mut self, request: &str, call: &Call, deadline: Instant) -> Result<Value, ToolError> {
+    /// Sends `request` with a fresh id and returns its answer (what was asked for, or the error
+    /// the reader found), read before `deadline` and while the call is not cancelled. The outer
+    /// error means the reader is not to be used again: it stopped, was stopped, or answered
+    /// anything but one line that carries the id (out of step).
+    fn ask(
+        &mut self,
+        request: &str,
+        call: &Call,
+        deadline: Instant,
+    ) -> Result<Result<Value, ToolError>, ToolError> {
         let mut id = [0u8; 16];
         // SAFETY: a valid buffer of that length.
         unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) };
@@ -258,10 +264,10 @@ impl Reader {
         if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
             return Err(out_of_step());
         }
-        match answer.get("error").and_then(Value::as_str) {
+        Ok(match answer.get("error").and_then(Value::as_str) {
             Some(error) => Err(tool_error(error)),
             None => Ok(answer.get_mut("ok").map(Value::take).unwrap_or_default()),
-        }
+        })
     }
 
     /// The error for a reader that ended, with the end of what it said.
@@ -306,7 +312,10 @@ impl Drop for Reader {
     /// Stops the reader: on SIGTERM the sandbox ends what it started and removes its cgroups;
     /// one that does not go within 2 s is killed.
     fn drop(&mut self) {
-        // SAFETY: signalling our own child, not yet reaped.
+        if !matches!(self.process.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: signalling our own child, not yet reaped (try_wait just said so).
         unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(2);
         while matches!(self.process.try_wait(), Ok(None)) {
@@ -371,30 +380,40 @@ impl ReaderState {
     }
 }
 
-/// Which `.git` directory, and which version of its config file (a file `[include]`d from it is
-/// not watched: a change there takes effect when the config itself next changes).
+/// Which `.git` directory, and which version of its config file and `commondir` (a file
+/// `[include]`d from the config is not watched: a change there takes effect when the config
+/// itself next changes).
 #[derive(PartialEq, Eq)]
 struct Stamp {
     git_dir: (u64, u64),
-    config: Option<(u64, i64, i64, i64, i64, u64)>,
+    config: Option<FileVersion>,
+    common_dir: Option<FileVersion>,
 }
+
+/// A file's inode, times and size.
+type FileVersion = (u64, i64, i64, i64, i64, u64);
 
 impl Stamp {
     fn of(root: &Path) -> Option<Stamp> {
         let git_dir = std::fs::symlink_metadata(root.join(".git")).ok()?;
-        let config = std::fs::symlink_metadata(root.join(".git/config")).ok();
+        let version = |name: &str| {
+            std::fs::symlink_metadata(root.join(".git").join(name))
+                .ok()
+                .map(|meta| {
+                    (
+                        meta.ino(),
+                        meta.mtime(),
+                        meta.mtime_nsec(),
+                        meta.ctime(),
+                        meta.ctime_nsec(),
+                        meta.size(),
+                    )
+                })
+        };
         Some(Stamp {
             git_dir: (git_dir.dev(), git_dir.ino()),
-            config: config.map(|meta| {
-                (
-                    meta.ino(),
-                    meta.mtime(),
-                    meta.mtime_nsec(),
-                    meta.ctime(),
-                    meta.ctime_nsec(),
-                    meta.size(),
-                )
-            }),
+            config: version("config"),
+            common_dir: version("commondir"),
         })
     }
 }

@@ -1261,22 +1261,40 @@ fn a_burst_of_git_status_calls_shares_one_reader() {
         let answer = session.receive();
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
-    // The server's children: each reader is a sandbox it started.
+    assert_eq!(server_children(&session).len(), 1);
+
+    // A repository git cannot read: errors, from the same reader.
+    dir.write(".git/HEAD", "nowhere\n");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let error = session.call_error("git_status", json!({}));
+        assert!(error.contains("HEAD"), "{error}");
+        seen.push(server_children(&session));
+    }
+    assert_eq!(seen[0].len(), 1);
+    assert_eq!(
+        seen[0], seen[1],
+        "the reader was replaced after an error it reported"
+    );
+}
+
+/// The server's children's pids: each git reader is a sandbox it started.
+fn server_children(session: &Session) -> Vec<String> {
     let server = session.child.id().to_string();
-    let readers = std::fs::read_dir("/proc")
+    std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|entry| {
-            let stat = std::fs::read_to_string(entry.ok()?.path().join("stat")).ok()?;
+            let entry = entry.ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
             let parent = stat
                 .rsplit_once(')')?
                 .1
                 .split_whitespace()
                 .nth(1)?
                 .to_string();
-            (parent == server).then_some(())
+            (parent == server).then(|| entry.file_name().to_string_lossy().into_owned())
         })
-        .count();
-    assert_eq!(readers, 1);
+        .collect()
 }
 
 /// The server's executable replaced while it runs (a rebuild): readers start from the new one.
