@@ -20,7 +20,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -55,9 +55,10 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
 /// Asks the root's git reader `request` and returns its answer. The reader is this binary run
 /// in the sandbox at the root (`autocoder git-reader`), keeping the repository open between
 /// requests. Each root has one, which takes one call at a time (a status takes a millisecond;
-/// a reader per call in a burst would be a sandbox per call); the others wait their turn,
-/// still stopped by cancellation and the time limit. One that does not answer in time, or
-/// whose call is cancelled, is stopped: a FIFO where gix expects a file blocks it for good.
+/// a reader per call in a burst would be a sandbox per call); others wait their turn (60 s at
+/// most, and while not cancelled), and beyond MAX_WAITING of them a call is refused at once
+/// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is stopped: a FIFO
+/// where gix expects a file blocks it for good.
 pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
@@ -66,57 +67,45 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
         .metadata()
         .map(|meta| (meta.dev(), meta.ino()))
         .map_err(cannot_read)?;
-    let slot = {
+    let (turns, evicted) = {
         let mut slots = READERS.lock().unwrap_or_else(PoisonError::into_inner);
-        match slots
+        let at = slots
             .iter()
-            .position(|slot| slot.root == confined.root && slot.inode == inode)
-        {
-            Some(at) => Arc::clone(&slots[at].reader),
+            .position(|slot| slot.root == confined.root && slot.inode == inode);
+        // The slot goes to the end: the first is the root used longest ago, which makes room
+        // for a new one (it may be a root no longer served). Its reader is stopped once the
+        // lock is released, or when the call using it is done.
+        let (slot, evicted) = match at {
+            Some(at) => (slots.remove(at), None),
             None => {
-                // The root used longest ago makes room (it may be one no longer served); its
-                // reader stops when the call using it, if any, is done.
-                if slots.len() >= MAX_READERS {
-                    slots.remove(0);
-                }
+                let evicted = (slots.len() >= MAX_READERS).then(|| slots.remove(0));
                 let slot = ReaderSlot {
                     root: confined.root.to_path_buf(),
                     inode,
-                    reader: Arc::default(),
+                    turns: Arc::default(),
                 };
-                let reader = Arc::clone(&slot.reader);
-                slots.push(slot);
-                reader
+                (slot, evicted)
             }
-        }
+        };
+        let turns = Arc::clone(&slot.turns);
+        slots.push(slot);
+        (turns, evicted)
     };
-    let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-    let mut turn = loop {
-        match slot.try_lock() {
-            Ok(turn) => break turn,
-            Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) if call.is_cancelled() => {
-                return Err(tool_error("cancelled"))
-            }
-            Err(TryLockError::WouldBlock) if Instant::now() > deadline => {
-                return Err(tool_error(format!(
-                    "git took longer than {TIMEOUT_SECS} s; stopped"
-                )))
-            }
-            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
-        }
-    };
+    drop(evicted);
+    let mut turn = turns.take(call)?;
     // One that ended meanwhile (its sandbox's time limit, say), or that has something to say
     // nobody asked for, is replaced.
     let mut reader = match turn
+        .reader
         .take()
         .and_then(|mut reader| reader.is_ready().then_some(reader))
     {
         Some(reader) => reader,
         None => Reader::start(&confined)?,
     };
+    let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
     let answer = reader.ask(request, call, deadline)?;
-    *turn = Some(reader);
+    turn.reader = Some(reader);
     answer
 }
 
@@ -126,18 +115,93 @@ fn cannot_read(err: std::io::Error) -> ToolError {
 
 /// Roots with a reader at most.
 const MAX_READERS: usize = 8;
+/// Calls waiting for a root's reader at most, besides the one it is answering: half the
+/// server's workers, so that a reader that hangs leaves the other tools room.
+const MAX_WAITING: usize = 16;
 /// An answer larger than this is refused (the tools cap what they list far below it).
 const MAX_ANSWER: usize = 64 << 20;
 
-/// The roots' readers, in the order the roots were first asked about.
+/// The roots' readers, the root used longest ago first.
 static READERS: Mutex<Vec<ReaderSlot>> = Mutex::new(Vec::new());
 
 struct ReaderSlot {
     root: PathBuf,
     /// The root directory's device and inode: a new directory at the same path gets its own.
     inode: (u64, u64),
-    /// None until the first call, and after one that failed.
-    reader: Arc<Mutex<Option<Reader>>>,
+    turns: Arc<Turns>,
+}
+
+/// One root's reader, and whose turn it is.
+#[derive(Default)]
+struct Turns {
+    state: Mutex<TurnState>,
+    free: Condvar,
+}
+
+#[derive(Default)]
+struct TurnState {
+    busy: bool,
+    waiting: usize,
+    /// None until the first call, while a call has it, and after one that failed.
+    reader: Option<Reader>,
+}
+
+/// A call's turn with the reader; handed back (with the reader, if it is still fit) on drop.
+struct Turn<'a> {
+    turns: &'a Turns,
+    reader: Option<Reader>,
+}
+
+impl Turns {
+    /// Waits for the reader to be free, while the call is not cancelled.
+    fn take(&self, call: &Call) -> Result<Turn<'_>, ToolError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.busy {
+            if state.waiting >= MAX_WAITING {
+                return Err(tool_error(
+                    "the git reader for this root is busy with other calls; try again shortly",
+                ));
+            }
+            state.waiting += 1;
+            let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
+            while state.busy && !call.is_cancelled() && Instant::now() < deadline {
+                state = self
+                    .free
+                    .wait_timeout(state, Duration::from_millis(100))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            state.waiting -= 1;
+            if call.is_cancelled() {
+                return Err(tool_error("cancelled"));
+            }
+            if state.busy {
+                return Err(tool_error(format!(
+                    "the git reader for this root has been busy with another call for \
+                     {TIMEOUT_SECS} s; try again"
+                )));
+            }
+        }
+        state.busy = true;
+        Ok(Turn {
+            turns: self,
+            reader: state.reader.take(),
+        })
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut state = self
+            .turns
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.busy = false;
+        state.reader = self.reader.take();
+        drop(state);
+        self.turns.free.notify_one();
+    }
 }
 
 /// A running `autocoder git-reader`.
@@ -224,7 +288,9 @@ impl Reader {
     ) -> Result<Result<Value, ToolError>, ToolError> {
         let mut id = [0u8; 16];
         // SAFETY: a valid buffer of that length.
-        unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) };
+        if unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) } != id.len() as isize {
+            return Err(tool_error("cannot draw a request id from the kernel"));
+        }
         let id: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         self.requests
             .write_all(format!("{request} {id}\n").as_bytes())
@@ -396,8 +462,10 @@ type FileVersion = (u64, i64, i64, i64, i64, u64);
 impl Stamp {
     fn of(root: &Path) -> Option<Stamp> {
         let git_dir = std::fs::symlink_metadata(root.join(".git")).ok()?;
+        // Links are followed (to the file whose edits matter): this runs in the reader, in
+        // the sandbox.
         let version = |name: &str| {
-            std::fs::symlink_metadata(root.join(".git").join(name))
+            std::fs::metadata(root.join(".git").join(name))
                 .ok()
                 .map(|meta| {
                     (

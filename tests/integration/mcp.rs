@@ -1250,14 +1250,14 @@ fn a_burst_of_git_status_calls_shares_one_reader() {
     let dir = TempDir::new();
     repository(&dir);
     let mut session = initialized(dir.path());
-    for id in 500..520 {
+    for id in 500..512 {
         session.send_raw(
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                 "params": {"name": "git_status", "arguments": {}}})
             .to_string(),
         );
     }
-    for _ in 500..520 {
+    for _ in 500..512 {
         let answer = session.receive();
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
@@ -1382,6 +1382,63 @@ fn a_git_status_blocked_on_a_fifo_is_stopped_by_cancelling_it() {
         status["structuredContent"]["files"][0]["path"], "a.txt",
         "{status}"
     );
+}
+
+/// Calls for a root whose reader hangs wait their turn, a bounded number of them: the others
+/// are refused at once, and the server's workers stay free for the other tools.
+#[test]
+fn a_hung_git_reader_leaves_room_for_the_other_tools() {
+    let dir = TempDir::new();
+    repository(&dir);
+    let fifo = std::ffi::CString::new(
+        dir.path()
+            .join(".gitignore")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let mut session = initialized(dir.path());
+    let status = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "git_status", "arguments": {}}})
+        .to_string()
+    };
+    session.send_raw(&status(800));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while server_children(&session).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no git reader started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for id in 801..=820 {
+        session.send_raw(&status(id));
+    }
+    // 16 wait; the other 4 are refused at once.
+    for _ in 0..4 {
+        let refused = session.receive();
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("busy"), "{text}");
+    }
+    let read = session.request(
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "a.txt"}}),
+    );
+    assert_eq!(
+        read["result"]["structuredContent"]["total_lines"], 2,
+        "{read}"
+    );
+    for id in 800..=820 {
+        session.send_raw(&format!(
+            r#"{{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {{"requestId": {id}}}}}"#
+        ));
+    }
+    let pong = session.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
 }
 
 /// The server keeps the repository open between calls; what changes in `.git` still shows.
