@@ -58,9 +58,40 @@ pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Value, Tool
     git::ask_reader(context, call, "status")
 }
 
+fn failed(err: &dyn std::fmt::Display) -> ToolError {
+    tool_error(format!("git status failed: {err}"))
+}
+
+/// The status of `repo` (run in the reader, `git-reader`): where HEAD is, then what changed,
+/// tracked files in path order and then the untracked ones.
 pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
-    let failed = |err: &dyn std::fmt::Display| tool_error(format!("git status failed: {err}"));
     let mut output = Output::default();
+    branch(repo, &mut output)?;
+    let (tracked, mut untracked) = changes(repo)?;
+    untracked.sort();
+    let untracked = untracked.into_iter().map(|path| {
+        (
+            path,
+            Change {
+                unstaged: Some("untracked"),
+                ..Change::default()
+            },
+        )
+    });
+    for (path, mut change) in tracked.into_iter().chain(untracked) {
+        if output.files.len() < MAX_FILES {
+            change.path = path.to_string();
+            output.files.push(change);
+        } else {
+            output.omitted += 1;
+        }
+    }
+    output.clean = output.files.is_empty();
+    Ok(output)
+}
+
+/// The branch, the commit HEAD is at, and the upstream with how far apart they are.
+fn branch(repo: &gix::Repository, output: &mut Output) -> Result<(), ToolError> {
     let head_id = repo.head_id().ok().map(gix::Id::detach);
     output.head = head_id.map(|id| id.to_string());
     let head_name = repo.head_name().map_err(|err| failed(&err))?;
@@ -96,7 +127,12 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
             }
         }
     }
+    Ok(())
+}
 
+/// The tracked files that changed, with what changed in the index and in the working tree, and
+/// the untracked files.
+fn changes(repo: &gix::Repository) -> Result<(BTreeMap<BString, Change>, Vec<BString>), ToolError> {
     let mut status = repo
         .status(gix::progress::Discard)
         .map_err(|err| failed(&err))?
@@ -209,24 +245,5 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
         change.unstaged = unstaged.or(change.unstaged);
         change.orig_path = orig_path.or(change.orig_path.take());
     }
-    untracked.sort();
-    let untracked = untracked.into_iter().map(|path| {
-        (
-            path,
-            Change {
-                unstaged: Some("untracked"),
-                ..Change::default()
-            },
-        )
-    });
-    for (path, mut change) in tracked.into_iter().chain(untracked) {
-        if output.files.len() < MAX_FILES {
-            change.path = path.to_string();
-            output.files.push(change);
-        } else {
-            output.omitted += 1;
-        }
-    }
-    output.clean = output.files.is_empty();
-    Ok(output)
+    Ok((tracked, untracked))
 }
