@@ -223,7 +223,7 @@ impl Reader {
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
     fn start(confined: &Confined) -> Result<Reader, ToolError> {
         let exe = own_executable()?;
-        let mut process = run_command::self_command(confined.root_fd, libc::SIGTERM)?
+        let mut process = run_command::self_command(confined.root_fd)?
             .args([
                 "sandbox",
                 "--workspace",

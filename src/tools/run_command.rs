@@ -171,8 +171,8 @@ pub fn in_sandbox(
 /// in the root open at `root_fd`: that is its current directory, and the root is never given to
 /// it by name, so that a directory the sandbox swapped in under the root's name since cannot
 /// stand in for it. If the server dies (a client that gave up on it kills it), the process gets
-/// `death_signal`: nothing is left running.
-pub fn self_command(root_fd: RawFd, death_signal: i32) -> Result<Command, ToolError> {
+/// SIGTERM (a sandbox then stops what it started): nothing is left running.
+pub fn self_command(root_fd: RawFd) -> Result<Command, ToolError> {
     let exe = if Path::new("/proc/self/exe").exists() {
         PathBuf::from("/proc/self/exe")
     } else {
@@ -185,7 +185,8 @@ pub fn self_command(root_fd: RawFd, death_signal: i32) -> Result<Command, ToolEr
     // must be.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) != 0 || libc::getppid() != server {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != server
+            {
                 return Err(std::io::Error::other("the server is gone"));
             }
             if libc::fchdir(root_fd) != 0 {
@@ -207,7 +208,7 @@ pub fn run_self(
     call: &Call,
     limit: Duration,
 ) -> Result<Value, ToolError> {
-    let mut command = self_command(root_fd, libc::SIGTERM)?;
+    let mut command = self_command(root_fd)?;
     let mut child = command
         .args(args)
         .stdin(if stdin.is_some() {
