@@ -57,8 +57,8 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
 /// requests. Each root has one, which takes one call at a time (a status takes a millisecond;
 /// a reader per call in a burst would be a sandbox per call); others wait their turn (60 s at
 /// most, and while not cancelled), and beyond MAX_WAITING of them a call is refused at once
-/// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is stopped: a FIFO
-/// where gix expects a file blocks it for good.
+/// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is
+/// stopped: a FIFO where gix expects a file blocks it for good.
 pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
