@@ -243,12 +243,7 @@ fn an_issue_number_uses_the_origin_remote() {
     git(&["init", "-q"]);
     git(&["remote", "add", "origin", "git@github.com:acme/shop.git"]);
     // A FIFO that sandboxed code included into the config is not read (it would never end).
-    let fifo = test.path().join(".git/wait");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    crate::util::mkfifo(&test.path().join(".git/wait"));
     git(&["config", "include.path", "wait"]);
     let run = test
         .env("GITHUB_API_URL", github.url())

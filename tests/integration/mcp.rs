@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{autocoder_as, autocoder_bin, git, TempDir};
+use crate::util::{autocoder_as, autocoder_bin, git, mkfifo, TempDir};
 
 struct Session {
     child: Child,
@@ -1278,6 +1278,16 @@ fn a_burst_of_git_status_calls_shares_one_reader() {
     );
 }
 
+/// Waits up to 10 s for the number of the server's git readers to satisfy `wanted`.
+#[track_caller]
+fn wait_for_readers(session: &Session, wanted: impl Fn(usize) -> bool, failure: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !wanted(server_children(session).len()) {
+        assert!(std::time::Instant::now() < deadline, "{failure}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The server's children's pids: each git reader is a sandbox it started.
 fn server_children(session: &Session) -> Vec<String> {
     let server = session.child.id().to_string();
@@ -1341,39 +1351,21 @@ fn a_git_status_blocked_on_a_fifo_is_stopped_by_cancelling_it() {
     let dir = TempDir::new();
     repository(&dir);
     let fifo = dir.path().join(".gitignore");
-    let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+    mkfifo(&fifo);
     let mut session = initialized(dir.path());
     session.send_raw(
         r#"{"jsonrpc": "2.0", "id": 700, "method": "tools/call", "params": {"name": "git_status", "arguments": {}}}"#,
     );
-    let readers = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|entry| std::fs::read_link(entry.ok()?.path().join("cwd")).ok())
-            .filter(|cwd| cwd == dir.path())
-            .count()
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while readers() == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no git reader started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_readers(&session, |readers| readers > 0, "no git reader started");
     std::thread::sleep(Duration::from_millis(300));
     session.send_raw(
         r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 700}}"#,
     );
-    while readers() > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the blocked git reader is still running"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_readers(
+        &session,
+        |readers| readers == 0,
+        "the blocked git reader is still running",
+    );
 
     std::fs::remove_file(&fifo).unwrap();
     dir.write("a.txt", "changed\n");
@@ -1390,15 +1382,7 @@ fn a_git_status_blocked_on_a_fifo_is_stopped_by_cancelling_it() {
 fn a_hung_git_reader_leaves_room_for_the_other_tools() {
     let dir = TempDir::new();
     repository(&dir);
-    let fifo = std::ffi::CString::new(
-        dir.path()
-            .join(".gitignore")
-            .into_os_string()
-            .into_encoded_bytes(),
-    )
-    .unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    mkfifo(&dir.path().join(".gitignore"));
     let mut session = initialized(dir.path());
     let status = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -1406,14 +1390,7 @@ fn a_hung_git_reader_leaves_room_for_the_other_tools() {
         .to_string()
     };
     session.send_raw(&status(800));
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while server_children(&session).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no git reader started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_readers(&session, |readers| readers > 0, "no git reader started");
     for id in 801..=820 {
         session.send_raw(&status(id));
     }
@@ -1726,9 +1703,6 @@ fn client_roots_only_narrow_the_allowed_roots() {
 fn fifos_devices_and_huge_ignore_files_do_not_hang_the_tools() {
     let dir = TempDir::new();
     dir.write("src/app.py", "print('needle')\n");
-    let mkfifo = |path: &Path| {
-        assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
-    };
     // What a sandboxed command could leave: FIFOs where ignore files and sources are read, and
     // an ignore file that never ends.
     mkfifo(&dir.path().join("src/.gitignore"));

@@ -761,9 +761,7 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         (
             "is not a regular file (git would wait on it forever)",
             Box::new(|repo: &Repo| {
-                let fifo = repo.work.join(".git/wait");
-                let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-                assert!(made.success());
+                crate::util::mkfifo(&repo.work.join(".git/wait"));
                 git(&repo.work, &["config", "include.path", "wait"]);
             }),
         ),

@@ -607,11 +607,7 @@ fn detection_reads_no_link_fifo_or_device_the_sandbox_left() {
     // that a regression fails instead of hanging, and says `make`).
     let test = Test::new();
     let fifo = test.path().join("Makefile");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::util::mkfifo(&fifo);
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let writer = std::thread::spawn(move || {
         if finished

@@ -534,11 +534,7 @@ fn a_result_file_is_checked_first_and_cannot_be_redirected_by_the_command() {
     );
     // A FIFO a previous run left there is refused, not waited on.
     let test = Test::new();
-    let made = std::process::Command::new("mkfifo")
-        .arg(test.path().join("f.json"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::util::mkfifo(&test.path().join("f.json"));
     let run = test
         .args(["sandbox", "--result", "f.json", "--", "true"])
         .run()

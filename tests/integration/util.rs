@@ -25,6 +25,12 @@ pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
     command
 }
 
+/// Makes a FIFO at `path` (what sandboxed code can leave where a file is expected).
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 pub fn autocoder_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_autocoder"))
 }
