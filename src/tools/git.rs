@@ -11,9 +11,6 @@
 //!   millisecond where a sandbox started for each `git` takes several. A process, so that one
 //!   blocked on a FIFO or grown huge can be stopped. It sees no config from outside the
 //!   repository (as git in the sandbox sees none).
-//! - `run` runs the git CLI in the sandbox, where anything it starts can touch only the
-//!   workspace and no network; the settings that start programs are switched off as well, so
-//!   that the answer is git's own.
 
 use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -25,13 +22,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::run_command::{self, in_sandbox};
+use super::run_command;
 use super::{Call, Context};
-use crate::forge::git::SAFE_CONFIG;
 use crate::workspace::jail::{tool_error, Confined, ToolError};
 
-/// git's output read at most (the tools cut what they show far below this).
-const MAX_OUTPUT: &str = "8M";
 const TIMEOUT_SECS: u64 = 60;
 
 /// The workspace root, which must be the top of a repository.
@@ -59,7 +53,12 @@ fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
 /// most, and while not cancelled), and beyond MAX_WAITING of them a call is refused at once
 /// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is
 /// stopped: a FIFO where gix expects a file blocks it for good.
-pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value, ToolError> {
+pub fn ask_reader(
+    context: &Context,
+    call: &Call,
+    request: &str,
+    arguments: &Value,
+) -> Result<Value, ToolError> {
     let confined = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
     let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
@@ -104,7 +103,7 @@ pub fn ask_reader(context: &Context, call: &Call, request: &str) -> Result<Value
         None => Reader::start(&confined)?,
     };
     let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-    let answer = reader.ask(request, call, deadline)?;
+    let answer = reader.ask(request, arguments, call, deadline)?;
     turn.reader = Some(reader);
     answer
 }
@@ -276,13 +275,14 @@ impl Reader {
         unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
     }
 
-    /// Sends `request` with a fresh id and returns its answer (what was asked for, or the error
+    /// Sends `request` with a fresh id and its arguments and returns its answer (what was asked for, or the error
     /// the reader found), read before `deadline` and while the call is not cancelled. The outer
     /// error means the reader is not to be used again: it stopped, was stopped, or answered
     /// anything but one line that carries the id (out of step).
     fn ask(
         &mut self,
         request: &str,
+        arguments: &Value,
         call: &Call,
         deadline: Instant,
     ) -> Result<Result<Value, ToolError>, ToolError> {
@@ -293,7 +293,7 @@ impl Reader {
         }
         let id: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         self.requests
-            .write_all(format!("{request} {id}\n").as_bytes())
+            .write_all(format!("{request} {id} {arguments}\n").as_bytes())
             .map_err(|_| self.stopped())?;
         let mut line = Vec::new();
         let mut chunk = [0; 16 << 10];
@@ -396,8 +396,9 @@ impl Drop for Reader {
 }
 
 /// `autocoder git-reader`, run in the sandbox at the root: answers each request on stdin
-/// (`NAME ID`) with one line of JSON, `{"id": ID, "ok": ...}` or `{"id": ID, "error": ...}`,
-/// until stdin ends. Requests: `status` (`git_status`'s output).
+/// (`NAME ID ARGUMENTS`, the arguments one line of JSON) with one line of JSON, `{"id": ID,
+/// "ok": ...}` or `{"id": ID, "error": ...}`, until stdin ends. Requests: `status`
+/// (`git_status`'s output) and `diff` (`git_diff`'s, for its input).
 pub fn serve_reader() -> Result<(), String> {
     // Not dumpable: a program gix starts for the repository (a filter) cannot reach this
     // process's stdin or stdout through /proc to ask or answer in its name.
@@ -408,12 +409,21 @@ pub fn serve_reader() -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     for request in std::io::stdin().lock().lines() {
         let request = request.map_err(|err| format!("cannot read a request: {err}"))?;
-        let (request, id) = request.split_once(' ').unwrap_or((&request, ""));
+        let mut parts = request.splitn(3, ' ');
+        let (request, id) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        let arguments = parts.next().unwrap_or("{}");
         let answer = match request {
             "status" => state
                 .repository()
                 .and_then(super::git_status::status)
                 .map(|status| serde_json::json!({ "id": id, "ok": status })),
+            "diff" => serde_json::from_str(arguments)
+                .map_err(|err| tool_error(format!("unreadable diff arguments: {err}")))
+                .and_then(|input| super::git_diff::diff(state.repository()?, input))
+                .map(|diff| serde_json::json!({ "id": id, "ok": diff })),
             other => Err(tool_error(format!("unknown request {other:?}"))),
         };
         let answer = answer.unwrap_or_else(|err| serde_json::json!({ "id": id, "error": err.0 }));
@@ -497,55 +507,4 @@ fn open(root: &Path) -> Result<gix::Repository, ToolError> {
             root.display()
         ))
     })
-}
-
-/// Runs `git ARGS` in the sandbox at the workspace root, which must be the repository's top;
-/// returns its stdout, or what git said as the error.
-pub fn run(context: &Context, call: &Call, args: &[&str]) -> Result<String, ToolError> {
-    let confined = repository_top(context)?;
-    let root = confined.root.to_path_buf();
-    let mut argv = vec!["git".to_string()];
-    for setting in SAFE_CONFIG {
-        argv.extend(["-c".to_string(), setting.to_string()]);
-    }
-    argv.extend(args.iter().map(|arg| arg.to_string()));
-    let sandbox = in_sandbox(
-        confined.root_fd,
-        &[
-            "--max-output",
-            MAX_OUTPUT,
-            "--env",
-            "GIT_NO_LAZY_FETCH=1",
-            "--env",
-            "GIT_OPTIONAL_LOCKS=0",
-            "--env",
-            "GIT_LITERAL_PATHSPECS=1",
-            "--env",
-            "GIT_TERMINAL_PROMPT=0",
-        ],
-        argv,
-        None,
-        call,
-        TIMEOUT_SECS,
-    )?;
-    let text = |key: &str| sandbox.get(key).and_then(Value::as_str).unwrap_or_default();
-    if sandbox.get("exit_code").and_then(Value::as_i64) != Some(0) {
-        let said = text("stderr").trim();
-        return Err(if said.contains("not a git repository") {
-            tool_error(format!("{} is not a git repository", root.display()))
-        } else if sandbox.get("timed_out").and_then(Value::as_bool) == Some(true) {
-            tool_error(format!("git took longer than {TIMEOUT_SECS} s; stopped"))
-        } else {
-            tool_error(format!(
-                "git {} failed: {said}",
-                args.first().unwrap_or(&"")
-            ))
-        });
-    }
-    if sandbox.get("stdout_truncated").and_then(Value::as_bool) == Some(true) {
-        return Err(tool_error(format!(
-            "git's answer passed {MAX_OUTPUT}B; ask about fewer paths"
-        )));
-    }
-    Ok(text("stdout").to_string())
 }

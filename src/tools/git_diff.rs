@@ -1,8 +1,21 @@
-//! `git_diff`: what changed, as a unified diff and per-file counts, from one `git diff` run
-//! (`--numstat -p`) in the sandbox (`tools::git`), without external diffs or textconv.
+//! `git_diff`: what changed, as git's unified diff and per-file counts (what `git diff
+//! --no-ext-diff --no-textconv --ignore-submodules=dirty --submodule=short` shows), read by gix
+//! in the root's git reader, which runs in the sandbox (`tools::git`).
+//!
+//! Both sides become index states and gix compares those, tracking renames: a tree (the base,
+//! or HEAD for staged changes), the index, or the working tree, which is the index with the
+//! files gix's status finds changed read from disk (through the repository's filters, as git
+//! reads them) into objects held in memory. The patch text is written here, in git's format,
+//! hunk headers with git's default function context included.
 
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::diff::blob::{Algorithm, Diff, InternedInput};
+use gix::index::entry::Mode;
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{git, Call, Context};
 use crate::workspace::jail::{tool_error, ToolError};
@@ -15,7 +28,7 @@ stat_only for the counts alone. Untracked files are not in a diff: git_status li
 /// The diff text kept; beyond it, the counts still cover every file.
 const MAX_DIFF: usize = 32 << 10;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// Compare the index (what is staged) instead of the working tree.
@@ -55,35 +68,17 @@ pub struct Output {
     pub truncated: bool,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+/// Checks the request here (paths confined to the root) and has the root's git reader answer.
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
     let root = context.roots.confine(".")?.display();
-    let mut args = vec![
-        "diff".to_string(),
-        "--no-ext-diff".into(),
-        "--no-textconv".into(),
-        "--no-color".into(),
-        "--ignore-submodules=dirty".into(),
-        "--submodule=short".into(),
-        "--numstat".into(),
-        "-z".into(),
-    ];
-    if !input.stat_only {
-        args.push("-p".into());
-        args.push(format!("-U{}", input.context_lines.unwrap_or(3).min(1000)));
-    }
-    if input.staged {
-        args.push("--cached".into());
-    }
-    args.push("--end-of-options".into());
     if let Some(base) = &input.base {
         if base.starts_with('-') || base.is_empty() || base.contains('\0') {
             return Err(tool_error(format!(
                 "base {base:?} is not a revision; give a commit, branch or tag"
             )));
         }
-        args.push(base.clone());
     }
-    args.push("--".into());
+    let mut paths = Vec::new();
     for path in &input.paths {
         let confined = context.roots.confine(path)?;
         if confined.root != root.as_path() {
@@ -92,84 +87,938 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
                 root.display()
             )));
         }
-        let relative = confined.relative.to_string_lossy();
-        args.push(if relative.is_empty() {
-            ".".into()
-        } else {
-            relative.into_owned()
-        });
+        let relative = confined.relative.to_str().ok_or_else(|| {
+            tool_error(format!("{path} is not UTF-8; git_diff takes UTF-8 paths"))
+        })?;
+        paths.push(relative.to_string());
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let listing = git::run(context, call, &args)?;
-    Ok(parse(&listing))
+    let request = Input { paths, ..input };
+    let arguments = serde_json::to_value(&request).expect("serializable");
+    git::ask_reader(context, call, "diff", &arguments)
 }
 
-/// `--numstat -z` records, then (after an empty record) the patch.
-fn parse(listing: &str) -> Output {
-    let (stats, patch) = listing.split_once("\0\0").unwrap_or((listing, ""));
+fn failed(err: &dyn std::fmt::Display) -> ToolError {
+    tool_error(format!("git diff failed: {err}"))
+}
+
+/// One side of a changed file.
+struct Side {
+    path: BString,
+    mode: Mode,
+    id: ObjectId,
+}
+
+/// A changed file; a side is missing for an added or deleted one.
+struct Change {
+    old: Option<Side>,
+    new: Option<Side>,
+}
+
+/// The diff `input` asks for, of `repo` (run in the reader, `git-reader`).
+pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
+    // Working-tree files are hashed into objects; those stay in memory, never in the repository.
+    let repo = repo.clone().with_object_memory();
+    let index = if repo.index_path().exists() {
+        repo.open_index().map_err(|err| failed(&err))?
+    } else {
+        gix::index::File::from_state(
+            gix::index::State::new(repo.object_hash()),
+            repo.index_path(),
+        )
+    };
+    let base_tree = match (&input.base, input.staged) {
+        (Some(base), _) => Some(tree_of(&repo, base)?),
+        (None, true) => Some(
+            repo.head_tree_id_or_empty()
+                .map_err(|err| failed(&err))?
+                .detach(),
+        ),
+        (None, false) => None,
+    };
+    let old = match base_tree {
+        Some(tree) => repo
+            .index_from_tree(&tree)
+            .map_err(|err| failed(&err))?
+            .into(),
+        // Against the index: a file only intended to be added is not in it yet, and one with
+        // unresolved conflicts has no one version in it.
+        None => without(&index, |_, entry| {
+            entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+                || entry.stage() != gix::index::entry::Stage::Unconflicted
+        }),
+    };
+    // git lists the paths with unresolved conflicts and shows no diff for them, except against
+    // a tree with the working tree, where the file on disk is compared.
+    let unmerged = if input.base.is_some() && !input.staged {
+        Vec::new()
+    } else {
+        unmerged_paths(&index, &input.paths)
+    };
+    let new = if input.staged {
+        (*index).clone()
+    } else {
+        let worktree = working_tree(&repo, &index, &input.paths)?;
+        without(&worktree, |path, _| {
+            unmerged.iter().any(|unmerged| unmerged == path)
+        })
+    };
+    let mut changes = compare(&repo, &old, &new, &input.paths, base_tree.is_some())?;
+    changes.sort_by(|a, b| shown_path(a).cmp(shown_path(b)));
+
+    let context = input.context_lines.unwrap_or(3).min(1000);
+    let mut cache = repo
+        .diff_resource_cache(
+            gix::diff::blob::pipeline::Mode::ToGit,
+            gix::diff::blob::pipeline::WorktreeRoots::default(),
+        )
+        .map_err(|err| failed(&err))?;
+    let short_length = short_length(&repo);
     let mut files = Vec::new();
-    let mut records = stats.split('\0');
-    while let Some(record) = records.next() {
-        let mut fields = record.splitn(3, '\t');
-        let (Some(added), Some(deleted), Some(path)) =
-            (fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        // A rename leaves the path empty; the old and new paths follow as records of their own.
-        let (path, orig_path) = if path.is_empty() {
-            let orig = records.next().unwrap_or_default().to_string();
-            (records.next().unwrap_or_default().to_string(), Some(orig))
+    let mut patch = String::new();
+    let mut unmerged = unmerged.into_iter().peekable();
+    for change in &changes {
+        while let Some(path) = unmerged.next_if(|path| path.as_bstr() < shown_path(change)) {
+            list_unmerged(path, input.stat_only, &mut files, &mut patch);
+        }
+        let text = if input.stat_only || patch.len() > MAX_DIFF {
+            None
         } else {
-            (path.to_string(), None)
+            Some(&mut patch)
         };
-        files.push(FileStat {
-            path,
-            orig_path,
-            added: added.parse().ok(),
-            deleted: deleted.parse().ok(),
-        });
+        files.push(write_change(
+            &repo,
+            &mut cache,
+            change,
+            context,
+            short_length,
+            text,
+        )?);
+        cache.clear_resource_cache_keep_allocation();
+    }
+    for path in unmerged {
+        list_unmerged(path, input.stat_only, &mut files, &mut patch);
     }
     let truncated = patch.len() > MAX_DIFF;
     let diff = if truncated {
-        let cut = crate::testrun::report::cut(patch, MAX_DIFF);
-        format!(
-            "{cut}\n[... diff cut at {MAX_DIFF} of {} bytes: ask for fewer paths]",
-            patch.len()
-        )
+        let cut = crate::testrun::report::cut(&patch, MAX_DIFF);
+        format!("{cut}\n[... diff cut at {MAX_DIFF} bytes: ask for fewer paths]",)
     } else {
-        patch.to_string()
+        patch
     };
-    Output {
+    Ok(Output {
         files,
         diff,
         truncated,
+    })
+}
+
+/// Lists a path with unresolved conflicts as git does, without a diff.
+fn list_unmerged(path: BString, stat_only: bool, files: &mut Vec<FileStat>, patch: &mut String) {
+    if !stat_only && patch.len() <= MAX_DIFF {
+        patch.push_str(&format!("* Unmerged path {}\n", quoted("", path.as_ref())));
     }
+    files.push(FileStat {
+        path: path.to_string(),
+        orig_path: None,
+        added: Some(0),
+        deleted: Some(0),
+    });
+}
+
+/// The tree of the commit (or tag, or tree) `base` names.
+fn tree_of(repo: &gix::Repository, base: &str) -> Result<ObjectId, ToolError> {
+    let unknown = |err: &dyn std::fmt::Display| {
+        tool_error(format!(
+            "base {base:?} is not a revision here ({err}); give a commit, branch or tag"
+        ))
+    };
+    let object = repo
+        .rev_parse_single(base)
+        .map_err(|err| unknown(&err))?
+        .object()
+        .map_err(|err| unknown(&err))?;
+    let tree = object.peel_to_tree().map_err(|err| unknown(&err))?;
+    Ok(tree.id)
+}
+
+/// `index`'s entries without those `drop` picks.
+fn without(
+    index: &gix::index::State,
+    drop: impl Fn(&BStr, &gix::index::Entry) -> bool,
+) -> gix::index::State {
+    let mut state = index.clone();
+    state.remove_entries(|_, path, entry| drop(path, entry));
+    state
+}
+
+/// The paths among `paths` with unresolved conflicts in `index`.
+fn unmerged_paths(index: &gix::index::State, paths: &[String]) -> Vec<BString> {
+    let mut unmerged: Vec<BString> = Vec::new();
+    for entry in index.entries() {
+        let path = entry.path(index);
+        if entry.stage() != gix::index::entry::Stage::Unconflicted
+            && selected(path, paths)
+            && unmerged.last().map(AsRef::as_ref) != Some(path)
+        {
+            unmerged.push(path.to_owned());
+        }
+    }
+    unmerged
+}
+
+/// Whether `path` is one of `paths` or inside one (all of them when none are given).
+fn selected(path: &BStr, paths: &[String]) -> bool {
+    paths.is_empty()
+        || paths.iter().any(|wanted| {
+            wanted.is_empty()
+                || path == wanted.as_bytes()
+                || path
+                    .strip_prefix(wanted.as_bytes())
+                    .is_some_and(|rest| rest.starts_with(b"/"))
+        })
+}
+
+/// The working tree as an index: `index` with each file gix's status finds changed read from
+/// disk (through the repository's filters, as `git add` would) into an in-memory object, and
+/// each one gone removed. Files only intended to be added count with what they hold, and a
+/// file with unresolved conflicts with what is on disk, as git compares them.
+fn working_tree(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    paths: &[String],
+) -> Result<gix::index::State, ToolError> {
+    use gix::index::entry::{Flags, Stage};
+    use gix::status::index_worktree::Item;
+    use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntryStatus};
+
+    let mut reader = WorktreeReader::new(repo)?;
+    let mut state = (**index).clone();
+    let status = repo
+        .status(gix::progress::Discard)
+        .map_err(|err| failed(&err))?
+        .untracked_files(gix::status::UntrackedFiles::None)
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: gix::submodule::config::Ignore::Dirty,
+            check_dirty: false,
+        })
+        .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
+            index.clone(),
+        ));
+    let patterns = paths.iter().map(|path| literal_pattern(path));
+    let items = status
+        .into_index_worktree_iter(patterns)
+        .map_err(|err| failed(&err))?;
+    let mut gone = Vec::new();
+    for item in items {
+        let Item::Modification {
+            entry_index,
+            rela_path,
+            status,
+            ..
+        } = item.map_err(|err| failed(&err))?
+        else {
+            continue;
+        };
+        let entry = &mut state.entries_mut()[entry_index];
+        match status {
+            EntryStatus::Conflict { .. } | EntryStatus::NeedsUpdate(_) => {}
+            EntryStatus::Change(WorktreeChange::Removed) => gone.push(entry_index),
+            EntryStatus::Change(WorktreeChange::SubmoduleModification(submodule)) => {
+                if let Some(head) = submodule.checked_out_head_id {
+                    entry.id = head;
+                }
+            }
+            EntryStatus::IntentToAdd
+            | EntryStatus::Change(
+                WorktreeChange::Modification { .. } | WorktreeChange::Type { .. },
+            ) => match reader.read(rela_path.as_ref(), entry.mode, index)? {
+                Some((mode, id)) => {
+                    entry.id = id;
+                    entry.mode = mode;
+                    entry.flags.remove(Flags::INTENT_TO_ADD);
+                }
+                None => gone.push(entry_index),
+            },
+        }
+    }
+    // Unmerged paths: their stages give way to the file on disk.
+    state.remove_entries(|at, _, entry| {
+        entry.stage() != Stage::Unconflicted || gone.binary_search(&at).is_ok()
+    });
+    for path in unmerged_paths(index, paths) {
+        if let Some((mode, id)) = reader.read(path.as_ref(), Mode::FILE, index)? {
+            let stat = gix::index::entry::Stat::default();
+            state.dangerously_push_entry(stat, id, Flags::empty(), mode, path.as_ref());
+        }
+    }
+    state.sort_entries();
+    Ok(state)
+}
+
+/// Reads working-tree files into objects in memory.
+struct WorktreeReader<'repo> {
+    repo: &'repo gix::Repository,
+    workdir: std::path::PathBuf,
+    filters: gix::filter::Pipeline<'repo>,
+    /// core.fileMode: whether the executable bit on disk counts.
+    file_mode: bool,
+}
+
+impl<'repo> WorktreeReader<'repo> {
+    fn new(repo: &'repo gix::Repository) -> Result<Self, ToolError> {
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| tool_error("the repository has no working tree"))?
+            .to_path_buf();
+        let (filters, _) = repo.filter_pipeline(None).map_err(|err| failed(&err))?;
+        let file_mode = repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
+        Ok(WorktreeReader {
+            repo,
+            workdir,
+            filters,
+            file_mode,
+        })
+    }
+
+    /// The mode and object of the file at `rela_path` (whose mode in the index is `was`), or
+    /// none when it is gone or a directory now.
+    fn read(
+        &mut self,
+        rela_path: &BStr,
+        was: Mode,
+        index: &gix::index::State,
+    ) -> Result<Option<(Mode, ObjectId)>, ToolError> {
+        use std::os::unix::ffi::OsStringExt;
+        use std::os::unix::fs::PermissionsExt;
+        let on_disk = self.workdir.join(unix_path(rela_path));
+        let Ok(meta) = std::fs::symlink_metadata(&on_disk) else {
+            return Ok(None);
+        };
+        let (mode, content) = if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&on_disk).map_err(|err| failed(&err))?;
+            (Mode::SYMLINK, target.into_os_string().into_vec())
+        } else if meta.is_file() {
+            let executable = if self.file_mode {
+                meta.permissions().mode() & 0o100 != 0
+            } else {
+                was == Mode::FILE_EXECUTABLE
+            };
+            let mode = if executable {
+                Mode::FILE_EXECUTABLE
+            } else {
+                Mode::FILE
+            };
+            (mode, self.content(&on_disk, rela_path, index)?)
+        } else {
+            return Ok(None);
+        };
+        let id = self.repo.write_blob(&content).map_err(|err| failed(&err))?;
+        Ok(Some((mode, id.detach())))
+    }
+
+    /// A file's content as git stores it: through the clean filter and line-ending
+    /// conversion its attributes name.
+    fn content(
+        &mut self,
+        on_disk: &std::path::Path,
+        rela_path: &BStr,
+        index: &gix::index::State,
+    ) -> Result<Vec<u8>, ToolError> {
+        use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
+        use std::io::Read;
+        let file = std::fs::File::open(on_disk).map_err(|err| failed(&err))?;
+        let mut content = Vec::new();
+        match self
+            .filters
+            .convert_to_git(file, unix_path(rela_path), index)
+            .map_err(|err| failed(&err))?
+        {
+            ToGitOutcome::Unchanged(mut file) => file.read_to_end(&mut content),
+            ToGitOutcome::Process(mut filtered) => filtered.read_to_end(&mut content),
+            ToGitOutcome::Buffer(buffer) => {
+                content.extend_from_slice(buffer);
+                Ok(0)
+            }
+        }
+        .map_err(|err| failed(&err))?;
+        Ok(content)
+    }
+}
+
+fn unix_path(path: &BStr) -> &std::path::Path {
+    use std::os::unix::ffi::OsStrExt;
+    std::path::Path::new(std::ffi::OsStr::from_bytes(path))
+}
+
+/// A pathspec for exactly `path` (a file, or everything under a directory): paths are taken
+/// literally, as the git CLI took them with GIT_LITERAL_PATHSPECS.
+fn literal_pattern(path: &str) -> BString {
+    if path.is_empty() {
+        ":(literal).".into()
+    } else {
+        format!(":(literal){path}").into()
+    }
+}
+
+/// What changed from `old` to `new`, limited to `paths`, with renames (from config, on by
+/// default as in git) when a tree is one side.
+fn compare(
+    repo: &gix::Repository,
+    old: &gix::index::State,
+    new: &gix::index::State,
+    paths: &[String],
+    track_renames: bool,
+) -> Result<Vec<Change>, ToolError> {
+    use gix::diff::index::ChangeRef;
+    let rewrites = if track_renames {
+        let (rewrites, configured) =
+            gix::diff::new_rewrites(repo.config_snapshot().plumbing(), true)
+                .map_err(|err| failed(&err))?;
+        if configured {
+            rewrites
+        } else {
+            Some(gix::diff::Rewrites::default())
+        }
+    } else {
+        None
+    };
+    let mut cache = repo
+        .diff_resource_cache_for_tree_diff()
+        .map_err(|err| failed(&err))?;
+    let (mut search, _) = repo
+        .pathspec(
+            true,
+            paths.iter().map(|path| literal_pattern(path)),
+            false,
+            new,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|err| failed(&err))?
+        .into_parts();
+    let side = |path: &BStr, mode: Mode, id: &gix::oid| Side {
+        path: path.to_owned(),
+        mode,
+        id: id.to_owned(),
+    };
+    let mut changes = Vec::new();
+    gix::diff::index(
+        old,
+        new,
+        |change| {
+            changes.push(match change {
+                ChangeRef::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => Change {
+                    old: None,
+                    new: Some(side(&location, entry_mode, &id)),
+                },
+                ChangeRef::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => Change {
+                    old: Some(side(&location, entry_mode, &id)),
+                    new: None,
+                },
+                ChangeRef::Modification {
+                    location,
+                    previous_entry_mode,
+                    previous_id,
+                    entry_mode,
+                    id,
+                    ..
+                } => Change {
+                    old: Some(side(&location, previous_entry_mode, &previous_id)),
+                    new: Some(side(&location, entry_mode, &id)),
+                },
+                ChangeRef::Rewrite {
+                    source_location,
+                    source_entry_mode,
+                    source_id,
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => Change {
+                    old: Some(side(&source_location, source_entry_mode, &source_id)),
+                    new: Some(side(&location, entry_mode, &id)),
+                },
+            });
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+        rewrites.map(|rewrites| gix::diff::index::RewriteOptions {
+            resource_cache: &mut cache,
+            find: repo,
+            rewrites,
+        }),
+        &mut search,
+        &mut |_, _, _, _| false,
+    )
+    .map_err(|err| failed(&err))?;
+    Ok(changes)
+}
+
+/// The path a change is listed under: git orders them by it.
+fn shown_path(change: &Change) -> &BStr {
+    change
+        .new
+        .as_ref()
+        .or(change.old.as_ref())
+        .map(|side| side.path.as_ref())
+        .expect("a change has a side")
+}
+
+const TYPE_BITS: u32 = 0o170000;
+
+/// Appends `change`'s patch to `patch` (when given), as git writes it, and returns its counts.
+/// A file that changed kind (a file become a link) is shown as git shows it: deleted, then
+/// added.
+fn write_change(
+    repo: &gix::Repository,
+    cache: &mut gix::diff::blob::Platform,
+    change: &Change,
+    context: u32,
+    short_length: usize,
+    mut patch: Option<&mut String>,
+) -> Result<FileStat, ToolError> {
+    let (Some(old), Some(new)) = (&change.old, &change.new) else {
+        return write_one(repo, cache, change, context, short_length, patch);
+    };
+    if old.mode.bits() & TYPE_BITS == new.mode.bits() & TYPE_BITS {
+        return write_one(repo, cache, change, context, short_length, patch);
+    }
+    let side = |side: &Side| Side {
+        path: side.path.clone(),
+        mode: side.mode,
+        id: side.id,
+    };
+    let removal = Change {
+        old: Some(side(old)),
+        new: None,
+    };
+    let addition = Change {
+        old: None,
+        new: Some(side(new)),
+    };
+    let first = write_one(
+        repo,
+        cache,
+        &removal,
+        context,
+        short_length,
+        patch.as_deref_mut(),
+    )?;
+    cache.clear_resource_cache_keep_allocation();
+    let second = write_one(repo, cache, &addition, context, short_length, patch)?;
+    let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
+    Ok(FileStat {
+        added: sum(first.added, second.added),
+        deleted: sum(first.deleted, second.deleted),
+        ..first
+    })
+}
+
+/// The patch of one change and its counts.
+fn write_one(
+    repo: &gix::Repository,
+    cache: &mut gix::diff::blob::Platform,
+    change: &Change,
+    context: u32,
+    short_length: usize,
+    patch: Option<&mut String>,
+) -> Result<FileStat, ToolError> {
+    use gix::diff::blob::platform::prepare_diff::Operation;
+    use gix::diff::blob::platform::resource::Data;
+    use gix::diff::blob::ResourceKind;
+
+    let (old, new) = (change.old.as_ref(), change.new.as_ref());
+    let either = new.or(old).expect("a change has a side");
+    let (old_path, new_path): (&BStr, &BStr) = (
+        old.map_or(either.path.as_ref(), |side| side.path.as_ref()),
+        new.map_or(either.path.as_ref(), |side| side.path.as_ref()),
+    );
+    let mut stat = FileStat {
+        path: new_path.to_string(),
+        orig_path: (old_path != new_path).then(|| old_path.to_string()),
+        added: Some(0),
+        deleted: Some(0),
+    };
+    // Each side's content, or None for a binary one (a submodule shows as its commit).
+    let mut sides: [Option<Vec<u8>>; 2] = [Some(Vec::new()), Some(Vec::new())];
+    let null = ObjectId::null(repo.object_hash());
+    let submodule = |side: Option<&Side>| {
+        side.map(|side| format!("Subproject commit {}\n", side.id).into_bytes())
+    };
+    if either.mode == Mode::COMMIT || old.is_some_and(|side| side.mode == Mode::COMMIT) {
+        sides = [
+            Some(submodule(old).unwrap_or_default()),
+            Some(submodule(new).unwrap_or_default()),
+        ];
+    } else {
+        for (side, kind) in [
+            (old, ResourceKind::OldOrSource),
+            (new, ResourceKind::NewOrDestination),
+        ] {
+            let (id, mode) = side.map_or((null, either.mode), |side| (side.id, side.mode));
+            let entry_kind = mode
+                .to_tree_entry_mode()
+                .map_or(EntryKind::Blob, |mode| mode.kind());
+            cache
+                .set_resource(id, entry_kind, either.path.as_ref(), kind, repo)
+                .map_err(|err| failed(&err))?;
+        }
+        let prepared = cache.prepare_diff().map_err(|err| failed(&err))?;
+        let binary = matches!(prepared.operation, Operation::SourceOrDestinationIsBinary);
+        for (at, resource) in [prepared.old, prepared.new].into_iter().enumerate() {
+            sides[at] = match resource.data {
+                _ if binary => None,
+                Data::Missing => Some(Vec::new()),
+                Data::Buffer { buf, .. } => Some(buf.to_vec()),
+                Data::Binary { .. } => None,
+            };
+        }
+    }
+
+    let mut header = format!(
+        "diff --git {} {}\n",
+        quoted("a/", old_path),
+        quoted("b/", new_path)
+    );
+    match (old, new) {
+        (None, Some(new)) => header.push_str(&format!("new file mode {:06o}\n", new.mode.bits())),
+        (Some(old), None) => {
+            header.push_str(&format!("deleted file mode {:06o}\n", old.mode.bits()))
+        }
+        (Some(old), Some(new)) if old.mode != new.mode => header.push_str(&format!(
+            "old mode {:06o}\nnew mode {:06o}\n",
+            old.mode.bits(),
+            new.mode.bits()
+        )),
+        _ => {}
+    }
+    if old_path != new_path {
+        let score = match (&sides[0], &sides[1]) {
+            _ if old.map(|side| side.id) == new.map(|side| side.id) => 100,
+            (Some(before), Some(after)) => similarity(before, after, true),
+            _ => similarity(&blob(repo, old)?, &blob(repo, new)?, false),
+        };
+        header.push_str(&format!(
+            "similarity index {score}%\nrename from {}\nrename to {}\n",
+            quoted("", old_path),
+            quoted("", new_path)
+        ));
+    }
+    let (old_id, new_id) = (
+        old.map_or(null, |side| side.id),
+        new.map_or(null, |side| side.id),
+    );
+    if old_id != new_id {
+        header.push_str(&format!(
+            "index {}..{}",
+            abbreviated(repo, old_id, short_length),
+            abbreviated(repo, new_id, short_length)
+        ));
+        match (old, new) {
+            (Some(old), Some(new)) if old.mode == new.mode => {
+                header.push_str(&format!(" {:06o}", new.mode.bits()))
+            }
+            _ => {}
+        }
+        header.push('\n');
+    }
+    // git ends a name with a space in it with a tab on these lines, for patch(1).
+    let label = |prefix: &str, path: &BStr| {
+        let tab = if path.contains(&b' ') { "\t" } else { "" };
+        format!("{}{tab}", quoted(prefix, path))
+    };
+    let labels = [
+        old.map_or("/dev/null".into(), |_| label("a/", old_path)),
+        new.map_or("/dev/null".into(), |_| label("b/", new_path)),
+    ];
+    let mut body = String::new();
+    match (&sides[0], &sides[1]) {
+        (Some(before), Some(after)) => {
+            let (added, deleted) = hunks(before, after, context, &mut body);
+            (stat.added, stat.deleted) = (Some(added), Some(deleted));
+            if !body.is_empty() {
+                body = format!("--- {}\n+++ {}\n{body}", labels[0], labels[1]);
+            }
+        }
+        _ => {
+            (stat.added, stat.deleted) = (None, None);
+            if old_id != new_id {
+                body = format!("Binary files {} and {} differ\n", labels[0], labels[1]);
+            }
+        }
+    }
+    if let Some(patch) = patch {
+        patch.push_str(&header);
+        patch.push_str(&body);
+    }
+    Ok(stat)
+}
+
+/// The raw content of a side's blob (empty for a missing side).
+fn blob(repo: &gix::Repository, side: Option<&Side>) -> Result<Vec<u8>, ToolError> {
+    match side {
+        Some(side) => Ok(repo
+            .find_object(side.id)
+            .map_err(|err| failed(&err))?
+            .detach()
+            .data),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// How long git's shortest ids are in this repository: as long as HEAD's shortened, as git
+/// grows them with the number of objects (7 before the first commit).
+fn short_length(repo: &gix::Repository) -> usize {
+    repo.head_id()
+        .ok()
+        .and_then(|id| id.shorten().ok())
+        .map_or(7, |prefix| prefix.hex_len())
+}
+
+/// `id` as short as git shows it: shortened in the object database, or, for the working
+/// tree's objects (held in memory, unknown to it) and the null id, `length` long.
+fn abbreviated(repo: &gix::Repository, id: ObjectId, length: usize) -> String {
+    use gix::prelude::ObjectIdExt;
+    match id.attach(repo).shorten() {
+        Ok(prefix) if !id.is_null() => prefix.to_string(),
+        _ => id.to_hex_with_len(length).to_string(),
+    }
+}
+
+/// `path` after `prefix`, in double quotes with C escapes when it holds a byte git quotes (a
+/// control character, a quote, a backslash or, with git's default core.quotePath, any
+/// non-ASCII byte).
+fn quoted(prefix: &str, path: &BStr) -> String {
+    let plain = |byte: u8| (0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\';
+    if path.iter().all(|&byte| plain(byte)) {
+        return format!("{prefix}{path}");
+    }
+    let mut out = format!("\"{prefix}");
+    for &byte in path.iter() {
+        match byte {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            _ if plain(byte) => out.push(byte as char),
+            _ => out.push_str(&format!("\\{byte:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Writes the hunks that turn `before` into `after` to `out` as git does (Myers with the indent
+/// heuristic, `context` lines around changes, changes closer than twice that joined, and the
+/// nearest line above that starts with a letter, `_` or `$` after the `@@`); returns the lines
+/// added and deleted.
+fn hunks(before: &[u8], after: &[u8], context: u32, out: &mut String) -> (u64, u64) {
+    let input = InternedInput::new(
+        gix::diff::blob::sources::byte_lines(before),
+        gix::diff::blob::sources::byte_lines(after),
+    );
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    let old: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(before).collect();
+    let new: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(after).collect();
+    let changes: Vec<_> = diff.hunks().collect();
+    let (added, deleted) = changes.iter().fold((0, 0), |(added, deleted), hunk| {
+        (
+            added + u64::from(hunk.after.len() as u32),
+            deleted + u64::from(hunk.before.len() as u32),
+        )
+    });
+    let mut function = String::new();
+    // Where the search for a function line stopped last: it never goes back past it.
+    let mut searched_to: i64 = -1;
+    let mut at = 0;
+    while at < changes.len() {
+        let mut end = at;
+        while end + 1 < changes.len()
+            && changes[end + 1].before.start - changes[end].before.end <= 2 * context
+        {
+            end += 1;
+        }
+        let (first, last) = (&changes[at], &changes[end]);
+        let old_start = first.before.start.saturating_sub(context);
+        let lead = first.before.start - old_start;
+        let new_start = first.after.start - lead;
+        let trail = (last.before.end + context).min(old.len() as u32) - last.before.end;
+        let old_end = last.before.end + trail;
+        let new_end = last.after.end + trail;
+
+        let mut line = i64::from(old_start) - 1;
+        while line > searched_to {
+            if let Some(found) = function_line(old[line as usize]) {
+                function = found;
+                break;
+            }
+            line -= 1;
+        }
+        searched_to = i64::from(old_start) - 1;
+        let range = |start: u32, end: u32| {
+            let count = end - start;
+            let shown_start = if count == 0 { start } else { start + 1 };
+            if count == 1 {
+                format!("{shown_start}")
+            } else {
+                format!("{shown_start},{count}")
+            }
+        };
+        out.push_str(&format!(
+            "@@ -{} +{} @@",
+            range(old_start, old_end),
+            range(new_start, new_end)
+        ));
+        if !function.is_empty() {
+            out.push(' ');
+            out.push_str(&function);
+        }
+        out.push('\n');
+        let mut old_at = old_start;
+        for change in &changes[at..=end] {
+            for line in &old[old_at as usize..change.before.start as usize] {
+                push_line(out, ' ', line);
+            }
+            for line in &old[change.before.start as usize..change.before.end as usize] {
+                push_line(out, '-', line);
+            }
+            for line in &new[change.after.start as usize..change.after.end as usize] {
+                push_line(out, '+', line);
+            }
+            old_at = change.before.end;
+        }
+        for line in &old[old_at as usize..old_end as usize] {
+            push_line(out, ' ', line);
+        }
+        at = end + 1;
+    }
+    (added, deleted)
+}
+
+fn push_line(out: &mut String, sign: char, line: &[u8]) {
+    out.push(sign);
+    out.push_str(&String::from_utf8_lossy(line));
+    if !line.ends_with(b"\n") {
+        out.push_str("\n\\ No newline at end of file\n");
+    }
+}
+
+/// git's default function line: one that starts with a letter, `_` or `$`, cut to 80 bytes and
+/// without trailing white space.
+fn function_line(line: &[u8]) -> Option<String> {
+    let first = *line.first()?;
+    if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
+        return None;
+    }
+    let line = &line[..line.len().min(80)];
+    let end = line
+        .iter()
+        .rposition(|byte| !byte.is_ascii_whitespace())
+        .map_or(0, |at| at + 1);
+    Some(String::from_utf8_lossy(&line[..end]).into_owned())
+}
+
+/// How much of `after` comes from `before`, in percent, as git's rename detection scores it
+/// (`diffcore-delta`): both are cut into chunks at each newline or every 64 bytes, and the
+/// bytes of `before`'s chunks found again in `after` are counted against the larger size.
+fn similarity(before: &[u8], after: &[u8], text: bool) -> u32 {
+    const BASE: u32 = 107_927;
+    let chunks = |data: &[u8]| {
+        let mut counts = std::collections::BTreeMap::<u32, u64>::new();
+        let (mut accum1, mut accum2, mut length) = (0u32, 0u32, 0u64);
+        for (at, &byte) in data.iter().enumerate() {
+            // A CR before an LF is not counted in text.
+            if text && byte == b'\r' && data.get(at + 1) == Some(&b'\n') {
+                continue;
+            }
+            let old = accum1;
+            accum1 = (accum1 << 7) ^ (accum2 >> 25);
+            accum2 = (accum2 << 7) ^ (old >> 25);
+            accum1 = accum1.wrapping_add(u32::from(byte));
+            length += 1;
+            if length < 64 && byte != b'\n' {
+                continue;
+            }
+            let hash = accum1.wrapping_add(accum2.wrapping_mul(0x61)) % BASE;
+            *counts.entry(hash).or_default() += length;
+            (accum1, accum2, length) = (0, 0, 0);
+        }
+        if length > 0 {
+            let hash = accum1.wrapping_add(accum2.wrapping_mul(0x61)) % BASE;
+            *counts.entry(hash).or_default() += length;
+        }
+        counts
+    };
+    let larger = before.len().max(after.len()) as u64;
+    if after.is_empty() || larger == 0 {
+        return 0;
+    }
+    let found = chunks(after);
+    let copied: u64 = chunks(before)
+        .iter()
+        .map(|(hash, count)| (*count).min(found.get(hash).copied().unwrap_or(0)))
+        .sum();
+    // git scores out of 60000 and shows the score in percent, rounding down both times.
+    let score = copied * 60_000 / larger;
+    (score * 100 / 60_000) as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn hunks_of(before: &str, after: &str, context: u32) -> String {
+        let mut out = String::new();
+        hunks(before.as_bytes(), after.as_bytes(), context, &mut out);
+        out
+    }
+
     #[test]
-    fn numstat_then_patch() {
-        let listing = "1\t0\tf1\0-\t-\tlogo.png\0\
-2\t1\t\0old name\0new name\0\0diff --git a/f1 b/f1\n+change";
-        let output = parse(listing);
-        let shown: Vec<_> = output
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), f.orig_path.as_deref(), f.added, f.deleted))
-            .collect();
+    fn hunk_headers_count_lines_as_git_does() {
+        assert_eq!(hunks_of("", "one\n", 3), "@@ -0,0 +1 @@\n+one\n");
+        assert_eq!(hunks_of("a\nb\n", "a\n", 3), "@@ -1,2 +1 @@\n a\n-b\n");
         assert_eq!(
-            shown,
-            [
-                ("f1", None, Some(1), Some(0)),
-                ("logo.png", None, None, None),
-                ("new name", Some("old name"), Some(2), Some(1)),
-            ]
+            hunks_of("a\n", "a", 3),
+            "@@ -1 +1 @@\n-a\n+a\n\\ No newline at end of file\n"
         );
-        assert_eq!(output.diff, "diff --git a/f1 b/f1\n+change");
-        assert!(!output.truncated);
+        let before = "fn main() {\n 1\n 2\n 3\n 4\n 5\n 6\n 7\n}\n";
+        let after = "fn main() {\n 1\n 2\n 3\n 4\n 5\n six\n 7\n}\n";
+        assert_eq!(
+            hunks_of(before, after, 1),
+            "@@ -6,3 +6,3 @@ fn main() {\n  5\n- 6\n+ six\n  7\n"
+        );
+    }
+
+    #[test]
+    fn similarity_is_scored_as_git_scores_it() {
+        assert_eq!(similarity(b"same\n", b"same\n", true), 100);
+        assert_eq!(similarity(b"a\nb\nc\nd\n", b"a\nb\nc\nX\n", true), 75);
+        assert_eq!(similarity(b"a\n", b"", true), 0);
+    }
+
+    #[test]
+    fn paths_are_quoted_as_git_quotes_them() {
+        assert_eq!(quoted("a/", "new name.txt".into()), "a/new name.txt");
+        assert_eq!(quoted("b/", "tab\there".into()), "\"b/tab\\there\"");
+        assert_eq!(quoted("", "é".into()), "\"\\303\\251\"");
     }
 }

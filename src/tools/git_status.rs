@@ -55,7 +55,7 @@ pub struct Output {
 
 /// The status, as the root's git reader (`tools::git`) reads it with `status`.
 pub fn call(context: &Context, call: &Call, _input: Input) -> Result<Value, ToolError> {
-    git::ask_reader(context, call, "status")
+    git::ask_reader(context, call, "status", &Value::Null)
 }
 
 fn failed(err: &dyn std::fmt::Display) -> ToolError {

@@ -144,7 +144,7 @@ pub fn catalogue() -> Vec<ToolSpec> {
             |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
             Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(git_diff, "Git diff", Some("diff"),
-            |c, call, a| output(git_diff::call(c, call, arguments("git_diff", a)?)?),
+            |c, call, a| git_diff::call(c, call, arguments("git_diff", a)?),
             Some(schema::<git_diff::Output>), read_only: true, destructive: false, idempotent: true),
     ]
 }

@@ -136,7 +136,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
 
 /// Runs `argv` in `autocoder sandbox` on the workspace `root` with `flags`, for at most
 /// `timeout` seconds; returns the sandbox's result (exit code, output, limits).
-pub fn in_sandbox(
+fn in_sandbox(
     root_fd: RawFd,
     flags: &[&str],
     argv: Vec<String>,

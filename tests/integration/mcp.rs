@@ -1028,6 +1028,153 @@ fn git_tools_report_status_and_diffs() {
     assert!(error.contains("not the top of a git repository"), "{error}");
 }
 
+/// git_diff's text is git's own, byte for byte, for every side it compares and every kind of
+/// change: modified (with hunks far apart and a function line above), deleted, mode and kind
+/// changes, renames, intent-to-add, binary (by content and by attribute), no newline at the
+/// end, names git quotes or ends with a tab, line endings converted by core.autocrlf, and a
+/// file with unresolved conflicts.
+#[test]
+fn git_diff_shows_what_git_diff_shows() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let functions: String = (0..30)
+        .map(|n| format!("int f{n}(void) {{\n  return {n};\n}}\n\n"))
+        .collect();
+    dir.write("code.c", &functions);
+    dir.write("gone.txt", "bye\n");
+    dir.write("run.sh", "#!/bin/sh\necho hi\n");
+    dir.write("kind.txt", "a file\n");
+    let lines: String = (0..20).map(|n| format!("line {n}\n")).collect();
+    dir.write("moved.txt", &lines);
+    dir.write("bin.dat", "\0\u{1}\u{2}binary\n");
+    dir.write("text.bin", "text, but binary by its attributes\n");
+    dir.write(".gitattributes", "*.bin binary\n");
+    dir.write("nonl.txt", "last line");
+    dir.write("dir/inner.txt", "inner\n");
+    dir.write("with space.txt", "s\n");
+    dir.write("ünï.txt", "u\n");
+    dir.write("crlf.txt", "one\ntwo\n");
+    dir.write("conflict.txt", "base\n");
+    commit_everything(dir.path());
+    git(dir.path(), &["checkout", "-q", "-b", "other"]);
+    dir.write("conflict.txt", "theirs\n");
+    git(dir.path(), &["commit", "-q", "-am", "theirs"]);
+    git(dir.path(), &["checkout", "-q", "main"]);
+    dir.write("conflict.txt", "ours\n");
+    git(dir.path(), &["commit", "-q", "-am", "ours"]);
+    let merge = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge should conflict");
+
+    dir.write(
+        "code.c",
+        &functions
+            .replace("return 3;", "return 33;")
+            .replace("return 20;", "return -20;\n  /* more */"),
+    );
+    std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+    std::fs::set_permissions(dir.path().join("run.sh"), PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::remove_file(dir.path().join("kind.txt")).unwrap();
+    std::os::unix::fs::symlink("target", dir.path().join("kind.txt")).unwrap();
+    git(dir.path(), &["mv", "moved.txt", "renamed.txt"]);
+    dir.write("renamed.txt", &lines.replace("line 5\n", "line five\n"));
+    git(dir.path(), &["add", "renamed.txt"]);
+    dir.write("bin.dat", "\0\u{1}\u{3}binary\n");
+    dir.write("text.bin", "text, but binary by its attributes, changed\n");
+    dir.write("nonl.txt", "last line\nmore");
+    dir.write("dir/inner.txt", "inner changed\n");
+    dir.write("with space.txt", "s2\n");
+    dir.write("ünï.txt", "u2\n");
+    git(dir.path(), &["config", "core.autocrlf", "true"]);
+    dir.write("crlf.txt", "one\r\ntwo\r\nthree\r\n");
+    dir.write("empty.txt", "");
+    git(dir.path(), &["add", "empty.txt"]);
+    dir.write("intended.txt", "intent\n");
+    git(dir.path(), &["add", "-N", "intended.txt"]);
+    dir.write("staged.txt", "staged\n");
+    git(dir.path(), &["add", "staged.txt"]);
+
+    let objects_before = git(dir.path(), &["count-objects"]);
+    let mut session = initialized(dir.path());
+    for (arguments, git_arguments) in [
+        (json!({"staged": true}), vec!["--cached"]),
+        (json!({"base": "HEAD"}), vec!["HEAD"]),
+        (
+            json!({"base": "HEAD~1", "staged": true}),
+            vec!["--cached", "HEAD~1"],
+        ),
+        (
+            json!({"base": "HEAD", "context_lines": 0}),
+            vec!["-U0", "HEAD"],
+        ),
+        (
+            json!({"base": "HEAD", "context_lines": 1}),
+            vec!["-U1", "HEAD"],
+        ),
+        (
+            json!({"staged": true, "paths": ["dir", "renamed.txt", "conflict.txt"]}),
+            vec!["--cached", "--", "dir", "renamed.txt", "conflict.txt"],
+        ),
+        (
+            json!({"base": "HEAD", "paths": ["dir", "nonl.txt"]}),
+            vec!["HEAD", "--", "dir", "nonl.txt"],
+        ),
+    ] {
+        let mut command = vec!["diff", "--no-color"];
+        command.extend(git_arguments);
+        let expected = git(dir.path(), &command);
+        let answer = session.call("git_diff", arguments.clone());
+        assert_eq!(
+            answer["structuredContent"]["diff"]
+                .as_str()
+                .unwrap_or_default(),
+            expected,
+            "{arguments}: {answer}"
+        );
+    }
+    // Against the index, a file with conflicts is listed in its place (where git shows a
+    // combined diff).
+    let unstaged = session.call("git_diff", json!({}))["structuredContent"].clone();
+    let expected = git(
+        dir.path(),
+        &["diff", "--no-color", "--", ".", ":!conflict.txt"],
+    )
+    .replace(
+        "diff --git a/crlf.txt",
+        "* Unmerged path conflict.txt\ndiff --git a/crlf.txt",
+    );
+    assert_eq!(unstaged["diff"], expected);
+    let counts: Vec<_> = unstaged["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| format!("{}\t{}\t{}", file["added"], file["deleted"], file["path"]))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            "null\tnull\t\"bin.dat\"",
+            "3\t2\t\"code.c\"",
+            "0\t0\t\"conflict.txt\"",
+            "1\t0\t\"crlf.txt\"",
+            "1\t1\t\"dir/inner.txt\"",
+            "0\t1\t\"gone.txt\"",
+            "1\t0\t\"intended.txt\"",
+            "1\t1\t\"kind.txt\"",
+            "2\t1\t\"nonl.txt\"",
+            "0\t0\t\"run.sh\"",
+            "null\tnull\t\"text.bin\"",
+            "1\t1\t\"with space.txt\"",
+            "1\t1\t\"ünï.txt\"",
+        ]
+    );
+    // Working-tree files were hashed in memory: nothing was written to the repository.
+    assert_eq!(git(dir.path(), &["count-objects"]), objects_before);
+}
+
 /// The kinds of change `git status --porcelain=v2` tells apart, as git itself names them.
 #[test]
 fn git_status_names_every_kind_of_change_as_git_does() {
