@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -65,20 +65,30 @@ impl Workers {
     }
 
     /// Waits for the calls in progress to finish: `grace` at first, then, after `cancel`, as
-    /// long again at most (a call that does not stop is left to end with the process).
+    /// long again at most (a call that does not stop is left to end with the process). Idle
+    /// workers are kept until then: a process a worker started (a git reader) is sent its
+    /// death signal when that thread ends, and a call still running may be using it.
     pub fn finish(mut self, grace: Duration, cancel: impl FnOnce()) {
-        drop(self.jobs.take());
-        let threads = std::mem::take(&mut self.threads);
-        let (finished, all_done) = mpsc::channel();
-        std::thread::spawn(move || {
-            for thread in threads {
-                let _ = thread.join();
+        let workers = self.threads.len();
+        let all_idle = |idle: &AtomicUsize| {
+            let deadline = Instant::now() + grace;
+            while idle.load(Ordering::SeqCst) < workers {
+                if Instant::now() > deadline {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(2));
             }
-            let _ = finished.send(());
-        });
-        if all_done.recv_timeout(grace).is_err() {
+            true
+        };
+        if !all_idle(&self.idle) {
             cancel();
-            let _ = all_done.recv_timeout(grace);
+            if !all_idle(&self.idle) {
+                return;
+            }
+        }
+        drop(self.jobs.take());
+        for thread in std::mem::take(&mut self.threads) {
+            let _ = thread.join();
         }
     }
 }

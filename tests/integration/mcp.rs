@@ -1175,6 +1175,35 @@ fn git_diff_shows_what_git_diff_shows() {
     assert_eq!(git(dir.path(), &["count-objects"]), objects_before);
 }
 
+/// A script that sends its git calls and closes stdin at once gets every answer: the thread
+/// that started the git reader ending (its death signal stops the reader) must wait until the
+/// calls still using it are done.
+#[test]
+fn git_calls_sent_just_before_stdin_closes_are_all_answered() {
+    let dir = TempDir::new();
+    repository(&dir);
+    dir.write("a.txt", "one\ntwo\nthree\n");
+    let mut session = initialized(dir.path());
+    let calls = [
+        ("git_diff", json!({})),
+        ("git_status", json!({})),
+        ("git_diff", json!({"base": "HEAD"})),
+        ("git_status", json!({})),
+    ];
+    for (id, (tool, arguments)) in (100..).zip(&calls) {
+        session.send_raw(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+        );
+    }
+    drop(session.stdin.take());
+    for _ in &calls {
+        let answer = session.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+}
+
 /// The kinds of change `git status --porcelain=v2` tells apart, as git itself names them.
 #[test]
 fn git_status_names_every_kind_of_change_as_git_does() {
