@@ -53,6 +53,7 @@ git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m f
 echo changed >>"$repo/f1.txt"
 echo new >"$repo/new.txt"
 run "autocoder git_status (20 files)" 500 git_status '{}' -- "$autocoder" mcp --root "$repo"
+run "autocoder git_diff (20 files)" 500 git_diff '{}' -- "$autocoder" mcp --root "$repo"
 
 fs_server=$work/node_modules/.bin/mcp-server-filesystem
 if command -v npm >/dev/null && npm install --prefix "$work" --no-fund --no-audit --silent @modelcontextprotocol/server-filesystem >/dev/null 2>&1 && [ -x "$fs_server" ]; then
@@ -64,6 +65,7 @@ fi
 git_server=$work/venv/bin/mcp-server-git
 if python3 -m venv "$work/venv" >/dev/null 2>&1 && "$work/venv/bin/pip" install --quiet mcp-server-git >/dev/null 2>&1 && [ -x "$git_server" ]; then
   run "mcp-server-git git_status" 500 git_status "{\"repo_path\": \"$repo\"}" -- "$git_server" --repository "$repo"
+  run "mcp-server-git git_diff_unstaged" 500 git_diff_unstaged "{\"repo_path\": \"$repo\"}" -- "$git_server" --repository "$repo"
 else
   echo "mcp-server-git: skipped (pip could not install mcp-server-git)"
 fi
