@@ -952,6 +952,23 @@ fn commit_everything(dir: &Path) {
     git(dir, &["commit", "-q", "-m", "first"]);
 }
 
+/// Leaves `file` with unresolved conflicts: main and a branch `other` change it differently,
+/// and other is merged into main.
+fn conflict(dir: &TempDir, file: &str) {
+    git(dir.path(), &["checkout", "-q", "-b", "other"]);
+    dir.write(file, "theirs\n");
+    git(dir.path(), &["commit", "-q", "-am", "theirs"]);
+    git(dir.path(), &["checkout", "-q", "main"]);
+    dir.write(file, "ours\n");
+    git(dir.path(), &["commit", "-q", "-am", "ours"]);
+    let merge = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge should conflict");
+}
+
 /// A repository in `dir` with one commit on main: a.txt and old.txt.
 fn repository(dir: &TempDir) {
     dir.write("a.txt", "one\ntwo\n");
@@ -1056,18 +1073,7 @@ fn git_diff_shows_what_git_diff_shows() {
     dir.write("crlf.txt", "one\ntwo\n");
     dir.write("conflict.txt", "base\n");
     commit_everything(dir.path());
-    git(dir.path(), &["checkout", "-q", "-b", "other"]);
-    dir.write("conflict.txt", "theirs\n");
-    git(dir.path(), &["commit", "-q", "-am", "theirs"]);
-    git(dir.path(), &["checkout", "-q", "main"]);
-    dir.write("conflict.txt", "ours\n");
-    git(dir.path(), &["commit", "-q", "-am", "ours"]);
-    let merge = Command::new("git")
-        .args(["merge", "-q", "other"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!merge.status.success(), "the merge should conflict");
+    conflict(&dir, "conflict.txt");
 
     dir.write(
         "code.c",
@@ -1222,19 +1228,7 @@ fn git_status_names_every_kind_of_change_as_git_does() {
     }
     dir.write(".gitignore", "ignored.log\n");
     commit_everything(dir.path());
-    // A conflict in c.txt: main and other change it differently.
-    git(dir.path(), &["checkout", "-q", "-b", "other"]);
-    dir.write("c.txt", "theirs\n");
-    git(dir.path(), &["commit", "-q", "-am", "other"]);
-    git(dir.path(), &["checkout", "-q", "main"]);
-    dir.write("c.txt", "ours\n");
-    git(dir.path(), &["commit", "-q", "-am", "ours"]);
-    let merge = Command::new("git")
-        .args(["merge", "-q", "other"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!merge.status.success(), "the merge should conflict");
+    conflict(&dir, "c.txt");
     git(dir.path(), &["mv", "a.txt", "a2.txt"]);
     dir.write("a2.txt", "a.txt\nmore\n");
     std::fs::remove_file(dir.path().join("b.txt")).unwrap();
