@@ -652,8 +652,10 @@ fn write_one(
         added: Some(0),
         deleted: Some(0),
     };
-    // Each side's content, or None for a binary one (a submodule shows as its commit).
+    // Each side's content, or None for a binary one (a submodule shows as its commit), and the
+    // algorithm diff.algorithm (or the file's diff driver) names, Myers as in git otherwise.
     let mut sides: [Option<Vec<u8>>; 2] = [Some(Vec::new()), Some(Vec::new())];
+    let mut algorithm = Algorithm::Myers;
     let null = ObjectId::null(repo.object_hash());
     let submodule = |side: Option<&Side>| {
         side.map(|side| format!("Subproject commit {}\n", side.id).into_bytes())
@@ -678,6 +680,9 @@ fn write_one(
         }
         let prepared = cache.prepare_diff().map_err(|err| failed(&err))?;
         let binary = matches!(prepared.operation, Operation::SourceOrDestinationIsBinary);
+        if let Operation::InternalDiff { algorithm: named } = prepared.operation {
+            algorithm = named;
+        }
         for (at, resource) in [prepared.old, prepared.new].into_iter().enumerate() {
             sides[at] = match resource.data {
                 _ if binary => None,
@@ -747,7 +752,7 @@ fn write_one(
     let mut body = String::new();
     match (&sides[0], &sides[1]) {
         (Some(before), Some(after)) => {
-            let (added, deleted) = hunks(before, after, context, &mut body);
+            let (added, deleted) = hunks(before, after, algorithm, context, &mut body);
             (stat.added, stat.deleted) = (Some(added), Some(deleted));
             if !body.is_empty() {
                 body = format!("--- {}\n+++ {}\n{body}", labels[0], labels[1]);
@@ -826,16 +831,22 @@ fn quoted(prefix: &str, path: &BStr) -> String {
     out
 }
 
-/// Writes the hunks that turn `before` into `after` to `out` as git does (Myers with the indent
-/// heuristic, `context` lines around changes, changes closer than twice that joined, and the
+/// Writes the hunks that turn `before` into `after` to `out` as git does (`algorithm` with the
+/// indent heuristic, `context` lines around changes, changes closer than twice that joined, and the
 /// nearest line above that starts with a letter, `_` or `$` after the `@@`); returns the lines
 /// added and deleted.
-fn hunks(before: &[u8], after: &[u8], context: u32, out: &mut String) -> (u64, u64) {
+fn hunks(
+    before: &[u8],
+    after: &[u8],
+    algorithm: Algorithm,
+    context: u32,
+    out: &mut String,
+) -> (u64, u64) {
     let input = InternedInput::new(
         gix::diff::blob::sources::byte_lines(before),
         gix::diff::blob::sources::byte_lines(after),
     );
-    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    let mut diff = Diff::compute(algorithm, &input);
     diff.postprocess_lines(&input);
     let old: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(before).collect();
     let new: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(after).collect();
@@ -988,7 +999,13 @@ mod tests {
 
     fn hunks_of(before: &str, after: &str, context: u32) -> String {
         let mut out = String::new();
-        hunks(before.as_bytes(), after.as_bytes(), context, &mut out);
+        hunks(
+            before.as_bytes(),
+            after.as_bytes(),
+            Algorithm::Myers,
+            context,
+            &mut out,
+        );
         out
     }
 

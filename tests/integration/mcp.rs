@@ -1072,6 +1072,8 @@ fn git_diff_shows_what_git_diff_shows() {
     dir.write("ünï.txt", "u\n");
     dir.write("crlf.txt", "one\ntwo\n");
     dir.write("conflict.txt", "base\n");
+    // Lines that Myers and histogram diff pair differently.
+    dir.write("algorithm.txt", "b\nb\n}\nx\n{\n{\nx\nx\n");
     commit_everything(dir.path());
     conflict(&dir, "conflict.txt");
 
@@ -1102,6 +1104,7 @@ fn git_diff_shows_what_git_diff_shows() {
     git(dir.path(), &["add", "-N", "intended.txt"]);
     dir.write("staged.txt", "staged\n");
     git(dir.path(), &["add", "staged.txt"]);
+    dir.write("algorithm.txt", "b\nb\n}\nb\n{\ny\n}\na\n}\n");
 
     let objects_before = git(dir.path(), &["count-objects"]);
     let mut session = initialized(dir.path());
@@ -1162,6 +1165,7 @@ fn git_diff_shows_what_git_diff_shows() {
     assert_eq!(
         counts,
         [
+            "5\t4\t\"algorithm.txt\"",
             "null\tnull\t\"bin.dat\"",
             "3\t2\t\"code.c\"",
             "0\t0\t\"conflict.txt\"",
@@ -1179,6 +1183,14 @@ fn git_diff_shows_what_git_diff_shows() {
     );
     // Working-tree files were hashed in memory: nothing was written to the repository.
     assert_eq!(git(dir.path(), &["count-objects"]), objects_before);
+
+    // diff.algorithm is honoured.
+    let only = json!({"paths": ["algorithm.txt"]});
+    let myers = session.call("git_diff", only.clone())["structuredContent"]["diff"].clone();
+    git(dir.path(), &["config", "diff.algorithm", "histogram"]);
+    let histogram = session.call("git_diff", only)["structuredContent"]["diff"].clone();
+    assert_ne!(myers, histogram);
+    assert_eq!(histogram, git(dir.path(), &["diff", "--", "algorithm.txt"]));
 }
 
 /// A script that sends its git calls and closes stdin at once gets every answer: the thread
