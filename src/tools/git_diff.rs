@@ -108,10 +108,12 @@ struct Side {
     id: ObjectId,
 }
 
-/// A changed file; a side is missing for an added or deleted one.
+/// A changed file; a side is missing for an added or deleted one. A copy (found with
+/// diff.renames=copies) keeps its source.
 struct Change {
     old: Option<Side>,
     new: Option<Side>,
+    copy: bool,
 }
 
 /// The diff `input` asks for, of `repo` (run in the reader, `git-reader`).
@@ -164,7 +166,7 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
             unmerged.iter().any(|unmerged| unmerged == path)
         })
     };
-    let mut changes = compare(&repo, &old, &new, &input.paths, base_tree.is_some())?;
+    let mut changes = compare(&repo, &old, &new, &input.paths)?;
     changes.sort_by(|a, b| shown_path(a).cmp(shown_path(b)));
 
     let context = input.context_lines.unwrap_or(3).min(1000);
@@ -343,7 +345,9 @@ fn working_tree(
             },
         }
     }
-    // Unmerged paths: their stages give way to the file on disk.
+    // Unmerged paths: their stages give way to the file on disk. (The status comes from
+    // threads, in no set order.)
+    gone.sort_unstable();
     state.remove_entries(|at, _, entry| {
         entry.stage() != Stage::Unconflicted || gone.binary_search(&at).is_ok()
     });
@@ -466,26 +470,20 @@ fn literal_pattern(path: &str) -> BString {
 }
 
 /// What changed from `old` to `new`, limited to `paths`, with renames (from config, on by
-/// default as in git) when a tree is one side.
+/// default as in git; against the index, a file intended to be added can be one).
 fn compare(
     repo: &gix::Repository,
     old: &gix::index::State,
     new: &gix::index::State,
     paths: &[String],
-    track_renames: bool,
 ) -> Result<Vec<Change>, ToolError> {
     use gix::diff::index::ChangeRef;
-    let rewrites = if track_renames {
-        let (rewrites, configured) =
-            gix::diff::new_rewrites(repo.config_snapshot().plumbing(), true)
-                .map_err(|err| failed(&err))?;
-        if configured {
-            rewrites
-        } else {
-            Some(gix::diff::Rewrites::default())
-        }
+    let (rewrites, configured) = gix::diff::new_rewrites(repo.config_snapshot().plumbing(), true)
+        .map_err(|err| failed(&err))?;
+    let rewrites = if configured {
+        rewrites
     } else {
-        None
+        Some(gix::diff::Rewrites::default())
     };
     let mut cache = repo
         .diff_resource_cache_for_tree_diff()
@@ -519,6 +517,7 @@ fn compare(
                 } => Change {
                     old: None,
                     new: Some(side(&location, entry_mode, &id)),
+                    copy: false,
                 },
                 ChangeRef::Deletion {
                     location,
@@ -528,6 +527,7 @@ fn compare(
                 } => Change {
                     old: Some(side(&location, entry_mode, &id)),
                     new: None,
+                    copy: false,
                 },
                 ChangeRef::Modification {
                     location,
@@ -539,6 +539,7 @@ fn compare(
                 } => Change {
                     old: Some(side(&location, previous_entry_mode, &previous_id)),
                     new: Some(side(&location, entry_mode, &id)),
+                    copy: false,
                 },
                 ChangeRef::Rewrite {
                     source_location,
@@ -547,10 +548,12 @@ fn compare(
                     location,
                     entry_mode,
                     id,
+                    copy,
                     ..
                 } => Change {
                     old: Some(side(&source_location, source_entry_mode, &source_id)),
                     new: Some(side(&location, entry_mode, &id)),
+                    copy,
                 },
             });
             Ok(std::ops::ControlFlow::Continue(()))
@@ -604,10 +607,12 @@ fn write_change(
     let removal = Change {
         old: Some(side(old)),
         new: None,
+        copy: false,
     };
     let addition = Change {
         old: None,
         new: Some(side(new)),
+        copy: false,
     };
     let first = write_one(
         repo,
@@ -716,8 +721,9 @@ fn write_one(
             (Some(before), Some(after)) => similarity(before, after, true),
             _ => similarity(&blob(repo, old)?, &blob(repo, new)?, false),
         };
+        let kind = if change.copy { "copy" } else { "rename" };
         header.push_str(&format!(
-            "similarity index {score}%\nrename from {}\nrename to {}\n",
+            "similarity index {score}%\n{kind} from {}\n{kind} to {}\n",
             quoted("", old_path),
             quoted("", new_path)
         ));
@@ -761,7 +767,14 @@ fn write_one(
         _ => {
             (stat.added, stat.deleted) = (None, None);
             if old_id != new_id {
-                body = format!("Binary files {} and {} differ\n", labels[0], labels[1]);
+                let name = |side: Option<&Side>, prefix, path| {
+                    side.map_or("/dev/null".into(), |_| quoted(prefix, path))
+                };
+                body = format!(
+                    "Binary files {} and {} differ\n",
+                    name(old, "a/", old_path),
+                    name(new, "b/", new_path)
+                );
             }
         }
     }
@@ -934,7 +947,7 @@ fn push_line(out: &mut String, sign: char, line: &[u8]) {
 }
 
 /// git's default function line: one that starts with a letter, `_` or `$`, cut to 80 bytes and
-/// without trailing white space.
+/// without trailing white space (git's: space, tab, CR and LF).
 fn function_line(line: &[u8]) -> Option<String> {
     let first = *line.first()?;
     if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
@@ -943,7 +956,7 @@ fn function_line(line: &[u8]) -> Option<String> {
     let line = &line[..line.len().min(80)];
     let end = line
         .iter()
-        .rposition(|byte| !byte.is_ascii_whitespace())
+        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
         .map_or(0, |at| at + 1);
     Some(String::from_utf8_lossy(&line[..end]).into_owned())
 }

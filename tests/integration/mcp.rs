@@ -1063,6 +1063,7 @@ fn git_diff_shows_what_git_diff_shows() {
     dir.write("kind.txt", "a file\n");
     let lines: String = (0..20).map(|n| format!("line {n}\n")).collect();
     dir.write("moved.txt", &lines);
+    dir.write("was.txt", &lines.replace("line", "row"));
     dir.write("bin.dat", "\0\u{1}\u{2}binary\n");
     dir.write("text.bin", "text, but binary by its attributes\n");
     dir.write(".gitattributes", "*.bin binary\n");
@@ -1102,6 +1103,9 @@ fn git_diff_shows_what_git_diff_shows() {
     git(dir.path(), &["add", "empty.txt"]);
     dir.write("intended.txt", "intent\n");
     git(dir.path(), &["add", "-N", "intended.txt"]);
+    // Moved on disk and only intended to be added under the new name: git finds the rename.
+    std::fs::rename(dir.path().join("was.txt"), dir.path().join("now.txt")).unwrap();
+    git(dir.path(), &["add", "-N", "now.txt"]);
     dir.write("staged.txt", "staged\n");
     git(dir.path(), &["add", "staged.txt"]);
     dir.write("algorithm.txt", "b\nb\n}\nb\n{\ny\n}\na\n}\n");
@@ -1175,6 +1179,7 @@ fn git_diff_shows_what_git_diff_shows() {
             "1\t0\t\"intended.txt\"",
             "1\t1\t\"kind.txt\"",
             "2\t1\t\"nonl.txt\"",
+            "0\t0\t\"now.txt\"",
             "0\t0\t\"run.sh\"",
             "null\tnull\t\"text.bin\"",
             "1\t1\t\"with space.txt\"",
