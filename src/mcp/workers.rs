@@ -21,6 +21,8 @@ pub struct Workers {
     queue: Arc<Mutex<Receiver<Job>>>,
     /// Workers waiting for a job and not yet promised one.
     idle: Arc<AtomicUsize>,
+    /// Jobs given and not yet done.
+    busy: Arc<AtomicUsize>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -31,6 +33,7 @@ impl Workers {
             jobs: Some(jobs),
             queue: Arc::new(Mutex::new(queue)),
             idle: Arc::new(AtomicUsize::new(0)),
+            busy: Arc::new(AtomicUsize::new(0)),
             threads: Vec::new(),
         }
     }
@@ -41,7 +44,12 @@ impl Workers {
             .idle
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
-        let job: Job = Box::new(job);
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        let busy = self.busy.clone();
+        let job: Job = Box::new(move || {
+            job();
+            busy.fetch_sub(1, Ordering::SeqCst);
+        });
         if reserved || self.threads.len() >= MAX_WORKERS {
             // The channel is open while `self` lives; a reserved worker is waiting on it, or
             // the first to finish takes the job.
@@ -69,10 +77,9 @@ impl Workers {
     /// workers are kept until then: a process a worker started (a git reader) is sent its
     /// death signal when that thread ends, and a call still running may be using it.
     pub fn finish(mut self, grace: Duration, cancel: impl FnOnce()) {
-        let workers = self.threads.len();
-        let all_idle = |idle: &AtomicUsize| {
+        let all_done = |busy: &AtomicUsize| {
             let deadline = Instant::now() + grace;
-            while idle.load(Ordering::SeqCst) < workers {
+            while busy.load(Ordering::SeqCst) > 0 {
                 if Instant::now() > deadline {
                     return false;
                 }
@@ -80,9 +87,9 @@ impl Workers {
             }
             true
         };
-        if !all_idle(&self.idle) {
+        if !all_done(&self.busy) {
             cancel();
-            if !all_idle(&self.idle) {
+            if !all_done(&self.busy) {
                 return;
             }
         }
