@@ -92,6 +92,10 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         })?;
         paths.push(relative.to_string());
     }
+    // The root itself (".") names every file, as no paths do.
+    if paths.iter().any(String::is_empty) {
+        paths.clear();
+    }
     let request = Input { paths, ..input };
     let arguments = serde_json::to_value(&request).expect("serializable");
     git::ask_reader(context, call, "diff", &arguments)
@@ -108,12 +112,10 @@ struct Side {
     id: ObjectId,
 }
 
-/// A changed file; a side is missing for an added or deleted one. A copy (found with
-/// diff.renames=copies) keeps its source.
+/// A changed file; a side is missing for an added or deleted one.
 struct Change {
     old: Option<Side>,
     new: Option<Side>,
-    copy: bool,
 }
 
 /// The diff `input` asks for, of `repo` (run in the reader, `git-reader`).
@@ -205,7 +207,10 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     let truncated = patch.len() > MAX_DIFF;
     let diff = if truncated {
         let cut = crate::testrun::report::cut(&patch, MAX_DIFF);
-        format!("{cut}\n[... diff cut at {MAX_DIFF} bytes: ask for fewer paths]",)
+        format!(
+            "{cut}\n[... diff cut at {MAX_DIFF} bytes: ask for fewer paths, fewer context_lines, \
+             or stat_only for the counts]"
+        )
     } else {
         patch
     };
@@ -485,6 +490,12 @@ fn compare(
     } else {
         Some(gix::diff::Rewrites::default())
     };
+    // Copies (diff.renames=copies) are not looked for: gix takes a modified source's change for
+    // the copy's and drops it, where git shows both.
+    let rewrites = rewrites.map(|rewrites| gix::diff::Rewrites {
+        copies: None,
+        ..rewrites
+    });
     let mut cache = repo
         .diff_resource_cache_for_tree_diff()
         .map_err(|err| failed(&err))?;
@@ -517,7 +528,6 @@ fn compare(
                 } => Change {
                     old: None,
                     new: Some(side(&location, entry_mode, &id)),
-                    copy: false,
                 },
                 ChangeRef::Deletion {
                     location,
@@ -527,7 +537,6 @@ fn compare(
                 } => Change {
                     old: Some(side(&location, entry_mode, &id)),
                     new: None,
-                    copy: false,
                 },
                 ChangeRef::Modification {
                     location,
@@ -539,7 +548,6 @@ fn compare(
                 } => Change {
                     old: Some(side(&location, previous_entry_mode, &previous_id)),
                     new: Some(side(&location, entry_mode, &id)),
-                    copy: false,
                 },
                 ChangeRef::Rewrite {
                     source_location,
@@ -548,12 +556,10 @@ fn compare(
                     location,
                     entry_mode,
                     id,
-                    copy,
                     ..
                 } => Change {
                     old: Some(side(&source_location, source_entry_mode, &source_id)),
                     new: Some(side(&location, entry_mode, &id)),
-                    copy,
                 },
             });
             Ok(std::ops::ControlFlow::Continue(()))
@@ -607,12 +613,10 @@ fn write_change(
     let removal = Change {
         old: Some(side(old)),
         new: None,
-        copy: false,
     };
     let addition = Change {
         old: None,
         new: Some(side(new)),
-        copy: false,
     };
     let first = write_one(
         repo,
@@ -721,9 +725,8 @@ fn write_one(
             (Some(before), Some(after)) => similarity(before, after, true),
             _ => similarity(&blob(repo, old)?, &blob(repo, new)?, false),
         };
-        let kind = if change.copy { "copy" } else { "rename" };
         header.push_str(&format!(
-            "similarity index {score}%\n{kind} from {}\n{kind} to {}\n",
+            "similarity index {score}%\nrename from {}\nrename to {}\n",
             quoted("", old_path),
             quoted("", new_path)
         ));

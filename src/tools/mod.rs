@@ -88,6 +88,12 @@ fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, Tool
 }
 
 fn arguments<T: serde::de::DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
+    // serde would also take a struct from an array of its fields in order.
+    if !arguments.is_object() {
+        return Err(ToolError(format!(
+            "invalid arguments for {tool}: expected an object of named arguments"
+        )));
+    }
     serde_json::from_value(arguments)
         .map_err(|err| ToolError(format!("invalid arguments for {tool}: {err}")))
 }

@@ -276,6 +276,9 @@ fn protocol_faults_are_json_rpc_errors() {
     // Arguments the model got wrong are a tool error it can read and fix.
     let text = session.call_error("read_file", json!({"paht": "x"}));
     assert!(text.contains("invalid arguments for read_file"), "{text}");
+    // Named, not in order (serde would take a struct from an array).
+    let text = session.call_error("read_file", json!(["a.txt", 1, 2]));
+    assert!(text.contains("expected an object"), "{text}");
     // Null arguments are no arguments.
     let listed = session.request(
         "tools/call",
@@ -1134,6 +1137,11 @@ fn git_diff_shows_what_git_diff_shows() {
         (
             json!({"base": "HEAD", "paths": ["dir", "nonl.txt"]}),
             vec!["HEAD", "--", "dir", "nonl.txt"],
+        ),
+        // The root names every file.
+        (
+            json!({"base": "HEAD", "paths": ["."]}),
+            vec!["HEAD", "--", "."],
         ),
     ] {
         let mut command = vec!["diff", "--no-color"];
