@@ -28,22 +28,68 @@ use crate::workspace::jail::{tool_error, Confined, ToolError};
 
 const TIMEOUT_SECS: u64 = 60;
 
-/// The workspace root, which must be the top of a repository.
-fn repository_top<'a>(context: &'a Context) -> Result<Confined<'a>, ToolError> {
+/// The workspace root, which must be the top of a repository: one with its own `.git`
+/// directory, or a linked worktree (`git worktree add`) of a repository elsewhere, whose common
+/// directory the reader is then given to read (see `linked_common_dir`).
+fn repository_top<'a>(context: &'a Context) -> Result<(Confined<'a>, Option<PathBuf>), ToolError> {
     let confined = context.roots.confine(".")?;
-    if !confined
-        .root
-        .join(".git")
-        .symlink_metadata()
-        .is_ok_and(|meta| meta.is_dir())
-    {
-        return Err(tool_error(format!(
-            "{} is not the top of a git repository (no .git directory in it); the git tools work \
-             on a root that is, so start the server with --root at the repository's top",
-            confined.root.display()
-        )));
+    match confined.root.join(".git").symlink_metadata() {
+        Ok(meta) if meta.is_dir() => return Ok((confined, None)),
+        Ok(meta) if meta.is_file() => {
+            if let Some(common) = linked_common_dir(confined.root) {
+                return Ok((confined, Some(common)));
+            }
+        }
+        _ => {}
     }
-    Ok(confined)
+    Err(tool_error(format!(
+        "{} is not the top of a git repository (no .git directory in it, nor the .git file of \
+         a linked worktree); the git tools work on a root that is, so start the server with \
+         --root at the repository's top",
+        confined.root.display()
+    )))
+}
+
+/// The common directory of the repository whose linked worktree `root` is, when `root/.git`
+/// is such a worktree's file (`gitdir: G`) and G checks out: outside the root (code in the
+/// workspace can write anything inside it), at `C/worktrees/NAME` under the common directory C
+/// its `commondir` file names, which is not the root or above it, and with its `gitdir` file
+/// naming `root/.git` back. Code in the workspace can rewrite `.git` but not what lies outside,
+/// so no other directory passes; and every failure looks alike, so the answer tells nothing of
+/// the host's files.
+fn linked_common_dir(root: &Path) -> Option<PathBuf> {
+    let pointer = read_small(&root.join(".git"))?;
+    let git_dir = std::fs::canonicalize(root.join(pointer.strip_prefix("gitdir:")?.trim())).ok()?;
+    if git_dir.starts_with(root) {
+        return None;
+    }
+    let back = read_small(&git_dir.join("gitdir"))?;
+    if std::fs::canonicalize(git_dir.join(back.trim())).ok()? != root.join(".git") {
+        return None;
+    }
+    let common = read_small(&git_dir.join("commondir"))?;
+    let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
+    if git_dir.parent()? != common.join("worktrees") || root.starts_with(&common) {
+        return None;
+    }
+    Some(common)
+}
+
+/// A small regular file's text, read without following a final symlink or waiting on a FIFO.
+fn read_small(path: &Path) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Asks the root's git reader `request` and returns its answer. The reader is this binary run
@@ -59,7 +105,7 @@ pub fn ask_reader(
     request: &str,
     arguments: &Value,
 ) -> Result<Value, ToolError> {
-    let confined = repository_top(context)?;
+    let (confined, common) = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
     let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
     let inode = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?)
@@ -68,9 +114,9 @@ pub fn ask_reader(
         .map_err(cannot_read)?;
     let (turns, evicted) = {
         let mut slots = READERS.lock().unwrap_or_else(PoisonError::into_inner);
-        let at = slots
-            .iter()
-            .position(|slot| slot.root == confined.root && slot.inode == inode);
+        let at = slots.iter().position(|slot| {
+            slot.root == confined.root && slot.inode == inode && slot.common == common
+        });
         // The slot goes to the end: the first is the root used longest ago, which makes room
         // for a new one (it may be a root no longer served). Its reader is stopped once the
         // lock is released, or when the call using it is done.
@@ -81,6 +127,7 @@ pub fn ask_reader(
                 let slot = ReaderSlot {
                     root: confined.root.to_path_buf(),
                     inode,
+                    common: common.clone(),
                     turns: Arc::default(),
                 };
                 (slot, evicted)
@@ -100,7 +147,7 @@ pub fn ask_reader(
         .and_then(|mut reader| reader.is_ready().then_some(reader))
     {
         Some(reader) => reader,
-        None => Reader::start(&confined)?,
+        None => Reader::start(&confined, common.as_deref())?,
     };
     let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
     let answer = reader.ask(request, arguments, call, deadline)?;
@@ -127,6 +174,9 @@ struct ReaderSlot {
     root: PathBuf,
     /// The root directory's device and inode: a new directory at the same path gets its own.
     inode: (u64, u64),
+    /// The common directory of the repository the root is a linked worktree of, which the
+    /// reader may read.
+    common: Option<PathBuf>,
     turns: Arc<Turns>,
 }
 
@@ -220,8 +270,15 @@ impl Reader {
     /// readable there: the sandbox's view holds nothing of the host's beyond the workspace and
     /// the system directories, so not even whether a file exists there can be learned through
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
-    fn start(confined: &Confined) -> Result<Reader, ToolError> {
+    fn start(confined: &Confined, common: Option<&Path>) -> Result<Reader, ToolError> {
         let exe = own_executable()?;
+        let mut readable = vec!["--ro".to_string(), exe.clone()];
+        if let Some(common) = common {
+            let common = common.to_str().ok_or_else(|| {
+                tool_error(format!("the repository's path {common:?} is not UTF-8"))
+            })?;
+            readable.extend(["--ro".to_string(), common.to_string()]);
+        }
         let mut process = run_command::self_command(confined.root_fd)?
             .args([
                 "sandbox",
@@ -231,7 +288,8 @@ impl Reader {
                 "--result",
                 "/dev/null",
             ])
-            .args(["--timeout", "24h", "--memory", "2G", "--ro", &exe])
+            .args(["--timeout", "24h", "--memory", "2G"])
+            .args(&readable)
             .args(["--", &exe, "git-reader"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -458,10 +516,12 @@ impl ReaderState {
 
 /// Which `.git` directory, and which version of its config file and `commondir` (a file
 /// `[include]`d from the config is not watched: a change there takes effect when the config
-/// itself next changes).
+/// itself next changes). For a linked worktree, `.git` is a file naming the worktree's own
+/// directory, whose `commondir` names the one with the config; that file's version counts too.
 #[derive(PartialEq, Eq)]
 struct Stamp {
     git_dir: (u64, u64),
+    pointer: Option<FileVersion>,
     config: Option<FileVersion>,
     common_dir: Option<FileVersion>,
 }
@@ -471,27 +531,35 @@ type FileVersion = (u64, i64, i64, i64, i64, u64);
 
 impl Stamp {
     fn of(root: &Path) -> Option<Stamp> {
-        let git_dir = std::fs::symlink_metadata(root.join(".git")).ok()?;
+        let dot_git = root.join(".git");
+        let entry = std::fs::symlink_metadata(&dot_git).ok()?;
         // Links are followed (to the file whose edits matter): this runs in the reader, in
         // the sandbox.
-        let version = |name: &str| {
-            std::fs::metadata(root.join(".git").join(name))
-                .ok()
-                .map(|meta| {
-                    (
-                        meta.ino(),
-                        meta.mtime(),
-                        meta.mtime_nsec(),
-                        meta.ctime(),
-                        meta.ctime_nsec(),
-                        meta.size(),
-                    )
-                })
+        let version = |path: &Path| {
+            std::fs::metadata(path).ok().map(|meta| {
+                (
+                    meta.ino(),
+                    meta.mtime(),
+                    meta.mtime_nsec(),
+                    meta.ctime(),
+                    meta.ctime_nsec(),
+                    meta.size(),
+                )
+            })
+        };
+        let (pointer, config_dir) = if entry.is_dir() {
+            (None, dot_git.clone())
+        } else {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let own = root.join(text.strip_prefix("gitdir:")?.trim());
+            let common = std::fs::read_to_string(own.join("commondir")).ok()?;
+            (version(&dot_git), own.join(common.trim()))
         };
         Some(Stamp {
-            git_dir: (git_dir.dev(), git_dir.ino()),
-            config: version("config"),
-            common_dir: version("commondir"),
+            git_dir: (entry.dev(), entry.ino()),
+            pointer,
+            config: version(&config_dir.join("config")),
+            common_dir: version(&dot_git.join("commondir")),
         })
     }
 }

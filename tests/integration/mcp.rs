@@ -1206,6 +1206,91 @@ fn git_diff_shows_what_git_diff_shows() {
     assert_eq!(histogram, git(dir.path(), &["diff", "--", "algorithm.txt"]));
 }
 
+/// A root that is a linked worktree (`git worktree add`, as agents use for parallel work): the
+/// reader is given the main repository's directory to read, and only when the worktree's
+/// `.git` file and what it names check out. One rewritten by code in the workspace is refused,
+/// with the same words whatever it names.
+#[test]
+fn git_tools_work_in_a_linked_worktree() {
+    let main = TempDir::new();
+    repository(&main);
+    let elsewhere = TempDir::new();
+    let worktree = elsewhere.path().join("wt");
+    git(
+        main.path(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            worktree.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(worktree.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(worktree.join("b.txt"), "new\n").unwrap();
+    git(&worktree, &["add", "b.txt"]);
+
+    let mut session = initialized(&worktree);
+    let status = session.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["branch"], "side", "{status}");
+    assert_eq!(
+        status["files"],
+        json!([
+            {"path": "a.txt", "staged": null, "unstaged": "modified", "orig_path": null},
+            {"path": "b.txt", "staged": "added", "unstaged": null, "orig_path": null},
+        ])
+    );
+    for (arguments, git_arguments) in [
+        (json!({}), vec![]),
+        (json!({"staged": true}), vec!["--cached"]),
+        (json!({"base": "main"}), vec!["main"]),
+    ] {
+        let mut command = vec!["diff", "--no-color"];
+        command.extend(git_arguments);
+        let answer = session.call("git_diff", arguments.clone());
+        assert_eq!(
+            answer["structuredContent"]["diff"],
+            git(&worktree, &command),
+            "{arguments}"
+        );
+    }
+
+    // Rewritten to name a directory the workspace made itself, with a link back and a common
+    // directory above the root; or a directory outside it, existing or not: all refused alike.
+    let pointer = std::fs::read_to_string(worktree.join(".git")).unwrap();
+    let forged = worktree.join("forged/worktrees/x");
+    std::fs::create_dir_all(&forged).unwrap();
+    std::fs::write(
+        forged.join("gitdir"),
+        format!("{}\n", worktree.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(forged.join("commondir"), "../../..\n").unwrap();
+    let secrets = TempDir::new();
+    secrets.write("config", "[core]\n\tbare = false\n");
+    let mut refusals = Vec::new();
+    for target in [
+        forged.display().to_string(),
+        secrets.path().display().to_string(),
+        "/nonexistent/worktrees/x".to_string(),
+    ] {
+        std::fs::write(worktree.join(".git"), format!("gitdir: {target}\n")).unwrap();
+        refusals.push(session.call_error("git_status", json!({})));
+    }
+    assert!(
+        refusals[0].contains("not the top of a git repository"),
+        "{refusals:?}"
+    );
+    assert!(
+        refusals.iter().all(|refusal| refusal == &refusals[0]),
+        "{refusals:?}"
+    );
+    std::fs::write(worktree.join(".git"), pointer).unwrap();
+    let status = session.call("git_status", json!({}));
+    assert_eq!(status["isError"], false, "{status}");
+}
+
 /// A script that sends its git calls and closes stdin at once gets every answer: the thread
 /// that started the git reader ending (its death signal stops the reader) must wait until the
 /// calls still using it are done.
