@@ -156,6 +156,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;git-reader' {
+            [CompletionResult]::new('--git-dir', '--git-dir', [CompletionResultType]::ParameterName, 'The linked worktree''s own git directory, checked by the server; its `.git` file is not followed')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')

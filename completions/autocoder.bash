@@ -145,12 +145,16 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__git__subcmd__reader)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --git-dir --pretty --quiet --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --git-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -146,6 +146,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
         }
         &'autocoder;git-reader'= {
+            cand --git-dir 'The linked worktree''s own git directory, checked by the server; its `.git` file is not followed'
             cand -C 'Run as if started in DIR'
             cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
             cand --pretty 'Indent the JSON written to stdout'

@@ -140,6 +140,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty 
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
+complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l git-dir -d 'The linked worktree\'s own git directory, checked by the server; its `.git` file is not followed' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''

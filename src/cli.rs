@@ -65,7 +65,7 @@ pub enum Command {
     /// The MCP server's git reader (`tools::git`), run in the sandbox: answers requests on stdin
     /// about the repository in its current directory.
     #[command(hide = true)]
-    GitReader,
+    GitReader(GitReaderArgs),
 }
 
 impl Command {
@@ -78,9 +78,17 @@ impl Command {
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
-            Command::GitReader => "git-reader",
+            Command::GitReader(_) => "git-reader",
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct GitReaderArgs {
+    /// The linked worktree's own git directory, checked by the server; its `.git` file is not
+    /// followed.
+    #[arg(long, value_name = "DIR")]
+    pub git_dir: Option<PathBuf>,
 }
 
 /// Run one command in a rootless sandbox that can touch nothing but the workspace.

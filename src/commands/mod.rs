@@ -35,7 +35,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),
         Command::Generate(args) => generate::run(args),
-        Command::GitReader => crate::tools::git::serve_reader()
+        Command::GitReader(args) => crate::tools::git::serve_reader(args.git_dir)
             .map(|()| 0)
             .map_err(Failure::external),
     }

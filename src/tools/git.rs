@@ -29,15 +29,16 @@ use crate::workspace::jail::{tool_error, Confined, ToolError};
 const TIMEOUT_SECS: u64 = 60;
 
 /// The workspace root, which must be the top of a repository: one with its own `.git`
-/// directory, or a linked worktree (`git worktree add`) of a repository elsewhere, whose common
-/// directory the reader is then given to read (see `linked_common_dir`).
-fn repository_top<'a>(context: &'a Context) -> Result<(Confined<'a>, Option<PathBuf>), ToolError> {
+/// directory, or a linked worktree (`git worktree add`) of a repository elsewhere, which the
+/// reader is then given to read (see `linked_worktree`).
+fn repository_top<'a>(context: &'a Context) -> Result<(Confined<'a>, Option<Linked>), ToolError> {
     let confined = context.roots.confine(".")?;
     match confined.root.join(".git").symlink_metadata() {
         Ok(meta) if meta.is_dir() => return Ok((confined, None)),
         Ok(meta) if meta.is_file() => {
-            if let Some(common) = linked_common_dir(confined.root) {
-                return Ok((confined, Some(common)));
+            let roots: Vec<&Path> = context.roots.paths().collect();
+            if let Some(linked) = linked_worktree(confined.root, &roots) {
+                return Ok((confined, Some(linked)));
             }
         }
         _ => {}
@@ -50,17 +51,31 @@ fn repository_top<'a>(context: &'a Context) -> Result<(Confined<'a>, Option<Path
     )))
 }
 
-/// The common directory of the repository whose linked worktree `root` is, when `root/.git`
-/// is such a worktree's file (`gitdir: G`) and G checks out: outside the root (code in the
-/// workspace can write anything inside it), at `C/worktrees/NAME` under the common directory C
-/// its `commondir` file names, which is not the root or above it, and with its `gitdir` file
-/// naming `root/.git` back. Code in the workspace can rewrite `.git` but not what lies outside,
-/// so no other directory passes; and every failure looks alike, so the answer tells nothing of
-/// the host's files.
-fn linked_common_dir(root: &Path) -> Option<PathBuf> {
+/// Where a linked worktree's repository lives: its own git directory, and the common
+/// directory it shares with the main worktree.
+#[derive(Clone, PartialEq, Eq)]
+struct Linked {
+    git_dir: PathBuf,
+    common: PathBuf,
+}
+
+/// The repository `root` is a linked worktree of, when `root/.git` is such a worktree's file
+/// (`gitdir: G`) and all of it checks out:
+/// - G is written as its own canonical absolute path (no `..`, link or `/proc/self`, which
+///   would resolve elsewhere in the reader's sandbox), and lies in none of the roots (their
+///   content is the workspace's to write);
+/// - G's `gitdir` file names `root/.git` back;
+/// - G is `C/worktrees/NAME` under the common directory C its `commondir` file names, which
+///   holds a repository (`objects/`, `refs/`) and no root.
+///
+/// Code in the workspace can rewrite `.git` but not what lies outside the roots, so no other
+/// directory passes; the reader then opens G itself, never following `.git` again. Every
+/// failure looks alike, so the answer tells nothing of the host's files.
+fn linked_worktree(root: &Path, roots: &[&Path]) -> Option<Linked> {
     let pointer = read_small(&root.join(".git"))?;
-    let git_dir = std::fs::canonicalize(root.join(pointer.strip_prefix("gitdir:")?.trim())).ok()?;
-    if git_dir.starts_with(root) {
+    let named = Path::new(pointer.strip_prefix("gitdir:")?.trim());
+    let git_dir = std::fs::canonicalize(named).ok()?;
+    if git_dir != named || roots.iter().any(|root| git_dir.starts_with(root)) {
         return None;
     }
     let back = read_small(&git_dir.join("gitdir"))?;
@@ -69,10 +84,14 @@ fn linked_common_dir(root: &Path) -> Option<PathBuf> {
     }
     let common = read_small(&git_dir.join("commondir"))?;
     let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
-    if git_dir.parent()? != common.join("worktrees") || root.starts_with(&common) {
+    if git_dir.parent()? != common.join("worktrees")
+        || roots.iter().any(|root| root.starts_with(&common))
+        || !common.join("objects").is_dir()
+        || !common.join("refs").is_dir()
+    {
         return None;
     }
-    Some(common)
+    Some(Linked { git_dir, common })
 }
 
 /// A small regular file's text, read without following a final symlink or waiting on a FIFO.
@@ -105,7 +124,7 @@ pub fn ask_reader(
     request: &str,
     arguments: &Value,
 ) -> Result<Value, ToolError> {
-    let (confined, common) = repository_top(context)?;
+    let (confined, linked) = repository_top(context)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
     let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
     let inode = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?)
@@ -115,7 +134,7 @@ pub fn ask_reader(
     let (turns, evicted) = {
         let mut slots = READERS.lock().unwrap_or_else(PoisonError::into_inner);
         let at = slots.iter().position(|slot| {
-            slot.root == confined.root && slot.inode == inode && slot.common == common
+            slot.root == confined.root && slot.inode == inode && slot.linked == linked
         });
         // The slot goes to the end: the first is the root used longest ago, which makes room
         // for a new one (it may be a root no longer served). Its reader is stopped once the
@@ -127,7 +146,7 @@ pub fn ask_reader(
                 let slot = ReaderSlot {
                     root: confined.root.to_path_buf(),
                     inode,
-                    common: common.clone(),
+                    linked: linked.clone(),
                     turns: Arc::default(),
                 };
                 (slot, evicted)
@@ -147,7 +166,7 @@ pub fn ask_reader(
         .and_then(|mut reader| reader.is_ready().then_some(reader))
     {
         Some(reader) => reader,
-        None => Reader::start(&confined, common.as_deref())?,
+        None => Reader::start(&confined, linked.as_ref())?,
     };
     let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
     let answer = reader.ask(request, arguments, call, deadline)?;
@@ -174,9 +193,8 @@ struct ReaderSlot {
     root: PathBuf,
     /// The root directory's device and inode: a new directory at the same path gets its own.
     inode: (u64, u64),
-    /// The common directory of the repository the root is a linked worktree of, which the
-    /// reader may read.
-    common: Option<PathBuf>,
+    /// The repository the root is a linked worktree of, which the reader may read.
+    linked: Option<Linked>,
     turns: Arc<Turns>,
 }
 
@@ -270,14 +288,18 @@ impl Reader {
     /// readable there: the sandbox's view holds nothing of the host's beyond the workspace and
     /// the system directories, so not even whether a file exists there can be learned through
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
-    fn start(confined: &Confined, common: Option<&Path>) -> Result<Reader, ToolError> {
+    fn start(confined: &Confined, linked: Option<&Linked>) -> Result<Reader, ToolError> {
         let exe = own_executable()?;
         let mut readable = vec!["--ro".to_string(), exe.clone()];
-        if let Some(common) = common {
-            let common = common.to_str().ok_or_else(|| {
-                tool_error(format!("the repository's path {common:?} is not UTF-8"))
-            })?;
-            readable.extend(["--ro".to_string(), common.to_string()]);
+        let mut reader = vec![exe.clone(), "git-reader".to_string()];
+        if let Some(linked) = linked {
+            let text = |path: &Path| {
+                path.to_str().map(str::to_string).ok_or_else(|| {
+                    tool_error(format!("the repository's path {path:?} is not UTF-8"))
+                })
+            };
+            readable.extend(["--ro".to_string(), text(&linked.common)?]);
+            reader.extend(["--git-dir".to_string(), text(&linked.git_dir)?]);
         }
         let mut process = run_command::self_command(confined.root_fd)?
             .args([
@@ -290,7 +312,8 @@ impl Reader {
             ])
             .args(["--timeout", "24h", "--memory", "2G"])
             .args(&readable)
-            .args(["--", &exe, "git-reader"])
+            .arg("--")
+            .args(&reader)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -457,13 +480,17 @@ impl Drop for Reader {
 /// (`NAME ID ARGUMENTS`, the arguments one line of JSON) with one line of JSON, `{"id": ID,
 /// "ok": ...}` or `{"id": ID, "error": ...}`, until stdin ends. Requests: `status`
 /// (`git_status`'s output) and `diff` (`git_diff`'s, for its input).
-pub fn serve_reader() -> Result<(), String> {
+pub fn serve_reader(git_dir: Option<PathBuf>) -> Result<(), String> {
     // Not dumpable: a program gix starts for the repository (a filter) cannot reach this
     // process's stdin or stdout through /proc to ask or answer in its name.
     // SAFETY: prctl with plain integer arguments.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
     let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
-    let mut state = ReaderState { root, opened: None };
+    let mut state = ReaderState {
+        root,
+        git_dir,
+        opened: None,
+    };
     let mut out = std::io::stdout().lock();
     for request in std::io::stdin().lock().lines() {
         let request = request.map_err(|err| format!("cannot read a request: {err}"))?;
@@ -498,30 +525,35 @@ pub fn serve_reader() -> Result<(), String> {
 /// are read afresh by gix anyway.
 struct ReaderState {
     root: PathBuf,
+    /// A linked worktree's own git directory, opened as it is (`--git-dir`).
+    git_dir: Option<PathBuf>,
     opened: Option<(Stamp, gix::Repository)>,
 }
 
 impl ReaderState {
     fn repository(&mut self) -> Result<&gix::Repository, ToolError> {
-        let stamp = Stamp::of(&self.root).ok_or_else(|| {
+        let git_dir = self
+            .git_dir
+            .clone()
+            .unwrap_or_else(|| self.root.join(".git"));
+        let stamp = Stamp::of(&git_dir).ok_or_else(|| {
             tool_error(format!("{} is not a git repository", self.root.display()))
         })?;
         let opened = match self.opened.take() {
             Some((was, repo)) if was == stamp => (was, repo),
-            _ => (stamp, open(&self.root)?),
+            _ => (stamp, open(&git_dir)?),
         };
         Ok(&self.opened.insert(opened).1)
     }
 }
 
-/// Which `.git` directory, and which version of its config file and `commondir` (a file
+/// Which git directory, and which version of its config file and `commondir` (a file
 /// `[include]`d from the config is not watched: a change there takes effect when the config
-/// itself next changes). For a linked worktree, `.git` is a file naming the worktree's own
-/// directory, whose `commondir` names the one with the config; that file's version counts too.
+/// itself next changes). A linked worktree's config is in the common directory its
+/// `commondir` names.
 #[derive(PartialEq, Eq)]
 struct Stamp {
     git_dir: (u64, u64),
-    pointer: Option<FileVersion>,
     config: Option<FileVersion>,
     common_dir: Option<FileVersion>,
 }
@@ -530,9 +562,11 @@ struct Stamp {
 type FileVersion = (u64, i64, i64, i64, i64, u64);
 
 impl Stamp {
-    fn of(root: &Path) -> Option<Stamp> {
-        let dot_git = root.join(".git");
-        let entry = std::fs::symlink_metadata(&dot_git).ok()?;
+    fn of(git_dir: &Path) -> Option<Stamp> {
+        let entry = std::fs::symlink_metadata(git_dir).ok()?;
+        if !entry.is_dir() {
+            return None;
+        }
         // Links are followed (to the file whose edits matter): this runs in the reader, in
         // the sandbox.
         let version = |path: &Path| {
@@ -547,32 +581,27 @@ impl Stamp {
                 )
             })
         };
-        let (pointer, config_dir) = if entry.is_dir() {
-            (None, dot_git.clone())
-        } else {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
-            let own = root.join(text.strip_prefix("gitdir:")?.trim());
-            let common = std::fs::read_to_string(own.join("commondir")).ok()?;
-            (version(&dot_git), own.join(common.trim()))
-        };
+        let common = read_small(&git_dir.join("commondir")).map_or_else(
+            || git_dir.to_path_buf(),
+            |common| git_dir.join(common.trim()),
+        );
         Some(Stamp {
             git_dir: (entry.dev(), entry.ino()),
-            pointer,
-            config: version(&config_dir.join("config")),
-            common_dir: version(&dot_git.join("commondir")),
+            config: version(&common.join("config")),
+            common_dir: version(&git_dir.join("commondir")),
         })
     }
 }
 
-/// Opens the repository at `root` with no configuration from outside it (no system, global or
+/// Opens the repository in `git_dir` with no configuration from outside it (no system, global or
 /// environment settings, as git in the sandbox sees none), trusting its own: whatever it makes
 /// gix do happens in the sandbox.
-fn open(root: &Path) -> Result<gix::Repository, ToolError> {
+fn open(git_dir: &Path) -> Result<gix::Repository, ToolError> {
     let options = gix::open::Options::isolated().with(gix::sec::Trust::Full);
-    gix::open_opts(root, options).map_err(|err| {
+    gix::open_opts(git_dir, options).map_err(|err| {
         tool_error(format!(
             "cannot open the repository at {} (the git tools see nothing outside it): {err}",
-            root.display()
+            git_dir.display()
         ))
     })
 }

@@ -1256,9 +1256,12 @@ fn git_tools_work_in_a_linked_worktree() {
         );
     }
 
-    // Rewritten to name a directory the workspace made itself, with a link back and a common
-    // directory above the root; or a directory outside it, existing or not: all refused alike.
+    // Rewritten to name: a directory the workspace made itself, with a link back and a common
+    // directory above the root; the real one by a path that resolves elsewhere in the reader's
+    // sandbox (/proc/self is the reader there) or by a relative one; a directory outside,
+    // existing or not. All are refused alike.
     let pointer = std::fs::read_to_string(worktree.join(".git")).unwrap();
+    let real = pointer.strip_prefix("gitdir:").unwrap().trim().to_string();
     let forged = worktree.join("forged/worktrees/x");
     std::fs::create_dir_all(&forged).unwrap();
     std::fs::write(
@@ -1272,6 +1275,8 @@ fn git_tools_work_in_a_linked_worktree() {
     let mut refusals = Vec::new();
     for target in [
         forged.display().to_string(),
+        format!("/proc/self/root{real}"),
+        format!("../../..{real}"),
         secrets.path().display().to_string(),
         "/nonexistent/worktrees/x".to_string(),
     ] {
@@ -1289,6 +1294,30 @@ fn git_tools_work_in_a_linked_worktree() {
     std::fs::write(worktree.join(".git"), pointer).unwrap();
     let status = session.call("git_status", json!({}));
     assert_eq!(status["isError"], false, "{status}");
+
+    // Another root is the workspace's to write too: one at `.../worktrees/NAME` cannot pose as
+    // the worktree's directory and make its grandparent the repository.
+    let home = TempDir::new();
+    let other = home.path().join("worktrees/feature");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::create_dir_all(home.path().join("objects")).unwrap();
+    std::fs::create_dir_all(home.path().join("refs")).unwrap();
+    let other = other.canonicalize().unwrap();
+    std::fs::write(
+        other.join("gitdir"),
+        format!("{}\n", worktree.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(other.join("commondir"), "../..\n").unwrap();
+    std::fs::write(
+        worktree.join(".git"),
+        format!("gitdir: {}\n", other.display()),
+    )
+    .unwrap();
+    let mut session = Session::start_with(&[&worktree, &other], None, None);
+    session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+    let refused = session.call_error("git_status", json!({}));
+    assert_eq!(refused, refusals[0]);
 }
 
 /// A script that sends its git calls and closes stdin at once gets every answer: the thread
