@@ -593,6 +593,22 @@ impl Stamp {
     }
 }
 
+/// How the reader looks at submodules' checkouts: for a commit moved, not for changes inside
+/// (git's `--ignore-submodules=dirty`). In a linked worktree not at all: the reader can read
+/// the main repository there, and a submodule's `.git` the workspace rewrote would have gix
+/// open it (or a repository made to borrow its refs) and tell what its refs hold.
+pub fn submodules(repo: &gix::Repository) -> gix::status::Submodule {
+    let ignore = if repo.git_dir() == repo.common_dir() {
+        gix::submodule::config::Ignore::Dirty
+    } else {
+        gix::submodule::config::Ignore::All
+    };
+    gix::status::Submodule::Given {
+        ignore,
+        check_dirty: false,
+    }
+}
+
 /// Opens the repository in `git_dir` with no configuration from outside it (no system, global or
 /// environment settings, as git in the sandbox sees none), trusting its own: whatever it makes
 /// gix do happens in the sandbox.

@@ -306,10 +306,7 @@ fn working_tree(
         .status(gix::progress::Discard)
         .map_err(|err| failed(&err))?
         .untracked_files(gix::status::UntrackedFiles::None)
-        .index_worktree_submodules(gix::status::Submodule::Given {
-            ignore: gix::submodule::config::Ignore::Dirty,
-            check_dirty: false,
-        })
+        .index_worktree_submodules(git::submodules(repo))
         .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
             index.clone(),
         ));

@@ -137,10 +137,7 @@ fn changes(repo: &gix::Repository) -> Result<(BTreeMap<BString, Change>, Vec<BSt
         .status(gix::progress::Discard)
         .map_err(|err| failed(&err))?
         .untracked_files(gix::status::UntrackedFiles::Files)
-        .index_worktree_submodules(gix::status::Submodule::Given {
-            ignore: gix::submodule::config::Ignore::Dirty,
-            check_dirty: false,
-        });
+        .index_worktree_submodules(git::submodules(repo));
     // gix reads `diff.renames` but passes over `status.renames`, which comes first.
     if repo.config_snapshot().boolean("status.renames") == Some(false) {
         status = status.tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled);

@@ -1214,6 +1214,19 @@ fn git_diff_shows_what_git_diff_shows() {
 fn git_tools_work_in_a_linked_worktree() {
     let main = TempDir::new();
     repository(&main);
+    // A submodule entry, whose checkout the workspace can point at any repository.
+    let recorded = git(main.path(), &["rev-parse", "HEAD:a.txt"]);
+    let cacheinfo = format!("160000,{},sub", recorded.trim());
+    git(
+        main.path(),
+        &["update-index", "--add", "--cacheinfo", &cacheinfo],
+    );
+    main.write(
+        ".gitmodules",
+        "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n",
+    );
+    git(main.path(), &["add", ".gitmodules"]);
+    git(main.path(), &["commit", "-q", "-m", "a submodule"]);
     let elsewhere = TempDir::new();
     let worktree = elsewhere.path().join("wt");
     git(
@@ -1255,6 +1268,21 @@ fn git_tools_work_in_a_linked_worktree() {
             "{arguments}"
         );
     }
+
+    // A submodule's `.git` naming the main repository: gix is not made to open it (what its
+    // refs hold would show as the submodule's commit).
+    let main_head = git(main.path(), &["rev-parse", "HEAD"]);
+    std::fs::write(
+        worktree.join("sub/.git"),
+        format!("gitdir: {}\n", main.path().join(".git").display()),
+    )
+    .unwrap();
+    let mut fresh = initialized(&worktree);
+    let diff = fresh.call("git_diff", json!({})).to_string();
+    assert!(!diff.contains(main_head.trim()), "{diff}");
+    let status = fresh.call("git_status", json!({}))["structuredContent"].clone();
+    assert_eq!(status["files"].as_array().unwrap().len(), 2, "{status}");
+    std::fs::remove_file(worktree.join("sub/.git")).unwrap();
 
     // Rewritten to name: a directory the workspace made itself, with a link back and a common
     // directory above the root; the real one by a path that resolves elsewhere in the reader's
@@ -1477,10 +1505,14 @@ fn git_status_tells_nothing_of_host_files_that_git_is_pointed_at() {
     let answer = |setup: &dyn Fn(&TempDir)| {
         let dir = TempDir::new();
         repository(&dir);
+        // Each repository's commit has its own id (its time is in it).
+        let head = git(dir.path(), &["rev-parse", "HEAD"]);
         setup(&dir);
         let mut session = initialized(dir.path());
         let answer = session.call("git_status", json!({})).to_string();
-        answer.replace(&dir.path().display().to_string(), "WORKSPACE")
+        answer
+            .replace(&dir.path().display().to_string(), "WORKSPACE")
+            .replace(head.trim(), "HEAD")
     };
     let exclude_to = |target: &str| {
         let target = host.path().join(target);
