@@ -10,7 +10,8 @@
 //!   gix and keeping the repository open between calls; so `git_status` answers in under a
 //!   millisecond where a sandbox started for each `git` takes several. A process, so that one
 //!   blocked on a FIFO or grown huge can be stopped. It sees no config from outside the
-//!   repository (as git in the sandbox sees none).
+//!   repository (as git in the sandbox sees none). For a linked worktree it is also given the
+//!   main repository to read, once the worktree's pointers check out (`linked_worktree`).
 
 use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -356,10 +357,10 @@ impl Reader {
         unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
     }
 
-    /// Sends `request` with a fresh id and its arguments and returns its answer (what was asked for, or the error
-    /// the reader found), read before `deadline` and while the call is not cancelled. The outer
-    /// error means the reader is not to be used again: it stopped, was stopped, or answered
-    /// anything but one line that carries the id (out of step).
+    /// Sends `request` with a fresh id and its arguments and returns its answer (what was asked
+    /// for, or the error the reader found), read before `deadline` and while the call is not
+    /// cancelled. The outer error means the reader is not to be used again: it stopped, was
+    /// stopped, or answered anything but one line that carries the id (out of step).
     fn ask(
         &mut self,
         request: &str,
