@@ -146,28 +146,28 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
             .into(),
         // Against the index: a file only intended to be added is not in it yet, and one with
         // unresolved conflicts has no one version in it.
-        None => without(&index, |_, entry| {
-            entry
-                .flags
-                .contains(gix::index::entry::Flags::INTENT_TO_ADD)
-                || entry.stage() != gix::index::entry::Stage::Unconflicted
-        }),
+        None => {
+            let mut state = (*index).clone();
+            state.remove_entries(|_, _, entry| {
+                entry
+                    .flags
+                    .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+                    || entry.stage() != gix::index::entry::Stage::Unconflicted
+            });
+            state
+        }
     };
     // git lists the paths with unresolved conflicts and shows no diff for them, except against
     // a tree with the working tree, where the file on disk is compared.
-    let unmerged = if input.base.is_some() && !input.staged {
-        Vec::new()
-    } else {
-        unmerged_paths(&index, &input.paths)
-    };
+    let conflicted = unmerged_paths(&index, &input.paths);
+    let against_disk = input.base.is_some() && !input.staged;
     let new = if input.staged {
         (*index).clone()
     } else {
-        let worktree = working_tree(&repo, &index, &input.paths)?;
-        without(&worktree, |path, _| {
-            unmerged.iter().any(|unmerged| unmerged == path)
-        })
+        let from_disk: &[BString] = if against_disk { &conflicted } else { &[] };
+        working_tree(&repo, &index, &input.paths, from_disk)?
     };
+    let unmerged = if against_disk { Vec::new() } else { conflicted };
     let mut changes = compare(&repo, &old, &new, &input.paths)?;
     changes.sort_by(|a, b| shown_path(a).cmp(shown_path(b)));
 
@@ -250,16 +250,6 @@ fn tree_of(repo: &gix::Repository, base: &str) -> Result<ObjectId, ToolError> {
     Ok(tree.id)
 }
 
-/// `index`'s entries without those `drop` picks.
-fn without(
-    index: &gix::index::State,
-    drop: impl Fn(&BStr, &gix::index::Entry) -> bool,
-) -> gix::index::State {
-    let mut state = index.clone();
-    state.remove_entries(|_, path, entry| drop(path, entry));
-    state
-}
-
 /// The paths among `paths` with unresolved conflicts in `index`.
 fn unmerged_paths(index: &gix::index::State, paths: &[String]) -> Vec<BString> {
     let mut unmerged: Vec<BString> = Vec::new();
@@ -289,12 +279,14 @@ fn selected(path: &BStr, paths: &[String]) -> bool {
 
 /// The working tree as an index: `index` with each file gix's status finds changed read from
 /// disk (through the repository's filters, as `git add` would) into an in-memory object, and
-/// each one gone removed. Files only intended to be added count with what they hold, and a
-/// file with unresolved conflicts with what is on disk, as git compares them.
+/// each one gone removed. Files only intended to be added count with what they hold. Of the
+/// files with unresolved conflicts, those in `from_disk` count with what is on disk, the
+/// others are left out.
 fn working_tree(
     repo: &gix::Repository,
     index: &gix::index::File,
     paths: &[String],
+    from_disk: &[BString],
 ) -> Result<gix::index::State, ToolError> {
     use gix::index::entry::{Flags, Stage};
     use gix::status::index_worktree::Item;
@@ -347,13 +339,12 @@ fn working_tree(
             },
         }
     }
-    // Unmerged paths: their stages give way to the file on disk. (The status comes from
-    // threads, in no set order.)
+    // The status comes from threads, in no set order.
     gone.sort_unstable();
     state.remove_entries(|at, _, entry| {
         entry.stage() != Stage::Unconflicted || gone.binary_search(&at).is_ok()
     });
-    for path in unmerged_paths(index, paths) {
+    for path in from_disk {
         if let Some((mode, id)) = reader.read(path.as_ref(), Mode::FILE, index)? {
             let stat = gix::index::entry::Stat::default();
             state.dangerously_push_entry(stat, id, Flags::empty(), mode, path.as_ref());
