@@ -912,3 +912,115 @@ fn a_path_directory_the_sandbox_turned_into_a_link_is_not_mounted() {
     let _ = std::fs::remove_dir_all(secrets);
     let _ = std::fs::remove_dir_all(tools);
 }
+
+/// A C program that makes each call the syscall filter refuses, and a few it allows, and prints
+/// `NAME ERRNO` for each (0: the call succeeded).
+const SYSCALL_PROBE: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void show(const char *name, long ret) {
+    printf("%s %d\n", name, ret < 0 ? errno : 0);
+}
+
+/* Calls clone(flags); a child that is made exits at once. */
+static long clone_with(unsigned long flags) {
+    long pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) _exit(0);
+    if (pid > 0) waitpid(pid, 0, 0);
+    return pid;
+}
+
+int main(void) {
+    char buffer[64] = {0};
+    show("io_uring_setup", syscall(SYS_io_uring_setup, 1, buffer));
+    show("keyctl", syscall(SYS_keyctl, 0, -3, 0));
+    show("bpf", syscall(SYS_bpf, 0, buffer, 0));
+    show("perf_event_open", syscall(SYS_perf_event_open, buffer, 0, -1, -1, 0));
+    show("userfaultfd", syscall(SYS_userfaultfd, 0));
+    show("unshare", unshare(CLONE_NEWUSER));
+    show("clone-newuser", clone_with(CLONE_NEWUSER));
+    show("clone-newnet", clone_with(CLONE_NEWNET));
+    show("clone-plain", clone_with(0));
+    show("clone3", syscall(SYS_clone3, buffer, 64));
+    show("openat2", syscall(SYS_openat2, AT_FDCWD, ".", buffer, 24));
+    show("socket-inet", socket(AF_INET, SOCK_DGRAM, 0));
+    show("socket-netlink", socket(AF_NETLINK, SOCK_RAW, 0));
+    show("socket-unix", socket(AF_UNIX, SOCK_STREAM, 0));
+    show("tiocsti", ioctl(0, TIOCSTI, "x"));
+    show("x32-getpid", syscall(0x40000000 | SYS_getpid));
+    fflush(stdout);
+    /* A 32-bit system call from a 64-bit process: the filter kills it. */
+    pid_t child = fork();
+    if (child == 0) {
+        int eax = 20; /* getpid in the i386 table */
+        __asm__ volatile("int $0x80" : "+a"(eax));
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("int80-signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
+    let probe_dir = crate::util::TempDir::new();
+    let source = probe_dir.write("probe.c", SYSCALL_PROBE);
+    let binary = probe_dir.path().join("probe");
+    let built = std::process::Command::new("gcc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("gcc is installed (.ci/run)");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let (eperm, enosys) = (libc::EPERM.to_string(), libc::ENOSYS.to_string());
+    let expected = [
+        ("io_uring_setup", &eperm),
+        ("keyctl", &eperm),
+        ("bpf", &eperm),
+        ("perf_event_open", &eperm),
+        ("userfaultfd", &eperm),
+        ("unshare", &eperm),
+        ("clone-newuser", &eperm),
+        ("clone-newnet", &eperm),
+        ("clone-plain", &"0".to_string()),
+        ("clone3", &enosys),
+        ("openat2", &enosys),
+        ("socket-inet", &eperm),
+        ("socket-netlink", &eperm),
+        ("socket-unix", &"0".to_string()),
+        ("tiocsti", &eperm),
+        ("x32-getpid", &enosys),
+        ("int80-signal", &libc::SIGSYS.to_string()),
+    ];
+    for user in users() {
+        let mut test = Test::new();
+        std::fs::copy(&binary, test.path().join("probe")).unwrap();
+        test = test.args(["sandbox", "--", "./probe"]);
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.run().expect_status(0);
+        let out = run.sandbox().out().to_string();
+        let got: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once(' ')).collect();
+        let want: Vec<(&str, &str)> = expected.iter().map(|(n, e)| (*n, e.as_str())).collect();
+        assert_eq!(got, want, "user {user:?}: {out}{}", run.sandbox().err());
+    }
+}

@@ -19,11 +19,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use seccompiler::BpfProgram;
-
 use super::fs_rules::FsRules;
 use super::paths::Access;
 use super::sys;
+use super::syscall_filter::Program;
 
 /// A host path to mount at the same place in the command's view (see `paths`).
 pub struct BindPlan {
@@ -70,7 +69,7 @@ pub struct ChildPlan {
     /// (uid, gid) to switch to (when started as root); also what id-mapped mounts map onto.
     pub switch_to: Option<(u32, u32)>,
     pub fs_rules: FsRules,
-    pub seccomp: Vec<BpfProgram>,
+    pub seccomp: Program,
     pub cwd: CString,
     pub program: CString,
     pub argv: Vec<CString>,
@@ -185,15 +184,13 @@ pub fn run(plan: &ChildPlan) -> ! {
         }),
     );
     report.layer("filesystem", ruleset.and_then(FsRules::restrict_self));
-    for program in &plan.seccomp {
-        report.layer(
-            "seccomp",
-            step(
-                "cannot install the seccomp filter",
-                sys::install_seccomp(program),
-            ),
-        );
-    }
+    report.layer(
+        "seccomp",
+        step(
+            "cannot install the seccomp filter",
+            sys::install_seccomp(&plan.seccomp),
+        ),
+    );
     // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
     unsafe {
         libc::dup2(plan.stdin, 0);

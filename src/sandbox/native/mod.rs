@@ -116,9 +116,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 .collect(),
             network: policy.network,
         },
-        seccomp: syscall_filter::compile(filter)
-            .map_err(Failure::external)?
-            .programs,
+        seccomp: syscall_filter::compile(filter).map_err(Failure::external)?,
         cwd: c_path(&policy.workspace),
         program: c_path(&program),
         argv: policy
@@ -155,7 +153,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             plan.fs_rules.whole_view_readable = false;
             plan.switch_to = None;
             filter.no_unix_sockets = true;
-            plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?.programs;
+            plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
             match unsafe { libc::fork() } {
                 0 => child::run(&plan),

@@ -352,11 +352,11 @@ pub fn landlock_abi() -> u32 {
 /// Installs a seccomp filter (no_new_privs must be set). `SPEC_ALLOW` skips forcing the
 /// speculative-store-bypass mitigation on the process, which costs an MSR write on every CPU and
 /// protects a process only from code in its own address space: here the untrusted code itself.
-pub fn install_seccomp(program: &[seccompiler::sock_filter]) -> SysResult<()> {
+pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
     #[repr(C)]
     struct Program {
         len: u16,
-        filter: *const seccompiler::sock_filter,
+        filter: *const libc::sock_filter,
     }
     let program = Program {
         len: program.len() as u16,

@@ -5,18 +5,36 @@
 //! kernel surfaces that bypass the rest: io_uring (socket and file operations without the
 //! syscalls above), new namespaces and mounts, keyrings (shared per uid with the host), BPF,
 //! perf, userfaultfd, and TIOCSTI (typing into a terminal). `clone3` and `openat2` get ENOSYS so
-//! libc falls back to `clone` and `openat`, whose arguments a filter can inspect. Filters are compiled in the parent and only
-//! installed in the child, which must not allocate.
+//! libc falls back to `clone` and `openat`, whose arguments a filter can inspect. Other
+//! architectures' system call tables (`int 0x80`) kill the process; x32 calls get ENOSYS.
+//!
+//! The program is written here rather than by a filter library: it is one filter, and it finds
+//! a call's rule by binary search over the call number. A linear chain of a few hundred
+//! instructions (what seccompiler builds for the same rules) took the kernel about 0.2 ms to
+//! load, mostly JIT-compiling it and running it once per system call number to build its cache
+//! of always-allowed calls; that was a tenth of the sandbox's own start-up time. The program is
+//! built in the parent and only installed in the child, which must not allocate.
 
-use std::collections::BTreeMap;
+use libc::sock_filter;
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("the seccomp filter is written for x86-64's system call numbers only");
+
+/// A classic BPF program for `SECCOMP_SET_MODE_FILTER`.
+pub type Program = Vec<sock_filter>;
+
+/// What the filter refuses beyond the always-refused calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FilterOptions {
+    pub network: bool,
+    /// No socket at all but `socketpair` (no mount namespace hides the host's UNIX sockets).
+    pub no_unix_sockets: bool,
+    /// No changing the CPU affinity (it holds the CPU limit when cgroups do not).
+    pub fixed_affinity: bool,
+}
 
 /// Refused with EPERM whatever their arguments.
-const DENIED: &[i64] = &[
+const REFUSED: &[i64] = &[
     libc::SYS_io_uring_setup,
     libc::SYS_io_uring_enter,
     libc::SYS_io_uring_register,
@@ -48,162 +66,256 @@ const DENIED: &[i64] = &[
     libc::SYS_unshare,
 ];
 
-const NAMESPACE_FLAGS: &[i32] = &[
-    libc::CLONE_NEWNS,
-    libc::CLONE_NEWUSER,
-    libc::CLONE_NEWPID,
-    libc::CLONE_NEWNET,
-    libc::CLONE_NEWIPC,
-    libc::CLONE_NEWUTS,
-    libc::CLONE_NEWCGROUP,
-];
+/// The `clone` flags that make namespaces; all lie in the low 32 bits the kernel reads.
+const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWCGROUP) as u32;
 
 /// `fchmodat2` (Linux 6.6), by number (the same on every architecture): not every libc names it.
 const FCHMODAT2: i64 = 452;
 
-/// The compiled filters, in the order they are installed.
-pub struct SyscallFilters {
-    pub programs: Vec<BpfProgram>,
+/// The mode bits no one may set: started as root, files in the id-mapped workspace belong to
+/// root on the host, and a setuid-root file there would make anyone root; as an ordinary user,
+/// one would let other users run code as that user.
+const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+
+/// The open flags with which a call creates a file and applies its mode: O_CREAT, and
+/// O_TMPFILE's own bit (an unnamed file that linkat then names, with its mode).
+const CREATING: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
+
+/// `AUDIT_ARCH_X86_64`: the architecture every call the filter lets through must come from.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+
+/// Set in the number of an x32 system call (which shares x86-64's architecture value).
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// What the filter does with one system call.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// Refused with this errno whatever the arguments.
+    Refuse(i32),
+    /// Refused (EPERM) when argument `arg` has any of `bits` set.
+    RefuseBits { arg: u32, bits: u32 },
+    /// Refused (EPERM) when argument `flags` has any of `flag_bits` and argument `mode` any of
+    /// `mode_bits`.
+    RefuseBitsWhen {
+        flags: u32,
+        flag_bits: u32,
+        mode: u32,
+        mode_bits: u32,
+    },
+    /// Refused (EPERM) when argument `arg` is one of `values`.
+    RefuseValues { arg: u32, values: &'static [u32] },
+    /// Allowed only when argument `arg` is `value`; refused (EPERM) otherwise.
+    AllowOnly { arg: u32, value: u32 },
 }
 
-/// What the filter refuses beyond the always-denied calls.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FilterOptions {
-    pub network: bool,
-    /// No socket at all but `socketpair` (no mount namespace hides the host's UNIX sockets).
-    pub no_unix_sockets: bool,
-    /// No changing the CPU affinity (it holds the CPU limit when cgroups do not).
-    pub fixed_affinity: bool,
-}
-
-pub fn compile(options: FilterOptions) -> Result<SyscallFilters, String> {
-    let arch = std::env::consts::ARCH.try_into().map_err(|_| {
-        format!(
-            "seccomp filters are not built for {}",
-            std::env::consts::ARCH
-        )
-    })?;
-    let error = |err: seccompiler::BackendError| format!("cannot build the seccomp filter: {err}");
-
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|&nr| (nr, vec![])).collect();
+/// The rules for `options`, one per system call number, sorted by number.
+fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
+    let eperm = Rule::Refuse(libc::EPERM);
+    let mut rules: Vec<(i64, Rule)> = REFUSED.iter().map(|&nr| (nr, eperm)).collect();
     if options.no_unix_sockets {
-        rules.insert(libc::SYS_socket, vec![]);
+        rules.push((libc::SYS_socket, eperm));
     } else if !options.network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(error)?;
-        rules.insert(
+        let unix = libc::AF_UNIX as u32;
+        rules.push((
             libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(error)?],
-        );
+            Rule::AllowOnly {
+                arg: 0,
+                value: unix,
+            },
+        ));
     }
     if options.fixed_affinity {
-        rules.insert(libc::SYS_sched_setaffinity, vec![]);
+        rules.push((libc::SYS_sched_setaffinity, eperm));
     }
-    // No setuid or setgid mode bits, for anyone: started as root, files in the id-mapped
-    // workspace belong to root on the host, and a setuid-root file there would make anyone root;
-    // as an ordinary user, one would let other users run code as that user.
-    {
-        // (syscall, index of the mode argument, index of the flags argument when the mode only
-        // matters when creating)
-        let calls: &[(i64, u8, Option<u8>)] = &[
-            (libc::SYS_chmod, 1, None),
-            (libc::SYS_fchmod, 1, None),
-            (libc::SYS_fchmodat, 2, None),
-            (FCHMODAT2, 2, None),
-            (libc::SYS_mkdir, 1, None),
-            (libc::SYS_mkdirat, 2, None),
-            (libc::SYS_mknod, 1, None),
-            (libc::SYS_mknodat, 2, None),
-            (libc::SYS_creat, 1, None),
-            (libc::SYS_open, 2, Some(1)),
-            (libc::SYS_openat, 3, Some(2)),
-        ];
-        for &(nr, mode_arg, flags_arg) in calls {
-            let mut call_rules = Vec::new();
-            for bit in [libc::S_ISUID, libc::S_ISGID] {
-                let bit = u64::from(bit);
-                let conditions = vec![SeccompCondition::new(
-                    mode_arg,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::MaskedEq(bit),
-                    bit,
-                )
-                .map_err(error)?];
-                let Some(flags) = flags_arg else {
-                    call_rules.push(SeccompRule::new(conditions).map_err(error)?);
-                    continue;
-                };
-                // The mode applies when the call creates a file: O_CREAT, or O_TMPFILE (an
-                // unnamed file that linkat then names, with its mode).
-                let tmpfile = libc::O_TMPFILE & !libc::O_DIRECTORY;
-                for creating in [libc::O_CREAT, tmpfile] {
-                    let creating = creating as u64;
-                    let mut conditions = conditions.clone();
-                    conditions.push(
-                        SeccompCondition::new(
-                            flags,
-                            SeccompCmpArgLen::Dword,
-                            SeccompCmpOp::MaskedEq(creating),
-                            creating,
-                        )
-                        .map_err(error)?,
-                    );
-                    call_rules.push(SeccompRule::new(conditions).map_err(error)?);
-                }
-            }
-            rules.insert(nr, call_rules);
-        }
+    for (nr, mode) in [
+        (libc::SYS_chmod, 1),
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (FCHMODAT2, 2),
+        (libc::SYS_mkdir, 1),
+        (libc::SYS_mkdirat, 2),
+        (libc::SYS_mknod, 1),
+        (libc::SYS_mknodat, 2),
+        (libc::SYS_creat, 1),
+    ] {
+        rules.push((
+            nr,
+            Rule::RefuseBits {
+                arg: mode,
+                bits: SET_ID_BITS,
+            },
+        ));
     }
-    let mut clone_rules = Vec::new();
-    for &flag in NAMESPACE_FLAGS {
-        let flag = flag as u32 as u64;
-        let has_flag = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Qword,
-            SeccompCmpOp::MaskedEq(flag),
-            flag,
-        )
-        .map_err(error)?;
-        clone_rules.push(SeccompRule::new(vec![has_flag]).map_err(error)?);
+    for (nr, flags, mode) in [(libc::SYS_open, 1, 2), (libc::SYS_openat, 2, 3)] {
+        let rule = Rule::RefuseBitsWhen {
+            flags,
+            flag_bits: CREATING,
+            mode,
+            mode_bits: SET_ID_BITS,
+        };
+        rules.push((nr, rule));
     }
-    rules.insert(libc::SYS_clone, clone_rules);
-    let mut ioctl_rules = Vec::new();
+    rules.push((
+        libc::SYS_clone,
+        Rule::RefuseBits {
+            arg: 0,
+            bits: NAMESPACE_FLAGS,
+        },
+    ));
     // The request numbers are `c_ulong` in glibc's headers and `c_int` in musl's.
     #[allow(clippy::unnecessary_cast)]
-    let requests = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
-    for request in requests {
-        let is_request =
-            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
-                .map_err(error)?;
-        ioctl_rules.push(SeccompRule::new(vec![is_request]).map_err(error)?);
-    }
-    rules.insert(libc::SYS_ioctl, ioctl_rules);
+    const TERMINAL_INPUT: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+    rules.push((
+        libc::SYS_ioctl,
+        Rule::RefuseValues {
+            arg: 1,
+            values: TERMINAL_INPUT,
+        },
+    ));
+    // openat2 takes its mode in a struct a filter cannot read, clone3 its flags.
+    rules.push((libc::SYS_clone3, Rule::Refuse(libc::ENOSYS)));
+    rules.push((libc::SYS_openat2, Rule::Refuse(libc::ENOSYS)));
 
-    let denied = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(error)?;
-    // openat2 takes its mode in a struct a filter cannot read: ENOSYS makes callers fall back
-    // to openat.
-    let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, vec![]), (libc::SYS_openat2, vec![])]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(error)?;
-    let programs = [denied, clone3]
+    let mut rules: Vec<(u32, Rule)> = rules
         .into_iter()
-        .map(|filter| BpfProgram::try_from(filter).map_err(error))
-        .collect::<Result<_, _>>()?;
-    Ok(SyscallFilters { programs })
+        .map(|(nr, rule)| (nr as u32, rule))
+        .collect();
+    rules.sort_by_key(|&(nr, _)| nr);
+    rules
+}
+
+/// The filter for `options`.
+#[cfg(target_arch = "x86_64")]
+pub fn compile(options: FilterOptions) -> Result<Program, String> {
+    let mut program = vec![
+        load(ARCH_OFFSET),
+        jump(libc::BPF_JEQ, AUDIT_ARCH, 1, 0),
+        ret(libc::SECCOMP_RET_KILL_PROCESS),
+        load(NR_OFFSET),
+        jump(libc::BPF_JGE, X32_SYSCALL_BIT, 0, 1),
+        ret(refuse(libc::ENOSYS)),
+    ];
+    program.extend(search(&rules(options))?);
+    if program.len() > usize::from(u16::MAX) {
+        return Err(format!(
+            "the seccomp filter is too long ({} instructions)",
+            program.len()
+        ));
+    }
+    Ok(program)
+}
+
+/// Where `struct seccomp_data` holds the call number, the architecture and the arguments.
+const NR_OFFSET: u32 = 0;
+const ARCH_OFFSET: u32 = 4;
+/// The low 32 bits of argument `n` (little-endian).
+fn arg_offset(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+/// Binary search over `rules` (sorted by number) on the loaded call number: each call's rule,
+/// and ALLOW for every call without one.
+fn search(rules: &[(u32, Rule)]) -> Result<Program, String> {
+    if rules.len() <= 4 {
+        let mut code = Vec::new();
+        for &(nr, rule) in rules {
+            let body = rule_code(rule);
+            code.push(jump(libc::BPF_JEQ, nr, 0, offset(body.len())?));
+            code.extend(body);
+        }
+        code.push(ret(libc::SECCOMP_RET_ALLOW));
+        return Ok(code);
+    }
+    let (below, from) = rules.split_at(rules.len() / 2);
+    let below = search(below)?;
+    let mut code = vec![jump(libc::BPF_JGE, from[0].0, offset(below.len())?, 0)];
+    code.extend(below);
+    code.extend(search(from)?);
+    Ok(code)
+}
+
+/// A rule's instructions, run with the call number loaded; each path ends in a return.
+fn rule_code(rule: Rule) -> Program {
+    let (allow, eperm) = (ret(libc::SECCOMP_RET_ALLOW), ret(refuse(libc::EPERM)));
+    match rule {
+        Rule::Refuse(errno) => vec![ret(refuse(errno))],
+        Rule::RefuseBits { arg, bits } => vec![
+            load(arg_offset(arg)),
+            jump(libc::BPF_JSET, bits, 0, 1),
+            eperm,
+            allow,
+        ],
+        Rule::RefuseBitsWhen {
+            flags,
+            flag_bits,
+            mode,
+            mode_bits,
+        } => vec![
+            load(arg_offset(flags)),
+            jump(libc::BPF_JSET, flag_bits, 0, 3),
+            load(arg_offset(mode)),
+            jump(libc::BPF_JSET, mode_bits, 0, 1),
+            eperm,
+            allow,
+        ],
+        Rule::RefuseValues { arg, values } => {
+            let mut code = vec![load(arg_offset(arg))];
+            // Each match jumps over the remaining comparisons and ALLOW, onto EPERM.
+            for (i, &value) in values.iter().enumerate() {
+                code.push(jump(libc::BPF_JEQ, value, (values.len() - i) as u8, 0));
+            }
+            code.extend([allow, eperm]);
+            code
+        }
+        Rule::AllowOnly { arg, value } => vec![
+            load(arg_offset(arg)),
+            jump(libc::BPF_JEQ, value, 0, 1),
+            allow,
+            eperm,
+        ],
+    }
+}
+
+/// A forward jump over `len` instructions, which must fit in a conditional jump's 8 bits.
+fn offset(len: usize) -> Result<u8, String> {
+    u8::try_from(len)
+        .map_err(|_| format!("a seccomp filter jump over {len} instructions is too long"))
+}
+
+fn refuse(errno: i32) -> u32 {
+    libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA)
+}
+
+fn load(offset: u32) -> sock_filter {
+    statement((libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, offset)
+}
+
+fn ret(value: u32) -> sock_filter {
+    statement((libc::BPF_RET | libc::BPF_K) as u16, value)
+}
+
+fn statement(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(condition: u32, k: u32, jt: u8, jf: u8) -> sock_filter {
+    sock_filter {
+        code: (libc::BPF_JMP | condition | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    }
 }
