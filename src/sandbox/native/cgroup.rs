@@ -3,26 +3,33 @@
 //!
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
-//! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu); the child joins them
-//! before it starts the command, and they are removed when the run is over. A sandbox killed
-//! outright (SIGKILL) cannot remove its own; the next run beside it removes those whose sandbox
-//! is gone. Where we may not create cgroups (an ordinary user), the caller falls back to rlimits
-//! and says so in the result.
+//! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu), and removed when the run
+//! is over. The parent makes them and writes their limits while the child builds its view on
+//! the other CPU; the child then joins them itself, through the parent directories it holds open
+//! (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL) cannot remove
+//! its own; the next run beside it removes those whose sandbox is gone. Where we may not create
+//! cgroups (an ordinary user), the caller falls back to rlimits and says so in the result.
 
+use std::ffi::CString;
 use std::fs;
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// One run's cgroups, removed on drop.
+/// One run's cgroups, removed on drop (those that were made).
 #[derive(Debug)]
 pub struct RunCgroups {
     memory: PathBuf,
     pids: PathBuf,
     cpu: PathBuf,
+    /// The three parent directories, opened `O_PATH`, for the child to join through.
+    parents: Vec<OwnedFd>,
+    /// The run's cgroup, relative to each parent.
+    name: String,
 }
 
-/// What the cgroups recorded about the run.
+/// What the run's cgroups recorded about the run.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CgroupEvents {
     pub oom_killed: bool,
@@ -30,8 +37,8 @@ pub struct CgroupEvents {
 }
 
 impl RunCgroups {
-    /// Creates the run's cgroups with their limits, or says why it cannot.
-    pub fn create(memory_bytes: u64, pids: u32, cpus: f64) -> Result<RunCgroups, String> {
+    /// Where the run's cgroups go, once we know we may make them there; or why we may not.
+    pub fn locate() -> Result<RunCgroups, String> {
         let name = format!(
             "autocoder-{}-{}",
             std::process::id(),
@@ -56,43 +63,70 @@ impl RunCgroups {
                     mount.display()
                 ));
             }
-            Ok(mount.join(relative).join(&name))
+            Ok(mount.join(relative))
         };
-        let cgroups = RunCgroups {
-            memory: dir_for("memory")?,
-            pids: dir_for("pids")?,
-            cpu: dir_for("cpu")?,
-        };
-        for dir in [&cgroups.memory, &cgroups.pids, &cgroups.cpu] {
+        let parents = [dir_for("memory")?, dir_for("pids")?, dir_for("cpu")?];
+        let opened = parents
+            .iter()
+            .map(|dir| {
+                let c_dir = CString::new(dir.as_os_str().as_bytes())
+                    .map_err(|_| format!("{} holds a NUL byte", dir.display()))?;
+                // SAFETY: access and open of a NUL-terminated path; the descriptor is ours.
+                unsafe {
+                    if libc::access(c_dir.as_ptr(), libc::W_OK) != 0 {
+                        return Err(format!(
+                            "cannot create cgroups in {}: {}",
+                            dir.display(),
+                            std::io::Error::last_os_error()
+                        ));
+                    }
+                    let fd = libc::open(
+                        c_dir.as_ptr(),
+                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                    );
+                    if fd < 0 {
+                        return Err(format!(
+                            "cannot open {}: {}",
+                            dir.display(),
+                            std::io::Error::last_os_error()
+                        ));
+                    }
+                    Ok(OwnedFd::from_raw_fd(fd))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let [memory, pids, cpu] = parents.map(|dir| dir.join(&name));
+        Ok(RunCgroups {
+            memory,
+            pids,
+            cpu,
+            parents: opened,
+            name,
+        })
+    }
+
+    /// Makes the run's cgroups and writes their limits.
+    pub fn create(&self, memory_bytes: u64, pids: u32, cpus: f64) -> Result<(), String> {
+        for dir in [&self.memory, &self.pids, &self.cpu] {
             remove_left_behind(dir.parent().unwrap_or(dir));
             fs::create_dir(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         }
         let period: u64 = 100_000;
         let quota = ((cpus * period as f64) as u64).max(1000);
-        write_value(&cgroups.memory.join("memory.limit_in_bytes"), memory_bytes)?;
-        let swap = cgroups.memory.join("memory.memsw.limit_in_bytes");
+        write_value(&self.memory.join("memory.limit_in_bytes"), memory_bytes)?;
+        let swap = self.memory.join("memory.memsw.limit_in_bytes");
         if swap.exists() {
             write_value(&swap, memory_bytes)?;
         }
-        write_value(&cgroups.pids.join("pids.max"), u64::from(pids))?;
-        write_value(&cgroups.cpu.join("cpu.cfs_period_us"), period)?;
-        write_value(&cgroups.cpu.join("cpu.cfs_quota_us"), quota)?;
-        Ok(cgroups)
+        write_value(&self.pids.join("pids.max"), u64::from(pids))?;
+        write_value(&self.cpu.join("cpu.cfs_period_us"), period)?;
+        write_value(&self.cpu.join("cpu.cfs_quota_us"), quota)
     }
 
-    /// Opens the `tasks` files the child writes `0` into to join (see `child`).
-    pub fn open_tasks(&self) -> Result<Vec<OwnedFd>, String> {
-        [&self.memory, &self.pids, &self.cpu]
-            .into_iter()
-            .map(|dir| {
-                let path = dir.join("tasks");
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .map(OwnedFd::from)
-                    .map_err(|err| format!("cannot open {}: {err}", path.display()))
-            })
-            .collect()
+    /// The parent directories (descriptors) and the `tasks` file below them, for the child.
+    pub fn join_plan(&self) -> (Vec<RawFd>, CString) {
+        let tasks = CString::new(format!("{}/tasks", self.name)).expect("the name holds no NUL");
+        (self.parents.iter().map(AsRawFd::as_raw_fd).collect(), tasks)
     }
 
     pub fn events(&self) -> CgroupEvents {

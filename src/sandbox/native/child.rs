@@ -1,9 +1,10 @@
 //! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock and
 //! seccomp, in that order, then starts the command and stays behind as its init.
 //!
-//! The child joins the run's cgroups itself, by writing `0` to their `tasks` files: moving a
-//! single thread takes no global lock, where moving a process through `cgroup.procs` waits for
-//! an RCU grace period (10-20 ms here).
+//! The child joins the run's cgroups itself, by writing `0` to their `tasks` files: moving
+//! oneself takes no global lock, where moving another process (even one thread, by its pid)
+//! waits for an RCU grace period (0.5 ms to 20 ms here). It does so once its view is built,
+//! when the parent, working meanwhile, has made them.
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
@@ -44,6 +45,18 @@ pub struct ViewPlan {
     pub shm_options: CString,
 }
 
+/// Where the run's cgroups are, and the pipe on which the parent says they are ready.
+pub struct JoinPlan {
+    /// The cgroup hierarchies' parent directories of the run's cgroups (`O_PATH`).
+    pub parents: Vec<RawFd>,
+    /// The run's `tasks` file, relative to each parent.
+    pub tasks: CString,
+    /// One byte arrives here once the cgroups exist with their limits.
+    pub ready: RawFd,
+    /// The parent's end of that pipe, closed first: end-of-file then means the parent is gone.
+    pub ready_writer: RawFd,
+}
+
 pub type Rlimits = Vec<(RlimitResource, u64)>;
 
 /// setrlimit's resource argument: an enum in glibc, an int in musl.
@@ -54,8 +67,8 @@ pub type RlimitResource = libc::c_int;
 
 pub struct ChildPlan {
     pub status_fd: RawFd,
-    /// The `tasks` files of the run's cgroups (empty when rlimits hold the limits).
-    pub cgroup_tasks: Vec<RawFd>,
+    /// How to join the run's cgroups (None when rlimits hold the limits).
+    pub cgroups: Option<JoinPlan>,
     pub stdin: RawFd,
     pub stdout: Option<RawFd>,
     pub stderr: Option<RawFd>,
@@ -126,19 +139,15 @@ pub fn run(plan: &ChildPlan) -> ! {
     }
     // SAFETY: plain system call on our own process.
     unsafe { libc::setsid() };
-    for &fd in &plan.cgroup_tasks {
-        // SAFETY: writing to a descriptor we own.
-        let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
-        report.layer(
-            "resources",
-            check(
-                "cannot join the run's cgroup",
-                if written == 1 { 0 } else { -1 },
-            ),
-        );
+    if let Some(join) = &plan.cgroups {
+        // SAFETY: closing our copy of the parent's end.
+        unsafe { libc::close(join.ready_writer) };
     }
     if let Some(view) = &plan.view {
         report.layer("filesystem", set_up_view(view, plan.switch_to));
+    }
+    if let Some(join) = &plan.cgroups {
+        report.layer("resources", join_cgroups(join));
     }
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
@@ -243,6 +252,42 @@ pub fn run(plan: &ChildPlan) -> ! {
         libc::close(2);
     }
     reap_until(command, &report)
+}
+
+/// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves
+/// this process into each.
+fn join_cgroups(join: &JoinPlan) -> Result<(), String> {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reading one byte into a local.
+        match unsafe { libc::read(join.ready, (&mut byte as *mut u8).cast(), 1) } {
+            1 => break,
+            -1 if sys::errno() == libc::EINTR => continue,
+            // SAFETY: the parent is gone; leaving without running its destructors.
+            _ => unsafe { libc::_exit(125) },
+        }
+    }
+    for &parent in &join.parents {
+        // SAFETY: opening a NUL-terminated path below a directory descriptor we hold.
+        let fd = unsafe {
+            libc::openat(
+                parent,
+                join.tasks.as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return step("cannot open the run's cgroup", Err(sys::errno()));
+        }
+        // SAFETY: writing to and closing the descriptor just opened.
+        let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+        let errno = sys::errno();
+        unsafe { libc::close(fd) };
+        if written != 1 {
+            return step("cannot join the run's cgroup", Err(errno));
+        }
+    }
+    Ok(())
 }
 
 struct ExecArgs {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use self::cgroup::RunCgroups;
-use self::child::{BindPlan, ChildPlan, ViewPlan};
+use self::child::{BindPlan, ChildPlan, JoinPlan, ViewPlan};
 use self::fs_rules::FsRules;
 use self::paths::SandboxView;
 use self::syscall_filter::FilterOptions;
@@ -43,11 +43,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
     let view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
-    let cgroups = if root { create_cgroups(policy) } else { None };
-    let cgroup_tasks = match &cgroups {
-        Some(cgroups) => cgroups.open_tasks().map_err(Failure::external)?,
-        None => Vec::new(),
-    };
+    let cgroups = if root { locate_cgroups() } else { None };
+    let cgroups_ready = cgroups.as_ref().map(|_| pipe()).transpose()?;
     let mut filter = FilterOptions {
         network: policy.network,
         no_unix_sockets: false,
@@ -91,7 +88,18 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     }
     let mut plan = ChildPlan {
         status_fd: report_write.as_raw_fd(),
-        cgroup_tasks: cgroup_tasks.iter().map(AsRawFd::as_raw_fd).collect(),
+        cgroups: cgroups
+            .as_ref()
+            .zip(cgroups_ready.as_ref())
+            .map(|(cgroups, (ready, writer))| {
+                let (parents, tasks) = cgroups.join_plan();
+                JoinPlan {
+                    parents,
+                    tasks,
+                    ready: ready.as_raw_fd(),
+                    ready_writer: writer.as_raw_fd(),
+                }
+            }),
         stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
         stdout: stdout_write.as_ref().map(AsRawFd::as_raw_fd),
         stderr: stderr_write.as_ref().map(AsRawFd::as_raw_fd),
@@ -177,12 +185,23 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             ))
         }
     };
+    // The child builds its view meanwhile, on the other CPU.
+    if let (Some(cgroups), Some((_, ready))) = (&cgroups, &cgroups_ready) {
+        if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
+            let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(Failure::external(format!("cannot set up the run's cgroups: {reason}"))
+                .with_hint("nothing was run; check that /sys/fs/cgroup/{memory,pids,cpu} accept new cgroups and limits"));
+        }
+        sys::write_all(ready.as_raw_fd(), b"1");
+    }
     drop((
         report_write,
         stdout_write,
         stderr_write,
         stdin,
-        cgroup_tasks,
+        cgroups_ready,
     ));
     drop(view);
     let kill = || {
@@ -350,9 +369,9 @@ fn same_file(a: RawFd, b: RawFd) -> bool {
     stat(a).is_some_and(|file| stat(b) == Some(file))
 }
 
-/// The run's cgroups, or None (rlimits then) when we may not make them.
-fn create_cgroups(policy: &SandboxPolicy) -> Option<RunCgroups> {
-    match RunCgroups::create(policy.memory_bytes, policy.pids, policy.cpus) {
+/// Where the run's cgroups go, or None (rlimits then) when we may not make them.
+fn locate_cgroups() -> Option<RunCgroups> {
+    match RunCgroups::locate() {
         Ok(cgroups) => Some(cgroups),
         Err(reason) => {
             crate::commands::note(
