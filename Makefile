@@ -2,9 +2,14 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 CARGO ?= cargo
-# The installed and benchmarked binary is linked statically: it starts about 0.3 ms faster, which
-# matters when the sandbox runs hundreds of times per repair.
-TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
+# The installed and benchmarked binary is linked statically, and against musl when its Rust
+# target is installed (`rustup target add x86_64-unknown-linux-musl`), else against glibc. Start-up
+# matters when the sandbox runs hundreds of times per repair: static saves about 0.3 ms, and musl
+# about 0.5 ms more on virtual machines, where glibc's start-up probes the CPU's caches with dozens
+# of CPUID instructions, each a trap to the hypervisor.
+HOST := $(shell rustc -vV | sed -n 's/^host: //p')
+MUSL := $(subst -gnu,-musl,$(HOST))
+TARGET := $(if $(wildcard $(shell rustc --print sysroot)/lib/rustlib/$(MUSL)/lib),$(MUSL),$(HOST))
 RELEASE := target/$(TARGET)/release/autocoder
 STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
 
