@@ -534,23 +534,24 @@ fn relative(path: &CString) -> &Path {
     ))
 }
 
-extern "C" fn wait_to_be_killed(_: *mut libc::c_void) -> libc::c_int {
-    loop {
-        // SAFETY: plain system call.
-        unsafe { libc::pause() };
-    }
+extern "C" fn leave_at_once(_: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: ending this helper process; it shares our memory and touches none of it.
+    unsafe { libc::_exit(0) }
 }
 
 /// A user namespace mapping `owner` onto `target`, held by descriptor, for an id-mapped mount.
 /// A namespace needs a process to be made in: a helper sharing our memory (no page tables to
-/// copy) is started in it, and killed once its namespace is open.
+/// copy) is started in it and exits at once. Its namespace lives on in its credentials until it
+/// is reaped, so the maps are written and the namespace opened through its /proc entry whether
+/// it has ended yet or not, without waiting for it: the init reaps it later with the rest.
 fn mapping_namespace(owner: (u32, u32), target: (u32, u32)) -> Result<OwnedFd, String> {
-    let mut stack = vec![0u8; 16 * 1024];
+    // Never freed: the helper may still be running on it when we return.
+    let stack: &'static mut [u8] = Box::leak(vec![0u8; 8 * 1024].into_boxed_slice());
     let stack_top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
-    // SAFETY: the helper only calls pause() on its own stack until it is killed.
+    // SAFETY: the helper only calls _exit, on its own stack.
     let helper = unsafe {
         libc::clone(
-            wait_to_be_killed,
+            leave_at_once,
             stack_top as *mut libc::c_void,
             libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
             std::ptr::null_mut(),
@@ -562,31 +563,21 @@ fn mapping_namespace(owner: (u32, u32), target: (u32, u32)) -> Result<OwnedFd, S
             std::io::Error::last_os_error()
         ));
     }
-    let opened = (|| {
-        let failed = |what: &str, err: std::io::Error| {
-            format!("cannot set up the id mapping ({what}): {err}")
-        };
-        std::fs::write(
-            format!("/proc/{helper}/uid_map"),
-            format!("{} {} 1", owner.0, target.0),
-        )
-        .map_err(|e| failed("uid_map", e))?;
-        std::fs::write(
-            format!("/proc/{helper}/gid_map"),
-            format!("{} {} 1", owner.1, target.1),
-        )
-        .map_err(|e| failed("gid_map", e))?;
-        std::fs::File::open(format!("/proc/{helper}/ns/user"))
-            .map(OwnedFd::from)
-            .map_err(|e| failed("ns/user", e))
-    })();
-    // SAFETY: killing and reaping our own helper; its stack is freed only after.
-    unsafe {
-        libc::kill(helper, libc::SIGKILL);
-        libc::waitpid(helper, std::ptr::null_mut(), 0);
-    }
-    drop(stack);
-    opened
+    let failed =
+        |what: &str, err: std::io::Error| format!("cannot set up the id mapping ({what}): {err}");
+    std::fs::write(
+        format!("/proc/{helper}/uid_map"),
+        format!("{} {} 1", owner.0, target.0),
+    )
+    .map_err(|e| failed("uid_map", e))?;
+    std::fs::write(
+        format!("/proc/{helper}/gid_map"),
+        format!("{} {} 1", owner.1, target.1),
+    )
+    .map_err(|e| failed("gid_map", e))?;
+    std::fs::File::open(format!("/proc/{helper}/ns/user"))
+        .map(OwnedFd::from)
+        .map_err(|e| failed("ns/user", e))
 }
 
 fn set_rlimits(limits: &[(RlimitResource, u64)]) -> Result<(), String> {
