@@ -185,7 +185,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             ))
         }
     };
-    // The child builds its view meanwhile, on the other CPU.
+    // The child builds its view meanwhile, wherever the scheduler lets it run: on the other CPU,
+    // or on ours once we wait.
     if let (Some(cgroups), Some((_, ready))) = (&cgroups, &cgroups_ready) {
         if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
             let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
