@@ -4,10 +4,10 @@
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
 //! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu), and removed when the run
-//! is over. The parent makes them and writes their limits after starting the child, which builds
-//! its view meanwhile; the child then joins them itself, through the parent directories it holds open
-//! (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL) cannot remove
-//! its own; the next run beside it removes those whose sandbox is gone. Where we may not create
+//! is over. The parent makes them and writes their limits after starting the child, which
+//! builds its view meanwhile; the child then joins them itself, through the parent directories
+//! it holds open (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL)
+//! cannot remove its own; the next run beside it removes those whose sandbox is gone. Where we may not create
 //! cgroups (an ordinary user), the caller falls back to rlimits and says so in the result.
 
 use std::ffi::CString;
