@@ -7,8 +7,9 @@
 //! is over. The parent makes them and writes their limits after starting the child, which
 //! builds its view meanwhile; the child then joins them itself, through the parent directories
 //! it holds open (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL)
-//! cannot remove its own; the next run beside it removes those whose sandbox is gone. Where we may not create
-//! cgroups (an ordinary user), the caller falls back to rlimits and says so in the result.
+//! cannot remove its own; the next run beside it removes those whose sandbox is gone. Where we
+//! may not create cgroups (an ordinary user), the caller falls back to rlimits and says so in
+//! the result.
 
 use std::ffi::CString;
 use std::fs;
