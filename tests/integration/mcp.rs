@@ -2086,9 +2086,10 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
         let link = std::ffi::CString::new(dir.path().join("link").to_str().unwrap()).unwrap();
         std::thread::spawn(move || {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                // SAFETY: two valid NUL-terminated paths.
+                // SAFETY: two valid NUL-terminated paths. By number: musl has no wrapper.
                 unsafe {
-                    libc::renameat2(
+                    libc::syscall(
+                        libc::SYS_renameat2,
                         libc::AT_FDCWD,
                         sub.as_ptr(),
                         libc::AT_FDCWD,
