@@ -319,3 +319,148 @@ fn jump(condition: u32, k: u32, jt: u8, jf: u8) -> sock_filter {
         k,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
+    /// Runs `program` on one call as the kernel would, for the instructions `compile` emits.
+    fn verdict(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        for (i, arg) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&arg.to_le_bytes());
+        }
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let op = program[pc];
+            let code = u32::from(op.code);
+            let taken =
+                |condition: bool| pc + 1 + usize::from(if condition { op.jt } else { op.jf });
+            pc = match code {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
+                    let at = op.k as usize;
+                    acc = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+                    pc + 1
+                }
+                c if c == libc::BPF_RET | libc::BPF_K => return op.k,
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => taken(acc == op.k),
+                c if c == libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K => taken(acc >= op.k),
+                c if c == libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K => taken(acc & op.k != 0),
+                _ => panic!("unexpected instruction {code:#x} at {pc}"),
+            };
+        }
+    }
+
+    /// What a rule means, said plainly.
+    fn meaning(rule: Option<Rule>, args: [u64; 6]) -> u32 {
+        let low = |n: u32| args[n as usize] as u32;
+        let refused = |yes: bool| if yes { refuse(libc::EPERM) } else { ALLOW };
+        match rule {
+            None => ALLOW,
+            Some(Rule::Refuse(errno)) => refuse(errno),
+            Some(Rule::RefuseBits { arg, bits }) => refused(low(arg) & bits != 0),
+            Some(Rule::RefuseBitsWhen {
+                flags,
+                flag_bits,
+                mode,
+                mode_bits,
+            }) => refused(low(flags) & flag_bits != 0 && low(mode) & mode_bits != 0),
+            Some(Rule::RefuseValues { arg, values }) => refused(values.contains(&low(arg))),
+            Some(Rule::AllowOnly { arg, value }) => refused(low(arg) != value),
+        }
+    }
+
+    fn all_options() -> Vec<FilterOptions> {
+        let mut all = Vec::new();
+        for bits in 0..8 {
+            all.push(FilterOptions {
+                network: bits & 1 != 0,
+                no_unix_sockets: bits & 2 != 0,
+                fixed_affinity: bits & 4 != 0,
+            });
+        }
+        all
+    }
+
+    #[test]
+    fn every_call_number_meets_its_own_rule_and_only_it() {
+        let interesting = [0, 1, 0o755, 0o4755, 0o2000, libc::O_CREAT as u64, u64::MAX];
+        for options in all_options() {
+            let program = compile(options).unwrap();
+            let rules = rules(options);
+            for nr in 0..=600u32 {
+                let rule = rules.iter().find(|(n, _)| *n == nr).map(|&(_, rule)| rule);
+                for a in interesting {
+                    for b in interesting {
+                        let args = [a, b, a, b, 0, 0];
+                        assert_eq!(
+                            verdict(&program, AUDIT_ARCH, nr, args),
+                            meaning(rule, args),
+                            "{options:?}: call {nr} with {args:?}"
+                        );
+                    }
+                }
+                let x32 = verdict(&program, AUDIT_ARCH, X32_SYSCALL_BIT | nr, [0; 6]);
+                assert_eq!(x32, refuse(libc::ENOSYS), "x32 call {nr}");
+                const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+                let i386 = verdict(&program, AUDIT_ARCH_I386, nr, [0; 6]);
+                assert_eq!(i386, libc::SECCOMP_RET_KILL_PROCESS, "i386 call {nr}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_calls_that_matter_get_the_answers_that_matter() {
+        let off = compile(FilterOptions::default()).unwrap();
+        let on = compile(FilterOptions {
+            network: true,
+            ..FilterOptions::default()
+        })
+        .unwrap();
+        let call = |program: &Program, nr: i64, args: [u64; 6]| {
+            verdict(program, AUDIT_ARCH, nr as u32, args)
+        };
+        let eperm = refuse(libc::EPERM);
+        let (inet, unix) = (libc::AF_INET as u64, libc::AF_UNIX as u64);
+        assert_eq!(call(&off, libc::SYS_getpid, [0; 6]), ALLOW);
+        assert_eq!(call(&off, libc::SYS_mount, [0; 6]), eperm);
+        assert_eq!(call(&off, libc::SYS_io_uring_setup, [0; 6]), eperm);
+        assert_eq!(call(&off, libc::SYS_socket, [inet, 1, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(&off, libc::SYS_socket, [unix, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(call(&on, libc::SYS_socket, [inet, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(call(&off, libc::SYS_chmod, [0, 0o4755, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(&off, libc::SYS_chmod, [0, 0o755, 0, 0, 0, 0]), ALLOW);
+        let creat = (libc::O_CREAT | libc::O_WRONLY) as u64;
+        assert_eq!(
+            call(&off, libc::SYS_openat, [0, 0, creat, 0o2755, 0, 0]),
+            eperm
+        );
+        assert_eq!(
+            call(&off, libc::SYS_openat, [0, 0, creat, 0o644, 0, 0]),
+            ALLOW
+        );
+        // Without O_CREAT (or O_TMPFILE) the mode argument is ignored by the kernel.
+        assert_eq!(call(&off, libc::SYS_openat, [0, 0, 0, 0o4755, 0, 0]), ALLOW);
+        let tmpfile = (libc::O_TMPFILE | libc::O_WRONLY) as u64;
+        assert_eq!(
+            call(&off, libc::SYS_open, [0, tmpfile, 0o6755, 0, 0, 0]),
+            eperm
+        );
+        let newuser = (libc::CLONE_NEWUSER | libc::SIGCHLD) as u64;
+        assert_eq!(call(&off, libc::SYS_clone, [newuser, 0, 0, 0, 0, 0]), eperm);
+        assert_eq!(
+            call(&off, libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+            ALLOW
+        );
+        #[allow(clippy::unnecessary_cast)]
+        let (tiocsti, tcgets) = (libc::TIOCSTI as u64, libc::TCGETS as u64);
+        assert_eq!(call(&off, libc::SYS_ioctl, [0, tiocsti, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(&off, libc::SYS_ioctl, [0, tcgets, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(call(&off, libc::SYS_clone3, [0; 6]), refuse(libc::ENOSYS));
+        assert_eq!(call(&off, libc::SYS_openat2, [0; 6]), refuse(libc::ENOSYS));
+    }
+}
