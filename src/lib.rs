@@ -22,6 +22,10 @@ use clap::Parser;
 
 /// Runs one invocation and returns the process exit status.
 pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    // SAFETY: resetting a signal's disposition. Ignored (inherited so from whoever started us),
+    // SIGCHLD would have the kernel reap our children (the sandbox's, git, docker) before we
+    // could wait for them.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     let args: Vec<OsString> = args.into_iter().collect();
     let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,

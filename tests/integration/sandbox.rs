@@ -647,3 +647,25 @@ fn works_as_an_ordinary_user() {
     assert_eq!(result.layers["identity"]["user_namespace"], true);
     assert_eq!(result.layers["resources"]["mechanism"], "rlimit");
 }
+
+#[test]
+fn an_ignored_sigchld_inherited_from_the_caller_changes_nothing() {
+    // Ignored signals stay ignored across exec; with SIGCHLD ignored the kernel would reap the
+    // sandbox's children before it could wait for them.
+    let dir = crate::util::TempDir::new();
+    let script = "import os, signal, sys\n\
+                  signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n\
+                  os.execv(sys.argv[1], sys.argv[1:])\n";
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(autocoder_bin())
+        .args(["sandbox", "--workspace"])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", "echo ok > made && cat made"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["sandbox"]["stdout"], "ok\n", "{result}");
+}

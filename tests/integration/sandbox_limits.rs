@@ -228,3 +228,62 @@ fn without_cgroups_the_cpu_limit_cannot_be_undone() {
         "affinity"
     );
 }
+
+#[test]
+fn cgroups_that_refuse_the_limits_give_way_to_rlimits() {
+    if !is_root() {
+        return;
+    }
+    // Under a cpu cgroup capped at half a CPU, a run cgroup may not be given the default one
+    // CPU (cgroup v1 refuses a child quota above its parent's): the run goes on with rlimits.
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let Some(relative) = own.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let controllers = fields.nth(1)?;
+        controllers
+            .split(',')
+            .any(|c| c == "cpu")
+            .then(|| fields.next().unwrap().to_string())
+    }) else {
+        eprintln!("skipped: no cgroup v1 cpu hierarchy");
+        return;
+    };
+    let capped = std::path::PathBuf::from("/sys/fs/cgroup/cpu")
+        .join(relative.trim_start_matches('/'))
+        .join(format!("autocoder-test-capped-{}", std::process::id()));
+    std::fs::create_dir(&capped).unwrap();
+    std::fs::write(capped.join("cpu.cfs_period_us"), "100000").unwrap();
+    std::fs::write(capped.join("cpu.cfs_quota_us"), "50000").unwrap();
+    let script = format!("echo $$ > {}/tasks && exec \"$0\" \"$@\"", capped.display());
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&script)
+        .arg(crate::util::autocoder_bin())
+        .args([
+            "sandbox",
+            "-v",
+            "--",
+            "sh",
+            "-c",
+            "echo ran; cat /proc/self/cgroup",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap());
+    let output = command.output().unwrap();
+    let _ = std::fs::remove_dir(&capped);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sandbox = &result["sandbox"];
+    assert!(
+        sandbox["stdout"].as_str().unwrap().starts_with("ran\n"),
+        "{sandbox}"
+    );
+    assert_eq!(
+        sandbox["layers"]["resources"]["mechanism"], "rlimit",
+        "{sandbox}"
+    );
+    assert!(stderr.contains("using rlimits"), "{stderr}");
+    assert!(!capped.exists(), "{} left behind", capped.display());
+}

@@ -53,8 +53,6 @@ pub struct JoinPlan {
     pub tasks: CString,
     /// One byte arrives here once the cgroups exist with their limits.
     pub ready: RawFd,
-    /// The parent's end of that pipe, closed first: end-of-file then means the parent is gone.
-    pub ready_writer: RawFd,
 }
 
 pub type Rlimits = Vec<(RlimitResource, u64)>;
@@ -67,6 +65,9 @@ pub type RlimitResource = libc::c_int;
 
 pub struct ChildPlan {
     pub status_fd: RawFd,
+    /// The parent's ends of the pipes we share, closed first: then the pipes tell us when the
+    /// parent is gone (end-of-file on ours to read, an error on ours to write).
+    pub parent_ends: Vec<RawFd>,
     /// How to join the run's cgroups (None when rlimits hold the limits).
     pub cgroups: Option<JoinPlan>,
     pub stdin: RawFd,
@@ -137,12 +138,12 @@ pub fn run(plan: &ChildPlan) -> ! {
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
+    for &fd in &plan.parent_ends {
+        // SAFETY: closing our copies of descriptors the parent keeps.
+        unsafe { libc::close(fd) };
+    }
     // SAFETY: plain system call on our own process.
     unsafe { libc::setsid() };
-    if let Some(join) = &plan.cgroups {
-        // SAFETY: closing our copy of the parent's end.
-        unsafe { libc::close(join.ready_writer) };
-    }
     if let Some(view) = &plan.view {
         report.layer("filesystem", set_up_view(view, plan.switch_to));
     }
@@ -184,6 +185,10 @@ pub fn run(plan: &ChildPlan) -> ! {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
+    }
+    if parent_gone(plan.status_fd) {
+        // SAFETY: leaving before the command starts: no one would watch it.
+        unsafe { libc::_exit(125) };
     }
     // SAFETY: plain prctl call on our own process.
     report.layer(
@@ -252,6 +257,18 @@ pub fn run(plan: &ChildPlan) -> ! {
         libc::close(2);
     }
     reap_until(command, &report)
+}
+
+/// Whether the parent died before our parent-death signal was armed: the report pipe then has
+/// no reader left.
+fn parent_gone(report: RawFd) -> bool {
+    let mut pollfd = libc::pollfd {
+        fd: report,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: polling one descriptor we own, without waiting.
+    unsafe { libc::poll(&mut pollfd, 1, 0) > 0 && pollfd.revents & libc::POLLERR != 0 }
 }
 
 /// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves

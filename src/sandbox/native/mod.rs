@@ -36,6 +36,51 @@ use crate::error::{Failure, Kind};
 pub const SANDBOX_UID: u32 = 65_500;
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
+    // SAFETY: plain getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cgroups = if root {
+        RunCgroups::locate()
+            .map_err(|reason| using_rlimits(&reason))
+            .ok()
+    } else {
+        None
+    };
+    match run_with(policy, cgroups) {
+        Ok(result) => Ok(result),
+        Err(Attempt::Failed(failure)) => Err(failure),
+        // Nothing was started yet: the same run again, with rlimits.
+        Err(Attempt::CgroupsRefused(reason)) => {
+            using_rlimits(&reason);
+            run_with(policy, None).map_err(|attempt| match attempt {
+                Attempt::Failed(failure) => failure,
+                Attempt::CgroupsRefused(reason) => Failure::external(reason),
+            })
+        }
+    }
+}
+
+/// Why a run stopped before its command started.
+enum Attempt {
+    Failed(Failure),
+    /// The run's cgroups could not be made or limited (a read-only hierarchy, a parent cgroup
+    /// whose CPU quota is below the one asked for): it can run again without them.
+    CgroupsRefused(String),
+}
+
+impl From<Failure> for Attempt {
+    fn from(failure: Failure) -> Attempt {
+        Attempt::Failed(failure)
+    }
+}
+
+fn using_rlimits(reason: &str) {
+    crate::commands::note(
+        "sandbox",
+        &format!("cgroups unavailable ({reason}); using rlimits"),
+    );
+}
+
+fn run_with(policy: &SandboxPolicy, cgroups: Option<RunCgroups>) -> Result<SandboxResult, Attempt> {
     let started = Instant::now();
     // SAFETY: plain getters.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -43,7 +88,6 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
     let view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
-    let cgroups = if root { locate_cgroups() } else { None };
     let cgroups_ready = cgroups.as_ref().map(|_| pipe()).transpose()?;
     let mut filter = FilterOptions {
         network: policy.network,
@@ -91,15 +135,21 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         cgroups: cgroups
             .as_ref()
             .zip(cgroups_ready.as_ref())
-            .map(|(cgroups, (ready, writer))| {
+            .map(|(cgroups, (ready, _))| {
                 let (parents, tasks) = cgroups.join_plan();
                 JoinPlan {
                     parents,
                     tasks,
                     ready: ready.as_raw_fd(),
-                    ready_writer: writer.as_raw_fd(),
                 }
             }),
+        parent_ends: [stdout_read.as_ref(), stderr_read.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain([&report_read])
+            .chain(cgroups_ready.as_ref().map(|(_, writer)| writer))
+            .map(AsRawFd::as_raw_fd)
+            .collect(),
         stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
         stdout: stdout_write.as_ref().map(AsRawFd::as_raw_fd),
         stderr: stderr_write.as_ref().map(AsRawFd::as_raw_fd),
@@ -171,7 +221,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                     })?;
                     (pid, pidfd)
                 }
-                _ => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error()))),
+                _ => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error())).into()),
             }
         }
         Err(errno) => {
@@ -182,7 +232,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .with_hint(
                 "allow user namespaces (sysctl user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns=0), \
                  use --backend docker, or pass --allow-degraded to run with the layers that remain",
-            ))
+            )
+            .into())
         }
     };
     // The child builds its view meanwhile, wherever the scheduler lets it run: on the other CPU,
@@ -192,8 +243,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
             // SAFETY: reaping our own child.
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-            return Err(Failure::external(format!("cannot set up the run's cgroups: {reason}"))
-                .with_hint("nothing was run; check that /sys/fs/cgroup/{memory,pids,cpu} accept new cgroups and limits"));
+            return Err(Attempt::CgroupsRefused(reason));
         }
         sys::write_all(ready.as_raw_fd(), b"1");
     }
@@ -241,9 +291,9 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             "fail" => {
                 return Err(Failure::external(format!("cannot apply the {layer} layer: {reason}")).with_hint(
                     "nothing was run; pass --allow-degraded to run with the layers that remain (the result lists them)",
-                ))
+                ).into())
             }
-            "exec" => return Err(exec_failure(&policy.command[0], &program, rest.trim().parse().unwrap_or(libc::EIO))),
+            "exec" => return Err(exec_failure(&policy.command[0], &program, rest.trim().parse().unwrap_or(libc::EIO)).into()),
             _ => {}
         }
     }
@@ -261,7 +311,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             return Err(Failure::external(format!(
                 "the sandbox's init process ended unexpectedly (wait status {})",
                 run.wait_status
-            )))
+            ))
+            .into())
         }
     };
 
@@ -368,20 +419,6 @@ fn same_file(a: RawFd, b: RawFd) -> bool {
         (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
     };
     stat(a).is_some_and(|file| stat(b) == Some(file))
-}
-
-/// Where the run's cgroups go, or None (rlimits then) when we may not make them.
-fn locate_cgroups() -> Option<RunCgroups> {
-    match RunCgroups::locate() {
-        Ok(cgroups) => Some(cgroups),
-        Err(reason) => {
-            crate::commands::note(
-                "sandbox",
-                &format!("cgroups unavailable ({reason}); using rlimits"),
-            );
-            None
-        }
-    }
 }
 
 /// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts to
