@@ -122,9 +122,27 @@ pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
             } else {
                 ""
             };
+            if command == "sandbox" && err.kind() == ErrorKind::UnknownArgument {
+                hint_the_separator(&err, args);
+            }
             exit_status(Kind::Usage, command)
         }
     }
+}
+
+/// `autocoder sandbox ls`: the command was given without the `--` before it.
+fn hint_the_separator(err: &clap::Error, args: &[std::ffi::OsString]) {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(word)) = err.get(ContextKind::InvalidArg) else {
+        return;
+    };
+    if word.starts_with('-') || args.iter().any(|arg| arg == "--") {
+        return;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "  hint: the command goes after `--`: autocoder sandbox [OPTIONS] -- {word} ..."
+    );
 }
 
 /// Whether messages on stderr may be coloured.

@@ -124,6 +124,10 @@ fn bad_input_is_a_clear_error_with_status_125() {
             "unexpected argument '--frobnicate'",
         ),
         (&["sandbox", "true"], "unexpected argument 'true'"),
+        (
+            &["sandbox", "--memory", "1G", "ls", "-la"],
+            "hint: the command goes after `--`: autocoder sandbox [OPTIONS] -- ls ...",
+        ),
         (&["sandbox"], "required arguments were not provided"),
         (
             &["sandbox", "--workspace", "/no/such/dir", "--", "true"],
