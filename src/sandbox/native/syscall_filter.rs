@@ -13,7 +13,7 @@
 //! instructions (what seccompiler builds for the same rules) took the kernel about 0.2 ms to
 //! load, mostly JIT-compiling it and running it once per system call number to build its cache
 //! of always-allowed calls; that was a tenth of the sandbox's own start-up time. The program is
-//! built in the parent and only installed in the child, which must not allocate.
+//! built in the parent; the child only installs it.
 
 use libc::sock_filter;
 
@@ -88,11 +88,9 @@ const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
 const CREATING: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
 
 /// `AUDIT_ARCH_X86_64`: the architecture every call the filter lets through must come from.
-#[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xc000_003e;
 
 /// Set in the number of an x32 system call (which shares x86-64's architecture value).
-#[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// What the filter does with one system call.
@@ -193,7 +191,6 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
 }
 
 /// The filter for `options`.
-#[cfg(target_arch = "x86_64")]
 pub fn compile(options: FilterOptions) -> Result<Program, String> {
     let mut program = vec![
         load(ARCH_OFFSET),
