@@ -171,38 +171,30 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     let mut changes = compare(&repo, &old, &new, &input.paths)?;
     changes.sort_by(|a, b| shown_path(a).cmp(shown_path(b)));
 
-    let context = input.context_lines.unwrap_or(3).min(1000);
+    let format = Format::of(&repo, input.context_lines.unwrap_or(3).min(1000));
     let mut cache = repo
         .diff_resource_cache(
             gix::diff::blob::pipeline::Mode::ToGit,
             gix::diff::blob::pipeline::WorktreeRoots::default(),
         )
         .map_err(|err| failed(&err))?;
-    let short_length = short_length(&repo);
     let mut files = Vec::new();
     let mut patch = String::new();
     let mut unmerged = unmerged.into_iter().peekable();
     for change in &changes {
         while let Some(path) = unmerged.next_if(|path| path.as_bstr() < shown_path(change)) {
-            list_unmerged(path, input.stat_only, &mut files, &mut patch);
+            list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
         }
         let text = if input.stat_only || patch.len() > MAX_DIFF {
             None
         } else {
             Some(&mut patch)
         };
-        files.push(write_change(
-            &repo,
-            &mut cache,
-            change,
-            context,
-            short_length,
-            text,
-        )?);
+        files.push(write_change(&repo, &mut cache, change, &format, text)?);
         cache.clear_resource_cache_keep_allocation();
     }
     for path in unmerged {
-        list_unmerged(path, input.stat_only, &mut files, &mut patch);
+        list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
     }
     let truncated = patch.len() > MAX_DIFF;
     let diff = if truncated {
@@ -222,9 +214,18 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
 }
 
 /// Lists a path with unresolved conflicts as git does, without a diff.
-fn list_unmerged(path: BString, stat_only: bool, files: &mut Vec<FileStat>, patch: &mut String) {
+fn list_unmerged(
+    path: BString,
+    format: &Format,
+    stat_only: bool,
+    files: &mut Vec<FileStat>,
+    patch: &mut String,
+) {
     if !stat_only && patch.len() <= MAX_DIFF {
-        patch.push_str(&format!("* Unmerged path {}\n", quoted("", path.as_ref())));
+        patch.push_str(&format!(
+            "* Unmerged path {}\n",
+            format.quoted("", path.as_ref())
+        ));
     }
     files.push(FileStat {
         path: path.to_string(),
@@ -583,15 +584,14 @@ fn write_change(
     repo: &gix::Repository,
     cache: &mut gix::diff::blob::Platform,
     change: &Change,
-    context: u32,
-    short_length: usize,
+    format: &Format,
     mut patch: Option<&mut String>,
 ) -> Result<FileStat, ToolError> {
     let (Some(old), Some(new)) = (&change.old, &change.new) else {
-        return write_one(repo, cache, change, context, short_length, patch);
+        return write_one(repo, cache, change, format, patch);
     };
     if old.mode.bits() & TYPE_BITS == new.mode.bits() & TYPE_BITS {
-        return write_one(repo, cache, change, context, short_length, patch);
+        return write_one(repo, cache, change, format, patch);
     }
     let side = |side: &Side| Side {
         path: side.path.clone(),
@@ -606,16 +606,9 @@ fn write_change(
         old: None,
         new: Some(side(new)),
     };
-    let first = write_one(
-        repo,
-        cache,
-        &removal,
-        context,
-        short_length,
-        patch.as_deref_mut(),
-    )?;
+    let first = write_one(repo, cache, &removal, format, patch.as_deref_mut())?;
     cache.clear_resource_cache_keep_allocation();
-    let second = write_one(repo, cache, &addition, context, short_length, patch)?;
+    let second = write_one(repo, cache, &addition, format, patch)?;
     let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
     Ok(FileStat {
         added: sum(first.added, second.added),
@@ -629,8 +622,7 @@ fn write_one(
     repo: &gix::Repository,
     cache: &mut gix::diff::blob::Platform,
     change: &Change,
-    context: u32,
-    short_length: usize,
+    format: &Format,
     patch: Option<&mut String>,
 ) -> Result<FileStat, ToolError> {
     use gix::diff::blob::platform::prepare_diff::Operation;
@@ -690,10 +682,11 @@ fn write_one(
         }
     }
 
+    let (a, b) = format.prefixes;
     let mut header = format!(
         "diff --git {} {}\n",
-        quoted("a/", old_path),
-        quoted("b/", new_path)
+        format.quoted(a, old_path),
+        format.quoted(b, new_path)
     );
     match (old, new) {
         (None, Some(new)) => header.push_str(&format!("new file mode {:06o}\n", new.mode.bits())),
@@ -715,8 +708,8 @@ fn write_one(
         };
         header.push_str(&format!(
             "similarity index {score}%\nrename from {}\nrename to {}\n",
-            quoted("", old_path),
-            quoted("", new_path)
+            format.quoted("", old_path),
+            format.quoted("", new_path)
         ));
     }
     let (old_id, new_id) = (
@@ -726,8 +719,8 @@ fn write_one(
     if old_id != new_id {
         header.push_str(&format!(
             "index {}..{}",
-            abbreviated(repo, old_id, short_length),
-            abbreviated(repo, new_id, short_length)
+            abbreviated(repo, old_id, format.short_length),
+            abbreviated(repo, new_id, format.short_length)
         ));
         match (old, new) {
             (Some(old), Some(new)) if old.mode == new.mode => {
@@ -740,16 +733,16 @@ fn write_one(
     // git ends a name with a space in it with a tab on these lines, for patch(1).
     let label = |prefix: &str, path: &BStr| {
         let tab = if path.contains(&b' ') { "\t" } else { "" };
-        format!("{}{tab}", quoted(prefix, path))
+        format!("{}{tab}", format.quoted(prefix, path))
     };
     let labels = [
-        old.map_or("/dev/null".into(), |_| label("a/", old_path)),
-        new.map_or("/dev/null".into(), |_| label("b/", new_path)),
+        old.map_or("/dev/null".into(), |_| label(a, old_path)),
+        new.map_or("/dev/null".into(), |_| label(b, new_path)),
     ];
     let mut body = String::new();
     match (&sides[0], &sides[1]) {
         (Some(before), Some(after)) => {
-            let (added, deleted) = hunks(before, after, algorithm, context, &mut body);
+            let (added, deleted) = hunks(before, after, algorithm, format.context, &mut body);
             (stat.added, stat.deleted) = (Some(added), Some(deleted));
             if !body.is_empty() {
                 body = format!("--- {}\n+++ {}\n{body}", labels[0], labels[1]);
@@ -759,12 +752,12 @@ fn write_one(
             (stat.added, stat.deleted) = (None, None);
             if old_id != new_id {
                 let name = |side: Option<&Side>, prefix, path| {
-                    side.map_or("/dev/null".into(), |_| quoted(prefix, path))
+                    side.map_or("/dev/null".into(), |_| format.quoted(prefix, path))
                 };
                 body = format!(
                     "Binary files {} and {} differ\n",
-                    name(old, "a/", old_path),
-                    name(new, "b/", new_path)
+                    name(old, a, old_path),
+                    name(new, b, new_path)
                 );
             }
         }
@@ -807,32 +800,65 @@ fn abbreviated(repo: &gix::Repository, id: ObjectId, length: usize) -> String {
     }
 }
 
-/// `path` after `prefix`, in double quotes with C escapes when it holds a byte git quotes (a
-/// control character, a quote, a backslash or, with git's default core.quotePath, any
-/// non-ASCII byte).
-fn quoted(prefix: &str, path: &BStr) -> String {
-    let plain = |byte: u8| (0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\';
-    if path.iter().all(|&byte| plain(byte)) {
-        return format!("{prefix}{path}");
-    }
-    let mut out = format!("\"{prefix}");
-    for &byte in path.iter() {
-        match byte {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            _ if plain(byte) => out.push(byte as char),
-            _ => out.push_str(&format!("\\{byte:03o}")),
+/// How the patch's text is written: what the call asked for, and the repository's settings
+/// that change `git diff`'s text.
+struct Format {
+    /// Lines of context around changes.
+    context: u32,
+    /// The length of abbreviated ids (see `short_length`).
+    short_length: usize,
+    /// `core.quotePath` (on unless set off): non-ASCII bytes in names are quoted too.
+    quote_non_ascii: bool,
+    /// The prefixes of the old and new names: `a/` and `b/`, none with `diff.noprefix`.
+    prefixes: (&'static str, &'static str),
+}
+
+impl Format {
+    fn of(repo: &gix::Repository, context: u32) -> Format {
+        let config = repo.config_snapshot();
+        let prefixes = if config.boolean("diff.noprefix").unwrap_or(false) {
+            ("", "")
+        } else {
+            ("a/", "b/")
+        };
+        Format {
+            context,
+            short_length: short_length(repo),
+            quote_non_ascii: config.boolean("core.quotePath").unwrap_or(true),
+            prefixes,
         }
     }
-    out.push('"');
-    out
+
+    /// `path` after `prefix`, in double quotes with C escapes when it holds a byte git quotes (a
+    /// control character, a quote, a backslash or, unless core.quotePath is off, a non-ASCII
+    /// byte).
+    fn quoted(&self, prefix: &str, path: &BStr) -> String {
+        let plain = |byte: u8| {
+            ((0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\')
+                || (byte >= 0x80 && !self.quote_non_ascii)
+        };
+        if path.iter().all(|&byte| plain(byte)) {
+            return format!("{prefix}{path}");
+        }
+        let mut out = format!("\"{prefix}").into_bytes();
+        for &byte in path.iter() {
+            match byte {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                0x07 => out.extend_from_slice(b"\\a"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0b => out.extend_from_slice(b"\\v"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ if plain(byte) => out.push(byte),
+                _ => out.extend_from_slice(format!("\\{byte:03o}").as_bytes()),
+            }
+        }
+        out.push(b'"');
+        String::from_utf8_lossy(&out).into_owned()
+    }
 }
 
 /// Writes the hunks that turn `before` into `after` to `out` as git does (`algorithm` with the
@@ -1038,8 +1064,17 @@ mod tests {
 
     #[test]
     fn paths_are_quoted_as_git_quotes_them() {
-        assert_eq!(quoted("a/", "new name.txt".into()), "a/new name.txt");
-        assert_eq!(quoted("b/", "tab\there".into()), "\"b/tab\\there\"");
-        assert_eq!(quoted("", "é".into()), "\"\\303\\251\"");
+        let mut format = Format {
+            context: 3,
+            short_length: 7,
+            quote_non_ascii: true,
+            prefixes: ("a/", "b/"),
+        };
+        assert_eq!(format.quoted("a/", "new name.txt".into()), "a/new name.txt");
+        assert_eq!(format.quoted("b/", "tab\there".into()), "\"b/tab\\there\"");
+        assert_eq!(format.quoted("", "é".into()), "\"\\303\\251\"");
+        format.quote_non_ascii = false;
+        assert_eq!(format.quoted("", "é".into()), "é");
+        assert_eq!(format.quoted("", "é\t".into()), "\"é\\t\"");
     }
 }

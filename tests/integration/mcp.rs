@@ -1204,6 +1204,15 @@ fn git_diff_shows_what_git_diff_shows() {
     let histogram = session.call("git_diff", only)["structuredContent"]["diff"].clone();
     assert_ne!(myers, histogram);
     assert_eq!(histogram, git(dir.path(), &["diff", "--", "algorithm.txt"]));
+
+    // So are the settings that change how names are written: non-ASCII names unquoted, and no
+    // a/ b/ prefixes.
+    git(dir.path(), &["config", "core.quotePath", "false"]);
+    git(dir.path(), &["config", "diff.noprefix", "true"]);
+    let answer = session.call("git_diff", json!({"base": "HEAD"}));
+    let diff = answer["structuredContent"]["diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("diff --git ünï.txt ünï.txt\n"), "{diff}");
+    assert_eq!(diff, git(dir.path(), &["diff", "--no-color", "HEAD"]));
 }
 
 /// A root that is a linked worktree (`git worktree add`, as agents use for parallel work): the
