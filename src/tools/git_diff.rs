@@ -40,7 +40,7 @@ pub struct Input {
     /// Only these files or directories, relative to the workspace root.
     #[serde(default)]
     pub paths: Vec<String>,
-    /// Lines of context around each change (default 3).
+    /// Lines of context around each change (default: the repository's diff.context, else 3).
     #[serde(default)]
     pub context_lines: Option<u32>,
     /// Only the per-file counts, no diff text.
@@ -171,7 +171,12 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     let mut changes = compare(&repo, &old, &new, &input.paths)?;
     changes.sort_by(|a, b| shown_path(a).cmp(shown_path(b)));
 
-    let format = Format::of(&repo, input.context_lines.unwrap_or(3).min(1000));
+    let format = Format::of(
+        &repo,
+        input.context_lines,
+        base_tree.is_some(),
+        input.staged,
+    );
     let mut cache = repo
         .diff_resource_cache(
             gix::diff::blob::pipeline::Mode::ToGit,
@@ -809,15 +814,29 @@ struct Format {
     short_length: usize,
     /// `core.quotePath` (on unless set off): non-ASCII bytes in names are quoted too.
     quote_non_ascii: bool,
-    /// The prefixes of the old and new names: `a/` and `b/`, none with `diff.noprefix`.
+    /// The prefixes of the old and new names: `a/` and `b/`; none with `diff.noprefix`; with
+    /// `diff.mnemonicPrefix`, what each side is (`c/` a commit, `i/` the index, `w/` the
+    /// working tree).
     prefixes: (&'static str, &'static str),
 }
 
 impl Format {
-    fn of(repo: &gix::Repository, context: u32) -> Format {
+    /// The format for a diff from a tree (`from_tree`) or the index, to the index (`to_index`)
+    /// or the working tree, with `context` lines (when the call gives a number).
+    fn of(repo: &gix::Repository, context: Option<u32>, from_tree: bool, to_index: bool) -> Format {
         let config = repo.config_snapshot();
-        let prefixes = if config.boolean("diff.noprefix").unwrap_or(false) {
+        let configured_context = config
+            .integer("diff.context")
+            .and_then(|lines| u32::try_from(lines).ok());
+        let context = context.or(configured_context).unwrap_or(3).min(1000);
+        let setting = |key: &str| config.boolean(key).unwrap_or(false);
+        let prefixes = if setting("diff.noprefix") {
             ("", "")
+        } else if setting("diff.mnemonicPrefix") {
+            (
+                if from_tree { "c/" } else { "i/" },
+                if to_index { "i/" } else { "w/" },
+            )
         } else {
             ("a/", "b/")
         };

@@ -1210,9 +1210,38 @@ fn git_diff_shows_what_git_diff_shows() {
     git(dir.path(), &["config", "core.quotePath", "false"]);
     git(dir.path(), &["config", "diff.noprefix", "true"]);
     let answer = session.call("git_diff", json!({"base": "HEAD"}));
-    let diff = answer["structuredContent"]["diff"].as_str().unwrap_or_default();
+    let diff = answer["structuredContent"]["diff"]
+        .as_str()
+        .unwrap_or_default();
     assert!(diff.contains("diff --git ünï.txt ünï.txt\n"), "{diff}");
     assert_eq!(diff, git(dir.path(), &["diff", "--no-color", "HEAD"]));
+    git(dir.path(), &["config", "diff.noprefix", "false"]);
+    git(dir.path(), &["config", "diff.mnemonicPrefix", "true"]);
+    // And the default context; the call's context_lines come first, as -U does.
+    git(dir.path(), &["config", "diff.context", "1"]);
+    for (arguments, git_arguments) in [
+        (json!({"base": "HEAD"}), vec!["HEAD"]),
+        (json!({"staged": true}), vec!["--cached"]),
+        (json!({"paths": ["dir"]}), vec!["--", "dir"]),
+        (
+            json!({"base": "HEAD", "context_lines": 3}),
+            vec!["-U3", "HEAD"],
+        ),
+    ] {
+        let answer = session.call("git_diff", arguments.clone());
+        let mut command = vec!["diff", "--no-color"];
+        command.extend(git_arguments);
+        assert_eq!(
+            answer["structuredContent"]["diff"],
+            git(dir.path(), &command),
+            "{arguments}"
+        );
+    }
+    assert_ne!(
+        git(dir.path(), &["diff", "--no-color", "HEAD"]),
+        git(dir.path(), &["diff", "--no-color", "-U3", "HEAD"]),
+        "diff.context changes nothing here"
+    );
 }
 
 /// A root that is a linked worktree (`git worktree add`, as agents use for parallel work): the
