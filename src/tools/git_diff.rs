@@ -7,8 +7,8 @@
 //! files gix's status finds changed read from disk (through the repository's filters, as git
 //! reads them) into objects held in memory. The patch text is written here, in git's format,
 //! hunk headers with git's default function context included, following the settings that
-//! change `git diff`'s text (`Format`: diff.algorithm, diff.context, diff.noprefix,
-//! diff.mnemonicPrefix, core.quotePath).
+//! change `git diff`'s text: diff.algorithm, and (`Format`) diff.context, diff.noprefix,
+//! diff.mnemonicPrefix and core.quotePath.
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::diff::blob::{Algorithm, Diff, InternedInput};
