@@ -590,17 +590,7 @@ fn terminating_the_sandbox_stops_the_command_and_cleans_up() {
     if is_root() {
         // The run's cgroups are named after the sandbox's pid, under the pids hierarchy's copy of
         // our own cgroup.
-        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-        let relative = own
-            .lines()
-            .find_map(|l| {
-                l.split(':')
-                    .nth(1)
-                    .filter(|c| *c == "pids")
-                    .and(l.split(':').nth(2))
-            })
-            .unwrap();
-        let parent = PathBuf::from("/sys/fs/cgroup/pids").join(relative.trim_start_matches('/'));
+        let parent = crate::util::own_cgroup("pids").unwrap();
         let prefix = format!("autocoder-{sandbox_pid}-");
         let left: Vec<_> = std::fs::read_dir(parent)
             .unwrap()
@@ -624,20 +614,9 @@ fn killing_the_sandbox_outright_still_kills_the_command() {
         "the command outlived a killed sandbox"
     );
     // Its cgroups (made as root) could not be removed by it; the next run removes them.
-    let memory_cgroup = std::fs::read_to_string("/proc/self/cgroup")
-        .unwrap()
-        .lines()
-        .find_map(|line| {
-            let mut fields = line.splitn(3, ':');
-            let controllers = fields.nth(1)?;
-            let path = fields.next()?;
-            controllers
-                .split(',')
-                .any(|c| c == "memory")
-                .then(|| path.to_string())
-        });
-    let left = |path: &str| {
-        std::fs::read_dir(format!("/sys/fs/cgroup/memory{path}"))
+    let memory_cgroup = crate::util::own_cgroup("memory");
+    let left = |path: &std::path::Path| {
+        std::fs::read_dir(path)
             .map(|entries| {
                 entries
                     .flatten()

@@ -236,21 +236,11 @@ fn cgroups_that_refuse_the_limits_give_way_to_rlimits() {
     }
     // Under a cpu cgroup capped at half a CPU, a run cgroup may not be given the default one
     // CPU (cgroup v1 refuses a child quota above its parent's): the run goes on with rlimits.
-    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    let Some(relative) = own.lines().find_map(|line| {
-        let mut fields = line.splitn(3, ':');
-        let controllers = fields.nth(1)?;
-        controllers
-            .split(',')
-            .any(|c| c == "cpu")
-            .then(|| fields.next().unwrap().to_string())
-    }) else {
+    let Some(own) = crate::util::own_cgroup("cpu") else {
         eprintln!("skipped: no cgroup v1 cpu hierarchy");
         return;
     };
-    let capped = std::path::PathBuf::from("/sys/fs/cgroup/cpu")
-        .join(relative.trim_start_matches('/'))
-        .join(format!("autocoder-test-capped-{}", std::process::id()));
+    let capped = own.join(format!("autocoder-test-capped-{}", std::process::id()));
     std::fs::create_dir(&capped).unwrap();
     std::fs::write(capped.join("cpu.cfs_period_us"), "100000").unwrap();
     std::fs::write(capped.join("cpu.cfs_quota_us"), "50000").unwrap();

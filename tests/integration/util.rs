@@ -55,6 +55,25 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Our own cgroup's directory in the cgroup v1 hierarchy of `controller`, if one is mounted.
+pub fn own_cgroup(controller: &str) -> Option<PathBuf> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let relative = own.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let controllers = fields.nth(1)?;
+        let path = fields.next()?;
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then_some(path)
+    })?;
+    Some(
+        Path::new("/sys/fs/cgroup")
+            .join(controller)
+            .join(relative.trim_start_matches('/')),
+    )
+}
+
 pub fn is_root() -> bool {
     // SAFETY: plain getter.
     unsafe { libc::geteuid() == 0 }
