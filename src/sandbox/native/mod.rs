@@ -40,7 +40,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let root = unsafe { libc::geteuid() } == 0;
     let cgroups = if root {
         RunCgroups::locate()
-            .map_err(|reason| using_rlimits(&reason))
+            .inspect_err(|reason| using_rlimits(reason))
             .ok()
     } else {
         None
