@@ -10,9 +10,16 @@ use crate::workspace::jail::Roots;
 pub fn run(args: McpArgs) -> Result<i32, Failure> {
     let roots = if !args.root.is_empty() {
         args.root
-    } else if let Some(list) = std::env::var_os("ALLOWED_WORKSPACE_ROOTS").filter(|v| !v.is_empty())
+    } else if let Some(list) = std::env::var_os("ALLOWED_WORKSPACE_ROOTS")
+        .map(|list| {
+            // Empty entries (`/a::/b`, a trailing `:`) name nothing.
+            std::env::split_paths(&list)
+                .filter(|path| !path.as_os_str().is_empty())
+                .collect::<Vec<_>>()
+        })
+        .filter(|roots| !roots.is_empty())
     {
-        std::env::split_paths(&list).collect()
+        list
     } else if let Some(root) = std::env::var_os("ALLOWED_WORKSPACE_ROOT").filter(|v| !v.is_empty())
     {
         vec![PathBuf::from(root)]

@@ -146,11 +146,17 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         if method == "tools/call" {
             let shared = shared.clone();
             let cancelled = Arc::new(AtomicBool::new(false));
-            shared
-                .running
-                .lock()
-                .unwrap()
-                .insert(id.to_string(), cancelled.clone());
+            {
+                let mut running = shared.running.lock().unwrap();
+                if running.contains_key(&id.to_string()) {
+                    // A cancellation could not tell the two apart.
+                    let fault = format!("request id {id} is in use by a call still running; give each request an id of its own");
+                    drop(running);
+                    send(&shared, &error(id, -32600, &fault));
+                    continue;
+                }
+                running.insert(id.to_string(), cancelled.clone());
+            }
             workers.run(move || {
                 let mut response = call_tool(&shared, id.clone(), &params, cancelled.clone());
                 if stateless(&params) {

@@ -9,13 +9,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::write_file::{exclusive, write_atomically};
-use super::Context;
+use super::{Context, RESULT_BUDGET};
 use crate::workspace::jail::{self, tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
 text exactly (whitespace and indentation included) and, unless replace_all is set, exactly once: include enough \
 surrounding lines to make it unique. If it does not match, the error shows the closest lines. Line endings (CRLF or \
-LF) and the file's mode are kept. Returns the unified diff; dry_run shows it without writing.";
+LF, per line) and the file's mode are kept; a hard-linked file becomes a file of its own. Returns the unified diff; \
+dry_run shows it without writing.";
 
 /// How long the diff of an edit may take (after that it is coarser, not wrong).
 const DIFF_TIME: Duration = Duration::from_secs(1);
@@ -78,17 +79,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
-    // A CRLF file keeps CRLF: the model writes `\n`.
-    let crlf = text.contains("\r\n");
-    let convert = |s: &str| {
-        if crlf && !s.contains('\r') {
-            s.replace('\n', "\r\n")
-        } else {
-            s.to_string()
-        }
-    };
-    let (old, new) = (convert(&input.old_string), convert(&input.new_string));
-    let positions: Vec<usize> = text.match_indices(&old).map(|(at, _)| at).collect();
+    let (old, positions) = find(&text, &input.old_string);
     match positions.len() {
         0 => {
             // The hint takes a while: other writes need not wait for it.
@@ -118,11 +109,23 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         }
         _ => {}
     }
-    let updated = if input.replace_all {
-        text.replace(&old, &new)
+    let replaced = if input.replace_all {
+        positions.len()
     } else {
-        text.replacen(&old, &new, 1)
+        1
     };
+    let mut updated = String::with_capacity(text.len());
+    let mut copied = 0;
+    for &at in &positions[..replaced] {
+        updated.push_str(&text[copied..at]);
+        if ends_in_crlf(&text, at) {
+            updated.push_str(&with_crlf(&input.new_string));
+        } else {
+            updated.push_str(&input.new_string);
+        }
+        copied = at + old.len();
+    }
+    updated.push_str(&text[copied..]);
     if !input.dry_run {
         write_atomically(&confined, updated.as_bytes(), false)?;
     }
@@ -136,12 +139,54 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .context_radius(3)
         .header(&format!("a/{relative}"), &format!("b/{relative}"))
         .to_string();
+    let diff = if diff.len() > RESULT_BUDGET {
+        format!(
+            "{}\n[... diff cut at {RESULT_BUDGET} of {} bytes; read_file shows the file as it is now]",
+            crate::testrun::report::cut(&diff, RESULT_BUDGET),
+            diff.len()
+        )
+    } else {
+        diff
+    };
     Ok(Output {
         path: confined.display().display().to_string(),
-        replacements: positions.len(),
+        replacements: replaced,
         diff,
         written: !input.dry_run,
     })
+}
+
+/// Where `wanted` occurs in `text`, and the text it matched there. The model writes `\n`: where
+/// it does not match as written, it is looked for with CRLF line endings.
+fn find(text: &str, wanted: &str) -> (String, Vec<usize>) {
+    let at =
+        |pattern: &str| -> Vec<usize> { text.match_indices(pattern).map(|(at, _)| at).collect() };
+    let positions = at(wanted);
+    if positions.is_empty() && wanted.contains('\n') && text.contains("\r\n") {
+        let crlf = with_crlf(wanted);
+        let positions = at(&crlf);
+        return (crlf, positions);
+    }
+    (wanted.to_string(), positions)
+}
+
+/// Whether the line at byte `at` ends with CRLF (the last line, without an ending: whether the
+/// line before it does). A replacement's line endings follow the line it is put in.
+fn ends_in_crlf(text: &str, at: usize) -> bool {
+    match text[at..].find('\n') {
+        Some(newline) => text[..at + newline].ends_with('\r'),
+        None => text[..at]
+            .rfind('\n')
+            .is_some_and(|newline| text[..newline].ends_with('\r')),
+    }
+}
+
+/// `text` with each bare `\n` made `\r\n` (one written with `\r` already is left as it is).
+fn with_crlf(text: &str) -> String {
+    if text.contains('\r') {
+        return text.to_string();
+    }
+    text.replace('\n', "\r\n")
 }
 
 /// "No match", with the file's lines most like old_string's first line (the first 10,000

@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{git, Call, Context};
+use super::{git, Budget, Call, Context, RESULT_BUDGET};
 use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Show changes in the workspace as a unified diff with per-file added and deleted line \
@@ -64,6 +64,9 @@ pub struct FileStat {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
     pub files: Vec<FileStat>,
+    /// Changed files left out of `files` (past about 8 KB of counts, 32 KB with stat_only):
+    /// ask for fewer paths to see them.
+    pub files_omitted: usize,
     /// The unified diff (empty with stat_only).
     pub diff: String,
     /// The diff was cut at about 32 KB: ask for fewer paths to see the rest.
@@ -203,6 +206,15 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     for path in unmerged {
         list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
     }
+    // The counts are kept within the result's budget too (beside the diff, a quarter of it).
+    let mut budget = Budget::new(if input.stat_only {
+        RESULT_BUDGET
+    } else {
+        RESULT_BUDGET / 4
+    });
+    let listed = files.iter().take_while(|file| budget.take(file)).count();
+    let files_omitted = files.len() - listed;
+    files.truncate(listed);
     let truncated = patch.len() > MAX_DIFF;
     let diff = if truncated {
         let cut = crate::testrun::report::cut(&patch, MAX_DIFF);
@@ -215,6 +227,7 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     };
     Ok(Output {
         files,
+        files_omitted,
         diff,
         truncated,
     })

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{git, Call, Context};
+use super::{git, Budget, Call, Context, RESULT_BUDGET};
 use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Show the workspace's git status: the branch, the commit HEAD is at, the upstream and how \
@@ -49,7 +49,7 @@ pub struct Output {
     /// Nothing staged, changed or untracked.
     pub clean: bool,
     pub files: Vec<Change>,
-    /// Changed files not listed (beyond the first 1000).
+    /// Changed files not listed (beyond the first 1000, or about 32 KB of them).
     pub omitted: usize,
 }
 
@@ -78,9 +78,10 @@ pub fn status(repo: &gix::Repository) -> Result<Output, ToolError> {
             },
         )
     });
+    let mut budget = Budget::new(RESULT_BUDGET);
     for (path, mut change) in tracked.into_iter().chain(untracked) {
-        if output.files.len() < MAX_FILES {
-            change.path = path.to_string();
+        change.path = path.to_string();
+        if output.omitted == 0 && output.files.len() < MAX_FILES && budget.take(&change) {
             output.files.push(change);
         } else {
             output.omitted += 1;

@@ -73,8 +73,45 @@ pub struct ToolSpec {
     /// None for tools whose output is a document of its own (run_tests' report).
     output_schema: Option<fn() -> Value>,
     call: fn(&Context, &Call, Value) -> Result<Value, ToolError>,
-    /// The field whose text is the result's plain-text mirror (a diff, a file's lines), if any.
-    text_field: Option<&'static str>,
+    /// The result's plain-text mirror, for tools whose result reads better as text than as JSON
+    /// (a diff, a file's lines); None (or an empty text) mirrors the JSON.
+    text: Option<fn(&Value) -> String>,
+}
+
+/// About how many bytes of JSON a tool's structured result may hold. Some clients hand the
+/// model the structured result rather than the text (Codex prefers it), so the tools bound it
+/// themselves: lists stop and say how many more there were, long texts are cut with a note.
+pub const RESULT_BUDGET: usize = 32 << 10;
+
+/// What is left of `RESULT_BUDGET` while a list is filled.
+pub struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    pub fn new(bytes: usize) -> Budget {
+        Budget { left: bytes }
+    }
+
+    /// Takes room for `item`; false when it does not fit (and then no later item does either).
+    pub fn take<T: serde::Serialize>(&mut self, item: &T) -> bool {
+        let size = serde_json::to_string(item).map_or(usize::MAX, |json| json.len() + 1);
+        if size > self.left {
+            self.left = 0;
+            return false;
+        }
+        self.left -= size;
+        true
+    }
+}
+
+/// The text of a result's string field (a diff).
+fn field_text(output: &Value, field: &str) -> String {
+    output
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The matcher for a tool's `glob` argument, if it has one.
@@ -85,6 +122,12 @@ fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, Tool
             .map_err(|err| crate::workspace::jail::tool_error(format!("glob {glob:?}: {err}")))
     })
     .transpose()
+}
+
+/// Whether a path (relative to its root) matches a tool's glob: by the whole path, or by the
+/// file's name alone, so that `*.py` finds Python files at any depth.
+fn glob_matches(glob: &globset::GlobMatcher, relative: &std::path::Path) -> bool {
+    glob.is_match(relative) || relative.file_name().is_some_and(|name| glob.is_match(name))
 }
 
 fn arguments<T: serde::de::DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
@@ -117,7 +160,7 @@ macro_rules! tool {
             input_schema: || schema::<$module::Input>(),
             output_schema: $output_schema,
             call: $call,
-            text_field: $text,
+            text: $text,
         }
     };
 }
@@ -128,13 +171,13 @@ pub fn catalogue() -> Vec<ToolSpec> {
         tool!(list_files, "List files", None,
             |c, call, a| output(list_files::call(c, call, arguments("list_files", a)?)?),
             Some(schema::<list_files::Output>), read_only: true, destructive: false, idempotent: true),
-        tool!(read_file, "Read a file", Some("content"),
+        tool!(read_file, "Read a file", Some(read_file::text),
             |c, _, a| output(read_file::call(c, arguments("read_file", a)?)?),
             Some(schema::<read_file::Output>), read_only: true, destructive: false, idempotent: true),
         tool!(search_text, "Search text", None,
             |c, call, a| output(search_text::call(c, call, arguments("search_text", a)?)?),
             Some(schema::<search_text::Output>), read_only: true, destructive: false, idempotent: true),
-        tool!(edit_file, "Edit a file", Some("diff"),
+        tool!(edit_file, "Edit a file", Some(|output| field_text(output, "diff")),
             |c, _, a| output(edit_file::call(c, arguments("edit_file", a)?)?),
             Some(schema::<edit_file::Output>), read_only: false, destructive: true, idempotent: false),
         tool!(write_file, "Write a file", None,
@@ -149,7 +192,7 @@ pub fn catalogue() -> Vec<ToolSpec> {
         tool!(git_status, "Git status", None,
             |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
             Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
-        tool!(git_diff, "Git diff", Some("diff"),
+        tool!(git_diff, "Git diff", Some(|output| field_text(output, "diff")),
             |c, call, a| git_diff::call(c, call, arguments("git_diff", a)?),
             Some(schema::<git_diff::Output>), read_only: true, destructive: false, idempotent: true),
     ]
@@ -185,14 +228,9 @@ impl ToolSpec {
         arguments: Value,
     ) -> Result<(Value, String), ToolError> {
         let output = (self.call)(context, call, arguments)?;
-        let text = match self
-            .text_field
-            .and_then(|field| output.get(field))
-            .and_then(Value::as_str)
-            .filter(|text| !text.is_empty())
-        {
-            Some(text) => text.to_string(),
-            None => serde_json::to_string(&output).unwrap_or_default(),
+        let text = match self.text.map(|text| text(&output)) {
+            Some(text) if !text.is_empty() => text,
+            _ => serde_json::to_string(&output).unwrap_or_default(),
         };
         Ok((output, text))
     }

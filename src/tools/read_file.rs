@@ -1,7 +1,7 @@
 //! `read_file`: a text file's lines, numbered, a window at a time.
 
 use std::fmt::Write;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,8 +16,9 @@ at a time with offset and limit. Binary files are refused with their size.";
 /// A line is shown cut at this many bytes.
 const MAX_LINE_BYTES: usize = 2_000;
 
-/// Files larger than this are refused: read them with `run_command` and head/sed instead.
-const MAX_BYTES: u64 = 16 << 20;
+/// Files larger than this are refused (every line is counted): read them with `run_command` and
+/// head/sed instead.
+const MAX_BYTES: u64 = 256 << 20;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,9 +27,11 @@ pub struct Input {
     pub path: String,
     /// First line to return, counted from 1.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub offset: Option<usize>,
     /// How many lines to return (default 2000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
 }
 
@@ -44,71 +47,171 @@ pub struct Output {
     pub next_offset: Option<usize>,
 }
 
+/// The text a model reads: the lines, and where to go on when the window stopped early.
+pub fn text(output: &serde_json::Value) -> String {
+    let mut text = super::field_text(output, "content");
+    if let Some(next) = output
+        .get("next_offset")
+        .and_then(serde_json::Value::as_u64)
+    {
+        let number = |key: &str| {
+            output
+                .get(key)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let _ = write!(
+            text,
+            "[lines {}-{} of {}; continue with offset={next}]",
+            number("start_line"),
+            number("end_line"),
+            number("total_lines")
+        );
+    }
+    text
+}
+
 pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+    if input.path.is_empty() {
+        return Err(tool_error("path is empty; give the file to read"));
+    }
     let confined = context.roots.confine(&input.path)?;
-    let mut file = jail::open(&confined, libc::O_RDONLY, 0)?;
+    let shown = &input.path;
+    let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file
         .metadata()
-        .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
+        .map_err(|err| tool_error(format!("{shown}: {err}")))?;
     if meta.is_dir() {
         return Err(tool_error(format!(
-            "{} is a directory; use list_files",
-            input.path
+            "{shown} is a directory; use list_files"
         )));
     }
     if !meta.is_file() {
         return Err(tool_error(format!(
-            "{} is not a regular file (a FIFO, socket or device); not read",
-            input.path
+            "{shown} is not a regular file (a FIFO, socket or device); not read"
         )));
     }
     if meta.len() > MAX_BYTES {
         return Err(tool_error(format!(
-            "{} is {} bytes, too big to read whole; use search_text or run_command",
-            input.path,
+            "{shown} is {} bytes, more than read_file reads (256 MiB); use run_command with head, sed or grep",
             meta.len()
         )));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+    let mut reader = BufReader::with_capacity(64 << 10, file.take(MAX_BYTES));
+    let head = reader
+        .fill_buf()
+        .map_err(|err| tool_error(format!("{shown}: {err}")))?;
+    if head[..head.len().min(8192)].contains(&0) {
         return Err(tool_error(format!(
-            "{} is a binary file ({} bytes); not shown",
-            input.path,
-            bytes.len()
+            "{shown} is a binary file ({} bytes); not shown",
+            meta.len()
         )));
-    }
-    // Lines are found on the bytes; only the window is decoded (lossily) and numbered.
-    let mut lines: Vec<&[u8]> = Vec::new();
-    let mut line_start = 0;
-    for newline in memchr::memchr_iter(b'\n', &bytes) {
-        lines.push(&bytes[line_start..newline]);
-        line_start = newline + 1;
-    }
-    if line_start < bytes.len() {
-        lines.push(&bytes[line_start..]);
     }
     let start = input.offset.unwrap_or(1).max(1);
-    if start > lines.len().max(1) {
-        return Err(tool_error(format!(
-            "offset {start} is past the end of {}, which has {} lines",
-            input.path,
-            lines.len()
-        )));
-    }
     let limit = input.limit.unwrap_or(2000).max(1);
-    let mut end = (start - 1).saturating_add(limit).min(lines.len());
-    // The window also stops at about 32 KB, so that a result fits a model's context.
-    let mut content = String::new();
-    for (index, line) in lines.iter().enumerate().take(end).skip(start - 1) {
-        if content.len() > 32 << 10 {
-            end = index;
+    let mut window = Window {
+        first: start,
+        last: (start - 1).saturating_add(limit),
+        content: String::new(),
+        line: Vec::new(),
+        line_bytes: 0,
+        ends_in_cr: false,
+    };
+    // Streamed: only the window's lines are kept (each cut at MAX_LINE_BYTES); the others are
+    // counted.
+    let mut lines = 0;
+    let mut open_line = false;
+    loop {
+        let chunk = reader
+            .fill_buf()
+            .map_err(|err| tool_error(format!("{shown}: {err}")))?;
+        if chunk.is_empty() {
             break;
         }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let length = chunk.len();
+        let mut at = 0;
+        while at < length {
+            let newline = memchr::memchr(b'\n', &chunk[at..]);
+            let end = newline.map_or(length, |n| at + n);
+            window.take(lines + 1, &chunk[at..end]);
+            if newline.is_some() {
+                lines += 1;
+                window.finish(lines);
+                open_line = false;
+                at = end + 1;
+            } else {
+                open_line = true;
+                at = end;
+            }
+        }
+        reader.consume(length);
+    }
+    if open_line {
+        lines += 1;
+        window.finish(lines);
+    }
+    if start > lines.max(1) {
+        return Err(tool_error(format!(
+            "offset {start} is past the end of {shown}, which has {lines} lines"
+        )));
+    }
+    let end = window.last.min(lines);
+    Ok(Output {
+        path: confined.display().display().to_string(),
+        content: window.content,
+        total_lines: lines,
+        start_line: start,
+        end_line: end,
+        next_offset: (end < lines).then_some(end + 1),
+    })
+}
+
+/// The lines being shown, numbered, as the file streams by.
+struct Window {
+    /// The first and last line numbers to show; `last` moves back when the text is full.
+    first: usize,
+    last: usize,
+    content: String,
+    /// The start of the line being read (up to MAX_LINE_BYTES), its full length, and whether
+    /// its last byte so far is a carriage return.
+    line: Vec<u8>,
+    line_bytes: usize,
+    ends_in_cr: bool,
+}
+
+impl Window {
+    fn shows(&self, number: usize) -> bool {
+        (self.first..=self.last).contains(&number)
+    }
+
+    /// Takes the next piece of line `number`.
+    fn take(&mut self, number: usize, piece: &[u8]) {
+        if !self.shows(number) || piece.is_empty() {
+            return;
+        }
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(self.line.len());
+        self.line.extend_from_slice(&piece[..piece.len().min(room)]);
+        self.line_bytes += piece.len();
+        self.ends_in_cr = piece.ends_with(b"\r");
+    }
+
+    /// Line `number` has ended: numbered into the text if shown. The window also stops at
+    /// about RESULT_BUDGET, so that a result fits a model's context.
+    fn finish(&mut self, number: usize) {
+        if !self.shows(number) {
+            return;
+        }
+        if self.content.len() > super::RESULT_BUDGET {
+            self.last = number - 1;
+            return;
+        }
+        let mut length = self.line_bytes;
+        if self.ends_in_cr {
+            length -= 1;
+        }
+        let line = &self.line[..length.min(self.line.len())];
         // A minified file's line can be megabytes: shown cut, with its length.
-        if line.len() > MAX_LINE_BYTES {
+        if length > MAX_LINE_BYTES {
             // Cut on a character's boundary: an incomplete last character is left out.
             let mut cut = &line[..MAX_LINE_BYTES];
             if let Err(err) = std::str::from_utf8(cut) {
@@ -118,21 +221,14 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             }
             let shown = String::from_utf8_lossy(cut);
             let _ = writeln!(
-                content,
-                "{}\t{shown}… [line cut: {} bytes in all]",
-                index + 1,
-                line.len()
+                self.content,
+                "{number}\t{shown}… [line cut: {length} bytes in all]"
             );
         } else {
-            let _ = writeln!(content, "{}\t{}", index + 1, String::from_utf8_lossy(line));
+            let _ = writeln!(self.content, "{number}\t{}", String::from_utf8_lossy(line));
         }
+        self.line.clear();
+        self.line_bytes = 0;
+        self.ends_in_cr = false;
     }
-    Ok(Output {
-        path: confined.display().display().to_string(),
-        content,
-        total_lines: lines.len(),
-        start_line: start,
-        end_line: end,
-        next_offset: (end < lines.len()).then_some(end + 1),
-    })
 }

@@ -34,11 +34,13 @@ pub struct Input {
     /// A shell command line, run by `sh -c` (when argv is not given).
     #[serde(default)]
     pub command: Option<String>,
-    /// Directory to run in, relative to the workspace root (default: the root).
+    /// Directory to run in, relative to the workspace root or absolute inside any root (default:
+    /// the first root). The command sees only the root it runs in.
     #[serde(default)]
     pub cwd: Option<String>,
     /// Seconds before the command is killed (default 120, at most 3600).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3600))]
     pub timeout_sec: Option<u64>,
     /// Text for the command's standard input.
     #[serde(default)]
@@ -69,9 +71,11 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             ))
         }
     };
-    let root = context.roots.confine(".")?;
+    // The workspace is the root the command starts in.
+    let mut root = context.roots.confine(".")?;
     if let Some(cwd) = &input.cwd {
         let dir = context.roots.confine(cwd)?;
+        root = dir.beside(std::path::PathBuf::new());
         drop(crate::workspace::jail::open(
             &dir,
             libc::O_RDONLY | libc::O_DIRECTORY,

@@ -23,6 +23,7 @@ pub struct Input {
     pub tests: Vec<String>,
     /// Seconds before the run is stopped (default 600, at most 3600).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3600))]
     pub timeout_sec: Option<u64>,
 }
 

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{glob_matcher, Call, Context};
+use super::{glob_matcher, Budget, Call, Context, RESULT_BUDGET};
 use crate::workspace::jail::{self, tool_error, Confined, ToolError};
 use crate::workspace::walk::{self, Kind};
 
@@ -25,7 +25,7 @@ pub struct Input {
     /// Directory or file to search (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// Search only paths matching this glob, e.g. `**/*.py`.
+    /// Search only files whose path or name matches this glob, e.g. `*.py` or `src/**/*.py`.
     #[serde(default)]
     pub glob: Option<String>,
     /// Match case (default true).
@@ -36,6 +36,7 @@ pub struct Input {
     pub context_lines: Option<usize>,
     /// At most this many matches (default 100).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub max_results: Option<usize>,
 }
 
@@ -51,7 +52,8 @@ pub struct Match {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
     pub matches: Vec<Match>,
-    /// More matches exist than were returned.
+    /// More matches exist than were returned (max_results, or about 32 KB of lines): narrow
+    /// with path or glob, or raise max_results.
     pub truncated: bool,
     pub files_searched: usize,
 }
@@ -91,7 +93,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         matches: Vec::new(),
         files_searched: 0,
         truncated: false,
-        shown_bytes: 0,
+        budget: Budget::new(RESULT_BUDGET),
     };
     if !start_is_dir {
         let _ = search.file(&confined);
@@ -104,20 +106,14 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             if found.kind != Kind::File || found.size > MAX_FILE_BYTES {
                 return ControlFlow::Continue(());
             }
-            let relative = found.relative.to_string_lossy();
-            let name = found.relative.file_name().unwrap_or_default();
             if glob
                 .as_ref()
-                .is_some_and(|g| !g.is_match(relative.as_ref()) && !g.is_match(name))
+                .is_some_and(|glob| !super::glob_matches(glob, &found.relative))
             {
                 return ControlFlow::Continue(());
             }
             // In the walk's own root (there may be several).
-            search.file(&Confined {
-                root: confined.root,
-                root_fd: confined.root_fd,
-                relative: found.relative.clone(),
-            })
+            search.file(&confined.beside(found.relative.clone()))
         })?;
         search.truncated |= walked.capped;
     }
@@ -136,10 +132,9 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
 
 /// Files larger than this are not searched (a sparse file could be gigabytes of nothing).
 const MAX_FILE_BYTES: u64 = 16 << 20;
-/// A line shown (matched or around a match) is cut to this many characters.
+/// A matched line is shown cut to this many characters, a line around it to CONTEXT_CHARS.
 const MAX_LINE_CHARS: usize = 1_000;
-/// The search stops, truncated, once the lines it shows pass this many bytes.
-const MAX_SHOWN_BYTES: usize = 1 << 20;
+const CONTEXT_CHARS: usize = 200;
 
 /// A matched line as shown: when long, the part around the match (at byte `at`), with marks.
 fn cut_around(text: &str, at: usize) -> String {
@@ -151,7 +146,7 @@ fn cut_around(text: &str, at: usize) -> String {
         .rev()
         .nth(MAX_LINE_CHARS / 2 - 1)
         .map_or(0, |(i, _)| i);
-    let window = cut_line(&text[start..]);
+    let window = cut_line(&text[start..], MAX_LINE_CHARS);
     if start > 0 {
         format!("[{start} bytes before] …{window}")
     } else {
@@ -159,14 +154,11 @@ fn cut_around(text: &str, at: usize) -> String {
     }
 }
 
-/// A line as shown: cut at MAX_LINE_CHARS, with a mark (a minified file's line can be
+/// A line as shown: cut at `max` characters, with a mark (a minified file's line can be
 /// megabytes).
-fn cut_line(text: &str) -> String {
-    match text.char_indices().nth(MAX_LINE_CHARS) {
-        Some((cut, _)) => format!(
-            "{}… [line cut at {MAX_LINE_CHARS} characters]",
-            &text[..cut]
-        ),
+fn cut_line(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}… [line cut at {max} characters]", &text[..cut]),
         None => text.to_string(),
     }
 }
@@ -179,8 +171,8 @@ struct Search {
     matches: Vec<Match>,
     files_searched: usize,
     truncated: bool,
-    /// Bytes of the lines shown so far.
-    shown_bytes: usize,
+    /// Room left in the result.
+    budget: Budget,
 }
 
 impl Search {
@@ -190,7 +182,6 @@ impl Search {
         let Ok(file) = jail::open(at, libc::O_RDONLY, 0) else {
             return ControlFlow::Continue(());
         };
-        let relative = at.relative.to_string_lossy();
         if !file
             .metadata()
             .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
@@ -216,24 +207,30 @@ impl Search {
             let Some(found) = self.regex.find(line) else {
                 continue;
             };
-            if self.matches.len() == self.max || self.shown_bytes > MAX_SHOWN_BYTES {
+            if self.matches.len() == self.max {
                 self.truncated = true;
                 return ControlFlow::Break(());
             }
             let context_lines = self.context_lines;
-            let shown = |lines: &[String]| lines.iter().map(|l| cut_line(l)).collect::<Vec<_>>();
-            let before = shown(&lines[index.saturating_sub(context_lines)..index]);
-            let after = shown(&lines[index + 1..(index + 1 + context_lines).min(lines.len())]);
-            let text = cut_around(line, found.start());
-            self.shown_bytes +=
-                text.len() + before.iter().chain(&after).map(String::len).sum::<usize>();
-            self.matches.push(Match {
-                path: relative.to_string(),
+            let shown = |lines: &[String]| {
+                lines
+                    .iter()
+                    .map(|l| cut_line(l, CONTEXT_CHARS))
+                    .collect::<Vec<_>>()
+            };
+            let found = Match {
+                path: at.shown(&at.relative),
                 line: index + 1,
-                text,
-                before,
-                after,
-            });
+                text: cut_around(line, found.start()),
+                before: shown(&lines[index.saturating_sub(context_lines)..index]),
+                after: shown(&lines[index + 1..(index + 1 + context_lines).min(lines.len())]),
+            };
+            // The first match is shown whatever its size.
+            if !self.budget.take(&found) && !self.matches.is_empty() {
+                self.truncated = true;
+                return ControlFlow::Break(());
+            }
+            self.matches.push(found);
         }
         ControlFlow::Continue(())
     }

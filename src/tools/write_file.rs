@@ -74,11 +74,7 @@ pub fn write_atomically(
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
-    let parent = Confined {
-        root: confined.root,
-        root_fd: confined.root_fd,
-        relative: parent_relative.clone(),
-    };
+    let parent = confined.beside(parent_relative.clone());
     let dir = match jail::open(&parent, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
         Ok(dir) => dir,
         Err(_) if create_dirs => make_dirs(confined.root_fd, &parent_relative, &shown)?,
@@ -106,6 +102,26 @@ pub fn write_atomically(
         return Err(tool_error(format!(
             "{} is not a regular file",
             shown.display()
+        )));
+    }
+    // Replacing the file needs only the directory's permission: the file's own is asked too,
+    // as writing it in place would (a read-only file stays so).
+    // SAFETY: faccessat2 on a name in a directory we hold, not following a final symlink.
+    if exists
+        && unsafe {
+            libc::syscall(
+                libc::SYS_faccessat2,
+                dir.as_raw_fd(),
+                c_name.as_ptr(),
+                libc::W_OK,
+                libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW,
+            )
+        } != 0
+    {
+        return Err(tool_error(format!(
+            "{}: cannot write: {}; it stays as it is",
+            shown.display(),
+            std::io::Error::last_os_error()
         )));
     }
     // Setuid and setgid bits are not carried over: a file the sandbox left could become a
@@ -207,11 +223,15 @@ fn make_dirs(
                 libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             );
             if fd < 0 {
-                return Err(tool_error(format!(
-                    "{}: {} is not a directory inside the root",
-                    shown.display(),
-                    part.as_os_str().to_string_lossy()
-                )));
+                let err = std::io::Error::last_os_error();
+                let part = part.as_os_str().to_string_lossy();
+                return Err(tool_error(match err.raw_os_error() {
+                    Some(libc::ENOTDIR | libc::ELOOP) => format!(
+                        "{}: {part} is not a directory inside the root",
+                        shown.display()
+                    ),
+                    _ => format!("{}: cannot open {part}: {err}", shown.display()),
+                }));
             }
             current = File::from(OwnedFd::from_raw_fd(fd));
         }

@@ -41,12 +41,29 @@ pub struct Confined<'a> {
     pub root_fd: RawFd,
     /// Relative to the root; empty for the root itself.
     pub relative: PathBuf,
+    /// The root is the first one, which relative paths in requests are taken against.
+    pub primary: bool,
 }
 
-impl Confined<'_> {
+impl<'a> Confined<'a> {
     /// The path as the user sees it (absolute).
     pub fn display(&self) -> PathBuf {
         self.root.join(&self.relative)
+    }
+
+    /// Another path in the same root.
+    pub fn beside(&self, relative: PathBuf) -> Confined<'a> {
+        Confined { relative, ..*self }
+    }
+
+    /// How a tool's result names `relative` (a path in this root) so that it can be given back
+    /// as it is: relative in the first root, absolute in the others.
+    pub fn shown(&self, relative: &Path) -> String {
+        if self.primary {
+            relative.to_string_lossy().into_owned()
+        } else {
+            self.root.join(relative).to_string_lossy().into_owned()
+        }
     }
 }
 
@@ -98,15 +115,16 @@ impl Roots {
             return Err(tool_error("the path contains a NUL byte"));
         }
         let given = Path::new(if path.is_empty() { "." } else { path });
-        let (root, fd, rest) = if given.is_absolute() {
+        let (index, rest) = if given.is_absolute() {
             // Component-wise, so /work/root-evil is not inside /work/root.
             self.roots
                 .iter()
-                .find_map(|(root, fd)| {
+                .enumerate()
+                .find_map(|(index, (root, _))| {
                     given
                         .strip_prefix(root)
                         .ok()
-                        .map(|rest| (root, fd, rest.to_path_buf()))
+                        .map(|rest| (index, rest.to_path_buf()))
                 })
                 .ok_or_else(|| {
                     tool_error(format!(
@@ -118,9 +136,9 @@ impl Roots {
                     ))
                 })?
         } else {
-            let (root, fd) = &self.roots[0];
-            (root, fd, given.to_path_buf())
+            (0, given.to_path_buf())
         };
+        let (root, fd) = &self.roots[index];
         let mut relative = PathBuf::new();
         for component in rest.components() {
             match component {
@@ -140,6 +158,7 @@ impl Roots {
             root,
             root_fd: fd.as_raw_fd(),
             relative,
+            primary: index == 0,
         })
     }
 }

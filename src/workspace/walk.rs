@@ -318,11 +318,7 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     // From the root down to the start's parent, beneath the root.
     let mut relative = PathBuf::new();
     for part in start.relative.iter() {
-        let dir = Confined {
-            root: start.root,
-            root_fd: start.root_fd,
-            relative: relative.clone(),
-        };
+        let dir = start.beside(relative.clone());
         if let Ok(dir_file) = jail::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
             rules = Rc::new(rules.enter(&dir.display(), dir_file.as_raw_fd()));
         }

@@ -336,7 +336,9 @@ fn protocol_faults_are_json_rpc_errors() {
 }
 
 #[test]
-fn a_long_result_cuts_its_text_and_keeps_its_structure() {
+fn long_results_stay_within_budget_as_text_and_as_structure() {
+    // Codex hands the model the structured result: it is bounded as the text is, and says what
+    // was left out.
     let dir = TempDir::new();
     for n in 0..1200 {
         dir.write(
@@ -344,18 +346,54 @@ fn a_long_result_cuts_its_text_and_keeps_its_structure() {
             "",
         );
     }
+    let long_line = format!("match {}\n", "y".repeat(990));
+    for n in 0..5 {
+        dir.write(&format!("wide{n}.txt"), &long_line.repeat(200));
+    }
+    dir.write(
+        "many.txt",
+        &(1..=3000).map(|n| format!("{n}\n")).collect::<String>(),
+    );
     let mut session = initialized(dir.path());
-    let listed = session.call("list_files", json!({}));
-    let text = listed["content"][0]["text"].as_str().unwrap();
+    let bounded = |result: &Value| {
+        let structured = result["structuredContent"].to_string().len();
+        let text = result["content"][0]["text"].as_str().unwrap().len();
+        assert!(structured < 40_000 && text < 41_000, "{structured} {text}");
+        result["structuredContent"].clone()
+    };
+    let listed = bounded(&session.call("list_files", json!({})));
+    let entries = listed["entries"].as_array().unwrap().len();
+    assert!((300..1000).contains(&entries), "{entries}");
+    assert_eq!(listed["truncated"], true);
+    for arguments in [
+        json!({"pattern": "match"}),
+        json!({"pattern": "match", "context_lines": 20, "max_results": 1000}),
+    ] {
+        let found = bounded(&session.call("search_text", arguments));
+        assert!(!found["matches"].as_array().unwrap().is_empty());
+        assert_eq!(found["truncated"], true);
+    }
+    // The text a model reads says where the window stopped.
+    let read = session.call("read_file", json!({"path": "many.txt"}));
+    assert!(
+        read["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("2000\t2000\n[lines 1-2000 of 3000; continue with offset=2001]"),
+        "{read}"
+    );
+    // Output JSON escapes six bytes for one: the text is cut, with a note.
+    let ran = session.call(
+        "run_command",
+        json!({"command": "head -c 12000 /dev/zero | tr '\\0' '\\1'"}),
+    );
+    let text = ran["content"][0]["text"].as_str().unwrap();
     assert!(text.len() < 41_000, "{}", text.len());
     assert!(
         text.contains("[... cut at 40000 of"),
         "{}",
         &text[text.len() - 200..]
     );
-    let structured = &listed["structuredContent"];
-    assert_eq!(structured["entries"].as_array().unwrap().len(), 1000);
-    assert_eq!(structured["truncated"], true);
 }
 
 #[test]
@@ -399,7 +437,10 @@ fn file_tools_read_list_search_edit_and_write() {
         "read_file",
         json!({"path": "src/lib.py", "offset": 2, "limit": 2}),
     );
-    assert_eq!(read["content"][0]["text"], "2\t    return a - b\n3\t\n");
+    assert_eq!(
+        read["content"][0]["text"],
+        "2\t    return a - b\n3\t\n[lines 2-3 of 5; continue with offset=4]"
+    );
     assert_eq!(read["structuredContent"]["total_lines"], 5);
     assert_eq!(read["structuredContent"]["next_offset"], 4);
     let big = session.call("read_file", json!({"path": "big.txt"}))["structuredContent"].clone();
@@ -538,6 +579,147 @@ fn edits_keep_line_endings_and_mode() {
         std::fs::metadata(&setuid).unwrap().permissions().mode() & 0o7777,
         0o755
     );
+}
+
+#[test]
+fn edits_match_mixed_line_endings_as_written() {
+    let dir = TempDir::new();
+    let mixed = dir.write("mixed.txt", "a\r\nb\nc\n");
+    let mut session = initialized(dir.path());
+    let mut edit = |old: &str, new: &str, expected: &str| {
+        let edit = session.call(
+            "edit_file",
+            json!({"path": "mixed.txt", "old_string": old, "new_string": new}),
+        );
+        assert_eq!(edit["isError"], false, "{edit}");
+        assert_eq!(std::fs::read_to_string(&mixed).unwrap(), expected);
+    };
+    // Found as written, in the LF part; the replacement keeps LF there.
+    edit("b\nc", "B\nC", "a\r\nB\nC\n");
+    // A replacement takes the line ending of the line it goes in.
+    edit("a", "A\nX", "A\r\nX\r\nB\nC\n");
+    // Written with `\n`, a CRLF stretch is still found.
+    edit("A\nX", "a", "a\r\nB\nC\n");
+}
+
+#[test]
+fn file_tools_write_only_what_their_user_may_write() {
+    let dir = TempDir::new();
+    dir.write("root-owned.txt", "root's\n");
+    let read_only = dir.write("read-only.txt", "kept\n");
+    dir.write("closed/inside.txt", "x\n");
+    use std::os::unix::fs::{chown, PermissionsExt};
+    chown(&read_only, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(
+        dir.path().join("closed"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    chown(dir.path(), Some(65534), Some(65534)).unwrap();
+    let mut session = Session::start_with(&[dir.path()], None, Some(65534));
+    session.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    // The directory is theirs, so a rename would replace the files: they are refused as a
+    // write in place would be.
+    for (tool, arguments) in [
+        (
+            "edit_file",
+            json!({"path": "root-owned.txt", "old_string": "root's", "new_string": "mine"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "root-owned.txt", "content": "mine\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "read-only.txt", "old_string": "kept", "new_string": "gone"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "read-only.txt", "content": "gone\n"}),
+        ),
+    ] {
+        let text = session.call_error(tool, arguments);
+        assert!(text.contains("Permission denied"), "{tool}: {text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("root-owned.txt")).unwrap(),
+        "root's\n"
+    );
+    assert_eq!(std::fs::read_to_string(&read_only).unwrap(), "kept\n");
+    let text = session.call_error(
+        "write_file",
+        json!({"path": "closed/deeper/new.txt", "content": "x", "create_dirs": true}),
+    );
+    assert!(text.contains("Permission denied"), "{text}");
+    // A file of their own they may replace.
+    let wrote = session.call("write_file", json!({"path": "new.txt", "content": "ok\n"}));
+    assert_eq!(wrote["isError"], false, "{wrote}");
+}
+
+#[test]
+fn roots_come_from_the_environment_when_none_are_given() {
+    let first = TempDir::new();
+    first.write("one.txt", "1\n");
+    let second = TempDir::new();
+    second.write("two.txt", "2\n");
+    let serve = |variable: &str, value: String| {
+        let mut child = Command::new(autocoder_bin())
+            .arg("mcp")
+            .current_dir("/")
+            .env(variable, value)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let requests = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_files", "arguments": {}}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": second.path().join("two.txt")}}}),
+        ];
+        let mut stdin = child.stdin.take().unwrap();
+        for request in requests {
+            writeln!(stdin, "{request}").unwrap();
+        }
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let mut answers: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        // Calls are answered as they finish.
+        answers.sort_by_key(|answer| answer["id"].as_u64());
+        (output.status.code(), answers, stderr)
+    };
+    // Empty entries (a doubled or trailing colon) name nothing and are passed over.
+    let (status, answers, stderr) = serve(
+        "ALLOWED_WORKSPACE_ROOTS",
+        format!("{}::{}:", first.path().display(), second.path().display()),
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(
+        answers[1]["result"]["structuredContent"]["entries"][0]["path"],
+        "one.txt"
+    );
+    assert_eq!(
+        answers[2]["result"]["structuredContent"]["content"], "1\t2\n",
+        "{answers:?}"
+    );
+    // One root: the second is out of reach.
+    let (status, answers, stderr) =
+        serve("ALLOWED_WORKSPACE_ROOT", first.path().display().to_string());
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(answers[2]["result"]["isError"], true, "{answers:?}");
+    // A root that is not there: a usage error that names it.
+    let (status, answers, stderr) = serve("ALLOWED_WORKSPACE_ROOTS", "/nonexistent-root".into());
+    assert_eq!((status, answers.len()), (Some(2), 0), "{stderr}");
+    assert!(stderr.contains("/nonexistent-root"), "{stderr}");
 }
 
 #[test]
@@ -867,6 +1049,18 @@ fn commands_run_in_the_sandbox_with_progress_and_cancellation() {
         let read = session.call("read_file", json!({"path": "sub/x.txt"}));
         assert_eq!(read["structuredContent"]["total_lines"], 1, "{read}");
     }
+    // Its id is not taken again while it runs: a cancellation could not tell the two apart.
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "sub/x.txt"}}})
+        .to_string(),
+    );
+    let refused = session.receive();
+    assert_eq!(
+        (&refused["id"], &refused["error"]["code"]),
+        (&json!(901), &json!(-32600)),
+        "{refused}"
+    );
     assert!(sleeping(&marker), "the command ended on its own");
     session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 901, "reason": "user"}}"#);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -2166,43 +2360,65 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
 
 #[test]
 fn walks_hold_few_descriptors_and_search_every_root() {
-    // A wide tree under a low descriptor limit: every file is listed and searched.
+    // A wide tree under a low descriptor limit: every file is walked, listed and searched.
     let dir = TempDir::new();
     for n in 0..600 {
-        dir.write(&format!("d{n:03}/f.txt"), "needle\n");
+        dir.write(&format!("d{n:03}/f{n}.txt"), &format!("needle {n}\n"));
     }
     let other = TempDir::new();
     other.write("only-here.txt", "needle in the second root\n");
+    other.write("sub/here.txt", "in sub\n");
     let mut session = Session::start_with(&[dir.path(), other.path()], Some(128), None);
     session.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
     );
-    let listed = session.call(
-        "list_files",
-        json!({"recursive": true, "max_entries": 5000}),
-    )["structuredContent"]
-        .clone();
-    assert_eq!(
-        listed["entries"].as_array().unwrap().len(),
-        1200,
-        "{}",
-        listed["truncated"]
-    );
+    let every_tenth = listed(&mut session, json!({"recursive": true, "glob": "f*0.txt"}));
+    assert_eq!(every_tenth.len(), 60, "{every_tenth:?}");
     let found = session.call(
         "search_text",
-        json!({"pattern": "needle", "max_results": 5000}),
+        json!({"pattern": "needle (599|0)$", "max_results": 5000}),
     )["structuredContent"]
         .clone();
-    assert_eq!(found["matches"].as_array().unwrap().len(), 600);
+    assert_eq!(found["matches"].as_array().unwrap().len(), 2, "{found}");
+    // What is found in another root is named so that it can be given back: absolute.
+    let other_root = other.path().canonicalize().unwrap();
     let found = session.call(
         "search_text",
         json!({"pattern": "needle", "path": other.path().to_str().unwrap()}),
     )["structuredContent"]
         .clone();
+    let path = found["matches"][0]["path"].as_str().unwrap().to_string();
+    assert_eq!(path, other_root.join("only-here.txt").to_str().unwrap());
+    let read = session.call("read_file", json!({"path": path}));
+    assert_eq!(read["content"][0]["text"], "1\tneedle in the second root\n");
+    let listed_there = listed(
+        &mut session,
+        json!({"path": other.path().to_str().unwrap(), "recursive": true}),
+    );
+    assert!(
+        listed_there.contains(
+            &other_root
+                .join("sub/here.txt")
+                .to_str()
+                .unwrap()
+                .to_string()
+        ),
+        "{listed_there:?}"
+    );
+    // A command given a directory of another root runs there, with that root as its workspace.
+    let ran = session.call(
+        "run_command",
+        json!({"command": "pwd; cat here.txt; ls ..", "cwd": other_root.join("sub").to_str().unwrap()}),
+    )["structuredContent"]
+        .clone();
     assert_eq!(
-        found["matches"][0]["text"], "needle in the second root",
-        "{found}"
+        ran["stdout"],
+        format!(
+            "{}\nin sub\nonly-here.txt\nsub\n",
+            other_root.join("sub").display()
+        ),
+        "{ran}"
     );
 }
 
@@ -2278,18 +2494,22 @@ fn deep_trees_long_lines_and_huge_ignore_files_stay_bounded() {
     dir.write("early.txt", "x\n");
     dir.write("late.txt", "x\n");
     let mut session = initialized(dir.path());
-    let paths = listed(
-        &mut session,
-        json!({"recursive": true, "max_entries": 5000}),
-    );
-    assert_eq!(paths.iter().filter(|p| p.starts_with("d")).count(), 256);
+    let at_depth = |levels: usize| vec!["d"; levels].join("/");
     assert_eq!(
-        session.call(
-            "list_files",
-            json!({"recursive": true, "max_entries": 5000})
-        )["structuredContent"]["truncated"],
-        true
+        listed(
+            &mut session,
+            json!({"recursive": true, "glob": at_depth(256)})
+        ),
+        [at_depth(256)]
     );
+    let below = session.call(
+        "list_files",
+        json!({"recursive": true, "glob": at_depth(257)}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(below["entries"], json!([]));
+    assert_eq!(below["truncated"], true);
+    let paths = listed(&mut session, json!({}));
     assert!(
         paths.iter().any(|p| p == "late.txt") && !paths.iter().any(|p| p == "early.txt"),
         "{paths:?}"
@@ -2378,6 +2598,30 @@ fn concurrent_edits_long_lines_and_big_files_answer_truthfully() {
     // A file too big to search, named: said so, not an empty result.
     let text = session.call_error("search_text", json!({"pattern": "x", "path": "big.log"}));
     assert!(text.contains("more than search_text reads"), "{text}");
+    // A big text file is read a window at a time, every line counted; a line split across the
+    // reads is whole, its CR dropped.
+    let mut log = String::with_capacity(24 << 20);
+    let mut n = 0;
+    while log.len() < 20 << 20 {
+        n += 1;
+        log.push_str(&format!("entry {n} {}\r\n", "z".repeat(n % 97)));
+    }
+    dir.write("huge.log", &log);
+    let read = session.call("read_file", json!({"path": "huge.log", "offset": n - 1}));
+    let structured = &read["structuredContent"];
+    assert_eq!(structured["total_lines"], n, "{structured}");
+    assert_eq!(
+        structured["content"],
+        format!(
+            "{}\tentry {} {}\n{n}\tentry {n} {}\n",
+            n - 1,
+            n - 1,
+            "z".repeat((n - 1) % 97),
+            "z".repeat(n % 97)
+        )
+    );
+    let text = session.call_error("read_file", json!({"path": ""}));
+    assert!(text.contains("path is empty"), "{text}");
 }
 
 #[test]
