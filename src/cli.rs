@@ -178,9 +178,11 @@ pub struct SandboxArgs {
 ///
 /// REF is owner/repo#42, an issue or pull request URL, 42 or #42 (in a clone: the repository of
 /// its `origin` remote), a local .md file (title from front matter or the first heading), a .json
-/// file (an issue or a run document), or - for Markdown on stdin. The token comes from
-/// GITHUB_TOKEN or GH_TOKEN (optional for public repositories); the API from --api-url, else
-/// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3).
+/// file (an issue or a run document), or - for Markdown on stdin. The API is --api-url, else
+/// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3, implied by
+/// an issue URL on that host). The token comes from GITHUB_TOKEN or GH_TOKEN (optional for public
+/// repositories) and goes only to github.com's API or one named; an API implied by an issue's
+/// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42\n  autocoder fetch-issue https://github.com/acme/shop/issues/42\n  autocoder fetch-issue '#42' | autocoder run-tests\n  autocoder fetch-issue bug.md"
@@ -223,7 +225,7 @@ pub struct McpArgs {
 /// credentials, unless named with --add); the checkout, index and working tree are left as they
 /// are. Refuses (exit 1,
 /// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
-/// The token (GITHUB_TOKEN or GH_TOKEN) reaches git through a credential helper, never argv.
+/// The token (chosen as for fetch-issue) reaches git through a credential helper, never argv.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"

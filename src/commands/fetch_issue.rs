@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::cli::{FetchIssueArgs, GlobalArgs};
 use crate::doc::RunDocument;
 use crate::error::Failure;
+use crate::forge;
 use crate::forge::git::{output_within, Waited};
-use crate::forge::github::{self, GitHub};
+use crate::forge::github::{Api, GitHub};
 use crate::forge::issue_ref::{repo_from_remote, IssueRef};
-use crate::forge::{self, GITHUB_API};
 use crate::output::write_json;
 
 pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
@@ -43,7 +43,7 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         ),
         IssueRef::Json(path) => (forge::issue_from_json(&read(&path)?)?, None),
         IssueRef::Number(number) => {
-            let (owner, repo) = origin_repo()?;
+            let (owner, repo) = origin_repo(&args)?;
             (
                 fetch(&args, &owner, &repo, number, None)?,
                 Some(format!("{owner}/{repo}")),
@@ -79,16 +79,7 @@ fn fetch(
     number: u64,
     implied_api: Option<&str>,
 ) -> Result<Value, Failure> {
-    let env_api = std::env::var("GITHUB_API_URL")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let api = args
-        .api_url
-        .as_deref()
-        .or(implied_api)
-        .or(env_api.as_deref())
-        .unwrap_or(GITHUB_API);
-    let client = GitHub::new(api, github::token_from_env());
+    let client = GitHub::new(&Api::choose(args.api_url.as_deref(), implied_api));
     let issue = client.issue(owner, repo, number)?;
     let comments = if args.no_comments {
         Vec::new()
@@ -102,8 +93,9 @@ fn fetch(
     ))
 }
 
-/// `owner/repo` from the `origin` remote of the repository we are in.
-fn origin_repo() -> Result<(String, String), Failure> {
+/// `owner/repo` from the `origin` remote of the repository we are in, when it is on github.com
+/// or the API is named: another host's issue 42 is not github.com's.
+fn origin_repo(args: &FetchIssueArgs) -> Result<(String, String), Failure> {
     // Sandboxed code may have written .git: no includes, and no waiting on a FIFO there.
     let mut command = std::process::Command::new("git");
     command.args(["config", "--no-includes", "--get", "remote.origin.url"]);
@@ -116,10 +108,22 @@ fn origin_repo() -> Result<(String, String), Failure> {
         },
     )?;
     let url = String::from_utf8_lossy(&output.stdout);
-    repo_from_remote(&url).ok_or_else(|| {
+    let (host, owner, repo) = repo_from_remote(&url).ok_or_else(|| {
         Failure::usage(
             "cannot tell which repository the issue number is in: no GitHub `origin` remote here",
         )
         .with_hint("run it in a clone of the repository, or give owner/repo#N")
-    })
+    })?;
+    let api_named = args.api_url.is_some()
+        || std::env::var("GITHUB_API_URL").is_ok_and(|url| !url.trim().is_empty());
+    if !host.eq_ignore_ascii_case("github.com") && !api_named {
+        return Err(Failure::usage(format!(
+            "the `origin` remote is on {host}, not github.com: its issue {} is not github.com's",
+            args.reference.trim()
+        ))
+        .with_hint(format!(
+            "give the issue's address (https://{host}/{owner}/{repo}/issues/N) for GitHub Enterprise Server, or the API with --api-url"
+        )));
+    }
+    Ok((owner, repo))
 }

@@ -19,9 +19,9 @@ use crate::cli::{GlobalArgs, OpenPrArgs};
 use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge::git::{looks_like_secret, Git};
-use crate::forge::github::{self, GitHub, NetworkError};
+use crate::forge::github::{self, Api, GitHub, NetworkError};
 use crate::forge::issue_ref::{valid_name, IssueRef};
-use crate::forge::{pull_request, GITHUB_API};
+use crate::forge::pull_request;
 use crate::output::write_json;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
@@ -78,7 +78,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             // never the workspace's remote, which sandboxed code can point anywhere. Its host
             // then names the API too.
             let (owner, repo, api_url) = issue_repo.as_ref()?;
-            issue_api = Some(api_url.clone().unwrap_or_else(|| GITHUB_API.to_string()));
+            issue_api = api_url.clone();
             Some(format!("{owner}/{repo}"))
         })
         .ok_or_else(|| {
@@ -109,15 +109,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     let body = pull_request::body(document.as_value(), &diff);
 
-    let env_api = std::env::var("GITHUB_API_URL")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let api = args
-        .api_url
-        .clone()
-        .or(issue_api)
-        .or(env_api)
-        .unwrap_or_else(|| GITHUB_API.to_string());
+    let api = Api::choose(args.api_url.as_deref(), issue_api.as_deref());
     if args.dry_run {
         git.run(
             &[
@@ -136,15 +128,14 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         document.set(
             "pr",
             json!({"dry_run": true, "branch": branch, "base": base, "commit": commit, "draft": args.draft,
-                   "request": {"method": "POST", "url": format!("{}/repos/{owner}/{name}/pulls", api.trim_end_matches('/')), "body": request}}),
+                   "request": {"method": "POST", "url": format!("{}/repos/{owner}/{name}/pulls", api.url.trim_end_matches('/')), "body": request}}),
         );
         write_json(std::io::stdout(), document.as_value(), global.pretty)?;
         return Ok(0);
     }
 
-    let token = github::token_from_env();
-    let forge_host = git_host(&api);
-    let client = GitHub::new(&api, token.clone());
+    let forge_host = git_host(&api.url);
+    let client = GitHub::new(&api);
     let base = match &args.base {
         Some(base) => base.clone(),
         None => client
@@ -171,7 +162,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             base: &base,
         },
         &commit,
-        token.as_deref(),
+        api.token.as_deref(),
     )?;
     let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": args.draft, "maintainer_can_modify": true});
     crate::commands::note(
@@ -471,7 +462,7 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     git.run_configured(&config, &args, &env).map_err(|err| {
         Failure::external(format!("cannot push {branch}: {:#}", err.error))
-            .with_hint("check that the token (GITHUB_TOKEN or GH_TOKEN) may push to the repository")
+            .with_hint("check that the token (GITHUB_TOKEN or GH_TOKEN; GH_ENTERPRISE_TOKEN for an API implied by the issue's address) may push to the repository")
     })?;
     // A local branch too, for the user to look at; it is never checked out.
     workspace.run(&["update-ref", &reference, commit], &[], None)?;

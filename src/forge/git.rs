@@ -246,6 +246,8 @@ impl Git {
             // the network steps; not every program git may start.
             .env_remove("GITHUB_TOKEN")
             .env_remove("GH_TOKEN")
+            .env_remove("GH_ENTERPRISE_TOKEN")
+            .env_remove("GITHUB_ENTERPRISE_TOKEN")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")

@@ -20,15 +20,55 @@ pub struct GitHub {
     token: Option<String>,
 }
 
-/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (optional for public repositories).
-pub fn token_from_env() -> Option<String> {
-    ["GITHUB_TOKEN", "GH_TOKEN"]
-        .iter()
-        .find_map(|name| std::env::var(name).ok().filter(|t| !t.trim().is_empty()))
+/// The API to call and the token it may be given (optional for public repositories).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Api {
+    pub url: String,
+    pub token: Option<String>,
+}
+
+impl Api {
+    /// The API `--api-url` names, else the one an issue's address on another host implies
+    /// (GitHub Enterprise Server), else `GITHUB_API_URL`, else github.com's.
+    ///
+    /// `GITHUB_TOKEN` or `GH_TOKEN` goes to github.com's API and to one the user named. An API
+    /// only implied by an address gets `GH_ENTERPRISE_TOKEN` or `GITHUB_ENTERPRISE_TOKEN`, as
+    /// with gh: an issue's address may come from anywhere, and must not carry the github.com
+    /// token off to its host.
+    pub fn choose(named: Option<&str>, implied: Option<&str>) -> Api {
+        Api::choose_with(named, implied, &|name| std::env::var(name).ok())
+    }
+
+    fn choose_with(
+        named: Option<&str>,
+        implied: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Api {
+        let token_from = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|name| env(name).filter(|t| !t.trim().is_empty()))
+        };
+        let env = env("GITHUB_API_URL").filter(|url| !url.trim().is_empty());
+        let github_token = || token_from(&["GITHUB_TOKEN", "GH_TOKEN"]);
+        let (url, token) = match (named, implied) {
+            (Some(url), _) => (url.to_string(), github_token()),
+            (None, Some(url)) if env.as_deref() == Some(url) => (url.to_string(), github_token()),
+            (None, Some(url)) => (
+                url.to_string(),
+                token_from(&["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]),
+            ),
+            (None, None) => (
+                env.unwrap_or_else(|| super::GITHUB_API.to_string()),
+                github_token(),
+            ),
+        };
+        Api { url, token }
+    }
 }
 
 impl GitHub {
-    pub fn new(api: &str, token: Option<String>) -> GitHub {
+    pub fn new(api: &Api) -> GitHub {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(10)))
@@ -38,8 +78,8 @@ impl GitHub {
             .into();
         GitHub {
             agent,
-            api: api.trim_end_matches('/').to_string(),
-            token,
+            api: api.url.trim_end_matches('/').to_string(),
+            token: api.token.clone(),
         }
     }
 
@@ -50,7 +90,8 @@ impl GitHub {
         self.get(&url, &what).map(|(value, _)| value)
     }
 
-    /// Every comment of an issue, page after page (`Link: <...>; rel="next"`, followed verbatim).
+    /// Every comment of an issue, page after page (`Link: <...>; rel="next"`, followed verbatim
+    /// while it stays at the API's address: the token goes nowhere else).
     pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Result<Vec<Value>, Failure> {
         let mut url = Some(format!(
             "{}/repos/{owner}/{repo}/issues/{number}/comments?per_page=100",
@@ -68,6 +109,15 @@ impl GitHub {
                     return Err(Failure::external(format!(
                         "GitHub sent something other than a list for {what}"
                     )))
+                }
+            }
+            if let Some(next) = &next {
+                if origin(next) != origin(&self.api) {
+                    return Err(Failure::external(format!(
+                        "the next page of {what} is at another address ({}); not followed, so that the token goes nowhere but the API",
+                        without_userinfo(next)
+                    ))
+                    .with_hint("check the API address (--api-url, GITHUB_API_URL), or pass --no-comments"));
                 }
             }
             url = next;
@@ -391,6 +441,16 @@ fn next_page(link: &str) -> Option<String> {
     })
 }
 
+/// `scheme://host[:port]` of a URL, lowercased: what a token is given to.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    Some(format!("{scheme}://{host}").to_ascii_lowercase())
+}
+
 /// `url` without a `user:password@` part, for showing.
 fn without_userinfo(url: &str) -> String {
     match url.split_once("://") {
@@ -420,6 +480,68 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn the_github_token_goes_only_to_github_or_an_api_the_user_named() {
+        use super::Api;
+        let env = |vars: &'static [(&str, &str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        let tokens = env(&[("GITHUB_TOKEN", "gh"), ("GH_ENTERPRISE_TOKEN", "ghe")]);
+        let api = |named, implied, env: &dyn Fn(&str) -> Option<String>| {
+            let api = Api::choose_with(named, implied, env);
+            (api.url, api.token)
+        };
+        let ghe = "https://ghe.example/api/v3";
+        let owned = |url: &str, token: &str| (url.to_string(), Some(token.to_string()));
+        assert_eq!(
+            api(None, None, &tokens),
+            owned("https://api.github.com", "gh")
+        );
+        assert_eq!(
+            api(Some("http://127.0.0.1:9"), None, &tokens),
+            owned("http://127.0.0.1:9", "gh")
+        );
+        assert_eq!(
+            api(Some("http://127.0.0.1:9"), Some(ghe), &tokens),
+            owned("http://127.0.0.1:9", "gh")
+        );
+        // Implied by an issue's address: the enterprise token, or none.
+        assert_eq!(api(None, Some(ghe), &tokens), owned(ghe, "ghe"));
+        assert_eq!(
+            api(None, Some(ghe), &env(&[("GITHUB_TOKEN", "gh")])),
+            (ghe.to_string(), None)
+        );
+        // Unless it is the API the environment names.
+        let named = env(&[
+            ("GITHUB_TOKEN", "gh"),
+            ("GITHUB_API_URL", "https://ghe.example/api/v3"),
+        ]);
+        assert_eq!(api(None, Some(ghe), &named), owned(ghe, "gh"));
+        assert_eq!(api(None, None, &named), owned(ghe, "gh"));
+    }
+
+    #[test]
+    fn origins() {
+        use super::origin;
+        let api = origin("https://api.github.com");
+        assert_eq!(api.as_deref(), Some("https://api.github.com"));
+        assert_eq!(origin("HTTPS://API.github.com/repos/x?page=2#y"), api);
+        assert_eq!(origin("https://user:pw@api.github.com/x"), api);
+        for other in [
+            "http://api.github.com/x",
+            "https://api.github.com:8443/x",
+            "https://api.github.com.evil.example/x",
+            "https://evil.example/api.github.com",
+        ] {
+            assert_ne!(origin(other), api, "{other}");
+        }
+        assert_eq!(origin("/relative?page=2"), None);
+    }
 
     #[test]
     fn link_headers() {

@@ -102,19 +102,25 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
-/// `owner/repo` from a remote URL (`https://github.com/o/r.git`, `git@github.com:o/r.git`,
-/// `ssh://git@host/o/r`).
-pub fn repo_from_remote(url: &str) -> Option<(String, String)> {
+/// `(host, owner, repo)` from a remote URL (`https://github.com/o/r.git`,
+/// `git@github.com:o/r.git`, `ssh://git@host:22/o/r`).
+pub fn repo_from_remote(url: &str) -> Option<(String, String, String)> {
     let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
-    let path = if let Some((_, rest)) = url.split_once("://") {
-        rest.split_once('/')?.1
+    let (authority, path) = if let Some((_, rest)) = url.split_once("://") {
+        let (authority, path) = rest.split_once('/')?;
+        // A port after the host (`host:22`); the scp-like form has none.
+        (authority.split(':').next()?, path)
     } else {
-        url.split_once(':')?.1
+        url.split_once(':')?
     };
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let mut parts = path.rsplitn(3, '/');
     let repo = parts.next()?;
     let owner = parts.next()?;
-    (valid_name(owner) && valid_name(repo)).then(|| (owner.to_string(), repo.to_string()))
+    (!host.is_empty() && valid_name(owner) && valid_name(repo))
+        .then(|| (host.to_string(), owner.to_string(), repo.to_string()))
 }
 
 #[cfg(test)]
@@ -179,7 +185,21 @@ mod tests {
         ] {
             assert_eq!(
                 repo_from_remote(url),
-                Some(("acme".into(), "shop".into())),
+                Some(("github.com".into(), "acme".into(), "shop".into())),
+                "{url}"
+            );
+        }
+        for (url, host) in [
+            ("https://gitlab.com/acme/shop.git", "gitlab.com"),
+            (
+                "ssh://git@ghe.corp.example:2222/acme/shop.git",
+                "ghe.corp.example",
+            ),
+            ("git@ghe.corp.example:acme/shop", "ghe.corp.example"),
+        ] {
+            assert_eq!(
+                repo_from_remote(url).map(|(host, ..)| host).as_deref(),
+                Some(host),
                 "{url}"
             );
         }

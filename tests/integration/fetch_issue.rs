@@ -267,6 +267,78 @@ fn an_issue_number_uses_the_origin_remote() {
         "{}",
         run.stderr()
     );
+
+    // An origin on another host: its issue 7 is not github.com's, unless the API is named.
+    let elsewhere = || {
+        let test = Test::new();
+        for args in [
+            &["init", "-q"][..],
+            &[
+                "remote",
+                "add",
+                "origin",
+                "https://gitlab.example/acme/shop.git",
+            ],
+        ] {
+            assert!(std::process::Command::new("git")
+                .args(args)
+                .current_dir(test.path())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .status()
+                .unwrap()
+                .success());
+        }
+        test.args(["fetch-issue", "7"])
+    };
+    let run = elsewhere().run().expect_status(2);
+    assert!(
+        run.stderr().contains("on gitlab.example, not github.com")
+            && run
+                .stderr()
+                .contains("https://gitlab.example/acme/shop/issues/N"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(github.requests().len(), 2);
+    elsewhere()
+        .env("GITHUB_API_URL", github.url())
+        .run()
+        .expect_status(0);
+}
+
+#[test]
+fn the_token_goes_to_the_api_alone() {
+    // A next page on another server is not followed: the token would go with it.
+    let elsewhere = FakeGitHub::start(vec![]);
+    let github = FakeGitHub::start(vec![
+        (
+            "GET /repos/acme/shop/issues/42",
+            vec![Reply::json(200, ISSUE)],
+        ),
+        (
+            "GET /repos/acme/shop/issues/42/comments?per_page=100",
+            vec![Reply::json(200, "[]").header(
+                "link",
+                &format!(r#"<{}/comments?page=2>; rel="next""#, elsewhere.url()),
+            )],
+        ),
+    ]);
+    let run = Test::new()
+        .env("GITHUB_TOKEN", "ghp_testsecret123")
+        .args(["fetch-issue", "acme/shop#42", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("is at another address") && run.stderr().contains("--no-comments"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        elsewhere.requests().is_empty(),
+        "{:?}",
+        elsewhere.requests()
+    );
+    assert!(!run.stderr().contains("ghp_testsecret123"));
 }
 
 #[test]
