@@ -73,14 +73,18 @@ impl RunDocument {
 
     /// The workspace a stage works on: the flag's, else the document's, else the current
     /// directory.
-    pub fn workspace(&self, flag: Option<&std::path::Path>) -> std::path::PathBuf {
-        flag.map(std::path::Path::to_path_buf)
-            .or_else(|| {
-                self.get("workspace")
-                    .and_then(Value::as_str)
-                    .map(std::path::PathBuf::from)
-            })
-            .unwrap_or_else(|| std::path::PathBuf::from("."))
+    pub fn workspace(&self, flag: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {
+        if let Some(flag) = flag {
+            return Ok(flag.to_path_buf());
+        }
+        match self.get("workspace") {
+            None => Ok(std::path::PathBuf::from(".")),
+            Some(Value::String(path)) if !path.is_empty() => Ok(path.into()),
+            Some(other) => Err(Failure::usage(format!(
+                "the run document's workspace is {other}, not a directory's path"
+            ))
+            .with_hint("fix the document's `workspace`, or give --workspace DIR")),
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {

@@ -26,7 +26,7 @@ use crate::output::write_json;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
-    let workspace = document.workspace(args.workspace.as_deref());
+    let workspace = document.workspace(args.workspace.as_deref())?;
     Git::check_confined(&workspace)?;
     let git = Git::open(&workspace)?;
     let issue = document.get("issue").cloned();

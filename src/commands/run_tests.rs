@@ -15,7 +15,7 @@ const FILE_SIZE: u64 = 4 << 30;
 
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
-    let workspace = document.workspace(args.workspace.as_deref());
+    let workspace = document.workspace(args.workspace.as_deref())?;
     let workspace = workspace.canonicalize().map_err(|err| {
         Failure::usage(format!("workspace {}: {err}", workspace.display()))
             .with_hint("give an existing directory with --workspace")
@@ -59,9 +59,19 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         );
     }
     let passed = report.outcome == Outcome::Passed;
+    // Stopped by SIGINT, SIGTERM or SIGHUP: that signal's status, as `sandbox` ends with, so
+    // that a caller tells an interruption from failing tests.
+    let interrupted = report
+        .sandbox
+        .as_ref()
+        .and_then(|sandbox| sandbox.interrupted);
     let value = serde_json::to_value(&report)
         .map_err(|err| Failure::external(format!("cannot encode the report: {err}")))?;
     document.set("tests", value);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
-    Ok(if passed { 0 } else { 1 })
+    Ok(match interrupted {
+        Some(signal) => 128 + signal,
+        None if passed => 0,
+        None => 1,
+    })
 }

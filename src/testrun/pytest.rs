@@ -138,7 +138,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut parsed = Parsed::default();
     let mut section = Section::Other;
     let mut blocks: Vec<Block> = Vec::new();
-    let mut summary: Vec<(bool, String, String)> = Vec::new();
+    // (is an error, id, subtest label, message)
+    let mut summary: Vec<(bool, String, String, String)> = Vec::new();
     let mut summary_omitted = 0u64;
     let mut final_counts = None;
     let mut collecting = false;
@@ -182,17 +183,32 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     }
                 }
             }
+            Section::Summary | Section::Other
+                if !line.starts_with(char::is_whitespace) && parse_counts(line).is_some() =>
+            {
+                // `-q` ends with the counts on a line of their own.
+                final_counts = parse_counts(line);
+            }
             Section::Summary => {
-                let (is_error, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
-                    (false, rest)
+                let (is_error, label, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
+                    (false, "", rest)
                 } else if let Some(rest) = line.strip_prefix("ERROR ") {
-                    (true, rest)
+                    (true, "", rest)
+                } else if let Some(rest) = line.strip_prefix("SUBFAILED") {
+                    // A failed subtest: `SUBFAILED[msg] (i=1) path::test - message`.
+                    let (label, rest) = subtest_label(rest);
+                    (false, label, rest)
                 } else {
                     return;
                 };
                 let (id, message) = rest.split_once(" - ").unwrap_or((rest, ""));
                 if summary.len() < MAX_FAILURES {
-                    summary.push((is_error, id.to_string(), message.to_string()));
+                    summary.push((
+                        is_error,
+                        id.to_string(),
+                        label.to_string(),
+                        message.to_string(),
+                    ));
                 } else {
                     summary_omitted += 1;
                 }
@@ -212,13 +228,23 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             push(&mut parsed, id, message, Some(&block));
         }
     } else {
-        for (is_error, id, message) in summary {
-            let key = id_key(&id);
+        for (is_error, id, label, message) in summary {
+            let mut key = id_key(&id);
+            if !label.is_empty() {
+                // A subtest's block: `T.test_sub (i=1)`.
+                key = format!("{key} {label}");
+            }
             let block = blocks.iter().find(|b| block_key(&b.title) == key);
             let message = if message.is_empty() {
                 block.and_then(|b| error_line(&b.text)).unwrap_or_default()
             } else {
                 message
+            };
+            // The subtest is named in the message: its test's id is what pytest takes back.
+            let message = if label.is_empty() {
+                message
+            } else {
+                format!("{message} [subtest {label}]")
             };
             if is_error && !id.contains("::") {
                 parsed.build_failed = true;
@@ -292,6 +318,37 @@ fn block_key(title: &str) -> &str {
     title
 }
 
+/// A subtest's label at the start of `rest` (`[msg] (i=1) path::test - ...` → `[msg] (i=1)`),
+/// and what follows it.
+fn subtest_label(rest: &str) -> (&str, &str) {
+    let mut end = 0;
+    let bytes = rest.as_bytes();
+    while let Some(&open) = bytes.get(end) {
+        let close = match open {
+            b'(' => b')',
+            b'[' => b']',
+            b' ' if matches!(bytes.get(end + 1), Some(b'(' | b'[')) => {
+                end += 1;
+                continue;
+            }
+            _ => break,
+        };
+        let mut depth = 0;
+        let Some(length) = rest[end..].bytes().position(|byte| {
+            if byte == open {
+                depth += 1;
+            } else if byte == close {
+                depth -= 1;
+            }
+            depth == 0
+        }) else {
+            break;
+        };
+        end += length + 1;
+    }
+    (&rest[..end], rest[end..].trim_start())
+}
+
 /// `4 failed, 5 passed, 1 skipped, 1 error in 0.04s` → counts.
 fn parse_counts(title: &str) -> Option<Counts> {
     let (numbers, time) = title.rsplit_once(" in ")?;
@@ -357,6 +414,50 @@ mod tests {
             "tests/test_ops.py::TestG::test_b"
         );
         assert_eq!(guess_file("tests.test_ops.TestG"), "tests/test_ops.py");
+    }
+
+    #[test]
+    fn subtest_labels() {
+        assert_eq!(
+            subtest_label("(i=1) t.py::T::test - boom"),
+            ("(i=1)", "t.py::T::test - boom")
+        );
+        assert_eq!(
+            subtest_label("[case (x)] (i=(1, 2)) t.py::test - boom"),
+            ("[case (x)] (i=(1, 2))", "t.py::test - boom")
+        );
+        assert_eq!(subtest_label(" t.py::test"), ("", "t.py::test"));
+        assert_eq!(
+            subtest_label("(unclosed t.py::test"),
+            ("", "(unclosed t.py::test")
+        );
+    }
+
+    #[test]
+    fn subtests_and_quiet_counts_from_the_log() {
+        let log = "\
+=================================== FAILURES ===================================
+_______________________________ T.test_sub (i=1) _______________________________
+t.py:6: AssertionError
+=========================== short test summary info ============================
+FAILED t.py::T::test_plain - AssertionError: 1 != 2
+SUBFAILED(i=1) t.py::T::test_sub - AssertionError: 1 != 0
+2 failed, 2 passed in 0.02s
+";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert_eq!((parsed.counts.failed, parsed.counts.passed), (2, 2));
+        let failures: Vec<_> = parsed
+            .failures
+            .iter()
+            .map(|f| (f.id.as_str(), f.message.as_str(), f.line))
+            .collect();
+        assert_eq!(
+            failures,
+            [
+                ("t.py::T::test_plain", "1 != 2", None),
+                ("t.py::T::test_sub", "1 != 0 [subtest (i=1)]", Some(6)),
+            ]
+        );
     }
 
     #[test]

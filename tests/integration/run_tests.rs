@@ -285,6 +285,42 @@ fn no_tests_and_timeouts_are_not_passes() {
 }
 
 #[test]
+fn an_interrupted_run_ends_with_the_signal_s_status() {
+    let test = Test::new();
+    test.dir().write(
+        "test_slow.py",
+        "import pathlib, time\n\ndef test_slow():\n    pathlib.Path('started').touch()\n    time.sleep(30)\n",
+    );
+    let mut child = std::process::Command::new(crate::util::autocoder_bin())
+        .args(["run-tests", "--framework", "pytest"])
+        .current_dir(test.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !test.path().join("started").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the test did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(128 + libc::SIGINT),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_ne!(document["tests"]["outcome"], "passed");
+}
+
+#[test]
 fn a_missing_runner_is_status_3_with_how_to_install_it() {
     let run = with_project("cargo-sample")
         .env("PATH", "/usr/bin:/bin")
@@ -337,6 +373,17 @@ fn bad_input_is_status_2() {
         .expect_status(2);
     assert!(
         run.stderr().contains("stdin is not a run document"),
+        "{}",
+        run.stderr()
+    );
+
+    let run = Test::new()
+        .stdin(r#"{"autocoder": 1, "workspace": 42}"#)
+        .args(["run-tests", "--framework", "make"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("the run document's workspace is 42"),
         "{}",
         run.stderr()
     );
@@ -886,6 +933,33 @@ fn command_overrides_the_runner_command() {
         ])
     );
     assert_eq!(counts(&report), [1, 0, 0, 0]);
+    // `-q` gives the counts on a line of their own, subtests their own summary lines.
+    let with_subtests = || {
+        let test = Test::new();
+        test.dir().write(
+            "test_sub.py",
+            "import unittest\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(3):\n            with self.subTest(i=i):\n                self.assertEqual(i % 2, 0)\n\ndef test_ok():\n    pass\n",
+        );
+        test.args(["run-tests", "--framework", "pytest"])
+    };
+    let run = with_subtests()
+        .args([
+            "--command",
+            "python3 -m pytest -q -p no:cacheprovider test_sub.py::test_ok",
+        ])
+        .run()
+        .expect_status(0);
+    assert_eq!(counts(&tests_of(&run)), [1, 0, 0, 0]);
+    let run = with_subtests().run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(ids(&report), ["test_sub.py::T::test_sub"], "{report}");
+    assert!(
+        report["failures"][0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("[subtest (i=1)]"),
+        "{report}"
+    );
 
     let run = with_project("shop-python")
         .args([
