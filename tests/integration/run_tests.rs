@@ -291,7 +291,7 @@ fn an_interrupted_run_ends_with_the_signal_s_status() {
         "test_slow.py",
         "import pathlib, time\n\ndef test_slow():\n    pathlib.Path('started').touch()\n    time.sleep(30)\n",
     );
-    let mut child = std::process::Command::new(crate::util::autocoder_bin())
+    let child = std::process::Command::new(crate::util::autocoder_bin())
         .args(["run-tests", "--framework", "pytest"])
         .current_dir(test.path())
         .stdin(std::process::Stdio::null())
