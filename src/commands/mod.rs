@@ -41,6 +41,12 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
     }
 }
 
+/// Why a command refused its work while still writing its result (exit 1), on stderr: shown
+/// even with -q, which keeps what went wrong.
+pub fn refusal(command: &str, message: &str) {
+    let _ = writeln!(std::io::stderr(), "autocoder {command}: refused: {message}");
+}
+
 /// A warning on stderr (not with -q).
 pub fn warn(command: &str, message: &str) {
     if VERBOSITY.load(Ordering::Relaxed) >= 1 {

@@ -37,7 +37,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .and_then(|h| h.get("status"))
         .and_then(Value::as_str);
     if heal.is_some() && heal_status != Some("green") && !args.draft {
-        crate::commands::warn(
+        crate::commands::refusal(
             "open-pr",
             &format!("heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)", heal_status.unwrap_or("unknown")),
         );
@@ -103,7 +103,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
 
     let (commit, diff) = make_commit(&git, heal.as_ref(), &args.add, &title, issue.as_ref())?;
     let Some(commit) = commit else {
-        crate::commands::warn("open-pr", "there is nothing to commit: no change from HEAD");
+        crate::commands::refusal("open-pr", "there is nothing to commit: no change from HEAD");
         write_json(std::io::stdout(), document.as_value(), global.pretty)?;
         return Ok(1);
     };

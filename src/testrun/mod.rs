@@ -114,7 +114,7 @@ fn run_with(
         ),
     );
     let result = crate::sandbox::run(&policy, BackendKind::Native)
-        .map_err(|failure| runner_missing(framework, failure))?;
+        .map_err(|failure| runner_missing(framework, request.command.is_some(), failure))?;
 
     let stdout = result.stdout.as_deref().unwrap_or("");
     let stderr = result.stderr.as_deref().unwrap_or("");
@@ -302,7 +302,16 @@ fn runner_command(
             };
             let mut command = vec![bin];
             if framework == Framework::Jest {
-                command.extend(["--json", "--ci", "--testLocationInResults"].map(String::from));
+                // Without tests jest writes no report; with this flag, one that counts none.
+                command.extend(
+                    [
+                        "--json",
+                        "--ci",
+                        "--testLocationInResults",
+                        "--passWithNoTests",
+                    ]
+                    .map(String::from),
+                );
             } else {
                 command.extend(["run", "--reporter=json", "--globals"].map(String::from));
             }
@@ -409,11 +418,14 @@ fn split_command(command: &str) -> Result<Vec<String>, Failure> {
     Ok(words)
 }
 
-fn runner_missing(framework: Framework, failure: Failure) -> Failure {
+fn runner_missing(framework: Framework, custom_command: bool, failure: Failure) -> Failure {
     if failure.kind != Kind::CommandNotFound {
         return failure;
     }
     let hint = match framework {
+        _ if custom_command => {
+            "check the program --command names: it must be on PATH inside the sandbox, or a path in the workspace"
+        }
         Framework::Pytest | Framework::Unittest => {
             "install Python 3 (apt-get install python3), or use the project's virtualenv"
         }

@@ -363,9 +363,10 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
     let red = run_document(
         json!({"heal": {"status": "red", "engine": "mutate", "attempts": [], "diff": ""}}),
     );
+    // Said even with -q: a refusal is what went wrong.
     let run = Test::new_like(&repo.test)
         .stdin(red)
-        .args(["open-pr", "--workspace"])
+        .args(["open-pr", "-q", "--workspace"])
         .args([&repo.work])
         .args(["--api-url", github.url()])
         .run()
@@ -378,7 +379,7 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
     assert!(document(&run).get("pr").is_none());
 
     let clean = Repo::new();
-    let run = open_pr(&clean, &[])
+    let run = open_pr(&clean, &["-q"])
         .args(["--api-url", github.url()])
         .run()
         .expect_status(1);

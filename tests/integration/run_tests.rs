@@ -322,6 +322,16 @@ fn an_interrupted_run_ends_with_the_signal_s_status() {
 
 #[test]
 fn a_missing_runner_is_status_3_with_how_to_install_it() {
+    let run = with_project("pytest-sample")
+        .args(["run-tests", "--command", "no-such-runner --all"])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("no-such-runner") && run.stderr().contains("--command names"),
+        "{}",
+        run.stderr()
+    );
+
     let run = with_project("cargo-sample")
         .env("PATH", "/usr/bin:/bin")
         .args(["run-tests"])
@@ -833,6 +843,22 @@ fn jest_and_vitest_run_in_the_sandbox() {
     let report = tests_of(&run);
     assert_eq!(ids(&report), [id]);
     assert_eq!(counts(&report)[1], 1);
+
+    // A jest project with no tests yet: none ran, which is not a runner that failed.
+    for framework in ["jest", "vitest"] {
+        let test = Test::new();
+        test.dir().write(
+            "package.json",
+            &format!(r#"{{"devDependencies": {{"{framework}": "*"}}}}"#),
+        );
+        let run = test.args(["run-tests"]).run().expect_status(1);
+        let report = tests_of(&run);
+        assert_eq!(
+            (&report["framework"], &report["outcome"]),
+            (&Value::from(framework), &Value::from("no_tests")),
+            "{report:#}"
+        );
+    }
 
     let run = with_project("vitest-sample")
         .args(["run-tests"])
