@@ -226,6 +226,7 @@ pub struct McpArgs {
 /// are. Refuses (exit 1,
 /// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
 /// The token (chosen as for fetch-issue) reaches git through a credential helper, never argv.
+/// Exit status: 0, 1 when it refuses, 2 for bad input, 3 when GitHub or git fails.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
@@ -281,7 +282,8 @@ pub struct OpenPrArgs {
 /// the outcome (passed, tests_failed, build_failed, no_tests, timeout, error), counts, and for
 /// each failure an id the runner takes back (--tests), the file and line inside the project, the
 /// kind, a one-line message and the traceback. Exit status: 0 when all pass, 1 when tests or the
-/// build fail (the document is still written), 2 for bad input, 3 when the runner cannot start.
+/// build fail (the document is still written), 2 for bad input, 3 when the runner cannot start,
+/// 128+N when stopped by signal N.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder run-tests\n  autocoder run-tests --framework pytest --tests 'tests/test_x.py::test_y'\n  autocoder run-tests --command 'make check' --framework make\n  autocoder run-tests --parse pytest.log --framework pytest\n  autocoder run-tests | jq -r '.tests.failures[].id'"

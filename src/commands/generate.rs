@@ -20,15 +20,24 @@ pub fn run(args: GenerateArgs) -> Result<i32, Failure> {
 }
 
 fn write_man_pages(dir: &Path) -> Result<(), Failure> {
-    let command = Cli::command();
+    // `help` is clap's own subcommand: it has no page (`--help` and `man` are the help).
+    let mut command = Cli::command().disable_help_subcommand(true);
+    // Built, so that each subcommand carries the global flags its page lists.
+    command.build();
     let mut pages = vec![("autocoder".to_string(), command.clone())];
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("autocoder-{}", sub.get_name());
-        pages.push((name.clone(), sub.clone().name(name)));
+        // The page is autocoder-NAME(1), as git's are; the synopsis shows the command typed.
+        let page = sub
+            .clone()
+            .display_name(&name)
+            .bin_name(format!("autocoder {}", sub.get_name()));
+        pages.push((name, page));
     }
     for (name, page) in pages {
         let mut buffer = Vec::new();
         clap_mangen::Man::new(page)
+            .source(format!("autocoder {}", env!("CARGO_PKG_VERSION")))
             .render(&mut buffer)
             .map_err(|err| {
                 Failure::external(format!("cannot render the man page {name}: {err}"))
