@@ -110,7 +110,14 @@ pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
             0
         }
         _ => {
-            let _ = err.print();
+            // Parsing failed, so `--color` was not applied: it is looked for here.
+            let rendered = err.render();
+            let text = if colors_enabled(color_in(args)) {
+                rendered.ansi().to_string()
+            } else {
+                rendered.to_string()
+            };
+            let _ = write!(std::io::stderr(), "{text}");
             // clap does not say which subcommand it was parsing; the sandbox's usage errors
             // follow timeout(1), everything else is a plain usage error.
             let is_sandbox = args
@@ -128,6 +135,30 @@ pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
             exit_status(Kind::Usage, command)
         }
     }
+}
+
+/// The `--color` choice among arguments that did not parse (before any `--`).
+fn color_in(args: &[std::ffi::OsString]) -> ColorChoice {
+    let mut words = args
+        .iter()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy())
+        .take_while(|arg| arg != "--");
+    let mut choice = ColorChoice::Auto;
+    while let Some(word) = words.next() {
+        let value = match word.strip_prefix("--color") {
+            Some("") => words.next().map(|value| value.into_owned()),
+            Some(rest) => rest.strip_prefix('=').map(String::from),
+            None => None,
+        };
+        match value.as_deref() {
+            Some("always") => choice = ColorChoice::Always,
+            Some("never") => choice = ColorChoice::Never,
+            Some("auto") => choice = ColorChoice::Auto,
+            _ => {}
+        }
+    }
+    choice
 }
 
 /// `autocoder sandbox ls`: the command was given without the `--` before it.
