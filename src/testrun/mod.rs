@@ -525,6 +525,7 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         (Framework::Nextest, 101) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Nextest, 4) => Outcome::NoTests,
         (Framework::Go, 1 | 2) if parsed.build_failed => Outcome::BuildFailed,
+        (Framework::Node, 1) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Go, 1) | (Framework::Node, 1) => Outcome::TestsFailed,
         (Framework::Jest | Framework::Vitest, 1) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Jest | Framework::Vitest, 1) if !ran => Outcome::NoTests,

@@ -21,6 +21,9 @@ struct Pending {
     is_suite: bool,
     error: String,
     stack: String,
+    /// What the test file printed before its result (`# ` lines): a file that could not load
+    /// shows its error there.
+    printed: Vec<String>,
 }
 
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
@@ -30,13 +33,15 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut pending: Option<Pending> = None;
     let mut summary = Counts::default();
     let mut saw_summary = false;
+    let mut printed: Vec<String> = Vec::new();
+    let mut files_not_loaded = 0;
     for_each_line(input, |line| {
         let indent = line.len() - line.trim_start().len();
         let text = line.trim_start();
 
         if let Some(current) = pending.as_mut() {
             if indent == current.indent && text == "..." {
-                finish(&mut parsed, pending.take(), root);
+                files_not_loaded += finish(&mut parsed, pending.take(), root);
                 return;
             }
             if indent >= current.indent && text != "---" {
@@ -46,7 +51,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             if text == "---" {
                 return;
             }
-            finish(&mut parsed, pending.take(), root);
+            files_not_loaded += finish(&mut parsed, pending.take(), root);
         }
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
@@ -69,12 +74,19 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 is_suite: false,
                 error: String::new(),
                 stack: String::new(),
+                printed: std::mem::take(&mut printed),
             });
             return;
+        }
+        if text.starts_with("ok ") {
+            printed.clear();
         }
         if let Some(rest) = text.strip_prefix("# ") {
             let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
             let Ok(n) = value.trim().parse::<u64>() else {
+                if printed.len() < 50 {
+                    printed.push(rest.to_string());
+                }
                 return;
             };
             saw_summary |= matches!(key, "tests" | "pass" | "fail");
@@ -86,11 +98,26 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             }
         }
     })?;
-    finish(&mut parsed, pending, root);
+    files_not_loaded += finish(&mut parsed, pending, root);
     if saw_summary {
         parsed.counts = summary;
     } else {
         parsed.counts.failed = parsed.failures.len() as u64;
+    }
+    // No test file loaded: the suite did not build, as with jest.
+    if files_not_loaded > 0
+        && parsed.counts.passed == 0
+        && files_not_loaded == parsed.failures.len()
+    {
+        parsed.build_failed = true;
+        parsed.build_error = parsed.failures.first().map(|f| {
+            format!(
+                "{}: {}: {}",
+                f.file.as_deref().unwrap_or(&f.id),
+                f.kind.as_deref().unwrap_or(""),
+                f.message
+            )
+        });
     }
     Ok(parsed)
 }
@@ -132,11 +159,23 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
     }
 }
 
-/// Records a finished `not ok` (suites that failed only through their tests are not tests).
-fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) {
-    let Some(mut pending) = pending else { return };
+/// Records a finished `not ok` (suites that failed only through their tests are not tests);
+/// returns 1 for a test file that could not load.
+fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) -> usize {
+    let Some(mut pending) = pending else { return 0 };
     if pending.is_suite {
-        return;
+        return 0;
+    }
+    if pending.failure.kind.as_deref() == Some("ERR_TEST_FAILURE") {
+        if let Some(fault) = load_error(&pending.printed, root) {
+            pending.failure.file = Some(fault.0);
+            pending.failure.line = Some(fault.1);
+            pending.failure.kind = Some(fault.2);
+            pending.failure.message = fault.3;
+            pending.failure.details = pending.printed.join("\n");
+            parsed.push_failure(pending.failure);
+            return 1;
+        }
     }
     // The innermost frame inside the project is the first one of the stack that is.
     if let Some((file, line)) = pending
@@ -162,6 +201,22 @@ fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) {
     };
     pending.failure.details = format!("{}{}", pending.error, pending.stack);
     parsed.push_failure(pending.failure);
+    0
+}
+
+/// A test file that could not load, from what Node printed: `/path/x.test.js:1`, the code, a
+/// caret, then `SyntaxError: message` → (project path, line, kind, message).
+fn load_error(printed: &[String], root: Option<&Path>) -> Option<(String, u32, String, String)> {
+    let (file, line) = printed.iter().find_map(|line| {
+        let (file, number) = line.trim().rsplit_once(':')?;
+        Some((project_relative(file, root)?, number.parse().ok()?))
+    })?;
+    let (kind, message) = printed.iter().find_map(|line| {
+        let (kind, message) = line.split_once(": ")?;
+        let is_kind = kind.ends_with("Error") && kind.chars().all(|c| c.is_ascii_alphanumeric());
+        is_kind.then(|| (kind.to_string(), message.to_string()))
+    })?;
+    Some((file, line, kind, message))
 }
 
 /// `Name (/path/file.js:12:14)` or `/path/file.js:12:14` → (project path, 12).

@@ -29,6 +29,16 @@ pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, S
 }
 
 fn failure_from_case(case: &Case, root: Option<&Path>) -> TestFailure {
+    if let Some(error) = syntax_error(&case.text, root) {
+        return TestFailure {
+            id: case_id(case),
+            file: Some(error.file),
+            line: Some(error.line),
+            kind: Some(error.kind),
+            message: error.message,
+            details: case.text.clone(),
+        };
+    }
     let location = innermost_location(case.text.lines(), root);
     let file = location
         .as_ref()
@@ -110,6 +120,43 @@ fn location_line(line: &str, root: Option<&Path>) -> Option<(String, u32, Option
     let kind = kind.trim();
     let is_kind = !kind.is_empty() && !kind.contains(char::is_whitespace);
     Some((file, number, is_kind.then(|| kind.to_string())))
+}
+
+/// A file that did not compile, as Python shows it in a traceback's `E` lines:
+/// `File "path", line N`, the code and a caret, then `SyntaxError: message`.
+struct SyntaxFault {
+    file: String,
+    line: u32,
+    kind: String,
+    message: String,
+}
+
+fn syntax_error(text: &str, root: Option<&Path>) -> Option<SyntaxFault> {
+    let mut errors = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("E "))
+        .map(str::trim);
+    let (file, line) = errors.find_map(|line| {
+        let rest = line.strip_prefix("File \"")?;
+        let (path, rest) = rest.split_once("\", line ")?;
+        let number: u32 = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        Some((project_relative(path, root)?, number))
+    })?;
+    let (kind, message) = errors.find_map(|line| {
+        let (kind, message) = line.split_once(": ")?;
+        let is_kind = kind.ends_with("Error") && kind.chars().all(|c| c.is_ascii_alphanumeric());
+        is_kind.then(|| (kind.to_string(), message.to_string()))
+    })?;
+    Some(SyntaxFault {
+        file,
+        line,
+        kind,
+        message,
+    })
 }
 
 /// The first `E   ...` line of a pytest failure: the error as pytest shows it.
@@ -225,7 +272,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             let id = block_key(&block.title).to_string();
             listed += 1;
             let message = error_line(&block.text).unwrap_or_default();
-            push(&mut parsed, id, message, Some(&block));
+            push(&mut parsed, id, message, Some(&block), root);
         }
     } else {
         for (is_error, id, label, message) in summary {
@@ -248,12 +295,16 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             };
             if is_error && !id.contains("::") {
                 parsed.build_failed = true;
+                let said = match block.and_then(|b| syntax_error(&b.text, root)) {
+                    Some(error) => format!("{}:{}: {}", error.file, error.line, error.message),
+                    None => message.clone(),
+                };
                 parsed
                     .build_error
-                    .get_or_insert_with(|| format!("{id}: {message}"));
+                    .get_or_insert_with(|| format!("{id}: {said}"));
             }
             listed += 1;
-            push(&mut parsed, id, message, block);
+            push(&mut parsed, id, message, block, root);
         }
     }
     parsed.failures_omitted += summary_omitted;
@@ -264,7 +315,24 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     Ok(parsed)
 }
 
-fn push(parsed: &mut Parsed, id: String, message: String, block: Option<&Block>) {
+fn push(
+    parsed: &mut Parsed,
+    id: String,
+    message: String,
+    block: Option<&Block>,
+    root: Option<&Path>,
+) {
+    if let Some(error) = block.and_then(|b| syntax_error(&b.text, root)) {
+        parsed.push_failure(TestFailure {
+            id,
+            file: Some(error.file),
+            line: Some(error.line),
+            kind: Some(error.kind),
+            message: error.message,
+            details: block.map(|b| b.text.clone()).unwrap_or_default(),
+        });
+        return;
+    }
     let location = block.and_then(|b| b.location.clone());
     let file = location.as_ref().map(|l| l.0.clone()).or_else(|| {
         id.split("::")
@@ -457,6 +525,45 @@ SUBFAILED(i=1) t.py::T::test_sub - AssertionError: 1 != 0
                 ("t.py::T::test_plain", "1 != 2", None),
                 ("t.py::T::test_sub", "1 != 0 [subtest (i=1)]", Some(6)),
             ]
+        );
+    }
+
+    #[test]
+    fn a_file_that_does_not_compile() {
+        let log = "\
+==================================== ERRORS ====================================
+________________________ ERROR collecting test_bad.py _________________________
+/usr/lib/python3/ast.py:50: in parse
+    return compile(source, filename, mode, flags,
+E     File \"/src/shop/test_bad.py\", line 3
+E       def test_a(:
+E                  ^
+E   SyntaxError: invalid syntax
+=========================== short test summary info ============================
+ERROR test_bad.py
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+=============================== 1 error in 0.19s ===============================
+";
+        let parsed = parse_log(log.as_bytes(), Some(Path::new("/src/shop"))).unwrap();
+        assert!(parsed.build_failed);
+        assert_eq!(
+            parsed.build_error.as_deref(),
+            Some("test_bad.py: test_bad.py:3: invalid syntax")
+        );
+        let failure = &parsed.failures[0];
+        assert_eq!(
+            (
+                failure.file.as_deref(),
+                failure.line,
+                failure.kind.as_deref(),
+                failure.message.as_str()
+            ),
+            (
+                Some("test_bad.py"),
+                Some(3),
+                Some("SyntaxError"),
+                "invalid syntax"
+            )
         );
     }
 

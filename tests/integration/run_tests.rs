@@ -781,6 +781,76 @@ fn node_test_run_in_the_sandbox() {
 }
 
 #[test]
+fn a_test_file_that_does_not_compile_is_named_with_its_line() {
+    let broken = |file: &str, text: &str, passing: Option<(&str, &str)>| {
+        let test = Test::new();
+        test.dir().write(file, text);
+        if let Some((file, text)) = passing {
+            test.dir().write(file, text);
+        }
+        test.dir()
+            .write("package.json", r#"{"scripts": {"test": "node --test"}}"#);
+        test
+    };
+    // pytest: a collection error, at the line Python names.
+    let test = broken("test_bad.py", "def test_a(:\n    pass\n", None);
+    std::fs::remove_file(test.path().join("package.json")).unwrap();
+    let report = tests_of(
+        &test
+            .args(["run-tests", "--framework", "pytest"])
+            .run()
+            .expect_status(1),
+    );
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    let failure = &report["failures"][0];
+    assert_eq!(
+        (
+            &failure["file"],
+            &failure["line"],
+            &failure["kind"],
+            &failure["message"]
+        ),
+        (
+            &Value::from("test_bad.py"),
+            &Value::from(1),
+            &Value::from("SyntaxError"),
+            &Value::from("invalid syntax")
+        ),
+        "{report:#}"
+    );
+    // node --test: the file's failure says why it did not load; beside a passing file the run
+    // is a test failure, alone it is a build failure.
+    for (passing, outcome) in [
+        (
+            Some(("test/ok.test.js", "require('node:test')('ok', () => {});\n")),
+            "tests_failed",
+        ),
+        (None, "build_failed"),
+    ] {
+        let test = broken("test/bad.test.js", "const x = (;\n", passing);
+        let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
+        assert_eq!(report["outcome"], outcome, "{report:#}");
+        let failure = &report["failures"][0];
+        assert_eq!(
+            (&failure["file"], &failure["line"], &failure["kind"]),
+            (
+                &Value::from("test/bad.test.js"),
+                &Value::from(1),
+                &Value::from("SyntaxError")
+            ),
+            "{report:#}"
+        );
+        assert!(
+            failure["message"]
+                .as_str()
+                .unwrap()
+                .contains("Unexpected token"),
+            "{report:#}"
+        );
+    }
+}
+
+#[test]
 fn parses_go_and_node_outputs() {
     let go = parse("outputs/go-failures.log", "go");
     assert_eq!(
