@@ -92,8 +92,14 @@ pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Value, Fai
     }
     let mut lines: Vec<&str> = body.lines().collect();
     if title.is_none() {
-        if let Some(index) = lines.iter().position(|l| l.starts_with("# ")) {
-            title = Some(lines[index][2..].trim().to_string());
+        // The first heading, of any level (`# Title`, `## Title`, ...).
+        let heading = |line: &str| {
+            let text = line.trim_start_matches('#');
+            let level = line.len() - text.len();
+            ((1..=6).contains(&level) && text.starts_with(' ')).then(|| text.trim().to_string())
+        };
+        if let Some(index) = lines.iter().position(|l| heading(l).is_some()) {
+            title = heading(lines[index]);
             lines.remove(index);
         }
     }
@@ -133,6 +139,19 @@ pub fn issue_from_json(text: &str) -> Result<Value, Failure> {
                 let name = parts.next()?;
                 let owner = parts.next()?;
                 Some(format!("{owner}/{name}"))
+            })
+            .or_else(|| {
+                // Saved without it (`gh issue view --json`): the issue's own address names it.
+                let url = value
+                    .get("html_url")
+                    .or_else(|| value.get("url"))?
+                    .as_str()?;
+                match issue_ref::IssueRef::parse(url).ok()? {
+                    issue_ref::IssueRef::GitHub { owner, repo, .. } => {
+                        Some(format!("{owner}/{repo}"))
+                    }
+                    _ => None,
+                }
             });
         return Ok(issue_from_github(
             repo.as_deref().unwrap_or(""),

@@ -176,14 +176,16 @@ pub fn build(
             Some((key, value)) => (key, Some(OsString::from(value))),
             None => (request.as_str(), std::env::var_os(request)),
         };
-        if key.is_empty()
-            || key.contains('\0')
+        // A name as shells write them: no program could read `BAD KEY` or `1X` as a variable.
+        let valid_name = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name
             || value
                 .as_deref()
                 .is_some_and(|v| v.as_encoded_bytes().contains(&0))
         {
             return Err(Failure::usage(format!(
-                "--env {request}: expected KEY=VALUE or KEY, with no NUL byte"
+                "--env {request}: expected KEY=VALUE or KEY, KEY of letters, digits and _ (not first a digit), with no NUL byte"
             )));
         }
         match value {

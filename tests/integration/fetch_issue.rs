@@ -376,6 +376,27 @@ fn issues_from_files_and_stdin() {
         (Some("Typed in"), Some("with a body"))
     );
 
+    // The first heading, whatever its level.
+    let run = Test::new()
+        .stdin("Intro line\n## Checkout fails\ndetails\n")
+        .args(["fetch-issue", "-"])
+        .run()
+        .expect_status(0);
+    assert_eq!(document(&run)["issue"]["title"], "Checkout fails");
+    // GitHub's own JSON without repository_url (as `gh issue view --json` saves it).
+    let test = Test::new();
+    test.dir().write(
+        "gh.json",
+        r#"{"title": "Saved", "body": "b", "number": 9, "html_url": "https://github.com/acme/shop/issues/9", "user": {"login": "ann"}}"#,
+    );
+    let run = test.args(["fetch-issue", "gh.json"]).run().expect_status(0);
+    assert_eq!(
+        document(&run)["issue"]["repo"],
+        "acme/shop",
+        "{}",
+        run.stdout()
+    );
+
     let run = Test::new()
         .stdin("no heading at all\n")
         .args(["fetch-issue", "-"])

@@ -156,6 +156,10 @@ fn bad_input_is_a_clear_error_with_status_125() {
         ),
         (&["sandbox", "--env", "=x", "--", "true"], "--env =x"),
         (
+            &["sandbox", "--env", "BAD KEY=1", "--", "true"],
+            "--env BAD KEY=1",
+        ),
+        (
             &["sandbox", "--workspace", "/", "--", "true"],
             "the workspace cannot be /",
         ),
