@@ -280,7 +280,7 @@ impl Git {
             }
             Waited::TimedOut => Failure::external(format!(
                 "git {} did not finish within {} s: stopped",
-                args.first().unwrap_or(&""),
+                subcommand(args),
                 timeout.as_secs()
             ))
             .with_hint("a FIFO or a device in .git (config, HEAD, an include) makes git wait forever; check the repository"),
@@ -289,7 +289,7 @@ impl Git {
             let message = String::from_utf8_lossy(&output.stderr).trim().to_string();
             return Err(Failure::external(format!(
                 "git {} failed: {message}",
-                args.first().unwrap_or(&"")
+                subcommand(args)
             )));
         }
         Ok(String::from_utf8_lossy(&output.stdout)
@@ -521,9 +521,35 @@ pub fn looks_like_secret(path: &str) -> bool {
         || SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
+/// The git command among `args`, past the options given to git itself (`-c key=value`).
+fn subcommand<'a>(args: &[&'a str]) -> &'a str {
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        match *word {
+            "-c" | "-C" => {
+                words.next();
+            }
+            option if option.starts_with('-') => {}
+            command => return command,
+        }
+    }
+    ""
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_git_command_is_named_past_git_s_own_options() {
+        assert_eq!(
+            subcommand(&["-c", "core.hooksPath=/dev/null", "commit", "-q"]),
+            "commit"
+        );
+        assert_eq!(subcommand(&["--no-pager", "-C", "/x", "push"]), "push");
+        assert_eq!(subcommand(&["status"]), "status");
+        assert_eq!(subcommand(&[]), "");
+    }
 
     #[test]
     fn secret_paths() {

@@ -121,7 +121,9 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
                 "Repair: **{status}** ({engine} engine, {attempts} attempts)\n\n"
             ));
         }
-        for (label, tests) in [("Before", before), ("After", after)] {
+        // Without heal, the one test run may have been made before the fix or after it.
+        let first = if heal.is_some() { "Before" } else { "Tests" };
+        for (label, tests) in [(first, before), ("After", after)] {
             if let Some(tests) = tests {
                 body.push_str(&tests_line(label, tests));
             }
@@ -291,6 +293,21 @@ mod tests {
         assert_eq!(
             commit_message("fix: x", Some(&issue)),
             format!("fix: x\n\nFixes #42\n{TRAILER}\n")
+        );
+    }
+
+    #[test]
+    fn a_lone_test_run_is_not_called_before_the_fix() {
+        let tests = json!({"outcome": "passed", "counts": {"passed": 3}});
+        let lone = json!({"tests": tests.clone()});
+        let body_of = |document: &Value| body(document.as_object().unwrap(), "");
+        assert!(body_of(&lone).contains("- Tests: **passed**, 3 passed"));
+        assert!(!body_of(&lone).contains("Before"));
+        let healed = json!({"tests": {"outcome": "tests_failed"}, "heal": {"status": "green", "tests": tests}});
+        let text = body_of(&healed);
+        assert!(
+            text.contains("- Before: **tests_failed**") && text.contains("- After: **passed**"),
+            "{text}"
         );
     }
 

@@ -106,7 +106,11 @@ pub fn resolve_command(
                     Kind::CommandNotExecutable,
                     anyhow::anyhow!("{shown}: permission denied (not executable)"),
                 )
-                .with_hint(format!("chmod +x {}", path.display()))
+                // `./x` given: shown as the file's path, without the `.`.
+                .with_hint(format!(
+                    "chmod +x {}",
+                    path.components().collect::<PathBuf>().display()
+                ))
             }),
         };
     }
