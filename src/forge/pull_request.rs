@@ -33,9 +33,12 @@ pub fn branch_name(issue: Option<&Value>, title: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or(title);
     let mut slug = String::new();
-    for ch in source.to_ascii_lowercase().chars() {
+    for ch in source.to_lowercase().chars() {
+        let folded = ascii_letters(ch);
         if ch.is_ascii_alphanumeric() {
             slug.push(ch);
+        } else if !folded.is_empty() {
+            slug.push_str(folded);
         } else if !slug.ends_with('-') && !slug.is_empty() {
             slug.push('-');
         }
@@ -48,6 +51,37 @@ pub fn branch_name(issue: Option<&Value>, title: &str) -> String {
     match issue.and_then(|i| i.get("number")).and_then(Value::as_u64) {
         Some(number) => format!("autocoder/issue-{number}-{slug}"),
         None => format!("autocoder/{slug}"),
+    }
+}
+
+/// A lower-case Latin letter with a mark, as the ASCII letters that stand for it (`ü` → `u`),
+/// so that a title's words stay words in the branch name; "" for any other character.
+fn ascii_letters(ch: char) -> &'static str {
+    const FOLDS: [(&str, &str); 13] = [
+        ("àáâãäåāăą", "a"),
+        ("çćĉċč", "c"),
+        ("ďđ", "d"),
+        ("èéêëēĕėęě", "e"),
+        ("ĝğġģ", "g"),
+        ("ìíîïĩīĭįı", "i"),
+        ("ĺļľŀł", "l"),
+        ("ñńņňŉ", "n"),
+        ("òóôõöøōŏő", "o"),
+        ("ùúûüũūŭůűų", "u"),
+        ("ýÿŷ", "y"),
+        ("źżž", "z"),
+        ("ß", "ss"),
+    ];
+    match ch {
+        'æ' => "ae",
+        'œ' => "oe",
+        'ŕ' | 'ŗ' | 'ř' => "r",
+        'ś' | 'ŝ' | 'ş' | 'š' => "s",
+        'ţ' | 'ť' | 'ŧ' => "t",
+        _ => FOLDS
+            .iter()
+            .find(|(marked, _)| marked.contains(ch))
+            .map_or("", |(_, plain)| plain),
     }
 }
 
@@ -290,6 +324,11 @@ mod tests {
             "autocoder/issue-42-discount-doubles-when-buying-10-items"
         );
         assert_eq!(branch_name(None, "fix: tidy"), "autocoder/fix-tidy");
+        assert_eq!(
+            branch_name(None, "Ünïcode Straße crashes, naïve façade"),
+            "autocoder/unicode-strasse-crashes-naive-facade"
+        );
+        assert_eq!(branch_name(None, "日本語"), "autocoder/change");
         assert_eq!(
             commit_message("fix: x", Some(&issue)),
             format!("fix: x\n\nFixes #42\n{TRAILER}\n")

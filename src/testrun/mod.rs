@@ -19,7 +19,7 @@ pub mod report;
 pub mod unittest;
 
 use std::ffi::OsString;
-use std::io::BufRead;
+use std::io::Read;
 use std::path::Path;
 
 use self::report::{tail, Framework, Outcome, Parsed, TestReport};
@@ -179,10 +179,13 @@ pub fn parse_file(
             .map_err(|err| Failure::usage(format!("--parse {}: {err}", path.display())))
     };
     let mut head = Vec::new();
-    open()?.read_until(b'>', &mut head).ok();
-    let looks_like_xml = String::from_utf8_lossy(&head).trim_start().starts_with('<');
+    open()?.take(4096).read_to_end(&mut head).ok();
+    let head = String::from_utf8_lossy(&head);
+    let looks_like_xml = head.trim_start().starts_with('<');
     let framework = match (framework, looks_like_xml) {
         (Some(framework), _) => framework,
+        // pytest's own report: read for the ids pytest takes back.
+        (None, true) if head.contains("<testsuite name=\"pytest\"") => Framework::Pytest,
         (None, true) => Framework::Junit,
         (None, false) => {
             return Err(Failure::usage(format!(

@@ -454,7 +454,11 @@ fn parses_the_real_runners_outputs() {
         "no_tests"
     );
 
-    let junit = parse("outputs/pytest-failures.junit.xml", "");
+    // pytest's own report is recognised: its ids are those pytest takes back.
+    let detected = parse("outputs/pytest-failures.junit.xml", "");
+    assert_eq!(detected["framework"], "pytest");
+    assert_eq!(ids(&detected), ids(&pytest));
+    let junit = parse("outputs/pytest-failures.junit.xml", "junit");
     assert_eq!(junit["framework"], "junit");
     assert_eq!(counts(&junit), [5, 4, 1, 1]);
     assert_eq!(
