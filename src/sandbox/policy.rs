@@ -89,19 +89,7 @@ impl PolicyRequest {
     /// Checks the paths (they must exist; the workspace must be a directory other than `/`) and
     /// builds the command's environment.
     pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
-        let workspace = existing_path(&self.workspace, "--workspace")?;
-        if !workspace.is_dir() {
-            return Err(Failure::usage(format!(
-                "--workspace {}: not a directory",
-                workspace.display()
-            )));
-        }
-        if workspace == Path::new("/") {
-            return Err(
-                Failure::usage("the workspace cannot be / (everything would be writable)")
-                    .with_hint("run from the project's directory, or give it with --workspace DIR"),
-            );
-        }
+        let workspace = checked_workspace(&self.workspace)?;
         // Links are resolved here, not trusted: one inside the workspace (or, for --ro, inside
         // a --rw path) may be the sandbox's own.
         let resolve = |path: &Path, flag: &str, writable: &[PathBuf]| {
@@ -182,6 +170,76 @@ impl PolicyRequest {
             command: self.command,
         })
     }
+}
+
+/// The workspace `given`, canonical, once it is known to be one a command may be handed: an
+/// existing directory, reached through no symbolic link (a sandboxed command could have made
+/// one, in an earlier run, where the next workspace is looked for), and neither `/`, one of the
+/// machine's own directories, nor the home directory or one above it (keys, shell start-up
+/// files, every other project).
+pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
+    let workspace = existing_path(given, "--workspace")?;
+    if !workspace.is_dir() {
+        return Err(Failure::usage(format!(
+            "--workspace {}: not a directory",
+            workspace.display()
+        )));
+    }
+    let absolute = std::path::absolute(given)
+        .map_err(|err| Failure::usage(format!("--workspace {}: {err}", given.display())))?;
+    let mut walked = PathBuf::from("/");
+    for part in absolute.components().skip(1) {
+        walked.push(part);
+        if walked
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+        {
+            return Err(Failure::usage(format!(
+                "--workspace {}: goes through {}, a symbolic link (a sandboxed command could have made it)",
+                given.display(),
+                walked.display()
+            ))
+            .with_hint(format!("give the real path: --workspace {}", workspace.display())));
+        }
+    }
+    const MACHINE: &[&str] = &[
+        "/",
+        "/bin",
+        "/boot",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/root",
+        "/sbin",
+        "/srv",
+        "/usr",
+        "/usr/local",
+        "/var",
+    ];
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .and_then(|home| PathBuf::from(home).canonicalize().ok());
+    let too_wide = if MACHINE.iter().any(|dir| workspace == Path::new(dir)) {
+        Some("one of the machine's own directories")
+    } else if home
+        .as_ref()
+        .is_some_and(|home| home.starts_with(&workspace))
+    {
+        Some("the home directory, or one that holds it")
+    } else {
+        None
+    };
+    if let Some(what) = too_wide {
+        return Err(Failure::usage(format!(
+            "the workspace cannot be {} ({what}): the command could write everything in it",
+            workspace.display()
+        ))
+        .with_hint("run from the project's directory, or give it with --workspace DIR"));
+    }
+    Ok(workspace)
 }
 
 /// `path` with its symbolic links resolved, like `canonicalize`, unless resolving it follows a

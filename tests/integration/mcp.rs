@@ -683,7 +683,8 @@ fn roots_come_from_the_environment_when_none_are_given() {
         ];
         let mut stdin = child.stdin.take().unwrap();
         for request in requests {
-            writeln!(stdin, "{request}").unwrap();
+            // A server that refused its roots may be gone already.
+            let _ = writeln!(stdin, "{request}");
         }
         drop(stdin);
         let output = child.wait_with_output().unwrap();

@@ -1,6 +1,7 @@
 //! `autocoder sandbox`: results, exit statuses, bad input, environment and toolchains.
 
 use std::os::fd::FromRawFd;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::util::{autocoder_as, autocoder_bin, is_root, Test};
@@ -654,6 +655,133 @@ fn works_as_an_ordinary_user() {
     );
     assert_eq!(result.layers["identity"]["user_namespace"], true);
     assert_eq!(result.layers["resources"]["mechanism"], "rlimit");
+}
+
+#[test]
+fn workspaces_that_would_hand_over_too_much_are_refused() {
+    // A link an earlier run left where the next workspace is looked for (`packages/web` made a
+    // link to /root) is not followed.
+    let test = Test::new();
+    std::os::unix::fs::symlink("/etc", test.path().join("web")).unwrap();
+    let run = test
+        .args(["sandbox", "--workspace", "web", "--", "touch", "planted"])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr().contains("goes through") && run.stderr().contains("a symbolic link"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!Path::new("/etc/planted").exists());
+    let run = Test::new()
+        .args(["run-tests", "--framework", "make", "--workspace"])
+        .arg(run.dir.path().join("web"))
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("a symbolic link"), "{}", run.stderr());
+    // The machine's own directories and the home directory (or one holding it).
+    let home = crate::util::TempDir::new();
+    for workspace in [
+        Path::new("/etc"),
+        Path::new("/usr"),
+        home.path(),
+        Path::new("/tmp"),
+    ] {
+        let run = Test::new()
+            .env("HOME", home.path())
+            .args(["sandbox", "--workspace"])
+            .arg(workspace)
+            .args(["--", "true"])
+            .run()
+            .expect_status(125);
+        assert!(
+            run.stderr().contains("the workspace cannot be")
+                || run
+                    .stderr()
+                    .contains("--workspace /tmp: the sandbox provides its own /tmp"),
+            "{}: {}",
+            workspace.display(),
+            run.stderr()
+        );
+    }
+}
+
+#[test]
+fn a_view_that_cannot_be_built_is_never_half_used() {
+    if !is_root() {
+        eprintln!("skipped: needs root to set up the failing mounts (unshare -m)");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    // Two ways a view fails to build: as root, a workspace on a filesystem without id-mapped
+    // mounts (ramfs); as an ordinary user, a /proc with a directory masked (as in containers),
+    // which no user namespace may mount again.
+    for (uid, prepare) in [
+        (0, "mount -t ramfs ramfs ws"),
+        (1500, "mount -t tmpfs -o ro tmpfs /proc/acpi"),
+    ] {
+        let dir = crate::util::TempDir::new();
+        let secret = dir.write("secret/key.txt", "s3cret\n");
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        let bin = dir.path().join("autocoder");
+        std::fs::copy(crate::util::autocoder_bin(), &bin).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::util::chown_tree(&dir.path().join("ws"), uid);
+        crate::util::chown_tree(&dir.path().join("secret"), uid);
+        let run = |flags: &str| {
+            let script = format!(
+                "{prepare} && chown {uid}:{uid} ws && cd ws && exec setpriv --reuid={uid} --regid={uid} --clear-groups {bin} sandbox {flags} -- \
+                 sh -c 'cat {secret} ; echo x > {escape} ; echo ok > inside && cat inside'",
+                bin = bin.display(),
+                secret = secret.display(),
+                escape = dir.path().join("escape").display(),
+            );
+            std::process::Command::new("unshare")
+                .args(["-m", "--propagation", "private", "sh", "-c", &script])
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        let refused = run("");
+        assert_eq!(
+            refused.status.code(),
+            Some(125),
+            "uid {uid}: {}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-degraded"));
+        // Allowed: run again without namespaces, the host in view but Landlock holding it.
+        let degraded = run("--allow-degraded");
+        let stderr = String::from_utf8_lossy(&degraded.stderr);
+        assert_eq!(degraded.status.code(), Some(0), "uid {uid}: {stderr}");
+        let result: serde_json::Value = serde_json::from_slice(&degraded.stdout).unwrap();
+        let result = &result["sandbox"];
+        assert_eq!(result["stdout"], "ok\n", "uid {uid}: {result}");
+        assert!(!result.to_string().contains("s3cret"), "{result}");
+        assert!(
+            !dir.path().join("escape").exists(),
+            "uid {uid}: wrote outside"
+        );
+        assert_eq!(result["layers"]["filesystem"]["view"], "host", "{result}");
+        assert_eq!(result["layers"]["containment"]["mount_namespace"], false);
+        assert!(
+            !result["layers"]["network"]["mechanisms"]
+                .to_string()
+                .contains("mount-namespace"),
+            "{result}"
+        );
+        assert_eq!(
+            result["layers"]["degraded"][0]["layer"], "filesystem",
+            "{result}"
+        );
+        assert!(
+            result["layers"]["degraded"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot build the private view"),
+            "{result}"
+        );
+    }
 }
 
 #[test]

@@ -932,6 +932,8 @@ int main(void) {
     show("clone-plain", clone_with(0));
     show("clone3", syscall(SYS_clone3, buffer, 64));
     show("openat2", syscall(SYS_openat2, AT_FDCWD, ".", buffer, 24));
+    /* open_tree_attr (467, Linux 6.15): without OPEN_TREE_CLONE no capability is asked. */
+    show("open_tree_attr", syscall(467, AT_FDCWD, ".", 0, 0, 0));
     show("socket-inet", socket(AF_INET, SOCK_DGRAM, 0));
     show("socket-netlink", socket(AF_NETLINK, SOCK_RAW, 0));
     show("socket-unix", socket(AF_UNIX, SOCK_STREAM, 0));
@@ -982,6 +984,7 @@ fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
         ("clone-plain", &"0".to_string()),
         ("clone3", &enosys),
         ("openat2", &enosys),
+        ("open_tree_attr", &eperm),
         ("socket-inet", &eperm),
         ("socket-netlink", &eperm),
         ("socket-unix", &"0".to_string()),

@@ -120,6 +120,8 @@ pub struct Run {
     pub output: Output,
     /// The test's directory, kept until the run is dropped so tests can look at files.
     pub dir: TempDir,
+    /// The home of an ordinary user's run.
+    _home: TempDir,
 }
 
 impl Test {
@@ -210,6 +212,7 @@ impl Test {
             std::fs::create_dir_all(&bin).unwrap();
             chown_tree(self.dir.path(), uid);
         }
+        let home = TempDir::new();
         let mut command = autocoder_as(self.as_user, &self.dir.path().join(".bin"));
         command
             .args(&self.args)
@@ -218,8 +221,10 @@ impl Test {
         for (key, value) in &self.env {
             command.env(key, value);
         }
-        if self.as_user.is_some() {
-            command.env("HOME", self.dir.path());
+        if let Some(uid) = self.as_user {
+            // A home of its own, apart from the workspace (no workspace may hold a home).
+            chown_tree(home.path(), uid);
+            command.env("HOME", home.path());
             if !self.env.iter().any(|(key, _)| key == "PATH") {
                 command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
             }
@@ -242,11 +247,12 @@ impl Test {
         Run {
             output,
             dir: self.dir,
+            _home: home,
         }
     }
 }
 
-fn chown_tree(path: &Path, uid: u32) {
+pub fn chown_tree(path: &Path, uid: u32) {
     let status = Command::new("chown")
         .arg("-R")
         .arg(format!("{uid}:{uid}"))

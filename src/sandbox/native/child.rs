@@ -8,6 +8,7 @@
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
+//! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
 //! `exec ERRNO` (the command could not be executed) and finally `status RAW_WAIT_STATUS`. When it
 //! exits, the kernel kills whatever else is left in the namespace, setsid'ed daemons included,
 //! before the parent's wait returns.
@@ -145,7 +146,17 @@ pub fn run(plan: &ChildPlan) -> ! {
     // SAFETY: plain system call on our own process.
     unsafe { libc::setsid() };
     if let Some(view) = &plan.view {
-        report.layer("filesystem", set_up_view(view, plan.switch_to));
+        // A view half built is no layer at all, and the Landlock rules below assume the view:
+        // never go on without it. The parent runs the command again without namespaces when
+        // degraded layers are allowed.
+        if let Err(reason) = set_up_view(view, plan.switch_to) {
+            if !plan.allow_degraded {
+                report.fail("filesystem", &reason);
+            }
+            report.line(&format!("noview {reason}"));
+            // SAFETY: leaving the child before the command started.
+            unsafe { libc::_exit(125) }
+        }
     }
     if let Some(join) = &plan.cgroups {
         report.layer("resources", join_cgroups(join));

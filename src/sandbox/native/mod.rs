@@ -45,16 +45,30 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     } else {
         None
     };
-    match run_with(policy, cgroups) {
+    // Nothing was started when an attempt is refused: the same run again, without what refused.
+    let last = |attempt| match attempt {
+        Attempt::Failed(failure) => failure,
+        Attempt::CgroupsRefused(reason) | Attempt::ViewRefused(reason) => Failure::external(reason),
+    };
+    match run_with(policy, cgroups, None) {
         Ok(result) => Ok(result),
         Err(Attempt::Failed(failure)) => Err(failure),
-        // Nothing was started yet: the same run again, with rlimits.
         Err(Attempt::CgroupsRefused(reason)) => {
             using_rlimits(&reason);
-            run_with(policy, None).map_err(|attempt| match attempt {
-                Attempt::Failed(failure) => failure,
-                Attempt::CgroupsRefused(reason) => Failure::external(reason),
-            })
+            match run_with(policy, None, None) {
+                Err(Attempt::ViewRefused(reason)) => {
+                    run_with(policy, None, Some(view_refused(reason))).map_err(last)
+                }
+                other => other.map_err(last),
+            }
+        }
+        Err(Attempt::ViewRefused(reason)) => {
+            let cgroups = if root {
+                RunCgroups::locate().ok()
+            } else {
+                None
+            };
+            run_with(policy, cgroups, Some(view_refused(reason))).map_err(last)
         }
     }
 }
@@ -65,6 +79,16 @@ enum Attempt {
     /// The run's cgroups could not be made or limited (a read-only hierarchy, a parent cgroup
     /// whose CPU quota is below the one asked for): it can run again without them.
     CgroupsRefused(String),
+    /// The command's private view could not be built (with --allow-degraded): it can run again
+    /// without namespaces, the host's filesystem in view and Landlock limiting it.
+    ViewRefused(String),
+}
+
+fn view_refused(reason: String) -> Degradation {
+    Degradation {
+        layer: "filesystem".into(),
+        reason: format!("cannot build the private view ({reason}); the host's filesystem is in view, Landlock limits what it may read and write"),
+    }
 }
 
 impl From<Failure> for Attempt {
@@ -80,7 +104,12 @@ fn using_rlimits(reason: &str) {
     );
 }
 
-fn run_with(policy: &SandboxPolicy, cgroups: Option<RunCgroups>) -> Result<SandboxResult, Attempt> {
+/// One attempt at the run; `without_namespaces` says why it goes without them (a degraded run).
+fn run_with(
+    policy: &SandboxPolicy,
+    cgroups: Option<RunCgroups>,
+    without_namespaces: Option<Degradation>,
+) -> Result<SandboxResult, Attempt> {
     let started = Instant::now();
     // SAFETY: plain getters.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -192,14 +221,21 @@ fn run_with(policy: &SandboxPolicy, cgroups: Option<RunCgroups>) -> Result<Sandb
     if !root {
         namespaces |= libc::CLONE_NEWUSER;
     }
-    let (pid, pidfd) = match sys::clone3(namespaces as u64) {
+    let cloned = match without_namespaces {
+        Some(degradation) => Err(degradation),
+        None => sys::clone3(namespaces as u64).map_err(|errno| Degradation {
+            layer: "containment".into(),
+            reason: format!(
+                "cannot create the sandbox's namespaces: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        }),
+    };
+    let (pid, pidfd) = match cloned {
         Ok(Some(parent)) => parent,
         Ok(None) => child::run(&plan),
-        Err(errno) if policy.allow_degraded => {
-            degraded.push(Degradation {
-                layer: "containment".into(),
-                reason: format!("cannot create namespaces: {}", std::io::Error::from_raw_os_error(errno)),
-            });
+        Err(degradation) if policy.allow_degraded => {
+            degraded.push(degradation);
             // Without a mount namespace the host's filesystem stays in view: a private temporary
             // directory on the host, no UNIX sockets at all, and we run as we are (without
             // capabilities) since nothing can be id-mapped.
@@ -224,11 +260,8 @@ fn run_with(policy: &SandboxPolicy, cgroups: Option<RunCgroups>) -> Result<Sandb
                 _ => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error())).into()),
             }
         }
-        Err(errno) => {
-            return Err(Failure::external(format!(
-                "cannot create the sandbox's namespaces: {}",
-                std::io::Error::from_raw_os_error(errno)
-            ))
+        Err(degradation) => {
+            return Err(Failure::external(degradation.reason)
             .with_hint(
                 "allow user namespaces (sysctl user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns=0), \
                  use --backend docker, or pass --allow-degraded to run with the layers that remain",
@@ -287,6 +320,7 @@ fn run_with(policy: &SandboxPolicy, cgroups: Option<RunCgroups>) -> Result<Sandb
         let (layer, reason) = rest.split_once(' ').unwrap_or((rest, ""));
         match tag {
             "status" => command_status = rest.parse::<i32>().ok(),
+            "noview" => return Err(Attempt::ViewRefused(rest.to_string())),
             "degraded" => degraded.push(Degradation { layer: layer.into(), reason: reason.into() }),
             "fail" => {
                 return Err(Failure::external(format!("cannot apply the {layer} layer: {reason}")).with_hint(

@@ -80,9 +80,10 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
             _ => {}
         }
     }
+    check_not_reserved(&policy.workspace, "--workspace")?;
     let mut read_write = vec![policy.workspace.clone()];
     read_write.extend(policy.read_write.iter().cloned());
-    for path in &read_write {
+    for path in &policy.read_write {
         check_not_reserved(path, "--rw")?;
     }
     for path in &policy.read_only {

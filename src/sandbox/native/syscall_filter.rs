@@ -62,9 +62,13 @@ const REFUSED: &[i64] = &[
     libc::SYS_fsmount,
     libc::SYS_fspick,
     libc::SYS_mount_setattr,
+    OPEN_TREE_ATTR,
     libc::SYS_setns,
     libc::SYS_unshare,
 ];
+
+/// `open_tree_attr` (Linux 6.15), by number: open_tree that also sets the copy's attributes.
+const OPEN_TREE_ATTR: i64 = 467;
 
 /// The `clone` flags that make namespaces; all lie in the low 32 bits the kernel reads.
 const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
