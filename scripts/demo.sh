@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh: what `make demo` shows, on built-in defaults (no keys, no network): the bundled
 # sample issue is fetched, the bundled sample project's tests run inside the sandbox and fail (the
-# sample has bugs on purpose), and the failures come back as data in the run document. It grows
-# with every capability autocoder gains.
+# sample has bugs on purpose), and the failures come back as data in the run document; the MCP
+# server answers as an editor would see it; a fix made by hand (heal's part, still to come) is
+# tested again and turned into the pull request open-pr would send. It grows with every
+# capability autocoder gains.
 set -euo pipefail
 
 bin=${1:-target/release/autocoder}
@@ -11,6 +13,11 @@ issue=testdata/issues/shop-discount.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$sample/." "$work"
+# The sample as a clone of its repository would be (open-pr commits to it; nothing is pushed).
+git -C "$work" init -q -b main
+git -C "$work" add -A
+git -C "$work" -c user.name=demo -c user.email=demo@example.invalid commit -qm "the sample shop"
+git -C "$work" remote add origin https://github.com/acme/shop.git
 
 echo "\$ autocoder fetch-issue $issue | autocoder run-tests --workspace $sample"
 status=0
@@ -64,6 +71,29 @@ for match in found["structuredContent"]["matches"][:4]:
 server.stdin.close()
 server.wait()
 PY
+
 echo
-echo "Next (on their way): heal repairs the code, review checks the change, open-pr proposes it."
-[ "$status" -eq 1 ]
+echo "\$ # the fix, by hand here (heal will make it), tested again, and the pull request it makes:"
+echo "\$ autocoder run-tests < run.json | autocoder open-pr --dry-run --repo acme/shop --base main"
+sed -i -e 's|price_cents \* percent // 100|price_cents * (100 - percent) // 100|' \
+  -e 's|quantity > 50|quantity >= 50|' -e 's|quantity > 10|quantity >= 10|' "$work/shop/pricing.py"
+fixed=0
+"$bin" run-tests --workspace "$work" --timeout 60s <"$work/run.json" >"$work/fixed.json" || fixed=$?
+AUTOCODER_AUTHOR="autocoder demo <demo@example.invalid>" \
+  "$bin" open-pr --dry-run --repo acme/shop --base main --workspace "$work" <"$work/fixed.json" >"$work/pr.json"
+python3 - "$work/pr.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+tests, pr = doc["tests"], doc["pr"]
+print()
+print(f"Tests: {tests['outcome']} - {tests['counts']['passed']} passed, {tests['counts']['failed']} failed")
+request = pr["request"]
+print(f"Commit {pr['commit'][:12]} on {pr['branch']} (in refs/autocoder/dry-run/, nothing pushed)")
+print(f"{request['method']} {request['url']}")
+print(f"  title: {request['body']['title']}")
+for line in request["body"]["body"].splitlines()[:6]:
+    print("  |", line)
+PY
+echo
+echo "Next (on their way): heal makes the fix itself, review checks it."
+[ "$status" -eq 1 ] && [ "$fixed" -eq 0 ]
