@@ -77,6 +77,12 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         .metadata()
         .map_err(|err| tool_error(format!("{}: {err}", confined.display().display())))?;
     let start_is_dir = start_meta.is_dir();
+    if !start_is_dir && !start_meta.is_file() {
+        return Err(tool_error(format!(
+            "{} is not a regular file (a FIFO, socket or device); not searched",
+            confined.display().display()
+        )));
+    }
     if !start_is_dir && start_meta.len() > MAX_FILE_BYTES {
         return Err(tool_error(format!(
             "{} is {} bytes, more than search_text reads (16 MiB); use run_command with grep",

@@ -2297,10 +2297,23 @@ fn fifos_devices_and_huge_ignore_files_do_not_hang_the_tools() {
             "edit_file",
             json!({"path": "pipe.txt", "old_string": "a", "new_string": "b"}),
         ),
+        ("search_text", json!({"pattern": "a", "path": "pipe.txt"})),
     ] {
         let text = session.call_error(tool, arguments);
         assert!(text.contains("not a regular"), "{tool}: {text}");
     }
+    let entries = session.call("list_files", json!({}))["structuredContent"]["entries"].clone();
+    let pipe = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["path"] == "pipe.txt")
+        .cloned();
+    assert_eq!(
+        pipe.map(|p| p["kind"].clone()),
+        Some(json!("other")),
+        "{entries}"
+    );
 }
 
 #[test]
