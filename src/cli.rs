@@ -182,7 +182,7 @@ pub struct SandboxArgs {
 /// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3, implied by
 /// an issue URL on that host). The token comes from GITHUB_TOKEN or GH_TOKEN (optional for public
 /// repositories) and goes only to github.com's API or one named; an API implied by an issue's
-/// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead.
+/// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead, when GH_HOST names it.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42\n  autocoder fetch-issue https://github.com/acme/shop/issues/42\n  autocoder fetch-issue '#42' | autocoder run-tests\n  autocoder fetch-issue bug.md"

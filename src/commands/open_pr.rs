@@ -58,7 +58,6 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             } => Some((owner, repo, api_url)),
             _ => None,
         });
-    let mut issue_api = None;
     let remote = args.remote.clone();
     let remote_url = git.config(&format!("remote.{remote}.url")).ok_or_else(|| {
         Failure::usage(format!("the repository has no remote `{remote}`"))
@@ -77,8 +76,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             // The issue's own address, written by fetch-issue before anything ran in a sandbox;
             // never the workspace's remote, which sandboxed code can point anywhere. Its host
             // then names the API too.
-            let (owner, repo, api_url) = issue_repo.as_ref()?;
-            issue_api = api_url.clone();
+            let (owner, repo, _) = issue_repo.as_ref()?;
             Some(format!("{owner}/{repo}"))
         })
         .ok_or_else(|| {
@@ -109,7 +107,13 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     let body = pull_request::body(document.as_value(), &diff);
 
-    let api = Api::choose(args.api_url.as_deref(), issue_api.as_deref());
+    // The issue's forge (GitHub Enterprise Server when its address is on another host) is the
+    // pull request's, when the repository is the issue's.
+    let issue_api = issue_repo
+        .as_ref()
+        .filter(|(owner, name, _)| format!("{owner}/{name}") == repo)
+        .and_then(|(_, _, api_url)| api_url.as_deref());
+    let api = Api::choose(args.api_url.as_deref(), issue_api);
     if args.dry_run {
         git.run(
             &[

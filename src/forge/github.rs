@@ -33,8 +33,8 @@ impl Api {
     ///
     /// `GITHUB_TOKEN` or `GH_TOKEN` goes to github.com's API and to one the user named. An API
     /// only implied by an address gets `GH_ENTERPRISE_TOKEN` or `GITHUB_ENTERPRISE_TOKEN`, as
-    /// with gh: an issue's address may come from anywhere, and must not carry the github.com
-    /// token off to its host.
+    /// with gh, and only when `GH_HOST` names its host: an issue's address may come from
+    /// anywhere, and must not carry a token off to its host.
     pub fn choose(named: Option<&str>, implied: Option<&str>) -> Api {
         Api::choose_with(named, implied, &|name| std::env::var(name).ok())
     }
@@ -49,15 +49,25 @@ impl Api {
                 .iter()
                 .find_map(|name| env(name).filter(|t| !t.trim().is_empty()))
         };
+        let host_named = env;
         let env = env("GITHUB_API_URL").filter(|url| !url.trim().is_empty());
         let github_token = || token_from(&["GITHUB_TOKEN", "GH_TOKEN"]);
+        let same_api = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
         let (url, token) = match (named, implied) {
             (Some(url), _) => (url.to_string(), github_token()),
-            (None, Some(url)) if env.as_deref() == Some(url) => (url.to_string(), github_token()),
-            (None, Some(url)) => (
-                url.to_string(),
-                token_from(&["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]),
-            ),
+            (None, Some(url)) if env.as_deref().is_some_and(|env| same_api(env, url)) => {
+                (url.to_string(), github_token())
+            }
+            (None, Some(url)) => {
+                // Only to the host the user named for gh (GH_HOST).
+                let trusted = host_named("GH_HOST").is_some_and(|host| {
+                    origin(url) == Some(format!("https://{}", host.trim()).to_ascii_lowercase())
+                });
+                let token = trusted
+                    .then(|| token_from(&["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]))
+                    .flatten();
+                (url.to_string(), token)
+            }
             (None, None) => (
                 env.unwrap_or_else(|| super::GITHUB_API.to_string()),
                 github_token(),
@@ -491,7 +501,11 @@ mod tests {
                     .map(|(_, value)| value.to_string())
             }
         };
-        let tokens = env(&[("GITHUB_TOKEN", "gh"), ("GH_ENTERPRISE_TOKEN", "ghe")]);
+        let tokens = env(&[
+            ("GITHUB_TOKEN", "gh"),
+            ("GH_ENTERPRISE_TOKEN", "ghe"),
+            ("GH_HOST", "GHE.example"),
+        ]);
         let api = |named, implied, env: &dyn Fn(&str) -> Option<String>| {
             let api = Api::choose_with(named, implied, env);
             (api.url, api.token)
@@ -510,8 +524,15 @@ mod tests {
             api(Some("http://127.0.0.1:9"), Some(ghe), &tokens),
             owned("http://127.0.0.1:9", "gh")
         );
-        // Implied by an issue's address: the enterprise token, or none.
+        // Implied by an issue's address: the enterprise token for GH_HOST, else none.
         assert_eq!(api(None, Some(ghe), &tokens), owned(ghe, "ghe"));
+        let elsewhere = "https://evil.example/api/v3";
+        assert_eq!(
+            api(None, Some(elsewhere), &tokens),
+            (elsewhere.to_string(), None)
+        );
+        let no_host = env(&[("GITHUB_TOKEN", "gh"), ("GH_ENTERPRISE_TOKEN", "ghe")]);
+        assert_eq!(api(None, Some(ghe), &no_host), (ghe.to_string(), None));
         assert_eq!(
             api(None, Some(ghe), &env(&[("GITHUB_TOKEN", "gh")])),
             (ghe.to_string(), None)
@@ -519,10 +540,13 @@ mod tests {
         // Unless it is the API the environment names.
         let named = env(&[
             ("GITHUB_TOKEN", "gh"),
-            ("GITHUB_API_URL", "https://ghe.example/api/v3"),
+            ("GITHUB_API_URL", "https://ghe.example/api/v3/"),
         ]);
         assert_eq!(api(None, Some(ghe), &named), owned(ghe, "gh"));
-        assert_eq!(api(None, None, &named), owned(ghe, "gh"));
+        assert_eq!(
+            api(None, None, &named),
+            owned("https://ghe.example/api/v3/", "gh")
+        );
     }
 
     #[test]

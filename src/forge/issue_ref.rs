@@ -76,14 +76,17 @@ fn parse_url(rest: &str) -> Option<IssueRef> {
     let kind = parts.next()?;
     let number: u64 = parts.next()?.parse().ok()?;
     if parts.next().is_some()
+        || host.contains('@')
         || !matches!(kind, "issues" | "pull" | "pulls")
         || !valid_name(owner)
         || !valid_name(repo)
     {
         return None;
     }
-    let api_url = (host != "github.com" && host != "www.github.com")
-        .then(|| format!("https://{host}/api/v3"));
+    let on_github = ["github.com", "www.github.com"]
+        .iter()
+        .any(|name| host.eq_ignore_ascii_case(name));
+    let api_url = (!on_github).then(|| format!("https://{host}/api/v3"));
     Some(IssueRef::GitHub {
         owner: owner.into(),
         repo: repo.into(),
@@ -107,15 +110,15 @@ pub fn valid_name(name: &str) -> bool {
 pub fn repo_from_remote(url: &str) -> Option<(String, String, String)> {
     let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
     let (authority, path) = if let Some((_, rest)) = url.split_once("://") {
-        let (authority, path) = rest.split_once('/')?;
-        // A port after the host (`host:22`); the scp-like form has none.
-        (authority.split(':').next()?, path)
+        rest.split_once('/')?
     } else {
         url.split_once(':')?
     };
+    // Credentials first (`user:token@`, which must never be shown), then a port (`host:22`).
     let host = authority
         .rsplit_once('@')
         .map_or(authority, |(_, host)| host);
+    let host = host.split(':').next()?;
     let mut parts = path.rsplitn(3, '/');
     let repo = parts.next()?;
     let owner = parts.next()?;
@@ -169,6 +172,7 @@ mod tests {
             "acme/shop#0",
             "../x#1",
             "https://github.com/acme/shop/wiki/1",
+            "https://ghp_SECRET@evil.example/acme/shop/issues/1",
             "0",
         ] {
             assert!(IssueRef::parse(bad).is_err(), "{bad}");
@@ -196,6 +200,14 @@ mod tests {
                 "ghe.corp.example",
             ),
             ("git@ghe.corp.example:acme/shop", "ghe.corp.example"),
+            (
+                "https://ghp_SECRET:x-oauth-basic@github.com/acme/shop.git",
+                "github.com",
+            ),
+            (
+                "https://x-access-token:ghp_SECRET@github.com:443/acme/shop",
+                "github.com",
+            ),
         ] {
             assert_eq!(
                 repo_from_remote(url).map(|(host, ..)| host).as_deref(),

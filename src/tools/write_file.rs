@@ -4,7 +4,7 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -106,23 +106,13 @@ pub fn write_atomically(
     }
     // Replacing the file needs only the directory's permission: the file's own is asked too,
     // as writing it in place would (a read-only file stays so).
-    // SAFETY: faccessat2 on a name in a directory we hold, not following a final symlink.
-    if exists
-        && unsafe {
-            libc::syscall(
-                libc::SYS_faccessat2,
-                dir.as_raw_fd(),
-                c_name.as_ptr(),
-                libc::W_OK,
-                libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW,
-            )
-        } != 0
-    {
-        return Err(tool_error(format!(
-            "{}: cannot write: {}; it stays as it is",
-            shown.display(),
-            std::io::Error::last_os_error()
-        )));
+    if exists {
+        writable(dir.as_raw_fd(), &c_name).map_err(|err| {
+            tool_error(format!(
+                "{}: cannot write: {err}; it stays as it is",
+                shown.display()
+            ))
+        })?;
     }
     // Setuid and setgid bits are not carried over: a file the sandbox left could become a
     // setuid program with whatever content is written now.
@@ -191,6 +181,36 @@ pub fn write_atomically(
         )));
     }
     Ok(!exists)
+}
+
+/// Whether we may write the file `name` in `dir` (known not to be a symlink), by its own
+/// permissions. faccessat2 (Linux 5.8) asks with our effective ids; where it is missing or a
+/// container's seccomp profile refuses it, faccessat asks with our real ids, the same unless
+/// we run set-id.
+fn writable(dir: RawFd, name: &CString) -> std::io::Result<()> {
+    // SAFETY: access checks on a name in a directory we hold.
+    let asked = unsafe {
+        libc::syscall(
+            libc::SYS_faccessat2,
+            dir,
+            name.as_ptr(),
+            libc::W_OK,
+            libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if asked == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if !matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) {
+        return Err(err);
+    }
+    // SAFETY: as above.
+    if unsafe { libc::syscall(libc::SYS_faccessat, dir, name.as_ptr(), libc::W_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Creates the directories of `relative` one by one beneath the root, never through a symlink.

@@ -269,17 +269,9 @@ fn an_issue_number_uses_the_origin_remote() {
     );
 
     // An origin on another host: its issue 7 is not github.com's, unless the API is named.
-    let elsewhere = || {
+    let elsewhere = |remote: &str| {
         let test = Test::new();
-        for args in [
-            &["init", "-q"][..],
-            &[
-                "remote",
-                "add",
-                "origin",
-                "https://gitlab.example/acme/shop.git",
-            ],
-        ] {
+        for args in [&["init", "-q"][..], &["remote", "add", "origin", remote]] {
             assert!(std::process::Command::new("git")
                 .args(args)
                 .current_dir(test.path())
@@ -290,17 +282,26 @@ fn an_issue_number_uses_the_origin_remote() {
         }
         test.args(["fetch-issue", "7"])
     };
-    let run = elsewhere().run().expect_status(2);
+    // Credentials in the remote's address are never shown.
+    let run = elsewhere("https://oauth2:glpat_SECRET@gitlab.example/acme/shop.git")
+        .run()
+        .expect_status(2);
     assert!(
         run.stderr().contains("on gitlab.example, not github.com")
             && run
                 .stderr()
-                .contains("https://gitlab.example/acme/shop/issues/N"),
+                .contains("https://gitlab.example/acme/shop/issues/N")
+            && !run.stderr().contains("SECRET"),
         "{}",
         run.stderr()
     );
     assert_eq!(github.requests().len(), 2);
-    elsewhere()
+    elsewhere("https://gitlab.example/acme/shop.git")
+        .env("GITHUB_API_URL", github.url())
+        .run()
+        .expect_status(0);
+    // A github.com remote with a token in it is still github.com's.
+    elsewhere("https://ghp_SECRET:x-oauth-basic@github.com/acme/shop.git")
         .env("GITHUB_API_URL", github.url())
         .run()
         .expect_status(0);

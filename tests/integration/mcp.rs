@@ -46,6 +46,11 @@ impl Session {
                 })
             };
         }
+        Session::spawn(command)
+    }
+
+    /// A server started by `command` (which holds `autocoder mcp` and its flags).
+    fn spawn(mut command: Command) -> Session {
         let mut child = command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
@@ -658,6 +663,55 @@ fn file_tools_write_only_what_their_user_may_write() {
     // A file of their own they may replace.
     let wrote = session.call("write_file", json!({"path": "new.txt", "content": "ok\n"}));
     assert_eq!(wrote["isError"], false, "{wrote}");
+}
+
+#[test]
+fn writes_ask_for_permission_where_faccessat2_is_refused() {
+    // Older kernels lack faccessat2 and older container profiles refuse it: strace makes it
+    // fail as they do, and the permission is asked with faccessat.
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root to run the server as another user");
+        return;
+    }
+    let dir = TempDir::new();
+    dir.write("root-owned.txt", "root's\n");
+    let bin = dir.path().join("autocoder");
+    std::fs::copy(autocoder_bin(), &bin).unwrap();
+    std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+    for errno in ["ENOSYS", "EPERM"] {
+        let mut command = Command::new("strace");
+        command
+            .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=faccessat2"])
+            .arg(format!("--inject=faccessat2:error={errno}"))
+            .args([
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(&bin)
+            .args(["mcp", "--root"])
+            .arg(dir.path());
+        let mut session = Session::spawn(command);
+        session.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        let text = session.call_error(
+            "write_file",
+            json!({"path": "root-owned.txt", "content": "mine\n"}),
+        );
+        assert!(text.contains("Permission denied"), "{errno}: {text}");
+        let wrote = session.call("write_file", json!({"path": "new.txt", "content": "1\n"}));
+        assert_eq!(wrote["isError"], false, "{errno}: {wrote}");
+        let wrote = session.call("write_file", json!({"path": "new.txt", "content": "2\n"}));
+        assert_eq!(wrote["isError"], false, "{errno}: {wrote}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("root-owned.txt")).unwrap(),
+        "root's\n"
+    );
 }
 
 #[test]

@@ -459,6 +459,21 @@ fn heal_diff_is_what_gets_committed_and_dry_run_pushes_nothing() {
         "pricing.py\n"
     );
     assert!(git(&repo.work, &["show", &format!("{scratch}:pricing.py")]).contains("p // 2"));
+
+    // An issue on GitHub Enterprise Server (fetch-issue wrote its repo too): the pull request
+    // goes to that server's API, not github.com's.
+    let enterprise = json!({"repo": "acme/shop", "issue": {"source": "github", "number": 42,
+        "title": "Discount doubles", "url": "https://ghe.corp.example/acme/shop/issues/42"}});
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(enterprise))
+        .args(["open-pr", "--dry-run", "--base", "main", "--workspace"])
+        .args([&repo.work])
+        .run()
+        .expect_status(0);
+    assert_eq!(
+        document(&run)["pr"]["request"]["url"],
+        "https://ghe.corp.example/api/v3/repos/acme/shop/pulls"
+    );
 }
 
 #[test]
