@@ -174,9 +174,8 @@ impl PolicyRequest {
 
 /// The workspace `given`, canonical, once it is known to be one a command may be handed: an
 /// existing directory, reached through no symbolic link (a sandboxed command could have made
-/// one, in an earlier run, where the next workspace is looked for), and neither `/`, one of the
-/// machine's own directories, nor the home directory or one above it (keys, shell start-up
-/// files, every other project).
+/// one, in an earlier run, where the next workspace is looked for), and not `too_wide` (keys,
+/// shell start-up files, every other project).
 pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
     let workspace = existing_path(given, "--workspace")?;
     if !workspace.is_dir() {
@@ -202,37 +201,7 @@ pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
             .with_hint(format!("give the real path: --workspace {}", workspace.display())));
         }
     }
-    const MACHINE: &[&str] = &[
-        "/",
-        "/bin",
-        "/boot",
-        "/etc",
-        "/home",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/opt",
-        "/root",
-        "/sbin",
-        "/srv",
-        "/usr",
-        "/usr/local",
-        "/var",
-    ];
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .and_then(|home| PathBuf::from(home).canonicalize().ok());
-    let too_wide = if MACHINE.iter().any(|dir| workspace == Path::new(dir)) {
-        Some("one of the machine's own directories")
-    } else if home
-        .as_ref()
-        .is_some_and(|home| home.starts_with(&workspace))
-    {
-        Some("the home directory, or one that holds it")
-    } else {
-        None
-    };
-    if let Some(what) = too_wide {
+    if let Some(what) = too_wide(&workspace) {
         return Err(Failure::usage(format!(
             "the workspace cannot be {} ({what}): the command could write everything in it",
             workspace.display()
@@ -240,6 +209,57 @@ pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
         .with_hint("run from the project's directory, or give it with --workspace DIR"));
     }
     Ok(workspace)
+}
+
+/// What a directory (canonical) is, when it holds too much to hand to a command or a model: `/`,
+/// the machine's own directories (the system's files anywhere in them), or the home directory
+/// or one holding it. Projects under `/usr/src`, `/opt`, `/srv` or `/var/lib` stay allowed.
+pub fn too_wide(dir: &Path) -> Option<&'static str> {
+    const SYSTEM_TREES: &[&str] = &[
+        "/bin",
+        "/boot",
+        "/etc",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/sbin",
+        "/usr/bin",
+        "/usr/include",
+        "/usr/lib",
+        "/usr/lib32",
+        "/usr/lib64",
+        "/usr/libexec",
+        "/usr/sbin",
+        "/usr/share",
+    ];
+    const HOLDERS: &[&str] = &[
+        "/",
+        "/home",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/root",
+        "/run",
+        "/srv",
+        "/usr",
+        "/usr/local",
+        "/var",
+        "/var/cache",
+        "/var/lib",
+        "/var/log",
+    ];
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .and_then(|home| PathBuf::from(home).canonicalize().ok());
+    if SYSTEM_TREES.iter().any(|tree| dir.starts_with(tree))
+        || HOLDERS.iter().any(|holder| dir == Path::new(holder))
+    {
+        Some("the machine's own")
+    } else if home.is_some_and(|home| home.starts_with(dir)) {
+        Some("the home directory, or one that holds it")
+    } else {
+        None
+    }
 }
 
 /// `path` with its symbolic links resolved, like `canonicalize`, unless resolving it follows a

@@ -77,14 +77,13 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(format!("root {}: not a directory", canonical.display()));
             }
-            if canonical == Path::new("/") {
-                // Every file on the machine would be the tools' to read and write (an editor
-                // may start the server in `/`).
-                return Err(
-                    "a root cannot be / (the whole machine); name the project's \
-                            directory"
-                        .into(),
-                );
+            // Every file there would be the tools' to read and write (an editor may start the
+            // server in `/` or in the home directory).
+            if let Some(what) = crate::sandbox::policy::too_wide(&canonical) {
+                return Err(format!(
+                    "a root cannot be {} ({what}); name the project's directory",
+                    canonical.display()
+                ));
             }
             // No symlink may lead there now: the descriptor is the directory that was checked.
             let c_path = CString::new(canonical.as_os_str().as_bytes())

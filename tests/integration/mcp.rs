@@ -778,15 +778,44 @@ fn roots_come_from_the_environment_when_none_are_given() {
 }
 
 #[test]
-fn the_whole_machine_is_no_root() {
+fn the_whole_machine_and_the_home_are_no_roots() {
+    let home = TempDir::new();
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    for root in [
+        Path::new("/"),
+        Path::new("/etc/ssh"),
+        Path::new("/usr"),
+        home.path(),
+    ] {
+        let output = Command::new(autocoder_bin())
+            .args(["mcp", "--root"])
+            .arg(root)
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{}: {said}", root.display());
+        assert!(
+            said.contains(&format!("a root cannot be {}", root.display())),
+            "{said}"
+        );
+    }
+    // A project in the home is one.
     let output = Command::new(autocoder_bin())
-        .args(["mcp", "--root", "/"])
+        .args(["mcp", "--root"])
+        .arg(&project)
+        .env("HOME", home.path())
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(said.contains("a root cannot be /"), "{said}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]

@@ -683,7 +683,9 @@ fn workspaces_that_would_hand_over_too_much_are_refused() {
     let home = crate::util::TempDir::new();
     for workspace in [
         Path::new("/etc"),
+        Path::new("/etc/ssh"),
         Path::new("/usr"),
+        Path::new("/usr/lib"),
         home.path(),
         Path::new("/tmp"),
     ] {
