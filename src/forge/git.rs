@@ -526,7 +526,7 @@ fn subcommand<'a>(args: &[&'a str]) -> &'a str {
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match *word {
-            "-c" | "-C" => {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => {
                 words.next();
             }
             option if option.starts_with('-') => {}
@@ -547,6 +547,10 @@ mod tests {
             "commit"
         );
         assert_eq!(subcommand(&["--no-pager", "-C", "/x", "push"]), "push");
+        assert_eq!(
+            subcommand(&["--git-dir", "/x/.git", "--work-tree", "/x", "add"]),
+            "add"
+        );
         assert_eq!(subcommand(&["status"]), "status");
         assert_eq!(subcommand(&[]), "");
     }

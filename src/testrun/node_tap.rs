@@ -24,6 +24,8 @@ struct Pending {
     /// What the test file printed before its result (`# ` lines): a file that could not load
     /// shows its error there.
     printed: Vec<String>,
+    /// `failureType: 'testCodeFailure'`: the failure is the test's own code (or file) failing.
+    test_code_failure: bool,
 }
 
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
@@ -75,6 +77,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 error: String::new(),
                 stack: String::new(),
                 printed: std::mem::take(&mut printed),
+                test_code_failure: false,
             });
             return;
         }
@@ -143,6 +146,7 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
     match key {
         "type" => pending.is_suite = value == "suite",
         "failureType" if value == "subtestsFailed" => pending.is_suite = true,
+        "failureType" => pending.test_code_failure = value == "testCodeFailure",
         "name" => pending.failure.kind = Some(value.to_string()),
         "code" if pending.failure.kind.is_none() => pending.failure.kind = Some(value.to_string()),
         "location" => {
@@ -166,8 +170,10 @@ fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) ->
     if pending.is_suite {
         return 0;
     }
-    if pending.failure.kind.as_deref() == Some("ERR_TEST_FAILURE") {
-        if let Some(fault) = load_error(&pending.printed, root) {
+    // A file that could not load is a top-level result named after the file, and what it
+    // printed starts with that file's error location.
+    if pending.failure.kind.as_deref() == Some("ERR_TEST_FAILURE") && pending.test_code_failure {
+        if let Some(fault) = load_error(&pending.printed, &pending.failure.id, root) {
             pending.failure.file = Some(fault.0);
             pending.failure.line = Some(fault.1);
             pending.failure.kind = Some(fault.2);
@@ -204,13 +210,18 @@ fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) ->
     0
 }
 
-/// A test file that could not load, from what Node printed: `/path/x.test.js:1`, the code, a
-/// caret, then `SyntaxError: message` → (project path, line, kind, message).
-fn load_error(printed: &[String], root: Option<&Path>) -> Option<(String, u32, String, String)> {
-    let (file, line) = printed.iter().find_map(|line| {
-        let (file, number) = line.trim().rsplit_once(':')?;
-        Some((project_relative(file, root)?, number.parse().ok()?))
-    })?;
+/// A test file `name` that could not load, from what Node printed: `/path/x.test.js:1`, the
+/// code, a caret, then `SyntaxError: message` → (project path, line, kind, message).
+fn load_error(
+    printed: &[String],
+    name: &str,
+    root: Option<&Path>,
+) -> Option<(String, u32, String, String)> {
+    let (file, number) = printed.first()?.trim().rsplit_once(':')?;
+    if file != name {
+        return None;
+    }
+    let (file, line) = (project_relative(file, root)?, number.parse().ok()?);
     let (kind, message) = printed.iter().find_map(|line| {
         let (kind, message) = line.split_once(": ")?;
         let is_kind = kind.ends_with("Error") && kind.chars().all(|c| c.is_ascii_alphanumeric());

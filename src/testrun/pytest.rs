@@ -424,20 +424,32 @@ fn parse_counts(title: &str) -> Option<Counts> {
         return None;
     }
     let mut counts = Counts::default();
-    let mut any = false;
+    // At least one word pytest counts with: "3 workers in 2 pools" is no summary.
+    let mut known = false;
     for part in numbers.split(", ") {
         let (n, what) = part.trim().split_once(' ')?;
         let n: u64 = n.parse().ok()?;
-        any = true;
-        match what {
-            "passed" | "xpassed" => counts.passed += n,
-            "failed" => counts.failed += n,
-            "error" | "errors" => counts.errors += n,
-            "skipped" | "xfailed" | "deselected" => counts.skipped += n,
-            _ => {}
-        }
+        known |= match what {
+            "passed" | "xpassed" => {
+                counts.passed += n;
+                true
+            }
+            "failed" => {
+                counts.failed += n;
+                true
+            }
+            "error" | "errors" => {
+                counts.errors += n;
+                true
+            }
+            "skipped" | "xfailed" | "deselected" => {
+                counts.skipped += n;
+                true
+            }
+            _ => false,
+        };
     }
-    any.then_some(counts)
+    known.then_some(counts)
 }
 
 #[cfg(test)]
@@ -458,6 +470,11 @@ mod tests {
             }
         );
         assert_eq!(parse_counts("no tests ran in 0.01s"), None);
+        assert_eq!(parse_counts("3 workers in 2 pools"), None);
+        assert_eq!(
+            parse_counts("2 subtests passed, 1 passed in 0.1s").map(|c| c.passed),
+            Some(1)
+        );
         assert_eq!(parse_counts("FAILURES"), None);
     }
 

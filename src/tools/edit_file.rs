@@ -79,8 +79,8 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
-    let (old, positions) = find(&text, &input.old_string);
-    match positions.len() {
+    let found = find(&text, &input.old_string);
+    match found.len() {
         0 => {
             // The hint takes a while: other writes need not wait for it.
             drop(editing);
@@ -95,7 +95,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             // Line numbers in one pass over the text; the first 20 listed.
             let mut lines = Vec::new();
             let (mut line, mut counted) = (1, 0);
-            for &at in positions.iter().take(20) {
+            for &(at, _) in found.iter().take(20) {
                 line += text[counted..at].matches('\n').count();
                 counted = at;
                 lines.push(line.to_string());
@@ -109,21 +109,17 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         }
         _ => {}
     }
-    let replaced = if input.replace_all {
-        positions.len()
-    } else {
-        1
-    };
+    let replaced = if input.replace_all { found.len() } else { 1 };
     let mut updated = String::with_capacity(text.len());
     let mut copied = 0;
-    for &at in &positions[..replaced] {
+    for &(at, length) in &found[..replaced] {
         updated.push_str(&text[copied..at]);
         if ends_in_crlf(&text, at) {
             updated.push_str(&with_crlf(&input.new_string));
         } else {
             updated.push_str(&input.new_string);
         }
-        copied = at + old.len();
+        copied = at + length;
     }
     updated.push_str(&text[copied..]);
     if !input.dry_run {
@@ -156,18 +152,29 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// Where `wanted` occurs in `text`, and the text it matched there. The model writes `\n`: where
-/// it does not match as written, it is looked for with CRLF line endings.
-fn find(text: &str, wanted: &str) -> (String, Vec<usize>) {
-    let at =
-        |pattern: &str| -> Vec<usize> { text.match_indices(pattern).map(|(at, _)| at).collect() };
-    let positions = at(wanted);
-    if positions.is_empty() && wanted.contains('\n') && text.contains("\r\n") {
+/// Where `wanted` occurs in `text`: (position, length matched), in order. The model writes `\n`:
+/// in a file with CRLF lines it is looked for with both endings, so that a file mixing them
+/// finds every occurrence.
+fn find(text: &str, wanted: &str) -> Vec<(usize, usize)> {
+    let mut found: Vec<(usize, usize)> = text
+        .match_indices(wanted)
+        .map(|(at, _)| (at, wanted.len()))
+        .collect();
+    if wanted.contains('\n') && !wanted.contains('\r') && text.contains("\r\n") {
         let crlf = with_crlf(wanted);
-        let positions = at(&crlf);
-        return (crlf, positions);
+        found.extend(text.match_indices(&crlf).map(|(at, _)| (at, crlf.len())));
+        found.sort_unstable();
+        // A stretch matched both ways at once is taken once.
+        let mut end = 0;
+        found.retain(|&(at, length)| {
+            let apart = at >= end;
+            if apart {
+                end = at + length;
+            }
+            apart
+        });
     }
-    (wanted.to_string(), positions)
+    found
 }
 
 /// Whether the line at byte `at` ends with CRLF (the last line, without an ending: whether the

@@ -232,3 +232,63 @@ impl Window {
         self.ends_in_cr = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_read_in_pieces_is_whole_and_loses_only_its_final_cr() {
+        let mut window = Window {
+            first: 2,
+            last: 3,
+            content: String::new(),
+            line: Vec::new(),
+            line_bytes: 0,
+            ends_in_cr: false,
+        };
+        // Line 1 is outside the window; line 2 comes in three pieces, the CR alone in the last;
+        // line 3 has a CR inside it and ends in pieces that split a character.
+        window.take(1, b"skipped\r");
+        window.finish(1);
+        for piece in [&b"sec"[..], b"ond", b"\r"] {
+            window.take(2, piece);
+        }
+        window.finish(2);
+        for piece in [&b"a\rb \xc3"[..], b"\xa9"] {
+            window.take(3, piece);
+        }
+        window.finish(3);
+        window.take(4, b"after");
+        window.finish(4);
+        assert_eq!(window.content, "2\tsecond\n3\ta\rb \u{e9}\n");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_on_a_character_boundary_with_its_length() {
+        let mut window = Window {
+            first: 1,
+            last: 1,
+            content: String::new(),
+            line: Vec::new(),
+            line_bytes: 0,
+            ends_in_cr: false,
+        };
+        let line = "é".repeat(MAX_LINE_BYTES);
+        for piece in line.as_bytes().chunks(999) {
+            window.take(1, piece);
+        }
+        window.take(1, b"\r");
+        window.finish(1);
+        let shown = window.content.strip_prefix("1\t").unwrap();
+        assert!(
+            shown.ends_with(&format!("… [line cut: {} bytes in all]\n", line.len())),
+            "{}",
+            &shown[shown.len() - 60..]
+        );
+        assert_eq!(
+            shown.chars().filter(|c| *c == 'é').count(),
+            MAX_LINE_BYTES / 2
+        );
+    }
+}

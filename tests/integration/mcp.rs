@@ -605,6 +605,22 @@ fn edits_match_mixed_line_endings_as_written() {
     edit("a", "A\nX", "A\r\nX\r\nB\nC\n");
     // Written with `\n`, a CRLF stretch is still found.
     edit("A\nX", "a", "a\r\nB\nC\n");
+    // Both stretches count: twice is not once, and replace_all takes each with its ending.
+    std::fs::write(&mixed, "a\r\nb\r\nx\na\nb\n").unwrap();
+    let twice = session.call_error(
+        "edit_file",
+        json!({"path": "mixed.txt", "old_string": "a\nb", "new_string": "c\nd"}),
+    );
+    assert!(twice.contains("occurs 2 times"), "{twice}");
+    let all = session.call(
+        "edit_file",
+        json!({"path": "mixed.txt", "old_string": "a\nb", "new_string": "c\nd", "replace_all": true}),
+    );
+    assert_eq!(all["structuredContent"]["replacements"], 2, "{all}");
+    assert_eq!(
+        std::fs::read_to_string(&mixed).unwrap(),
+        "c\r\nd\r\nx\nc\nd\n"
+    );
 }
 
 #[test]
