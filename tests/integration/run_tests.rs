@@ -299,14 +299,7 @@ fn an_interrupted_run_ends_with_the_signal_s_status() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !test.path().join("started").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the test did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::util::wait_until_exists(&test.path().join("started"), "the test");
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();

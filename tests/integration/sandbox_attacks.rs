@@ -543,14 +543,7 @@ fn start_long_command(dir: &std::path::Path, marker: &str) -> std::process::Chil
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !dir.join("started").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    crate::util::wait_until_exists(&dir.join("started"), "the command");
     child
 }
 

@@ -74,6 +74,16 @@ pub fn own_cgroup(controller: &str) -> Option<PathBuf> {
     )
 }
 
+/// Waits (at most 20 s) until `path` exists: a sandboxed command's sign that it started.
+#[track_caller]
+pub fn wait_until_exists(path: &Path, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn is_root() -> bool {
     // SAFETY: plain getter.
     unsafe { libc::geteuid() == 0 }
