@@ -688,6 +688,7 @@ fn workspaces_that_would_hand_over_too_much_are_refused() {
         Path::new("/usr/lib"),
         home.path(),
         Path::new("/tmp"),
+        Path::new("/var/tmp"),
     ] {
         let run = Test::new()
             .env("HOME", home.path())
@@ -698,9 +699,7 @@ fn workspaces_that_would_hand_over_too_much_are_refused() {
             .expect_status(125);
         assert!(
             run.stderr().contains("the workspace cannot be")
-                || run
-                    .stderr()
-                    .contains("--workspace /tmp: the sandbox provides its own /tmp"),
+                || run.stderr().contains("the sandbox provides its own /tmp"),
             "{}: {}",
             workspace.display(),
             run.stderr()
@@ -718,9 +717,10 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
     // Two ways a view fails to build: as root, a workspace on a filesystem without id-mapped
     // mounts (ramfs); as an ordinary user, a /proc with a directory masked (as in containers),
     // which no user namespace may mount again.
-    for (uid, prepare) in [
-        (0, "mount -t ramfs ramfs ws"),
-        (1500, "mount -t tmpfs -o ro tmpfs /proc/acpi"),
+    // Root's command runs as the sandbox uid (65500) all the same: the workspace is given to it.
+    for (uid, prepare, owner, runs_as) in [
+        (0, "mount -t ramfs ramfs ws", 65500, 65500),
+        (1500, "mount -t tmpfs -o ro tmpfs /proc/acpi", 1500, 1500),
     ] {
         let dir = crate::util::TempDir::new();
         let secret = dir.write("secret/key.txt", "s3cret\n");
@@ -732,8 +732,8 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
         crate::util::chown_tree(&dir.path().join("secret"), uid);
         let run = |flags: &str| {
             let script = format!(
-                "{prepare} && chown {uid}:{uid} ws && cd ws && exec setpriv --reuid={uid} --regid={uid} --clear-groups {bin} sandbox {flags} -- \
-                 sh -c 'cat {secret} ; echo x > {escape} ; echo ok > inside && cat inside'",
+                "{prepare} && chown {owner}:{owner} ws && cd ws && exec setpriv --reuid={uid} --regid={uid} --clear-groups {bin} sandbox {flags} -- \
+                 sh -c 'cat {secret} ; head -1 /etc/shadow ; echo x > {escape} ; id -u > inside && cat inside'",
                 bin = bin.display(),
                 secret = secret.display(),
                 escape = dir.path().join("escape").display(),
@@ -758,7 +758,12 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
         assert_eq!(degraded.status.code(), Some(0), "uid {uid}: {stderr}");
         let result: serde_json::Value = serde_json::from_slice(&degraded.stdout).unwrap();
         let result = &result["sandbox"];
-        assert_eq!(result["stdout"], "ok\n", "uid {uid}: {result}");
+        assert_eq!(
+            result["stdout"],
+            format!("{runs_as}\n"),
+            "uid {uid}: {result}"
+        );
+        assert_eq!(result["layers"]["identity"]["uid"], runs_as, "{result}");
         assert!(!result.to_string().contains("s3cret"), "{result}");
         assert!(
             !dir.path().join("escape").exists(),
@@ -772,8 +777,13 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
                 .contains("mount-namespace"),
             "{result}"
         );
+        // Landlock held the filesystem: what was missing is the namespaces' containment.
         assert_eq!(
-            result["layers"]["degraded"][0]["layer"], "filesystem",
+            result["layers"]["filesystem"]["mechanism"], "landlock",
+            "{result}"
+        );
+        assert_eq!(
+            result["layers"]["degraded"][0]["layer"], "containment",
             "{result}"
         );
         assert!(

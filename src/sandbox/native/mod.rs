@@ -85,8 +85,9 @@ enum Attempt {
 }
 
 fn view_refused(reason: String) -> Degradation {
+    // Landlock still holds the filesystem; what is missing is the namespaces' containment.
     Degradation {
-        layer: "filesystem".into(),
+        layer: "containment".into(),
         reason: format!("cannot build the private view ({reason}); the host's filesystem is in view, Landlock limits what it may read and write"),
     }
 }
@@ -237,15 +238,28 @@ fn run_with(
         Err(degradation) if policy.allow_degraded => {
             degraded.push(degradation);
             // Without a mount namespace the host's filesystem stays in view: a private temporary
-            // directory on the host, no UNIX sockets at all, and we run as we are (without
-            // capabilities) since nothing can be id-mapped.
+            // directory on the host and no UNIX sockets at all. An ordinary user runs as itself;
+            // root still hands the command to the sandbox uid (root, even without capabilities,
+            // owns /etc/shadow and the host keys the view leaves readable), which can write the
+            // workspace only where that uid may, as nothing can be id-mapped.
             let private = private_dir.insert(PrivateDir::create()?);
+            if root {
+                for dir in [private.path.clone(), private.path.join("home")] {
+                    std::os::unix::fs::chown(&dir, Some(SANDBOX_UID), Some(SANDBOX_UID)).map_err(|err| {
+                        Failure::external(format!("cannot hand {} to the sandbox uid: {err}", dir.display()))
+                    })?;
+                }
+                degraded.push(Degradation {
+                    layer: "identity".into(),
+                    reason: format!("without a mount namespace the workspace cannot be id-mapped: the command runs as uid {SANDBOX_UID} and writes only where that uid may"),
+                });
+            }
             plan.envp = environment_block(&policy.env, Some(&private.path))?;
             plan.fs_rules.read_write = view.read_write.iter().cloned().chain([private.path.clone()]).collect();
             plan.self_map = None;
             plan.view = None;
             plan.fs_rules.whole_view_readable = false;
-            plan.switch_to = None;
+            plan.switch_to = root.then_some((SANDBOX_UID, SANDBOX_UID));
             filter.no_unix_sockets = true;
             plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
@@ -395,7 +409,7 @@ fn run_with(
     if !namespaced {
         layers.network.mechanisms = vec!["seccomp".into(), "landlock".into()];
     }
-    let runs_as_sandbox_uid = root && namespaced;
+    let runs_as_sandbox_uid = root;
     layers.identity.uid = if runs_as_sandbox_uid {
         SANDBOX_UID
     } else {
@@ -408,7 +422,7 @@ fn run_with(
     };
     layers.identity.root = root && !runs_as_sandbox_uid;
     layers.identity.user_namespace = !root && namespaced;
-    layers.identity.idmapped_workspace = runs_as_sandbox_uid;
+    layers.identity.idmapped_workspace = root && namespaced;
     layers.containment.pid_namespace = namespaced;
     layers.containment.mount_namespace = namespaced;
     layers.containment.ipc_namespace = namespaced;

@@ -35,7 +35,7 @@ pub const DEVICE_FILES: &[&str] = &[
 ];
 
 /// Places the sandbox fills itself; no path may be mounted over or above them.
-const RESERVED: &[&str] = &["/tmp", "/proc", "/dev"];
+const RESERVED: &[&str] = &["/tmp", "/var/tmp", "/proc", "/dev"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -174,7 +174,7 @@ fn check_not_reserved(path: &Path, flag: &str) -> Result<(), Failure> {
     });
     if clash {
         return Err(Failure::usage(format!(
-            "{flag} {}: the sandbox provides its own /tmp, /proc and /dev",
+            "{flag} {}: the sandbox provides its own /tmp (also as /var/tmp), /proc and /dev",
             path.display()
         ))
         .with_hint("give a directory below /tmp, or elsewhere"));
@@ -217,7 +217,17 @@ mod tests {
 
     #[test]
     fn reserved_places_cannot_be_mounted_over() {
-        for bad in ["/", "/tmp", "/proc", "/proc/1", "/dev", "/dev/shm"] {
+        for bad in [
+            "/",
+            "/tmp",
+            "/proc",
+            "/proc/1",
+            "/dev",
+            "/dev/shm",
+            "/var/tmp",
+            "/var/tmp/ws",
+            "/var",
+        ] {
             assert!(check_not_reserved(Path::new(bad), "--ro").is_err(), "{bad}");
         }
         for good in ["/tmp/ws", "/var/data", "/home/me/proj"] {
