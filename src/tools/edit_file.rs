@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::write_file::{exclusive, write_atomically};
-use super::{Context, RESULT_BUDGET};
+use super::{json_len, json_prefix, Context, RESULT_BUDGET};
 use crate::workspace::jail::{self, tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
@@ -135,10 +135,10 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .context_radius(3)
         .header(&format!("a/{relative}"), &format!("b/{relative}"))
         .to_string();
-    let diff = if diff.len() > RESULT_BUDGET {
+    let diff = if json_len(&diff) > RESULT_BUDGET {
         format!(
-            "{}\n[... diff cut at {RESULT_BUDGET} of {} bytes; read_file shows the file as it is now]",
-            crate::testrun::report::cut(&diff, RESULT_BUDGET),
+            "{}\n[... diff cut, {} bytes in all; read_file shows the file as it is now]",
+            json_prefix(&diff, RESULT_BUDGET),
             diff.len()
         )
     } else {

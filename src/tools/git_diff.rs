@@ -215,9 +215,10 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     let listed = files.iter().take_while(|file| budget.take(file)).count();
     let files_omitted = files.len() - listed;
     files.truncate(listed);
-    let truncated = patch.len() > MAX_DIFF;
+    // Measured as JSON: a control character in a line takes six bytes there.
+    let truncated = super::json_len(&patch) > MAX_DIFF;
     let diff = if truncated {
-        let cut = crate::testrun::report::cut(&patch, MAX_DIFF);
+        let cut = super::json_prefix(&patch, MAX_DIFF);
         format!(
             "{cut}\n[... diff cut at {MAX_DIFF} bytes: ask for fewer paths, fewer context_lines, \
              or stat_only for the counts]"

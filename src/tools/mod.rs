@@ -105,6 +105,54 @@ impl Budget {
     }
 }
 
+/// How many bytes `c` takes inside a JSON string: escapes count, and a control character's
+/// escape (`\u0001`) is six bytes for one.
+fn json_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// How many bytes `text` takes inside a JSON string.
+pub fn json_len(text: &str) -> usize {
+    text.chars().map(json_char_len).sum()
+}
+
+/// The longest start of `text` that takes at most `budget` bytes inside a JSON string.
+pub fn json_prefix(text: &str, budget: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += json_char_len(c);
+        if used > budget {
+            return &text[..at];
+        }
+    }
+    text
+}
+
+/// `text` kept within `budget` bytes of JSON: whole, or its head and tail with a note of what
+/// was cut between them (a command's output: how it started and how it ended).
+pub fn json_head_and_tail(text: String, budget: usize) -> String {
+    if json_len(&text) <= budget {
+        return text;
+    }
+    let head = json_prefix(&text, budget / 2);
+    let mut used = 0;
+    let tail_start = text
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| {
+            used += json_char_len(c);
+            used > budget / 2
+        })
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    let tail = &text[tail_start.max(head.len())..];
+    let cut = text.len() - head.len() - tail.len();
+    format!("{head}\n[... {cut} bytes cut ...]\n{tail}")
+}
+
 /// The text of a result's string field (a diff).
 fn field_text(output: &Value, field: &str) -> String {
     output
@@ -262,5 +310,25 @@ fn drop_rust_formats(schema: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(drop_rust_formats),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lengths_count_escapes() {
+        let text = "a\"\\\n\u{1}é";
+        assert_eq!(
+            json_len(text),
+            serde_json::to_string(text).unwrap().len() - 2
+        );
+        assert_eq!(json_prefix("ab\u{1}c", 3), "ab");
+        assert_eq!(json_prefix("ab\u{1}c", 8), "ab\u{1}");
+        let kept = json_head_and_tail("\u{1}".repeat(10_000), 600);
+        assert!(json_len(&kept) <= 600 + 40, "{}", json_len(&kept));
+        assert!(kept.contains("bytes cut"));
+        assert_eq!(json_head_and_tail("short".into(), 600), "short");
     }
 }

@@ -113,6 +113,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         first: start,
         last: (start - 1).saturating_add(limit),
         content: String::new(),
+        json_bytes: 0,
         line: Vec::new(),
         line_bytes: 0,
         ends_in_cr: false,
@@ -172,6 +173,8 @@ struct Window {
     first: usize,
     last: usize,
     content: String,
+    /// The bytes `content` takes in JSON (a control character's escape takes six).
+    json_bytes: usize,
     /// The start of the line being read (up to MAX_LINE_BYTES), its full length, and whether
     /// its last byte so far is a carriage return.
     line: Vec<u8>,
@@ -201,10 +204,11 @@ impl Window {
         if !self.shows(number) {
             return;
         }
-        if self.content.len() > super::RESULT_BUDGET {
+        if self.json_bytes > super::RESULT_BUDGET {
             self.last = number - 1;
             return;
         }
+        let start = self.content.len();
         let mut length = self.line_bytes;
         if self.ends_in_cr {
             length -= 1;
@@ -227,6 +231,7 @@ impl Window {
         } else {
             let _ = writeln!(self.content, "{number}\t{}", String::from_utf8_lossy(line));
         }
+        self.json_bytes += super::json_len(&self.content[start..]);
         self.line.clear();
         self.line_bytes = 0;
         self.ends_in_cr = false;
@@ -243,6 +248,7 @@ mod tests {
             first: 2,
             last: 3,
             content: String::new(),
+            json_bytes: 0,
             line: Vec::new(),
             line_bytes: 0,
             ends_in_cr: false,
@@ -270,6 +276,7 @@ mod tests {
             first: 1,
             last: 1,
             content: String::new(),
+            json_bytes: 0,
             line: Vec::new(),
             line_bytes: 0,
             ends_in_cr: false,

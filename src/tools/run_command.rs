@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Call, Context};
+use super::{json_head_and_tail, Call, Context};
 use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Run a command inside the sandbox, in the workspace (network off, only the workspace \
@@ -22,8 +22,9 @@ writable, limits on memory, processes and time). Give argv (preferred) or comman
 the exit code, whether it timed out or hit a limit, and stdout and stderr (long output keeps its head and tail). Each \
 call starts fresh: no shell state carries over.";
 
-/// Output kept per stream.
+/// Output kept per stream, and the bytes of JSON it may take in the result.
 const MAX_OUTPUT: &str = "16K";
+const OUTPUT_JSON_BYTES: usize = 16 << 10;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -129,8 +130,9 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             .get("limit_hit")
             .and_then(Value::as_str)
             .map(String::from),
-        stdout: text("stdout"),
-        stderr: text("stderr"),
+        // The sandbox keeps 16 KB of each; in JSON, control characters take six bytes each.
+        stdout: json_head_and_tail(text("stdout"), OUTPUT_JSON_BYTES),
+        stderr: json_head_and_tail(text("stderr"), OUTPUT_JSON_BYTES),
         duration_ms: sandbox
             .get("duration_ms")
             .and_then(Value::as_u64)

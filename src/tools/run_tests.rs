@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::run_command::run_self;
-use super::{Call, Context};
+use super::{Budget, Call, Context, RESULT_BUDGET};
 use crate::workspace::jail::{tool_error, ToolError};
 
 pub const DESCRIPTION: &str = "Run the project's tests in the sandbox (the runner is detected: pytest, unittest, \
@@ -52,9 +52,27 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         .get("tests")
         .cloned()
         .ok_or_else(|| tool_error("run-tests gave no report"))?;
-    // The model needs the failures, not the sandbox's details.
+    // The model needs the failures, not the sandbox's details; as many failures as fit the
+    // result's budget, the others counted with those run-tests left out.
     if let Some(map) = report.as_object_mut() {
         map.remove("sandbox");
+        let failures = match map.remove("failures") {
+            Some(Value::Array(failures)) => failures,
+            _ => Vec::new(),
+        };
+        let mut budget = Budget::new(RESULT_BUDGET);
+        budget.take(&*map);
+        let listed = failures.iter().take_while(|f| budget.take(f)).count();
+        let omitted = (failures.len() - listed) as u64;
+        let before = map
+            .get("failures_omitted")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        map.insert("failures_omitted".into(), Value::from(before + omitted));
+        map.insert(
+            "failures".into(),
+            Value::Array(failures.into_iter().take(listed).collect()),
+        );
     }
     Ok(report)
 }

@@ -387,17 +387,31 @@ fn long_results_stay_within_budget_as_text_and_as_structure() {
             .ends_with("2000\t2000\n[lines 1-2000 of 3000; continue with offset=2001]"),
         "{read}"
     );
-    // Output JSON escapes six bytes for one: the text is cut, with a note.
-    let ran = session.call(
+    // JSON escapes a control character in six bytes: the budgets count them so.
+    let ran = bounded(&session.call(
         "run_command",
-        json!({"command": "head -c 12000 /dev/zero | tr '\\0' '\\1'"}),
-    );
-    let text = ran["content"][0]["text"].as_str().unwrap();
-    assert!(text.len() < 41_000, "{}", text.len());
+        json!({"command": "head -c 12000 /dev/zero | tr '\\0' '\\1'; head -c 12000 /dev/zero | tr '\\0' '\\2' >&2"}),
+    ));
     assert!(
-        text.contains("[... cut at 40000 of"),
-        "{}",
-        &text[text.len() - 200..]
+        ran["stdout"].as_str().unwrap().contains("bytes cut ..."),
+        "{ran}"
+    );
+    let control = format!("a{}\n", "\u{1}".repeat(1900)).repeat(200);
+    dir.write("control.txt", &control);
+    let read = bounded(&session.call("read_file", json!({"path": "control.txt"})));
+    assert!(read["next_offset"].as_u64().is_some(), "{read}");
+    // A run with many long failures: as many as fit, the others counted.
+    let failing: String = (0..120)
+        .map(|n| format!("def test_{n}():\n    assert 'x' * 3000 == 'y{n}'\n\n"))
+        .collect();
+    dir.write("test_many.py", &failing);
+    let tested = bounded(&session.call("run_tests", json!({})));
+    let listed = tested["failures"].as_array().unwrap().len() as u64;
+    assert!(listed > 0 && listed < 120, "{listed}");
+    assert_eq!(
+        listed + tested["failures_omitted"].as_u64().unwrap(),
+        120,
+        "{tested}"
     );
 }
 
