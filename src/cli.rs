@@ -373,9 +373,9 @@ fn api_url(text: &str) -> Result<String, String> {
         .next()
         .is_some_and(|authority| authority.contains('@'))
     {
-        return Err(format!(
-            "`{text}` holds credentials; give the token in GITHUB_TOKEN or GH_TOKEN instead"
-        ));
+        return Err(
+            "the URL holds credentials; give the token in GITHUB_TOKEN or GH_TOKEN instead".into(),
+        );
     }
     if host.is_empty() || host.starts_with('/') {
         return Err(format!(

@@ -117,6 +117,8 @@ pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
             } else {
                 rendered.to_string()
             };
+            // clap quotes the value it refused: a URL's credentials are not shown.
+            let text = without_credentials(&text);
             let _ = write!(std::io::stderr(), "{text}");
             // clap does not say which subcommand it was parsing; the sandbox's usage errors
             // follow timeout(1), everything else is a plain usage error.
@@ -135,6 +137,17 @@ pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
             exit_status(Kind::Usage, command)
         }
     }
+}
+
+/// `text` with the `user:password@` of each URL in it masked.
+fn without_credentials(text: &str) -> String {
+    static URL_CREDENTIALS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    URL_CREDENTIALS
+        .get_or_init(|| {
+            regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'`]+@").expect("valid")
+        })
+        .replace_all(text, "${1}***@")
+        .into_owned()
 }
 
 /// The `--color` choice among arguments that did not parse (before any `--`).

@@ -26,8 +26,10 @@ pub fn run(args: McpArgs) -> Result<i32, Failure> {
     } else {
         vec![PathBuf::from(".")]
     };
-    let roots = Roots::new(&roots)
-        .map_err(|err| Failure::usage(err).with_hint("give existing directories with --root"))?;
+    let roots = Roots::new(&roots).map_err(|err| {
+        Failure::usage(err)
+            .with_hint("give the projects' directories with --root (or in ALLOWED_WORKSPACE_ROOTS)")
+    })?;
     crate::commands::note(
         "mcp",
         &format!(

@@ -231,6 +231,11 @@ pub fn too_wide(dir: &Path) -> Option<&'static str> {
         "/usr/libexec",
         "/usr/sbin",
         "/usr/share",
+        "/usr/local/bin",
+        "/usr/local/lib",
+        "/usr/local/sbin",
+        "/var/lib/apt",
+        "/var/lib/dpkg",
     ];
     const HOLDERS: &[&str] = &[
         "/",

@@ -97,6 +97,21 @@ fn a_pull_request_is_flagged_and_comments_can_be_skipped() {
 
 #[test]
 fn errors_say_what_happened_and_what_to_do() {
+    // An API address with credentials in it is refused, and the password is not repeated.
+    let run = Test::new()
+        .args([
+            "fetch-issue",
+            "acme/shop#1",
+            "--api-url",
+            "http://me:hunter2@127.0.0.1:9",
+        ])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("holds credentials") && !run.stderr().contains("hunter2"),
+        "{}",
+        run.stderr()
+    );
     let github = FakeGitHub::start(vec![
         (
             "GET /repos/acme/private/issues/1",
