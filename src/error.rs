@@ -144,7 +144,7 @@ fn without_credentials(text: &str) -> String {
     static URL_CREDENTIALS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     URL_CREDENTIALS
         .get_or_init(|| {
-            regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'`]+@").expect("valid")
+            regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s'`]*@").expect("valid")
         })
         .replace_all(text, "${1}***@")
         .into_owned()

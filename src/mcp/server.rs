@@ -496,9 +496,9 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
     };
     match outcome {
         Ok((structured, mut text)) => {
-            // Each tool keeps its structured result near 32 KB (tools::Budget), so this cut of
-            // the text is a last guard; the structured result stays whole, as its schema
-            // promises.
+            // Each tool keeps its structured result within about 40 KB (tools::Budget and the
+            // JSON-measured cuts), so this cut of the text is a last guard; the structured
+            // result stays whole, as its schema promises.
             if text.len() > MAX_RESULT {
                 let note = format!("\n[... cut at {MAX_RESULT} of {} bytes: narrow the request (offset/limit, path, glob, max_entries, max_results)]", text.len());
                 text = format!("{}{note}", crate::testrun::report::cut(&text, MAX_RESULT));

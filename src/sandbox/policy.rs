@@ -218,11 +218,15 @@ pub fn too_wide(dir: &Path) -> Option<&'static str> {
     const SYSTEM_TREES: &[&str] = &[
         "/bin",
         "/boot",
+        "/dev",
         "/etc",
         "/lib",
         "/lib32",
         "/lib64",
+        "/proc",
+        "/run",
         "/sbin",
+        "/sys",
         "/usr/bin",
         "/usr/include",
         "/usr/lib",
@@ -244,7 +248,6 @@ pub fn too_wide(dir: &Path) -> Option<&'static str> {
         "/mnt",
         "/opt",
         "/root",
-        "/run",
         "/srv",
         "/usr",
         "/usr/local",
@@ -401,6 +404,42 @@ fn positive_duration(seconds: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directories_too_wide_to_hand_over() {
+        for wide in [
+            "/",
+            "/etc",
+            "/etc/ssh",
+            "/usr/lib/x",
+            "/lib/x",
+            "/proc/1",
+            "/sys/kernel",
+            "/dev/shm",
+            "/run/secrets",
+            "/usr",
+            "/var",
+            "/var/lib",
+            "/opt",
+            "/home",
+            "/usr/local/bin/x",
+        ] {
+            assert!(too_wide(Path::new(wide)).is_some(), "{wide}");
+        }
+        for project in [
+            "/usr/src/app",
+            "/usr/library",
+            "/var/lib/jenkins/workspace/x",
+            "/opt/app",
+            "/srv/site",
+            "/home/someone/project",
+            "/tmp/ws",
+            "/app",
+            "/etcetera",
+        ] {
+            assert_eq!(too_wide(Path::new(project)), None, "{project}");
+        }
+    }
 
     #[test]
     fn sizes() {

@@ -217,11 +217,13 @@ fn load_error(
     name: &str,
     root: Option<&Path>,
 ) -> Option<(String, u32, String, String)> {
-    let (file, number) = printed.first()?.trim().rsplit_once(':')?;
-    if file != name {
-        return None;
-    }
-    let (file, line) = (project_relative(file, root)?, number.parse().ok()?);
+    // `/path/x.test.js:1`, or `file:///path/x.test.mjs:1` for an ES module.
+    let (file, line) = printed.iter().find_map(|line| {
+        let (file, number) = line.trim().rsplit_once(':')?;
+        let file = file.strip_prefix("file://").unwrap_or(file);
+        (file == name).then_some(())?;
+        Some((project_relative(file, root)?, number.parse().ok()?))
+    })?;
     let (kind, message) = printed.iter().find_map(|line| {
         let (kind, message) = line.split_once(": ")?;
         let is_kind = kind.ends_with("Error") && kind.chars().all(|c| c.is_ascii_alphanumeric());

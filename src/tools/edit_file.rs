@@ -79,8 +79,8 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
-    let found = find(&text, &input.old_string);
-    match found.len() {
+    let (found, occurrences) = find(&text, &input.old_string);
+    match occurrences {
         0 => {
             // The hint takes a while: other writes need not wait for it.
             drop(editing);
@@ -152,10 +152,11 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// Where `wanted` occurs in `text`: (position, length matched), in order. The model writes `\n`:
-/// in a file with CRLF lines it is looked for with both endings, so that a file mixing them
-/// finds every occurrence.
-fn find(text: &str, wanted: &str) -> Vec<(usize, usize)> {
+/// Where `wanted` occurs in `text`: (position, length matched), in order, and how many times it
+/// occurs counting occurrences that overlap (what "exactly once" must count). The model writes
+/// `\n`: in a file with CRLF lines it is looked for with both endings, so that a file mixing
+/// them finds every occurrence.
+fn find(text: &str, wanted: &str) -> (Vec<(usize, usize)>, usize) {
     let mut found: Vec<(usize, usize)> = text
         .match_indices(wanted)
         .map(|(at, _)| (at, wanted.len()))
@@ -164,17 +165,18 @@ fn find(text: &str, wanted: &str) -> Vec<(usize, usize)> {
         let crlf = with_crlf(wanted);
         found.extend(text.match_indices(&crlf).map(|(at, _)| (at, crlf.len())));
         found.sort_unstable();
-        // A stretch matched both ways at once is taken once.
-        let mut end = 0;
-        found.retain(|&(at, length)| {
-            let apart = at >= end;
-            if apart {
-                end = at + length;
-            }
-            apart
-        });
     }
-    found
+    let occurrences = found.len();
+    // Replaced: the occurrences apart from one another.
+    let mut end = 0;
+    found.retain(|&(at, length)| {
+        let apart = at >= end;
+        if apart {
+            end = at + length;
+        }
+        apart
+    });
+    (found, occurrences)
 }
 
 /// Whether the line at byte `at` ends with CRLF (the last line, without an ending: whether the

@@ -133,8 +133,9 @@ pub fn json_prefix(text: &str, budget: usize) -> &str {
 }
 
 /// `text` kept within `budget` bytes of JSON: whole, or its head and tail with a note of what
-/// was cut between them (a command's output: how it started and how it ended).
-pub fn json_head_and_tail(text: String, budget: usize) -> String {
+/// was cut between them (a command's output: how it started and how it ended), counting
+/// `cut_before` bytes an earlier cut left out there.
+pub fn json_head_and_tail(text: String, budget: usize, cut_before: u64) -> String {
     if json_len(&text) <= budget {
         return text;
     }
@@ -149,7 +150,7 @@ pub fn json_head_and_tail(text: String, budget: usize) -> String {
         })
         .map_or(0, |(at, c)| at + c.len_utf8());
     let tail = &text[tail_start.max(head.len())..];
-    let cut = text.len() - head.len() - tail.len();
+    let cut = (text.len() - head.len() - tail.len()) as u64 + cut_before;
     format!("{head}\n[... {cut} bytes cut ...]\n{tail}")
 }
 
@@ -326,9 +327,9 @@ mod tests {
         );
         assert_eq!(json_prefix("ab\u{1}c", 3), "ab");
         assert_eq!(json_prefix("ab\u{1}c", 8), "ab\u{1}");
-        let kept = json_head_and_tail("\u{1}".repeat(10_000), 600);
+        let kept = json_head_and_tail("\u{1}".repeat(10_000), 600, 0);
         assert!(json_len(&kept) <= 600 + 40, "{}", json_len(&kept));
         assert!(kept.contains("bytes cut"));
-        assert_eq!(json_head_and_tail("short".into(), 600), "short");
+        assert_eq!(json_head_and_tail("short".into(), 600, 7), "short");
     }
 }

@@ -198,14 +198,13 @@ impl Window {
         self.ends_in_cr = piece.ends_with(b"\r");
     }
 
-    /// Line `number` has ended: numbered into the text if shown. The window also stops at
-    /// about RESULT_BUDGET, so that a result fits a model's context.
+    /// Line `number` has ended: numbered into the text if shown. The window also stops within
+    /// RESULT_BUDGET bytes of JSON, so that a result fits a model's context.
     fn finish(&mut self, number: usize) {
         if !self.shows(number) {
             return;
         }
-        if self.json_bytes > super::RESULT_BUDGET {
-            self.last = number - 1;
+        if self.last < number {
             return;
         }
         let start = self.content.len();
@@ -231,7 +230,15 @@ impl Window {
         } else {
             let _ = writeln!(self.content, "{number}\t{}", String::from_utf8_lossy(line));
         }
-        self.json_bytes += super::json_len(&self.content[start..]);
+        // The window stops before the line that would take it past the budget (the first
+        // line is shown whatever its size).
+        let added = super::json_len(&self.content[start..]);
+        if start > 0 && self.json_bytes + added > super::RESULT_BUDGET {
+            self.content.truncate(start);
+            self.last = number - 1;
+        } else {
+            self.json_bytes += added;
+        }
         self.line.clear();
         self.line_bytes = 0;
         self.ends_in_cr = false;

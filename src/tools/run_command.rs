@@ -130,14 +130,30 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
             .get("limit_hit")
             .and_then(Value::as_str)
             .map(String::from),
-        // The sandbox keeps 16 KB of each; in JSON, control characters take six bytes each.
-        stdout: json_head_and_tail(text("stdout"), OUTPUT_JSON_BYTES),
-        stderr: json_head_and_tail(text("stderr"), OUTPUT_JSON_BYTES),
+        stdout: shown_output(text("stdout")),
+        stderr: shown_output(text("stderr")),
         duration_ms: sandbox
             .get("duration_ms")
             .and_then(Value::as_u64)
             .unwrap_or(0),
     })
+}
+
+/// A stream as the result shows it. The sandbox keeps 16 KB of it (head and tail, with a note
+/// of what it left out); as JSON that can be six times more (a control character's escape), so
+/// it is cut again to OUTPUT_JSON_BYTES, one note then counting both cuts.
+fn shown_output(text: String) -> String {
+    const NOTE: &str = "[... autocoder: ";
+    let cut_by_sandbox = text.find(NOTE).and_then(|at| {
+        let count = &text[at + NOTE.len()..];
+        count[..count.find(' ')?].parse::<u64>().ok()
+    });
+    let shown = json_head_and_tail(text.clone(), OUTPUT_JSON_BYTES, 0);
+    match cut_by_sandbox {
+        // The sandbox's note went with the middle: its count joins the new note's.
+        Some(count) if !shown.contains(NOTE) => json_head_and_tail(text, OUTPUT_JSON_BYTES, count),
+        _ => shown,
+    }
 }
 
 /// Runs `argv` in `autocoder sandbox` on the workspace `root` with `flags`, for at most

@@ -396,6 +396,23 @@ fn long_results_stay_within_budget_as_text_and_as_structure() {
         ran["stdout"].as_str().unwrap().contains("bytes cut ..."),
         "{ran}"
     );
+    // Output the sandbox already cut, cut again as JSON: one note, counting both cuts.
+    let ran = bounded(&session.call("run_command", json!({"argv": ["seq", "1", "200000"]})));
+    let stdout = ran["stdout"].as_str().unwrap();
+    let total = (1..=200_000u64)
+        .map(|n| n.to_string().len() as u64 + 1)
+        .sum::<u64>();
+    let cut: u64 = stdout
+        .split("[... ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no note in {stdout}"));
+    // What is shown plus what the note counts is the whole output, give or take the notes.
+    assert!(
+        cut > total - 40_000 && cut < total,
+        "{cut} of {total}: {stdout}"
+    );
     let control = format!("a{}\n", "\u{1}".repeat(1900)).repeat(200);
     dir.write("control.txt", &control);
     let read = bounded(&session.call("read_file", json!({"path": "control.txt"})));
@@ -619,6 +636,13 @@ fn edits_match_mixed_line_endings_as_written() {
     edit("a", "A\nX", "A\r\nX\r\nB\nC\n");
     // Written with `\n`, a CRLF stretch is still found.
     edit("A\nX", "a", "a\r\nB\nC\n");
+    // Overlapping occurrences, one of each ending, are twice too.
+    std::fs::write(&mixed, "a\r\na\na").unwrap();
+    let overlapping = session.call_error(
+        "edit_file",
+        json!({"path": "mixed.txt", "old_string": "a\na", "new_string": "b"}),
+    );
+    assert!(overlapping.contains("occurs 2 times"), "{overlapping}");
     // Both stretches count: twice is not once, and replace_all takes each with its ending.
     std::fs::write(&mixed, "a\r\nb\r\nx\na\nb\n").unwrap();
     let twice = session.call_error(

@@ -817,21 +817,24 @@ fn a_test_file_that_does_not_compile_is_named_with_its_line() {
     );
     // node --test: the file's failure says why it did not load; beside a passing file the run
     // is a test failure, alone it is a build failure.
-    for (passing, outcome) in [
+    for (file, passing, outcome) in [
         (
+            "test/bad.test.js",
             Some(("test/ok.test.js", "require('node:test')('ok', () => {});\n")),
             "tests_failed",
         ),
-        (None, "build_failed"),
+        ("test/bad.test.js", None, "build_failed"),
+        // An ES module: Node names it by its file:// address.
+        ("test/bad.test.mjs", None, "build_failed"),
     ] {
-        let test = broken("test/bad.test.js", "const x = (;\n", passing);
+        let test = broken(file, "const x = (;\n", passing);
         let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
         assert_eq!(report["outcome"], outcome, "{report:#}");
         let failure = &report["failures"][0];
         assert_eq!(
             (&failure["file"], &failure["line"], &failure["kind"]),
             (
-                &Value::from("test/bad.test.js"),
+                &Value::from(file),
                 &Value::from(1),
                 &Value::from("SyntaxError")
             ),
