@@ -49,18 +49,21 @@ impl Api {
                 .iter()
                 .find_map(|name| env(name).filter(|t| !t.trim().is_empty()))
         };
-        let host_named = env;
-        let env = env("GITHUB_API_URL").filter(|url| !url.trim().is_empty());
+        let named_in_env = env("GITHUB_API_URL").filter(|url| !url.trim().is_empty());
         let github_token = || token_from(&["GITHUB_TOKEN", "GH_TOKEN"]);
         let same_api = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
         let (url, token) = match (named, implied) {
             (Some(url), _) => (url.to_string(), github_token()),
-            (None, Some(url)) if env.as_deref().is_some_and(|env| same_api(env, url)) => {
+            (None, Some(url))
+                if named_in_env
+                    .as_deref()
+                    .is_some_and(|env| same_api(env, url)) =>
+            {
                 (url.to_string(), github_token())
             }
             (None, Some(url)) => {
                 // Only to the host the user named for gh (GH_HOST).
-                let trusted = host_named("GH_HOST").is_some_and(|host| {
+                let trusted = env("GH_HOST").is_some_and(|host| {
                     origin(url) == Some(format!("https://{}", host.trim()).to_ascii_lowercase())
                 });
                 let token = trusted
@@ -69,7 +72,7 @@ impl Api {
                 (url.to_string(), token)
             }
             (None, None) => (
-                env.unwrap_or_else(|| super::GITHUB_API.to_string()),
+                named_in_env.unwrap_or_else(|| super::GITHUB_API.to_string()),
                 github_token(),
             ),
         };

@@ -86,8 +86,8 @@ pub struct PolicyRequest {
 }
 
 impl PolicyRequest {
-    /// Checks the paths (they must exist; the workspace must be a directory other than `/`) and
-    /// builds the command's environment.
+    /// Checks the paths (they must exist; the workspace as `checked_workspace` says) and builds
+    /// the command's environment.
     pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
         let workspace = checked_workspace(&self.workspace)?;
         // Links are resolved here, not trusted: one inside the workspace (or, for --ro, inside
@@ -186,20 +186,14 @@ pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
     }
     let absolute = std::path::absolute(given)
         .map_err(|err| Failure::usage(format!("--workspace {}: {err}", given.display())))?;
-    let mut walked = PathBuf::from("/");
-    for part in absolute.components().skip(1) {
-        walked.push(part);
-        if walked
-            .symlink_metadata()
-            .is_ok_and(|meta| meta.file_type().is_symlink())
-        {
-            return Err(Failure::usage(format!(
-                "--workspace {}: goes through {}, a symbolic link (a sandboxed command could have made it)",
-                given.display(),
-                walked.display()
-            ))
-            .with_hint(format!("give the real path: --workspace {}", workspace.display())));
-        }
+    // Every link on the way counts as one the sandbox could have made (all of `/` writable).
+    if let Err(link) = resolve_without_writable_links(&absolute, &[PathBuf::from("/")]) {
+        return Err(Failure::usage(format!(
+            "--workspace {}: goes through {}, a symbolic link (a sandboxed command could have made it)",
+            given.display(),
+            link.display()
+        ))
+        .with_hint(format!("give the real path: --workspace {}", workspace.display())));
     }
     if let Some(what) = too_wide(&workspace) {
         return Err(Failure::usage(format!(

@@ -204,9 +204,6 @@ impl Window {
         if !self.shows(number) {
             return;
         }
-        if self.last < number {
-            return;
-        }
         let start = self.content.len();
         let mut length = self.line_bytes;
         if self.ends_in_cr {

@@ -37,38 +37,32 @@ pub const SANDBOX_UID: u32 = 65_500;
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     // SAFETY: plain getter.
-    let root = unsafe { libc::geteuid() } == 0;
-    let cgroups = if root {
-        RunCgroups::locate()
-            .inspect_err(|reason| using_rlimits(reason))
-            .ok()
-    } else {
-        None
-    };
-    // Nothing was started when an attempt is refused: the same run again, without what refused.
-    let last = |attempt| match attempt {
-        Attempt::Failed(failure) => failure,
-        Attempt::CgroupsRefused(reason) | Attempt::ViewRefused(reason) => Failure::external(reason),
-    };
-    match run_with(policy, cgroups, None) {
-        Ok(result) => Ok(result),
-        Err(Attempt::Failed(failure)) => Err(failure),
-        Err(Attempt::CgroupsRefused(reason)) => {
-            using_rlimits(&reason);
-            match run_with(policy, None, None) {
-                Err(Attempt::ViewRefused(reason)) => {
-                    run_with(policy, None, Some(view_refused(reason))).map_err(last)
-                }
-                other => other.map_err(last),
+    let mut use_cgroups = unsafe { libc::geteuid() } == 0;
+    let mut without_namespaces = None;
+    loop {
+        let cgroups = if use_cgroups {
+            RunCgroups::locate()
+                .inspect_err(|reason| using_rlimits(reason))
+                .ok()
+        } else {
+            None
+        };
+        use_cgroups = cgroups.is_some();
+        match run_with(policy, cgroups, without_namespaces.clone()) {
+            Ok(result) => return Ok(result),
+            Err(Attempt::Failed(failure)) => return Err(failure),
+            // Nothing was started when an attempt is refused: the same run again, without what
+            // refused (each at most once).
+            Err(Attempt::CgroupsRefused(reason)) if use_cgroups => {
+                using_rlimits(&reason);
+                use_cgroups = false;
             }
-        }
-        Err(Attempt::ViewRefused(reason)) => {
-            let cgroups = if root {
-                RunCgroups::locate().ok()
-            } else {
-                None
-            };
-            run_with(policy, cgroups, Some(view_refused(reason))).map_err(last)
+            Err(Attempt::ViewRefused(reason)) if without_namespaces.is_none() => {
+                without_namespaces = Some(view_refused(reason));
+            }
+            Err(Attempt::CgroupsRefused(reason) | Attempt::ViewRefused(reason)) => {
+                return Err(Failure::external(reason))
+            }
         }
     }
 }
