@@ -16,7 +16,15 @@ const FILE_SIZE: u64 = 4 << 30;
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
     let workspace = document.workspace(args.workspace.as_deref())?;
-    let workspace = crate::sandbox::policy::checked_workspace(&workspace)?;
+    // A saved log is only read: its workspace places file paths, and need not be one a command
+    // may be handed.
+    let workspace = match &args.parse {
+        Some(_) => workspace.canonicalize().map_err(|err| {
+            Failure::usage(format!("workspace {}: {err}", workspace.display()))
+                .with_hint("give an existing directory with --workspace")
+        })?,
+        None => crate::sandbox::policy::checked_workspace(&workspace)?,
+    };
 
     let report = match &args.parse {
         Some(path) => testrun::parse_file(path, args.framework, &workspace)?,

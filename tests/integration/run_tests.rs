@@ -70,7 +70,11 @@ fn counts(report: &Value) -> [u64; 4] {
 }
 
 fn parse(file: &str, framework: &str) -> Value {
-    let mut test = Test::new()
+    // Read in the home directory: a log is only read, so any workspace will do.
+    let test = Test::new();
+    let home = test.path().to_path_buf();
+    let mut test = test
+        .env("HOME", home)
         .args(["run-tests", "--parse"])
         .args([testdata(file)]);
     if !framework.is_empty() {
