@@ -43,23 +43,23 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;fetch-issue' {
-            [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
-            [CompletionResult]::new('--no-comments', '--no-comments', [CompletionResultType]::ParameterName, 'Skip the issue''s comments')
+            [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--no-comments', '--no-comments', [CompletionResultType]::ParameterName, 'Skip the issue''s comments')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'autocoder;mcp' {
-            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'A directory the tools may work in (repeatable); relative paths are taken from the first')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'A directory the tools may work in (repeatable); relative paths are taken from the first')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -70,6 +70,8 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;open-pr' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The repository''s clone [default: the run document''s workspace, else the current directory]')
             [CompletionResult]::new('--repo', '--repo', [CompletionResultType]::ParameterName, 'The GitHub repository [default: the run document''s repo, else its issue''s; never the workspace''s remote, which sandboxed code can change]')
             [CompletionResult]::new('--remote', '--remote', [CompletionResultType]::ParameterName, 'The remote to push to')
@@ -78,20 +80,20 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'The pull request''s title [default: fix: <issue title>]')
             [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'Also commit this file (repeatable): an untracked one, or one that looks like credentials')
             [CompletionResult]::new('--api-url', '--api-url', [CompletionResultType]::ParameterName, 'The GitHub API base URL [default: the issue''s host, else GITHUB_API_URL, else https://api.github.com]')
-            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
-            [CompletionResult]::new('--draft', '--draft', [CompletionResultType]::ParameterName, 'Open a draft pull request (also when heal is not green)')
-            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--draft', '--draft', [CompletionResultType]::ParameterName, 'Open a draft pull request (also when heal is not green)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'autocoder;run-tests' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The project [default: the run document''s workspace, else the current directory]')
             [CompletionResult]::new('--framework', '--framework', [CompletionResultType]::ParameterName, 'The test runner [default: detected from the project''s files]')
             [CompletionResult]::new('--command', '--command', [CompletionResultType]::ParameterName, 'Run this instead of the runner''s usual command (shell syntax runs under sh -c)')
@@ -102,19 +104,19 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--pids', '--pids', [CompletionResultType]::ParameterName, 'Limit on the number of processes and threads (at least 2: the sandbox''s own init and the command)')
             [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the tests may use [default: all]')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
-            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
-            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'autocoder;sandbox' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
             [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The directory the command can read and write, and starts in [default: the current directory]')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds')
             [CompletionResult]::new('--memory', '--memory', [CompletionResultType]::ParameterName, 'Memory limit for all the command''s processes together, e.g. 512M, 2G')
@@ -128,24 +130,22 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--result', '--result', [CompletionResultType]::ParameterName, 'Write the result to FILE instead of stdout (or stderr with --stream)')
             [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'Where the command runs')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The image for --backend docker')
-            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
-            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)')
-            [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)')
-            [CompletionResult]::new('--allow-degraded', '--allow-degraded', [CompletionResultType]::ParameterName, 'Run even when an isolation layer cannot be applied (the result says which were in force)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)')
+            [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Let the command''s output through live; the result goes to stderr as one JSON line (or to --result)')
+            [CompletionResult]::new('--allow-degraded', '--allow-degraded', [CompletionResultType]::ParameterName, 'Run even when an isolation layer cannot be applied (the result says which were in force)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'autocoder;generate' {
-            [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'The directory to write into')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'The directory to write into')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -156,9 +156,9 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;git-reader' {
-            [CompletionResult]::new('--git-dir', '--git-dir', [CompletionResultType]::ParameterName, 'The linked worktree''s own git directory, checked by the server; its `.git` file is not followed')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--git-dir', '--git-dir', [CompletionResultType]::ParameterName, 'The linked worktree''s own git directory, checked by the server; its `.git` file is not followed')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
@@ -169,12 +169,12 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help' {
-            [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'Fetch the issue a repair starts from, into the run document')
-            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
-            [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
-            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
-            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
+            [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'fetch-issue')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'mcp')
+            [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'open-pr')
+            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'run-tests')
+            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'sandbox')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'generate')
             [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break

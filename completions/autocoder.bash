@@ -93,22 +93,22 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__fetch__subcmd__issue)
-            opts="-C -q -v -h --api-url --no-comments --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --api-url --no-comments --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --api-url)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --api-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -119,22 +119,22 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__generate)
-            opts="-C -q -v -h --out-dir --pretty --quiet --verbose --color --help man completions"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --out-dir --help man completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --out-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -145,22 +145,22 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__git__subcmd__reader)
-            opts="-C -q -v -h --git-dir --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --git-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --git-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --git-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -297,22 +297,22 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__mcp)
-            opts="-C -q -v -h --root --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -323,12 +323,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__open__subcmd__pr)
-            opts="-C -q -v -h --workspace --repo --remote --base --branch --title --add --draft --dry-run --api-url --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --repo --remote --base --branch --title --add --draft --dry-run --api-url --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -361,14 +369,6 @@ _autocoder() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -377,12 +377,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__run__subcmd__tests)
-            opts="-C -q -v -h --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -423,14 +431,6 @@ _autocoder() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -439,12 +439,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__sandbox)
-            opts="-C -q -v -h --workspace --timeout --memory --pids --cpus --file-size --network --env --ro --rw --max-output --stream --result --backend --image --allow-degraded --pretty --quiet --verbose --color --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --timeout --memory --pids --cpus --file-size --network --env --ro --rw --max-output --stream --result --backend --image --allow-degraded --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -495,14 +503,6 @@ _autocoder() {
                     ;;
                 --image)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -41,25 +41,29 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Ru
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "git-reader" -d 'The MCP server\'s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l api-url -d 'The GitHub API base URL' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l no-comments -d 'Skip the issue\'s comments'
+complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l api-url -d 'The GitHub API base URL' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l no-comments -d 'Skip the issue\'s comments'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l root -d 'A directory the tools may work in (repeatable); relative paths are taken from the first' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l root -d 'A directory the tools may work in (repeatable); relative paths are taken from the first' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The repository\'s clone [default: the run document\'s workspace, else the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else its issue\'s; never the workspace\'s remote, which sandboxed code can change]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -d 'The remote to push to' -r
@@ -68,16 +72,16 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d 'The pull request\'s title [default: fix: <issue title>]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file (repeatable): an untracked one, or one that looks like credentials' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: the issue\'s host, else GITHUB_API_URL, else https://api.github.com]' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
-always\t''
-never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l draft -d 'Open a draft pull request (also when heal is not green)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l dry-run -d 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l draft -d 'Open a draft pull request (also when heal is not green)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l dry-run -d 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l workspace -d 'The project [default: the run document\'s workspace, else the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l framework -d 'The test runner [default: detected from the project\'s files]' -r -f -a "pytest\t''
 unittest\t''
@@ -97,15 +101,15 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l memory
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -d 'Limit on the number of processes and threads (at least 2: the sandbox\'s own init and the command)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
-always\t''
-never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l workspace -d 'The directory the command can read and write, and starts in [default: the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the command\'s processes together, e.g. 512M, 2G' -r
@@ -120,40 +124,36 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l result -
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l backend -d 'Where the command runs' -r -f -a "native\t'Landlock, seccomp, namespaces, cgroups or rlimits, in this process tree; no daemon'
 docker\t'A container on the local Docker engine'"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l image -d 'The image for --backend docker' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s C -d 'Run as if started in DIR' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
-always\t''
-never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l network -d 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l stream -d 'Let the command\'s output through live; the result goes to stderr as one JSON line (or to --result)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l allow-degraded -d 'Run even when an isolation layer cannot be applied (the result says which were in force)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l network -d 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l stream -d 'Let the command\'s output through live; the result goes to stderr as one JSON line (or to --result)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l allow-degraded -d 'Run even when an isolation layer cannot be applied (the result says which were in force)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l out-dir -d 'The directory to write into' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l out-dir -d 'The directory to write into' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l git-dir -d 'The linked worktree\'s own git directory, checked by the server; its `.git` file is not followed' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l git-dir -d 'The linked worktree\'s own git directory, checked by the server; its `.git` file is not followed' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "fetch-issue"
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "mcp"
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "open-pr"
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "run-tests"
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "sandbox"
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "generate"
 complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "git-reader" -d 'The MCP server\'s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory'
 complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -54,6 +54,8 @@ pub enum ColorChoice {
 }
 
 #[derive(Debug, Subcommand)]
+// Only the subcommand given is built: building all of them took a third of the parse.
+#[command(defer = true)]
 pub enum Command {
     FetchIssue(FetchIssueArgs),
     Mcp(McpArgs),

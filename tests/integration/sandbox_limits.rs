@@ -207,6 +207,47 @@ fn filling_the_private_tmp_is_a_memory_limit_hit() {
 }
 
 #[test]
+fn the_command_may_use_the_cpus_its_caller_may() {
+    // As root the parent moves the child to another CPU while it starts (to work beside it);
+    // the command must still get exactly the caller's CPUs, all of them or the few it was given.
+    // (Ordinary users' commands get the first --cpus of them: the next test.)
+    if !is_root() {
+        return;
+    }
+    let cpus = "import os; print(sorted(os.sched_getaffinity(0)))";
+    let outside = std::process::Command::new("python3")
+        .args(["-c", cpus])
+        .output()
+        .unwrap();
+    let outside = String::from_utf8(outside.stdout).unwrap();
+    let run = Test::new()
+        .args(["sandbox", "--", "python3", "-c", cpus])
+        .run()
+        .expect_status(0);
+    assert_eq!(run.sandbox().out(), outside);
+    let last = outside
+        .trim_matches(['[', ']', '\n'])
+        .rsplit(", ")
+        .next()
+        .unwrap()
+        .to_string();
+    let dir = crate::util::TempDir::new();
+    let pinned = std::process::Command::new("taskset")
+        .args(["-c", &last])
+        .arg(crate::util::autocoder_bin())
+        .args(["sandbox", "--", "python3", "-c", cpus])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&pinned.stdout).unwrap();
+    assert_eq!(
+        result["sandbox"]["stdout"],
+        format!("[{last}]\n"),
+        "{result}"
+    );
+}
+
+#[test]
 fn without_cgroups_the_cpu_limit_cannot_be_undone() {
     if !is_root() {
         return;

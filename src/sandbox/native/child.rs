@@ -79,6 +79,8 @@ pub struct ChildPlan {
     pub rlimits: Rlimits,
     /// CPUs to keep when no cgroup holds the CPU limit.
     pub cpu_affinity: Option<usize>,
+    /// The CPUs we may run on, restored first: the parent may have moved us to one of them.
+    pub restore_cpus: Option<libc::cpu_set_t>,
     /// None when running without a mount namespace (degraded).
     pub view: Option<ViewPlan>,
     /// (uid, gid) to switch to (when started as root); also what id-mapped mounts map onto.
@@ -136,6 +138,9 @@ pub fn run(plan: &ChildPlan) -> ! {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
+    if let Some(cpus) = &plan.restore_cpus {
+        let _ = sys::set_cpu_affinity(0, cpus);
+    }
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }

@@ -180,6 +180,8 @@ fn run_with(
         self_map: (!root).then_some((euid, egid)),
         rlimits,
         cpu_affinity: cgroups.is_none().then(|| policy.cpus.ceil() as usize),
+        // With cgroups to make, we have work to do beside the child's (below).
+        restore_cpus: cgroups.as_ref().and_then(|_| sys::cpu_affinity().ok()),
         view: Some(view_plan(
             &view,
             policy.memory_bytes,
@@ -277,8 +279,12 @@ fn run_with(
             .into())
         }
     };
-    // The child builds its view meanwhile, wherever the scheduler lets it run: on the other CPU,
-    // or on ours once we wait.
+    // The child builds its view meanwhile. Left alone, the scheduler mostly starts it on our CPU,
+    // where it would wait until we block: it goes to another CPU until it runs (it restores its
+    // CPUs first thing).
+    if let Some(cpus) = &plan.restore_cpus {
+        sys::move_to_another_cpu(pid, cpus);
+    }
     if let (Some(cgroups), Some((_, ready))) = (&cgroups, &cgroups_ready) {
         if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
             let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);

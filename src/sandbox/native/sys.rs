@@ -373,3 +373,41 @@ pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
     })?;
     Ok(())
 }
+
+/// The CPUs this process may run on.
+pub fn cpu_affinity() -> SysResult<libc::cpu_set_t> {
+    // SAFETY: reading our own affinity into a zeroed set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(errno());
+        }
+        Ok(set)
+    }
+}
+
+/// Sets the CPUs process `pid` (0: ourselves) may run on.
+pub fn set_cpu_affinity(pid: libc::pid_t, set: &libc::cpu_set_t) -> SysResult<()> {
+    // SAFETY: a valid set of the size given.
+    check(
+        unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), set) }.into(),
+    )?;
+    Ok(())
+}
+
+/// Moves process `pid` to one CPU of `allowed` other than the one we run on (when there is
+/// one), so that both make progress at once.
+pub fn move_to_another_cpu(pid: libc::pid_t, allowed: &libc::cpu_set_t) {
+    // SAFETY: plain getter; CPU_* only read and write the sets given.
+    unsafe {
+        let here = libc::sched_getcpu();
+        let Some(other) = (0..libc::CPU_SETSIZE as usize)
+            .find(|&cpu| cpu as libc::c_int != here && libc::CPU_ISSET(cpu, allowed))
+        else {
+            return;
+        };
+        let mut only: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(other, &mut only);
+        let _ = set_cpu_affinity(pid, &only);
+    }
+}
