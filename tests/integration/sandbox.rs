@@ -708,6 +708,38 @@ fn workspaces_that_would_hand_over_too_much_are_refused() {
 }
 
 #[test]
+fn mounts_made_for_the_view_never_reach_the_callers_namespace() {
+    if !is_root() {
+        eprintln!("skipped: needs root to make a shared mount (unshare -m)");
+        return;
+    }
+    // The view's mounts are copies of the caller's; a copy of a shared mount is its peer unless
+    // made private, and the workspace mounted inside it would then appear in the caller's
+    // namespace too, and stay after the run.
+    let dir = crate::util::TempDir::new();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let script = format!(
+        "mount -t tmpfs tmpfs {shared} && mount --make-shared {shared} && mkdir {shared}/ws && \
+         {bin} sandbox --ro {shared} --workspace {shared}/ws -- touch made-inside >/dev/null && \
+         ls {shared}/ws && grep -c ' {shared}/ws ' /proc/self/mountinfo",
+        shared = shared.display(),
+        bin = autocoder_bin().display(),
+    );
+    let run = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "made-inside\n0\n",
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+#[test]
 fn a_view_that_cannot_be_built_is_never_half_used() {
     if !is_root() {
         eprintln!("skipped: needs root to set up the failing mounts (unshare -m)");

@@ -17,7 +17,7 @@
 //! child needs is prepared in `ChildPlan` beforehand.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -25,6 +25,7 @@ use super::fs_rules::FsRules;
 use super::paths::Access;
 use super::sys;
 use super::syscall_filter::Program;
+use super::trees::{self, Maker};
 
 /// A host path to mount at the same place in the command's view (see `paths`).
 pub struct BindPlan {
@@ -41,6 +42,8 @@ pub struct ViewPlan {
     pub binds: Vec<BindPlan>,
     /// Top-level symlinks to recreate (`/bin -> usr/bin`).
     pub symlinks: Vec<(CString, CString)>,
+    /// Where the parent hands over the mount trees (root), if it makes them.
+    pub trees_from: Option<RawFd>,
     /// tmpfs options of the private /tmp and /dev/shm.
     pub tmp_options: CString,
     pub shm_options: CString,
@@ -387,62 +390,21 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))
 }
 
-/// Builds the command's view and makes it the root: everything is cloned from the parent's
-/// descriptors first (the host paths are about to disappear), an empty tmpfs becomes the new
-/// root, the clones are attached inside it, and the old root is detached.
+/// Builds the command's view and makes it the root: an empty tmpfs becomes the new root, the
+/// mount trees are attached inside it, and the old root is detached. An ordinary user's child
+/// copies the trees itself, first (the host paths below /tmp are about to be covered); root's
+/// arrive from the parent on `trees_from` meanwhile.
 fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
     let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
     step(
         "cannot make the mount namespace private",
         sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
     )?;
+    let mut trees = match plan.trees_from {
+        Some(_) => Vec::new(),
+        None => trees::make(&plan.binds, Maker::Child, sandbox_id)?,
+    };
     let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    if sandbox_id.is_some() {
-        // The id-map helpers below are found in the /proc of this PID namespace.
-        step(
-            "cannot mount a private /proc",
-            sys::mount(c"proc", c"/proc", Some(c"proc"), proc_flags, None),
-        )?;
-    }
-    let mut mappings: Vec<((u32, u32), OwnedFd)> = Vec::new();
-    let mut trees: Vec<(OwnedFd, &BindPlan)> = Vec::with_capacity(plan.binds.len());
-    for bind in &plan.binds {
-        let shown = bind.path.to_string_lossy();
-        let tree = sys::open_tree_clone(reopen_same(bind)?.as_raw_fd()).map_err(|e| {
-            format!(
-                "cannot copy the mount of {shown}: {}",
-                std::io::Error::from_raw_os_error(e)
-            )
-        })?;
-        let (attributes, recursive) = match bind.access {
-            Access::ReadOnly => (
-                sys::MOUNT_ATTR_RDONLY | sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV,
-                true,
-            ),
-            Access::ReadWrite => (sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV, true),
-            Access::Device => (sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC, false),
-        };
-        step(
-            &format!("cannot restrict the mount of {shown}"),
-            sys::set_mount_attributes(tree.as_raw_fd(), attributes, recursive, None),
-        )?;
-        if let (Access::ReadWrite, Some(target)) = (bind.access, sandbox_id) {
-            let index = match mappings.iter().position(|(o, _)| *o == bind.owner) {
-                Some(index) => index,
-                None => {
-                    mappings.push((bind.owner, mapping_namespace(bind.owner, target)?));
-                    mappings.len() - 1
-                }
-            };
-            let userns = mappings[index].1.as_raw_fd();
-            step(
-                &format!("cannot id-map {shown}"),
-                sys::set_mount_attributes(tree.as_raw_fd(), 0, false, Some(userns)),
-            )?;
-        }
-        trees.push((tree, bind));
-    }
-
     let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
     step(
         "cannot make the new root",
@@ -503,7 +465,10 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
             libc::chown(c"tmp/home".as_ptr(), uid, gid)
         })?;
     }
-    for (tree, bind) in &trees {
+    if let Some(channel) = plan.trees_from {
+        trees = trees::receive(channel, plan.binds.len())?;
+    }
+    for (tree, bind) in trees.iter().zip(&plan.binds) {
         let target = relative(&bind.path);
         if std::fs::symlink_metadata(target).is_err() {
             let created = if bind.is_dir {
@@ -537,27 +502,6 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
     )
 }
 
-/// The bind's path opened again in this mount namespace (a mount can only be cloned from the
-/// caller's own), refusing it unless it is still the very file the parent opened.
-fn reopen_same(bind: &BindPlan) -> Result<OwnedFd, String> {
-    let shown = bind.path.to_string_lossy();
-    let fd = sys::open_path_no_symlinks(&bind.path).map_err(|e| {
-        format!(
-            "cannot open {shown}: {}",
-            std::io::Error::from_raw_os_error(e)
-        )
-    })?;
-    let identity = |fd: RawFd| {
-        // SAFETY: fstat into a zeroed struct.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
-    };
-    match (identity(bind.fd), identity(fd.as_raw_fd())) {
-        (Some(before), Some(now)) if before == now => Ok(fd),
-        _ => Err(format!("{shown} changed while the sandbox was starting")),
-    }
-}
-
 /// `/a/b` → `a/b`, for paths inside the new root while it is the current directory.
 fn relative(path: &CString) -> &Path {
     Path::new(std::ffi::OsStr::from_bytes(
@@ -565,52 +509,6 @@ fn relative(path: &CString) -> &Path {
             .strip_prefix(b"/")
             .unwrap_or(path.as_bytes()),
     ))
-}
-
-extern "C" fn leave_at_once(_: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: ending this helper process; it shares our memory and touches none of it.
-    unsafe { libc::_exit(0) }
-}
-
-/// A user namespace mapping `owner` onto `target`, held by descriptor, for an id-mapped mount.
-/// A namespace needs a process to be made in: a helper sharing our memory (no page tables to
-/// copy) is started in it and exits at once. Its namespace lives on in its credentials until it
-/// is reaped, so the maps are written and the namespace opened through its /proc entry whether
-/// it has ended yet or not, without waiting for it: the init reaps it later with the rest.
-fn mapping_namespace(owner: (u32, u32), target: (u32, u32)) -> Result<OwnedFd, String> {
-    // Never freed: the helper may still be running on it when we return.
-    let stack: &'static mut [u8] = Box::leak(vec![0u8; 8 * 1024].into_boxed_slice());
-    let stack_top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
-    // SAFETY: the helper only calls _exit, on its own stack.
-    let helper = unsafe {
-        libc::clone(
-            leave_at_once,
-            stack_top as *mut libc::c_void,
-            libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
-            std::ptr::null_mut(),
-        )
-    };
-    if helper < 0 {
-        return Err(format!(
-            "cannot create a user namespace for the id mapping: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    let failed =
-        |what: &str, err: std::io::Error| format!("cannot set up the id mapping ({what}): {err}");
-    std::fs::write(
-        format!("/proc/{helper}/uid_map"),
-        format!("{} {} 1", owner.0, target.0),
-    )
-    .map_err(|e| failed("uid_map", e))?;
-    std::fs::write(
-        format!("/proc/{helper}/gid_map"),
-        format!("{} {} 1", owner.1, target.1),
-    )
-    .map_err(|e| failed("gid_map", e))?;
-    std::fs::File::open(format!("/proc/{helper}/ns/user"))
-        .map(OwnedFd::from)
-        .map_err(|e| failed("ns/user", e))
 }
 
 fn set_rlimits(limits: &[(RlimitResource, u64)]) -> Result<(), String> {

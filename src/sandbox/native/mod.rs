@@ -3,7 +3,9 @@
 //! One `clone3` makes the child in new mount, PID and IPC namespaces (and a user namespace when
 //! we are not root). The child joins the run's cgroups, builds its filesystem view from an
 //! allow-list and makes it its root (see `paths`), drops to an unprivileged identity, and
-//! applies Landlock and seccomp before it starts the command (see `child`). Started as root,
+//! applies Landlock and seccomp before it starts the command (see `child`). Meanwhile, on
+//! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
+//! (see `trees`). Started as root,
 //! the command runs as uid `SANDBOX_UID` and sees the workspace through an id-mapped mount, so
 //! it can write root's files without being root. The parent supervises with a pidfd and kills
 //! the namespace's init on timeout, which takes every process inside with it.
@@ -14,6 +16,7 @@ pub mod fs_rules;
 pub mod paths;
 pub mod sys;
 pub mod syscall_filter;
+pub mod trees;
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -26,6 +29,7 @@ use self::child::{BindPlan, ChildPlan, JoinPlan, ViewPlan};
 use self::fs_rules::FsRules;
 use self::paths::SandboxView;
 use self::syscall_filter::FilterOptions;
+use self::trees::Maker;
 use super::outcome::{Degradation, SandboxResult};
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
@@ -112,7 +116,10 @@ fn run_with(
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
     let view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
-    let cgroups_ready = cgroups.as_ref().map(|_| pipe()).transpose()?;
+    // Work we do beside the child once it is started: root's mount trees (handed over on the
+    // channel) and the cgroups (the channel then says they are ready).
+    let parent_works = root || cgroups.is_some();
+    let channel = parent_works.then(seqpacket_pair).transpose()?;
     let mut filter = FilterOptions {
         network: policy.network,
         no_unix_sockets: false,
@@ -158,7 +165,7 @@ fn run_with(
         status_fd: report_write.as_raw_fd(),
         cgroups: cgroups
             .as_ref()
-            .zip(cgroups_ready.as_ref())
+            .zip(channel.as_ref())
             .map(|(cgroups, (ready, _))| {
                 let (parents, tasks) = cgroups.join_plan();
                 JoinPlan {
@@ -171,7 +178,7 @@ fn run_with(
             .into_iter()
             .flatten()
             .chain([&report_read])
-            .chain(cgroups_ready.as_ref().map(|(_, writer)| writer))
+            .chain(channel.as_ref().map(|(_, ours)| ours))
             .map(AsRawFd::as_raw_fd)
             .collect(),
         stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
@@ -180,13 +187,16 @@ fn run_with(
         self_map: (!root).then_some((euid, egid)),
         rlimits,
         cpu_affinity: cgroups.is_none().then(|| policy.cpus.ceil() as usize),
-        // With cgroups to make, we have work to do beside the child's (below).
-        restore_cpus: cgroups.as_ref().and_then(|_| sys::cpu_affinity().ok()),
+        restore_cpus: parent_works.then(sys::cpu_affinity).and_then(Result::ok),
         view: Some(view_plan(
             &view,
             policy.memory_bytes,
             root,
             cgroups.is_some(),
+            channel
+                .as_ref()
+                .filter(|_| root)
+                .map(|(theirs, _)| theirs.as_raw_fd()),
         )),
         switch_to: root.then_some((SANDBOX_UID, SANDBOX_UID)),
         fs_rules: FsRules {
@@ -285,22 +295,31 @@ fn run_with(
     if let Some(cpus) = &plan.restore_cpus {
         sys::move_to_another_cpu(pid, cpus);
     }
-    if let (Some(cgroups), Some((_, ready))) = (&cgroups, &cgroups_ready) {
+    let stop_child = || {
+        let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    };
+    if let (Some(view), Some((_, ours))) = (plan.view.as_ref().filter(|_| root), &channel) {
+        let handed = trees::make(&view.binds, Maker::Parent, Some((SANDBOX_UID, SANDBOX_UID)))
+            .and_then(|trees| trees::send(ours.as_raw_fd(), &trees));
+        if let Err(reason) = handed {
+            stop_child();
+            return Err(if policy.allow_degraded {
+                Attempt::ViewRefused(reason)
+            } else {
+                Attempt::Failed(layer_failure("filesystem", &reason))
+            });
+        }
+    }
+    if let (Some(cgroups), Some((_, ours))) = (&cgroups, &channel) {
         if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
-            let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            stop_child();
             return Err(Attempt::CgroupsRefused(reason));
         }
-        sys::write_all(ready.as_raw_fd(), b"1");
+        sys::write_all(ours.as_raw_fd(), b"1");
     }
-    drop((
-        report_write,
-        stdout_write,
-        stderr_write,
-        stdin,
-        cgroups_ready,
-    ));
+    drop((report_write, stdout_write, stderr_write, stdin, channel));
     drop(view);
     let kill = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
@@ -335,13 +354,19 @@ fn run_with(
         match tag {
             "status" => command_status = rest.parse::<i32>().ok(),
             "noview" => return Err(Attempt::ViewRefused(rest.to_string())),
-            "degraded" => degraded.push(Degradation { layer: layer.into(), reason: reason.into() }),
-            "fail" => {
-                return Err(Failure::external(format!("cannot apply the {layer} layer: {reason}")).with_hint(
-                    "nothing was run; pass --allow-degraded to run with the layers that remain (the result lists them)",
-                ).into())
+            "degraded" => degraded.push(Degradation {
+                layer: layer.into(),
+                reason: reason.into(),
+            }),
+            "fail" => return Err(layer_failure(layer, reason).into()),
+            "exec" => {
+                return Err(exec_failure(
+                    &policy.command[0],
+                    &program,
+                    rest.trim().parse().unwrap_or(libc::EIO),
+                )
+                .into())
             }
-            "exec" => return Err(exec_failure(&policy.command[0], &program, rest.trim().parse().unwrap_or(libc::EIO)).into()),
             _ => {}
         }
     }
@@ -459,6 +484,13 @@ fn run_with(
     })
 }
 
+/// A layer that could not be applied, so nothing ran.
+fn layer_failure(layer: &str, reason: &str) -> Failure {
+    Failure::external(format!("cannot apply the {layer} layer: {reason}")).with_hint(
+        "nothing was run; pass --allow-degraded to run with the layers that remain (the result lists them)",
+    )
+}
+
 /// Whether two of our descriptors are the same file.
 fn same_file(a: RawFd, b: RawFd) -> bool {
     let stat = |fd| {
@@ -471,7 +503,13 @@ fn same_file(a: RawFd, b: RawFd) -> bool {
 
 /// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts to
 /// the memory limit, so they get a share of it instead of all of it.
-fn view_plan(view: &SandboxView, memory_bytes: u64, root: bool, cgroups: bool) -> ViewPlan {
+fn view_plan(
+    view: &SandboxView,
+    memory_bytes: u64,
+    root: bool,
+    cgroups: bool,
+    trees_from: Option<RawFd>,
+) -> ViewPlan {
     let (tmp_size, shm_size) = if cgroups {
         (memory_bytes, memory_bytes)
     } else {
@@ -500,6 +538,7 @@ fn view_plan(view: &SandboxView, memory_bytes: u64, root: bool, cgroups: bool) -
             .iter()
             .map(|(link, target)| (c_path(link), c_path(target)))
             .collect(),
+        trees_from,
         tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
         shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),
     }
@@ -564,6 +603,29 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), Failure> {
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(Failure::external(format!(
             "cannot create a pipe: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: the kernel just gave us these descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A connected pair of `SOCK_SEQPACKET` sockets (messages keep their bounds and can carry
+/// descriptors).
+fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: socketpair fills the two descriptors.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(Failure::external(format!(
+            "cannot create a socket pair: {}",
             std::io::Error::last_os_error()
         )));
     }

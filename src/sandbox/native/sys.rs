@@ -94,8 +94,8 @@ pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
 pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
-/// Sets mount attributes on a detached tree, on all its mounts when `recursive`; with `idmap`,
-/// also gives it the id mapping of that user namespace.
+/// Sets mount attributes on a detached tree, on all its mounts when `recursive`, and makes it
+/// private; with `idmap`, also gives it the id mapping of that user namespace.
 pub fn set_mount_attributes(
     tree: RawFd,
     attributes: u64,
@@ -105,7 +105,7 @@ pub fn set_mount_attributes(
     let attr = MountAttr {
         attr_set: attributes | if idmap.is_some() { MOUNT_ATTR_IDMAP } else { 0 },
         attr_clr: 0,
-        propagation: 0,
+        propagation: libc::MS_PRIVATE,
         userns_fd: idmap.unwrap_or(0) as u64,
     };
     let flags = libc::AT_EMPTY_PATH | if recursive { libc::AT_RECURSIVE } else { 0 };
@@ -409,5 +409,83 @@ pub fn move_to_another_cpu(pid: libc::pid_t, allowed: &libc::cpu_set_t) {
         let mut only: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(other, &mut only);
         let _ = set_cpu_affinity(pid, &only);
+    }
+}
+
+/// Sends descriptors in one message on a `SOCK_SEQPACKET` socket.
+pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
+    let payload = [b't'];
+    let mut iov = libc::iovec {
+        iov_base: payload.as_ptr() as *mut libc::c_void,
+        iov_len: payload.len(),
+    };
+    let bytes = std::mem::size_of_val(fds);
+    // SAFETY: CMSG_SPACE only computes a size.
+    let mut control = vec![0u8; unsafe { libc::CMSG_SPACE(bytes as u32) } as usize];
+    // SAFETY: a msghdr pointing at live buffers; the control buffer has room for one
+    // SCM_RIGHTS header and the descriptors.
+    unsafe {
+        let mut message: libc::msghdr = std::mem::zeroed();
+        message.msg_iov = &mut iov;
+        message.msg_iovlen = 1;
+        message.msg_control = control.as_mut_ptr().cast();
+        message.msg_controllen = control.len() as _;
+        let header = libc::CMSG_FIRSTHDR(&message);
+        (*header).cmsg_level = libc::SOL_SOCKET;
+        (*header).cmsg_type = libc::SCM_RIGHTS;
+        (*header).cmsg_len = libc::CMSG_LEN(bytes as u32) as _;
+        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast(), fds.len());
+        while libc::sendmsg(socket, &message, libc::MSG_NOSIGNAL) < 0 {
+            if errno() != libc::EINTR {
+                return Err(errno());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Receives one message's descriptors (at most `max`) from a `SOCK_SEQPACKET` socket; none
+/// when the other end is closed.
+pub fn receive_fds(socket: RawFd, max: usize) -> SysResult<Vec<OwnedFd>> {
+    let mut payload = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: payload.as_mut_ptr().cast(),
+        iov_len: payload.len(),
+    };
+    let bytes = max * std::mem::size_of::<RawFd>();
+    // SAFETY: CMSG_SPACE only computes a size.
+    let mut control = vec![0u8; unsafe { libc::CMSG_SPACE(bytes as u32) } as usize];
+    // SAFETY: a msghdr pointing at live buffers; the headers read are the kernel's, within the
+    // control buffer, and the descriptors in them are now ours.
+    unsafe {
+        let mut message: libc::msghdr = std::mem::zeroed();
+        message.msg_iov = &mut iov;
+        message.msg_iovlen = 1;
+        message.msg_control = control.as_mut_ptr().cast();
+        message.msg_controllen = control.len() as _;
+        while libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) < 0 {
+            if errno() != libc::EINTR {
+                return Err(errno());
+            }
+        }
+        let mut fds = Vec::new();
+        let mut header = libc::CMSG_FIRSTHDR(&message);
+        while !header.is_null() {
+            if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(header) as *const RawFd;
+                let count = ((*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
+                    / std::mem::size_of::<RawFd>();
+                for index in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(
+                        data.add(index),
+                    )));
+                }
+            }
+            header = libc::CMSG_NXTHDR(&message, header);
+        }
+        if message.msg_flags & libc::MSG_CTRUNC != 0 {
+            return Err(libc::EMSGSIZE);
+        }
+        Ok(fds)
     }
 }
