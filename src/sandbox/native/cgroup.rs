@@ -7,13 +7,14 @@
 //! is over. The parent makes them and writes their limits after starting the child, which
 //! builds its view meanwhile; the child then joins them itself, through the parent directories
 //! it holds open (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL)
-//! cannot remove its own; the next run beside it removes those whose sandbox is gone. Where we
+//! cannot remove its own; the next run beside it removes those whose sandbox is gone, while its
+//! command runs (`while_running`), when it has nothing else to do. Where we
 //! may not create cgroups (an ordinary user), the caller falls back to rlimits and says so in
 //! the result.
 
 use std::ffi::CString;
-use std::fs;
-use std::io::Write;
+use std::fs::{self, File};
+use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,8 @@ pub struct RunCgroups {
     parents: Vec<OwnedFd>,
     /// The run's cgroup, relative to each parent.
     name: String,
+    /// `memory.oom_control` and `pids.events`, opened while the command runs.
+    event_files: Option<(File, File)>,
 }
 
 /// What the run's cgroups recorded about the run.
@@ -103,25 +106,44 @@ impl RunCgroups {
             cpu,
             parents: opened,
             name,
+            event_files: None,
         })
     }
 
     /// Makes the run's cgroups and writes their limits.
     pub fn create(&self, memory_bytes: u64, pids: u32, cpus: f64) -> Result<(), String> {
         for dir in [&self.memory, &self.pids, &self.cpu] {
-            remove_left_behind(dir.parent().unwrap_or(dir));
             fs::create_dir(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         }
+        // A new cgroup's CFS period is always the kernel's default, 100 ms.
         let period: u64 = 100_000;
         let quota = ((cpus * period as f64) as u64).max(1000);
-        write_value(&self.memory.join("memory.limit_in_bytes"), memory_bytes)?;
+        let limit = |path: PathBuf, value: u64| {
+            write_value(&path, value)
+                .map_err(|err| format!("cannot write {}: {err}", path.display()))
+        };
+        limit(self.memory.join("memory.limit_in_bytes"), memory_bytes)?;
+        // Swap is counted only where the kernel accounts it (swapaccount=1).
         let swap = self.memory.join("memory.memsw.limit_in_bytes");
-        if swap.exists() {
-            write_value(&swap, memory_bytes)?;
+        match write_value(&swap, memory_bytes) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot write {}: {err}", swap.display()))
+            }
+            _ => {}
         }
-        write_value(&self.pids.join("pids.max"), u64::from(pids))?;
-        write_value(&self.cpu.join("cpu.cfs_period_us"), period)?;
-        write_value(&self.cpu.join("cpu.cfs_quota_us"), quota)
+        limit(self.pids.join("pids.max"), u64::from(pids))?;
+        limit(self.cpu.join("cpu.cfs_quota_us"), quota)
+    }
+
+    /// What can wait until the command runs: removing the cgroups of runs killed outright, and
+    /// opening the files `events` reads.
+    pub fn while_running(&mut self) {
+        for dir in [&self.memory, &self.pids, &self.cpu] {
+            remove_left_behind(dir.parent().unwrap_or(dir));
+        }
+        self.event_files = File::open(self.memory.join("memory.oom_control"))
+            .and_then(|oom| Ok((oom, File::open(self.pids.join("pids.events"))?)))
+            .ok();
     }
 
     /// The parent directories (descriptors) and the `tasks` file below them, for the child.
@@ -130,11 +152,13 @@ impl RunCgroups {
         (self.parents.iter().map(AsRawFd::as_raw_fd).collect(), tasks)
     }
 
-    pub fn events(&self) -> CgroupEvents {
-        let counter = |path: PathBuf, key: &str| -> u64 {
-            fs::read_to_string(path)
+    pub fn events(&mut self) -> CgroupEvents {
+        let counter = |mut file: &File, key: &str| -> u64 {
+            let mut text = String::new();
+            file.rewind()
+                .and_then(|()| file.read_to_string(&mut text))
                 .ok()
-                .and_then(|text| {
+                .and_then(|_| {
                     text.lines().find_map(|line| {
                         line.strip_prefix(key)
                             .and_then(|rest| rest.trim().parse().ok())
@@ -142,9 +166,12 @@ impl RunCgroups {
                 })
                 .unwrap_or(0)
         };
+        let Some((oom, pids)) = &self.event_files else {
+            return CgroupEvents::default();
+        };
         CgroupEvents {
-            oom_killed: counter(self.memory.join("memory.oom_control"), "oom_kill ") > 0,
-            pids_max_hit: counter(self.pids.join("pids.events"), "max ") > 0,
+            oom_killed: counter(oom, "oom_kill ") > 0,
+            pids_max_hit: counter(pids, "max ") > 0,
         }
     }
 }
@@ -189,10 +216,9 @@ fn remove_left_behind(parent: &Path) {
     }
 }
 
-fn write_value(path: &Path, value: u64) -> Result<(), String> {
+fn write_value(path: &Path, value: u64) -> std::io::Result<()> {
     fs::OpenOptions::new()
         .write(true)
         .open(path)
         .and_then(|mut file| file.write_all(value.to_string().as_bytes()))
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))
 }

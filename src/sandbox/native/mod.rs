@@ -106,7 +106,7 @@ fn using_rlimits(reason: &str) {
 /// One attempt at the run; `without_namespaces` says why it goes without them (a degraded run).
 fn run_with(
     policy: &SandboxPolicy,
-    cgroups: Option<RunCgroups>,
+    mut cgroups: Option<RunCgroups>,
     without_namespaces: Option<Degradation>,
 ) -> Result<SandboxResult, Attempt> {
     let started = Instant::now();
@@ -312,12 +312,13 @@ fn run_with(
             });
         }
     }
-    if let (Some(cgroups), Some((_, ours))) = (&cgroups, &channel) {
+    if let (Some(cgroups), Some((_, ours))) = (&mut cgroups, &channel) {
         if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
             stop_child();
             return Err(Attempt::CgroupsRefused(reason));
         }
         sys::write_all(ours.as_raw_fd(), b"1");
+        cgroups.while_running();
     }
     drop((report_write, stdout_write, stderr_write, stdin, channel));
     drop(view);
@@ -345,7 +346,7 @@ fn run_with(
         started,
     };
     let run = supervise::supervise(watch, streams, kill);
-    let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
+    let events = cgroups.as_mut().map(RunCgroups::events).unwrap_or_default();
 
     let mut command_status = None;
     for line in &run.report {
