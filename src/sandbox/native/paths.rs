@@ -10,7 +10,7 @@
 //! descriptors refer to: a path swapped after the check cannot redirect a mount.
 
 use std::ffi::CString;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -127,12 +127,12 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
                 "the path must not change while the sandbox starts (a symlink was swapped in?)",
             )
         })?;
-        let meta = std::fs::File::from(
-            fd.try_clone()
-                .map_err(|e| Failure::external(e.to_string()))?,
-        )
-        .metadata()
-        .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
+        // SAFETY: a File borrowing our descriptor only to read its metadata, never dropped.
+        let file =
+            std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_raw_fd()) });
+        let meta = file
+            .metadata()
+            .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
         binds.push(Bind {
             path: path.to_path_buf(),
             access,
