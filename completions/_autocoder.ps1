@@ -169,12 +169,12 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help' {
-            [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'fetch-issue')
-            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'mcp')
-            [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'open-pr')
-            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'run-tests')
-            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'sandbox')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'generate')
+            [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'Fetch the issue a repair starts from, into the run document')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
+            [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
+            [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
+            [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
             [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break

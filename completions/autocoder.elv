@@ -158,12 +158,12 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --help 'Print help'
         }
         &'autocoder;help'= {
-            cand fetch-issue 'fetch-issue'
-            cand mcp 'mcp'
-            cand open-pr 'open-pr'
-            cand run-tests 'run-tests'
-            cand sandbox 'sandbox'
-            cand generate 'generate'
+            cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
+            cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
+            cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
+            cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+            cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
             cand git-reader 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory'
             cand help 'Print this message or the help of the given subcommand(s)'
         }

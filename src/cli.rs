@@ -54,14 +54,55 @@ pub enum ColorChoice {
 }
 
 #[derive(Debug, Subcommand)]
-// Only the subcommand given is built: building all of them took a third of the parse.
+// Only the subcommand given is built: building all of them took a third of the parse. The
+// descriptions are on the variants, so that `--help` lists them all the same.
 #[command(defer = true)]
 pub enum Command {
+    /// Fetch the issue a repair starts from, into the run document.
+    ///
+    /// REF is owner/repo#42, an issue or pull request URL, 42 or #42 (in a clone: the repository of
+    /// its `origin` remote), a local .md file (title from front matter or the first heading), a .json
+    /// file (an issue or a run document), or - for Markdown on stdin. The API is --api-url, else
+    /// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3, implied by
+    /// an issue URL on that host). The token comes from GITHUB_TOKEN or GH_TOKEN (optional for public
+    /// repositories) and goes only to github.com's API or one named; an API implied by an issue's
+    /// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead, when GH_HOST names it.
     FetchIssue(FetchIssueArgs),
+    /// Serve autocoder's tools to editors and agents over the Model Context Protocol (stdio).
+    ///
+    /// The tools (list_files, read_file, search_text, edit_file, write_file, run_command,
+    /// run_tests, git_status, git_diff) work inside the roots only: --root (repeatable), else
+    /// ALLOWED_WORKSPACE_ROOTS (colon-separated) or ALLOWED_WORKSPACE_ROOT, else the current
+    /// directory; commands and tests run in the sandbox. One JSON-RPC message per line on stdin and
+    /// stdout; logs on stderr; exits when stdin ends.
     Mcp(McpArgs),
+    /// Commit the repair on a branch, push it and open (or update) a pull request.
+    ///
+    /// Reads the run document. The commit holds exactly heal's diff, or without a heal result the
+    /// tracked changes in the workspace (never untracked files, nor files that look like
+    /// credentials, unless named with --add); the checkout, index and working tree are left as they
+    /// are. Refuses (exit 1,
+    /// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
+    /// The token (chosen as for fetch-issue) reaches git through a credential helper, never argv.
+    /// Exit status: 0, 1 when it refuses, 2 for bad input, 3 when GitHub or git fails.
     OpenPr(OpenPrArgs),
+    /// Run the project's tests in the sandbox and report the failures as data.
+    ///
+    /// Reads the run document from stdin when there is one and writes it back with `tests` set:
+    /// the outcome (passed, tests_failed, build_failed, no_tests, timeout, error), counts, and for
+    /// each failure an id the runner takes back (--tests), the file and line inside the project, the
+    /// kind, a one-line message and the traceback. Exit status: 0 when all pass, 1 when tests or the
+    /// build fail (the document is still written), 2 for bad input, 3 when the runner cannot start,
+    /// 128+N when stopped by signal N.
     RunTests(RunTestsArgs),
+    /// Run one command in a rootless sandbox that can touch nothing but the workspace.
+    ///
+    /// The result is written to stdout as {"sandbox": {...}}: exit code, signal, limit hit, captured
+    /// output and the isolation layers that were in force. The exit status follows timeout(1): the
+    /// command's own status, 124 on timeout, 125 when the sandbox failed or the flags are wrong, 126
+    /// when the command cannot be executed, 127 when it is not found, 128+N when killed by signal N.
     Sandbox(SandboxArgs),
+    /// Write the man pages or shell completions (for packagers; `make generate`).
     #[command(hide = true)]
     Generate(GenerateArgs),
     /// The MCP server's git reader (`tools::git`), run in the sandbox: answers requests on stdin
@@ -93,12 +134,8 @@ pub struct GitReaderArgs {
     pub git_dir: Option<PathBuf>,
 }
 
-/// Run one command in a rootless sandbox that can touch nothing but the workspace.
-///
-/// The result is written to stdout as {"sandbox": {...}}: exit code, signal, limit hit, captured
-/// output and the isolation layers that were in force. The exit status follows timeout(1): the
-/// command's own status, 124 on timeout, 125 when the sandbox failed or the flags are wrong, 126
-/// when the command cannot be executed, 127 when it is not found, 128+N when killed by signal N.
+// The flags of `autocoder sandbox`: no doc comment, which would replace the description on
+// `Command::Sandbox`.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder sandbox -- make test\n  autocoder sandbox --timeout 60s --memory 1G -- python3 -m pytest -x\n  autocoder sandbox --stream --env CI -- cargo test\n  autocoder sandbox --backend docker --image python:3.12 -- python3 -V"
@@ -176,15 +213,8 @@ pub struct SandboxArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
-/// Fetch the issue a repair starts from, into the run document.
-///
-/// REF is owner/repo#42, an issue or pull request URL, 42 or #42 (in a clone: the repository of
-/// its `origin` remote), a local .md file (title from front matter or the first heading), a .json
-/// file (an issue or a run document), or - for Markdown on stdin. The API is --api-url, else
-/// GITHUB_API_URL, else api.github.com (GitHub Enterprise Server: https://HOST/api/v3, implied by
-/// an issue URL on that host). The token comes from GITHUB_TOKEN or GH_TOKEN (optional for public
-/// repositories) and goes only to github.com's API or one named; an API implied by an issue's
-/// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead, when GH_HOST names it.
+// The flags of `autocoder fetch-issue`: no doc comment, which would replace the description on
+// `Command::FetchIssue`.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42\n  autocoder fetch-issue https://github.com/acme/shop/issues/42\n  autocoder fetch-issue '#42' | autocoder run-tests\n  autocoder fetch-issue bug.md"
@@ -203,13 +233,8 @@ pub struct FetchIssueArgs {
     pub no_comments: bool,
 }
 
-/// Serve autocoder's tools to editors and agents over the Model Context Protocol (stdio).
-///
-/// The tools (list_files, read_file, search_text, edit_file, write_file, run_command,
-/// run_tests, git_status, git_diff) work inside the roots only: --root (repeatable), else
-/// ALLOWED_WORKSPACE_ROOTS (colon-separated) or ALLOWED_WORKSPACE_ROOT, else the current
-/// directory; commands and tests run in the sandbox. One JSON-RPC message per line on stdin and
-/// stdout; logs on stderr; exits when stdin ends.
+// The flags of `autocoder mcp`: no doc comment, which would replace the description on
+// `Command::Mcp`.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder mcp --root ~/src/shop\n  claude mcp add --transport stdio autocoder -- autocoder mcp --root ."
@@ -220,15 +245,8 @@ pub struct McpArgs {
     pub root: Vec<PathBuf>,
 }
 
-/// Commit the repair on a branch, push it and open (or update) a pull request.
-///
-/// Reads the run document. The commit holds exactly heal's diff, or without a heal result the
-/// tracked changes in the workspace (never untracked files, nor files that look like
-/// credentials, unless named with --add); the checkout, index and working tree are left as they
-/// are. Refuses (exit 1,
-/// nothing pushed) when heal is not green, unless --draft, and when there is nothing to commit.
-/// The token (chosen as for fetch-issue) reaches git through a credential helper, never argv.
-/// Exit status: 0, 1 when it refuses, 2 for bad input, 3 when GitHub or git fails.
+// The flags of `autocoder open-pr`: no doc comment, which would replace the description on
+// `Command::OpenPr`.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
@@ -278,14 +296,8 @@ pub struct OpenPrArgs {
     pub api_url: Option<String>,
 }
 
-/// Run the project's tests in the sandbox and report the failures as data.
-///
-/// Reads the run document from stdin when there is one and writes it back with `tests` set:
-/// the outcome (passed, tests_failed, build_failed, no_tests, timeout, error), counts, and for
-/// each failure an id the runner takes back (--tests), the file and line inside the project, the
-/// kind, a one-line message and the traceback. Exit status: 0 when all pass, 1 when tests or the
-/// build fail (the document is still written), 2 for bad input, 3 when the runner cannot start,
-/// 128+N when stopped by signal N.
+// The flags of `autocoder run-tests`: no doc comment, which would replace the description on
+// `Command::RunTests`.
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Examples:\n  autocoder run-tests\n  autocoder run-tests --framework pytest --tests 'tests/test_x.py::test_y'\n  autocoder run-tests --command 'make check' --framework make\n  autocoder run-tests --parse pytest.log --framework pytest\n  autocoder run-tests | jq -r '.tests.failures[].id'"
@@ -346,7 +358,8 @@ fn parse_cpus(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Write the man pages or shell completions (for packagers; `make generate`).
+// The flags of `autocoder generate`: no doc comment, which would replace the description on
+// `Command::Generate`.
 #[derive(Debug, Args, Clone)]
 pub struct GenerateArgs {
     /// What to write.

@@ -5,7 +5,18 @@ use crate::util::Test;
 #[test]
 fn help_lists_only_working_commands() {
     let run = Test::new().args(["--help"]).run().expect_status(0);
-    assert!(run.stdout().contains("sandbox"));
+    // Each command is listed with what it does.
+    let help = run.stdout();
+    for command in ["fetch-issue", "mcp", "open-pr", "run-tests", "sandbox"] {
+        let line = help
+            .lines()
+            .find(|line| line.split_whitespace().next() == Some(command))
+            .unwrap_or_else(|| panic!("{command} not listed:\n{help}"));
+        assert!(
+            line.split_whitespace().count() > 3,
+            "{command} has no description: {line:?}"
+        );
+    }
     assert!(
         !run.stdout().contains("generate"),
         "hidden command listed:\n{}",

@@ -82,7 +82,8 @@ pub struct ChildPlan {
     pub rlimits: Rlimits,
     /// CPUs to keep when no cgroup holds the CPU limit.
     pub cpu_affinity: Option<usize>,
-    /// The CPUs we may run on, restored first: the parent may have moved us to one of them.
+    /// The CPUs we may run on, restored once the parent has handed over what it made meanwhile
+    /// (the mount trees, the cgroups): it moved us to one of them before.
     pub restore_cpus: Option<libc::cpu_set_t>,
     /// None when running without a mount namespace (degraded).
     pub view: Option<ViewPlan>,
@@ -141,9 +142,6 @@ pub fn run(plan: &ChildPlan) -> ! {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
-    if let Some(cpus) = &plan.restore_cpus {
-        let _ = sys::set_cpu_affinity(0, cpus);
-    }
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
@@ -168,6 +166,9 @@ pub fn run(plan: &ChildPlan) -> ! {
     }
     if let Some(join) = &plan.cgroups {
         report.layer("resources", join_cgroups(join));
+    }
+    if let Some(cpus) = &plan.restore_cpus {
+        let _ = sys::set_cpu_affinity(0, cpus);
     }
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
@@ -402,7 +403,7 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
     )?;
     let mut trees = match plan.trees_from {
         Some(_) => Vec::new(),
-        None => trees::make(&plan.binds, Maker::Child, sandbox_id)?,
+        None => trees::make(&plan.binds, Maker::Child)?,
     };
     let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;

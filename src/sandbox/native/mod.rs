@@ -119,7 +119,10 @@ fn run_with(
     // Work we do beside the child once it is started: root's mount trees (handed over on the
     // channel) and the cgroups (the channel then says they are ready).
     let parent_works = root || cgroups.is_some();
-    let channel = parent_works.then(seqpacket_pair).transpose()?;
+    let (theirs, ours) = match parent_works.then(seqpacket_pair).transpose()? {
+        Some((theirs, ours)) => (Some(theirs), Some(ours)),
+        None => (None, None),
+    };
     let mut filter = FilterOptions {
         network: policy.network,
         no_unix_sockets: false,
@@ -165,8 +168,8 @@ fn run_with(
         status_fd: report_write.as_raw_fd(),
         cgroups: cgroups
             .as_ref()
-            .zip(channel.as_ref())
-            .map(|(cgroups, (ready, _))| {
+            .zip(theirs.as_ref())
+            .map(|(cgroups, ready)| {
                 let (parents, tasks) = cgroups.join_plan();
                 JoinPlan {
                     parents,
@@ -178,7 +181,7 @@ fn run_with(
             .into_iter()
             .flatten()
             .chain([&report_read])
-            .chain(channel.as_ref().map(|(_, ours)| ours))
+            .chain(ours.as_ref())
             .map(AsRawFd::as_raw_fd)
             .collect(),
         stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
@@ -193,10 +196,7 @@ fn run_with(
             policy.memory_bytes,
             root,
             cgroups.is_some(),
-            channel
-                .as_ref()
-                .filter(|_| root)
-                .map(|(theirs, _)| theirs.as_raw_fd()),
+            theirs.as_ref().filter(|_| root).map(AsRawFd::as_raw_fd),
         )),
         switch_to: root.then_some((SANDBOX_UID, SANDBOX_UID)),
         fs_rules: FsRules {
@@ -266,6 +266,10 @@ fn run_with(
             plan.view = None;
             plan.fs_rules.whole_view_readable = false;
             plan.switch_to = root.then_some((SANDBOX_UID, SANDBOX_UID));
+            // No trees to hand over: only the cgroups' readiness tells the child we moved it.
+            if plan.cgroups.is_none() {
+                plan.restore_cpus = None;
+            }
             filter.no_unix_sockets = true;
             plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?;
             // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
@@ -289,9 +293,11 @@ fn run_with(
             .into())
         }
     };
+    // Its end is the child's: a send fails at once when the child is gone.
+    drop(theirs);
     // The child builds its view meanwhile. Left alone, the scheduler mostly starts it on our CPU,
-    // where it would wait until we block: it goes to another CPU until it runs (it restores its
-    // CPUs first thing).
+    // where it would wait until we block: it goes to another CPU, and takes back all of the
+    // caller's once it has received what we send below (only then is our move sure to be done).
     if let Some(cpus) = &plan.restore_cpus {
         sys::move_to_another_cpu(pid, cpus);
     }
@@ -300,9 +306,12 @@ fn run_with(
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
     };
-    if let (Some(view), Some((_, ours))) = (plan.view.as_ref().filter(|_| root), &channel) {
-        let handed = trees::make(&view.binds, Maker::Parent, Some((SANDBOX_UID, SANDBOX_UID)))
-            .and_then(|trees| trees::send(ours.as_raw_fd(), &trees));
+    if let (Some(view), Some(ours)) = (plan.view.as_ref().filter(|_| root), &ours) {
+        let maker = Maker::Parent {
+            map_writable_onto: (SANDBOX_UID, SANDBOX_UID),
+        };
+        let handed =
+            trees::make(&view.binds, maker).and_then(|trees| trees::send(ours.as_raw_fd(), &trees));
         if let Err(reason) = handed {
             stop_child();
             return Err(if policy.allow_degraded {
@@ -312,7 +321,7 @@ fn run_with(
             });
         }
     }
-    if let (Some(cgroups), Some((_, ours))) = (&mut cgroups, &channel) {
+    if let (Some(cgroups), Some(ours)) = (&mut cgroups, &ours) {
         if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
             stop_child();
             return Err(Attempt::CgroupsRefused(reason));
@@ -320,7 +329,7 @@ fn run_with(
         sys::write_all(ours.as_raw_fd(), b"1");
         cgroups.while_running();
     }
-    drop((report_write, stdout_write, stderr_write, stdin, channel));
+    drop((report_write, stdout_write, stderr_write, stdin, ours));
     drop(view);
     let kill = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);

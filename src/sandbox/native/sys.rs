@@ -412,6 +412,13 @@ pub fn move_to_another_cpu(pid: libc::pid_t, allowed: &libc::cpu_set_t) {
     }
 }
 
+/// A zeroed buffer for control messages carrying `bytes` of data, aligned for `cmsghdr`.
+fn control_buffer(bytes: usize) -> Vec<u64> {
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
+    vec![0u64; space.div_ceil(std::mem::size_of::<u64>())]
+}
+
 /// Sends descriptors in one message on a `SOCK_SEQPACKET` socket.
 pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
     let payload = [b't'];
@@ -420,8 +427,7 @@ pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
         iov_len: payload.len(),
     };
     let bytes = std::mem::size_of_val(fds);
-    // SAFETY: CMSG_SPACE only computes a size.
-    let mut control = vec![0u8; unsafe { libc::CMSG_SPACE(bytes as u32) } as usize];
+    let mut control = control_buffer(bytes);
     // SAFETY: a msghdr pointing at live buffers; the control buffer has room for one
     // SCM_RIGHTS header and the descriptors.
     unsafe {
@@ -429,7 +435,7 @@ pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
         message.msg_iov = &mut iov;
         message.msg_iovlen = 1;
         message.msg_control = control.as_mut_ptr().cast();
-        message.msg_controllen = control.len() as _;
+        message.msg_controllen = std::mem::size_of_val(control.as_slice()) as _;
         let header = libc::CMSG_FIRSTHDR(&message);
         (*header).cmsg_level = libc::SOL_SOCKET;
         (*header).cmsg_type = libc::SCM_RIGHTS;
@@ -452,9 +458,7 @@ pub fn receive_fds(socket: RawFd, max: usize) -> SysResult<Vec<OwnedFd>> {
         iov_base: payload.as_mut_ptr().cast(),
         iov_len: payload.len(),
     };
-    let bytes = max * std::mem::size_of::<RawFd>();
-    // SAFETY: CMSG_SPACE only computes a size.
-    let mut control = vec![0u8; unsafe { libc::CMSG_SPACE(bytes as u32) } as usize];
+    let mut control = control_buffer(max * std::mem::size_of::<RawFd>());
     // SAFETY: a msghdr pointing at live buffers; the headers read are the kernel's, within the
     // control buffer, and the descriptors in them are now ours.
     unsafe {
@@ -462,7 +466,7 @@ pub fn receive_fds(socket: RawFd, max: usize) -> SysResult<Vec<OwnedFd>> {
         message.msg_iov = &mut iov;
         message.msg_iovlen = 1;
         message.msg_control = control.as_mut_ptr().cast();
-        message.msg_controllen = control.len() as _;
+        message.msg_controllen = std::mem::size_of_val(control.as_slice()) as _;
         while libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) < 0 {
             if errno() != libc::EINTR {
                 return Err(errno());

@@ -19,27 +19,23 @@ const TREES_PER_MESSAGE: usize = 200;
 /// Who makes the trees, which decides how each path is reached.
 #[derive(Clone, Copy)]
 pub enum Maker {
-    /// The parent, from its own descriptors, in the host's mount namespace.
-    Parent,
+    /// The parent, from its own descriptors, in the host's mount namespace; started as root, it
+    /// id-maps the writable trees onto this (uid, gid).
+    Parent { map_writable_onto: (u32, u32) },
     /// The child, in its copy of that namespace: a mount can only be cloned from the caller's
     /// own namespace, so each path is opened again there (and must be the same file).
     Child,
 }
 
-/// One detached tree per bind, in the same order. `sandbox_id`: the (uid, gid) writable trees
-/// are id-mapped onto, when started as root.
-pub fn make(
-    binds: &[BindPlan],
-    maker: Maker,
-    sandbox_id: Option<(u32, u32)>,
-) -> Result<Vec<OwnedFd>, String> {
+/// One detached tree per bind, in the same order.
+pub fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
     let mut mappings = Mappings::default();
     binds
         .iter()
         .map(|bind| {
             let shown = bind.path.to_string_lossy();
             let source = match maker {
-                Maker::Parent => None,
+                Maker::Parent { .. } => None,
                 Maker::Child => Some(reopen_same(bind)?),
             };
             let from = source.as_ref().map_or(bind.fd, AsRawFd::as_raw_fd);
@@ -67,7 +63,8 @@ pub fn make(
                     )
                 },
             )?;
-            if let (Access::ReadWrite, Some(target)) = (bind.access, sandbox_id) {
+            if let (Access::ReadWrite, Maker::Parent { map_writable_onto }) = (bind.access, maker) {
+                let target = map_writable_onto;
                 let userns = mappings.namespace(bind.owner, target)?;
                 sys::set_mount_attributes(tree.as_raw_fd(), 0, false, Some(userns)).map_err(
                     |e| {
@@ -101,11 +98,14 @@ pub fn send(channel: RawFd, trees: &[OwnedFd]) -> Result<(), String> {
 pub fn receive(channel: RawFd, count: usize) -> Result<Vec<OwnedFd>, String> {
     let mut trees = Vec::with_capacity(count);
     while trees.len() < count {
-        let got = sys::receive_fds(channel, TREES_PER_MESSAGE).map_err(|e| {
-            format!(
+        let got = sys::receive_fds(channel, TREES_PER_MESSAGE).map_err(|e| match e {
+            libc::EMSGSIZE => format!(
+                "cannot receive {count} mounts: more than the open-file limit (ulimit -n) allows"
+            ),
+            e => format!(
                 "cannot receive the mounts: {}",
                 std::io::Error::from_raw_os_error(e)
-            )
+            ),
         })?;
         if got.is_empty() {
             return Err("the sandbox's parent is gone".into());
