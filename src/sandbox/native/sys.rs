@@ -419,6 +419,17 @@ fn control_buffer(bytes: usize) -> Vec<u64> {
     vec![0u64; space.div_ceil(std::mem::size_of::<u64>())]
 }
 
+/// A message of one payload buffer and a control buffer (both must outlive its use).
+fn message_header(payload: &mut libc::iovec, control: &mut [u64]) -> libc::msghdr {
+    // SAFETY: msghdr is plain data, and all zeroes is an empty one.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = payload;
+    message.msg_iovlen = 1;
+    message.msg_control = control.as_mut_ptr().cast();
+    message.msg_controllen = std::mem::size_of_val(control) as _;
+    message
+}
+
 /// Sends descriptors in one message on a `SOCK_SEQPACKET` socket.
 pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
     let payload = [b't'];
@@ -428,14 +439,10 @@ pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
     };
     let bytes = std::mem::size_of_val(fds);
     let mut control = control_buffer(bytes);
-    // SAFETY: a msghdr pointing at live buffers; the control buffer has room for one
+    let message = message_header(&mut iov, &mut control);
+    // SAFETY: the message points at live buffers; the control buffer has room for one
     // SCM_RIGHTS header and the descriptors.
     unsafe {
-        let mut message: libc::msghdr = std::mem::zeroed();
-        message.msg_iov = &mut iov;
-        message.msg_iovlen = 1;
-        message.msg_control = control.as_mut_ptr().cast();
-        message.msg_controllen = std::mem::size_of_val(control.as_slice()) as _;
         let header = libc::CMSG_FIRSTHDR(&message);
         (*header).cmsg_level = libc::SOL_SOCKET;
         (*header).cmsg_type = libc::SCM_RIGHTS;
@@ -459,14 +466,10 @@ pub fn receive_fds(socket: RawFd, max: usize) -> SysResult<Vec<OwnedFd>> {
         iov_len: payload.len(),
     };
     let mut control = control_buffer(max * std::mem::size_of::<RawFd>());
-    // SAFETY: a msghdr pointing at live buffers; the headers read are the kernel's, within the
+    let mut message = message_header(&mut iov, &mut control);
+    // SAFETY: the message points at live buffers; the headers read are the kernel's, within the
     // control buffer, and the descriptors in them are now ours.
     unsafe {
-        let mut message: libc::msghdr = std::mem::zeroed();
-        message.msg_iov = &mut iov;
-        message.msg_iovlen = 1;
-        message.msg_control = control.as_mut_ptr().cast();
-        message.msg_controllen = std::mem::size_of_val(control.as_slice()) as _;
         while libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) < 0 {
             if errno() != libc::EINTR {
                 return Err(errno());
