@@ -100,9 +100,17 @@ fn run_with(
     };
     let mut sandbox = request.sandbox.clone();
     sandbox.command = command.iter().map(OsString::from).collect();
-    sandbox
+    // The runner's variables, unless the caller set the same with --env.
+    let asked: Vec<String> = sandbox
         .env
-        .extend(runner_env(framework).iter().map(|v| v.to_string()));
+        .iter()
+        .map(|request| request.split('=').next().unwrap_or(request).to_string())
+        .collect();
+    sandbox.env.extend(
+        runner_env(framework, request.sandbox.network, root)
+            .into_iter()
+            .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
+    );
     let policy = sandbox.resolve()?;
     crate::commands::note(
         "run-tests",
@@ -147,7 +155,7 @@ fn run_with(
             parsed.counts.skipped = parsed.counts.skipped.max(skipped);
         }
     }
-    let outcome = classify(framework, &result, &parsed);
+    let outcome = classify(framework, &result, &parsed, !request.tests.is_empty());
     let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
     output.push_str(stdout);
     if !stdout.is_empty() && !stdout.ends_with('\n') {
@@ -321,9 +329,14 @@ fn runner_command(
             if !tests.is_empty() {
                 // Ids are `file > describe > ... > title`; the runners match the rest, joined
                 // with spaces, against -t, and file patterns as arguments.
+                // jest takes file patterns as regular expressions, vitest as plain substrings.
                 let mut files: Vec<String> = tests
                     .iter()
-                    .map(|id| regex_escape(id.split(" > ").next().unwrap_or(id)))
+                    .map(|id| id.split(" > ").next().unwrap_or(id))
+                    .map(|file| match framework {
+                        Framework::Jest => regex_escape(file),
+                        _ => file.to_string(),
+                    })
                     .collect();
                 files.dedup();
                 let names: Vec<String> = tests
@@ -344,8 +357,8 @@ fn runner_command(
 }
 
 /// Variables that make runners' output parseable and keep the workspace clean.
-fn runner_env(framework: Framework) -> &'static [&'static str] {
-    match framework {
+fn runner_env(framework: Framework, network: bool, root: &Path) -> Vec<String> {
+    let vars: &[&str] = match framework {
         Framework::Pytest | Framework::Unittest => &[
             "PYTHONDONTWRITEBYTECODE=1",
             "PYTHONUNBUFFERED=1",
@@ -357,13 +370,25 @@ fn runner_env(framework: Framework) -> &'static [&'static str] {
             "RUST_BACKTRACE=0",
             "NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1",
         ],
-        // Go caches builds under $HOME (private to the run) and, offline, uses no proxy.
-        Framework::Go => &["GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0"],
+        // Go caches builds under $HOME (private to the run); see below for modules.
+        Framework::Go => &["CGO_ENABLED=0"],
         Framework::Node | Framework::Jest | Framework::Vitest => {
             &["NO_COLOR=1", "FORCE_COLOR=0", "CI=true"]
         }
         Framework::Make | Framework::Junit => &[],
+    };
+    let mut vars: Vec<String> = vars.iter().map(|var| var.to_string()).collect();
+    if framework == Framework::Go {
+        // Offline, modules come from the project's vendor directory when it has one (Go's own
+        // default then); otherwise no proxy is tried, so a missing module fails at once.
+        if !network {
+            vars.push("GOPROXY=off".into());
+        }
+        if !root.join("vendor/modules.txt").exists() {
+            vars.push("GOFLAGS=-mod=mod".into());
+        }
     }
+    vars
 }
 
 /// `cargo ARGS`, offline unless the network is allowed; with ids, `-- --exact` before them
@@ -501,7 +526,14 @@ fn best_effort(output: &str, root: &Path) -> Parsed {
 }
 
 /// The outcome: the exit code first (each runner's own meaning), then what the output says.
-fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Outcome {
+/// With tests `selected`, the runners count those their filter left out as skipped: then only
+/// tests that passed, failed or erred show that any ran.
+fn classify(
+    framework: Framework,
+    result: &SandboxResult,
+    parsed: &Parsed,
+    selected: bool,
+) -> Outcome {
     if result.timed_out {
         return Outcome::Timeout;
     }
@@ -510,7 +542,12 @@ fn classify(framework: Framework, result: &SandboxResult, parsed: &Parsed) -> Ou
         return Outcome::Error;
     };
     let failures = parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty();
-    let ran = parsed.counts.total() > 0;
+    let counts = &parsed.counts;
+    let ran = if selected {
+        counts.passed + counts.failed + counts.errors > 0
+    } else {
+        counts.total() > 0
+    };
     match (framework, code) {
         (_, 0) if failures => Outcome::TestsFailed,
         (Framework::Make, 0) => Outcome::Passed,

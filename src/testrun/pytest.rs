@@ -178,6 +178,8 @@ struct Block {
     title: String,
     text: String,
     location: Option<(String, u32, Option<String>)>,
+    /// From the ERRORS section (setup, teardown, collection), not FAILURES.
+    is_error: bool,
 }
 
 /// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
@@ -190,9 +192,11 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut summary_omitted = 0u64;
     let mut final_counts = None;
     let mut collecting = false;
+    let mut in_errors = false;
     for_each_line(input, |line| {
         if line.starts_with("===") || line.starts_with("___") {
             if let Some(title) = banner_title(line, '=') {
+                in_errors = title == "ERRORS";
                 section = match title {
                     "FAILURES" | "ERRORS" => Section::Failures,
                     "short test summary info" => Section::Summary,
@@ -212,6 +216,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                             title: title.to_string(),
                             text: String::new(),
                             location: None,
+                            is_error: in_errors,
                         });
                     }
                     return;
@@ -275,13 +280,14 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             push(&mut parsed, id, message, Some(&block), root);
         }
     } else {
+        let mut used = vec![false; blocks.len()];
         for (is_error, id, label, message) in summary {
             let mut key = id_key(&id);
             if !label.is_empty() {
                 // A subtest's block: `T.test_sub (i=1)`.
                 key = format!("{key} {label}");
             }
-            let block = blocks.iter().find(|b| block_key(&b.title) == key);
+            let block = matching_block(&blocks, &mut used, &key, &id, is_error);
             let message = if message.is_empty() {
                 block.and_then(|b| error_line(&b.text)).unwrap_or_default()
             } else {
@@ -313,6 +319,37 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         ..Counts::default()
     });
     Ok(parsed)
+}
+
+/// The block a summary line stands for. Titles name only the test (`test_zero`), so the same
+/// title can come from two files, and a test that failed and then erred in teardown has a
+/// block in each section: the block of the same section that shows the test's file wins, and
+/// each block serves once while another will do.
+fn matching_block<'a>(
+    blocks: &'a [Block],
+    used: &mut [bool],
+    key: &str,
+    id: &str,
+    is_error: bool,
+) -> Option<&'a Block> {
+    let file = id.split("::").next().filter(|file| file.ends_with(".py"));
+    let shows_file =
+        |block: &Block| file.is_some_and(|file| block.text.contains(&format!("{file}:")));
+    let best = blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, block)| block_key(&block.title) == key)
+        .max_by_key(|&(index, block)| {
+            (
+                !used[index],
+                block.is_error == is_error,
+                shows_file(block),
+                std::cmp::Reverse(index),
+            )
+        })
+        .map(|(index, _)| index)?;
+    used[best] = true;
+    Some(&blocks[best])
 }
 
 fn push(
@@ -515,6 +552,96 @@ mod tests {
         assert_eq!(
             subtest_label("(unclosed t.py::test"),
             ("", "(unclosed t.py::test")
+        );
+    }
+
+    #[test]
+    fn blocks_go_to_their_own_test_when_titles_repeat() {
+        // Two files with a test_zero, and a test that failed and then erred in teardown (its
+        // ERRORS block comes first). A real pytest 9 log.
+        let log = "\
+==================================== ERRORS ====================================
+________________________ ERROR at teardown of test_both ________________________
+
+    @pytest.fixture
+    def broken():
+        yield 1
+>       raise RuntimeError(\"teardown broke\")
+E       RuntimeError: teardown broke
+
+tests/test_ops.py:10: RuntimeError
+=================================== FAILURES ===================================
+__________________________________ test_zero ___________________________________
+
+    def test_zero():
+>       raise ValueError(\"bad value\")
+E       ValueError: bad value
+
+tests/sub/test_same.py:2: ValueError
+__________________________________ test_zero ___________________________________
+
+    def test_zero():
+>       1 / 0
+E       ZeroDivisionError: division by zero
+
+tests/test_ops.py:2: ZeroDivisionError
+__________________________________ test_both ___________________________________
+
+broken = 1
+
+    def test_both(broken):
+>       assert broken == 2
+E       assert 1 == 2
+
+tests/test_ops.py:13: AssertionError
+=========================== short test summary info ============================
+FAILED tests/sub/test_same.py::test_zero - ValueError: bad value
+FAILED tests/test_ops.py::test_zero - ZeroDivisionError: division by zero
+FAILED tests/test_ops.py::test_both - assert 1 == 2
+ERROR tests/test_ops.py::test_both - RuntimeError: teardown broke
+========================== 3 failed, 1 error in 0.03s ==========================
+";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        let failures: Vec<_> = parsed
+            .failures
+            .iter()
+            .map(|f| {
+                (
+                    f.id.as_str(),
+                    f.file.as_deref().unwrap_or(""),
+                    f.line,
+                    f.kind.as_deref().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            failures,
+            [
+                (
+                    "tests/sub/test_same.py::test_zero",
+                    "tests/sub/test_same.py",
+                    Some(2),
+                    "ValueError"
+                ),
+                (
+                    "tests/test_ops.py::test_zero",
+                    "tests/test_ops.py",
+                    Some(2),
+                    "ZeroDivisionError"
+                ),
+                (
+                    "tests/test_ops.py::test_both",
+                    "tests/test_ops.py",
+                    Some(13),
+                    "AssertionError"
+                ),
+                (
+                    "tests/test_ops.py::test_both",
+                    "tests/test_ops.py",
+                    Some(10),
+                    "RuntimeError"
+                ),
+            ]
         );
     }
 

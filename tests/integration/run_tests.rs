@@ -751,6 +751,32 @@ fn go_run_in_the_sandbox() {
 }
 
 #[test]
+fn a_go_project_with_vendored_modules_runs_offline() {
+    let test = Test::new();
+    test.dir().write(
+        "go.mod",
+        "module example.com/app\n\ngo 1.19\n\nrequire example.org/dep v1.0.0\n",
+    );
+    test.dir().write(
+        "vendor/modules.txt",
+        "# example.org/dep v1.0.0\n## explicit\nexample.org/dep\n",
+    );
+    test.dir().write(
+        "vendor/example.org/dep/dep.go",
+        "package dep\n\nfunc Double(n int) int { return 2 * n }\n",
+    );
+    test.dir().write(
+        "app_test.go",
+        "package app\n\nimport (\n\t\"testing\"\n\n\t\"example.org/dep\"\n)\n\n\
+         func TestDouble(t *testing.T) {\n\tif dep.Double(2) != 4 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+    );
+    let run = test.args(["run-tests"]).run().expect_status(0);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "passed", "{report:#}");
+    assert_eq!(counts(&report), [1, 0, 0, 0]);
+}
+
+#[test]
 fn node_test_run_in_the_sandbox() {
     let run = with_project("node-sample")
         .args(["run-tests"])
@@ -950,6 +976,28 @@ fn jest_and_vitest_run_in_the_sandbox() {
         (Some("test/strings.test.js"), Some(14))
     );
     assert_eq!(double["kind"], "AssertionError");
+
+    // vitest takes file filters as plain text (jest as regular expressions).
+    let id = "test/strings.test.js > strings > words > ignores double spaces";
+    let run = with_project("vitest-sample")
+        .args(["run-tests", "--tests", id])
+        .run()
+        .expect_status(1);
+    assert_eq!(ids(&tests_of(&run)), [id]);
+
+    // Ids that select nothing: the runners count every test as skipped, and none ran.
+    for (project, id) in [
+        ("jest-sample", "__tests__/cart.test.js > cart > no such test"),
+        ("vitest-sample", "test/strings.test.js > strings > no such test"),
+        ("node-sample", "arithmetic > no such test"),
+    ] {
+        let run = with_project(project)
+            .args(["run-tests", "--tests", id])
+            .run()
+            .expect_status(1);
+        let report = tests_of(&run);
+        assert_eq!(report["outcome"], "no_tests", "{project}: {report:#}");
+    }
 }
 
 #[test]
