@@ -30,15 +30,27 @@ impl RunDocument {
     /// Reads the document a previous stage wrote, or starts a new one when stdin is a terminal or
     /// empty.
     pub fn from_stdin() -> Result<RunDocument, Failure> {
+        RunDocument::from_stdin_or_empty_pipe().map(|(document, _)| document)
+    }
+
+    /// `from_stdin`, also saying whether stdin was a pipe that closed without a byte: in a
+    /// pipeline, the stage before failed (and said why), which a stage with effects beyond its
+    /// output must not take as "no document".
+    pub fn from_stdin_or_empty_pipe() -> Result<(RunDocument, bool), Failure> {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
-            return Ok(RunDocument::default());
+            return Ok((RunDocument::default(), false));
         }
         let mut text = String::new();
         stdin.lock().read_to_string(&mut text).map_err(|err| {
             Failure::usage(format!("cannot read the run document from stdin: {err}"))
         })?;
-        RunDocument::parse(&text)
+        // SAFETY: fstat of our own stdin into a zeroed struct.
+        let is_pipe = unsafe {
+            let mut stat: libc::stat = std::mem::zeroed();
+            libc::fstat(0, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO
+        };
+        Ok((RunDocument::parse(&text)?, is_pipe && text.is_empty()))
     }
 
     /// Parses a document; empty input starts a new one.

@@ -25,7 +25,13 @@ use crate::forge::pull_request;
 use crate::output::write_json;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
-    let mut document = RunDocument::from_stdin()?;
+    let (mut document, empty_pipe) = RunDocument::from_stdin_or_empty_pipe()?;
+    if empty_pipe {
+        return Err(Failure::usage(
+            "stdin is a pipe that gave nothing: the command before open-pr failed; nothing was pushed",
+        )
+        .with_hint("fix what the previous stage reported, or run open-pr with no stdin (< /dev/null) to commit the workspace's changes"));
+    }
     let workspace = document.workspace(args.workspace.as_deref())?;
     Git::check_confined(&workspace)?;
     let git = Git::open(&workspace)?;

@@ -129,6 +129,16 @@ impl PolicyRequest {
                 resolve(p, "--rw", &others)
             })
             .collect::<Result<_, _>>()?;
+        // The workspace's rule holds for every writable path.
+        for path in &read_write {
+            if let Some(what) = too_wide(path) {
+                return Err(Failure::usage(format!(
+                    "--rw {} ({what}): the command could write everything in it",
+                    path.display()
+                ))
+                .with_hint("give a directory of the project's, or let it be read with --ro"));
+            }
+        }
         let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
             .chain(read_write.iter().cloned())
             .collect();

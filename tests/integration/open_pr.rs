@@ -378,6 +378,22 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
     );
     assert!(document(&run).get("pr").is_none());
 
+    // An empty pipe: the stage before failed (`fetch-issue ... | open-pr`), which is no
+    // document to commit the workspace for.
+    let run = Test::new_like(&repo.test)
+        .stdin("")
+        .args(["open-pr", "--workspace"])
+        .args([&repo.work])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("the command before open-pr failed"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stdout().is_empty());
+
     let clean = Repo::new();
     let run = open_pr(&clean, &["-q"])
         .args(["--api-url", github.url()])

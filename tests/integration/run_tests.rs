@@ -987,8 +987,14 @@ fn jest_and_vitest_run_in_the_sandbox() {
 
     // Ids that select nothing: the runners count every test as skipped, and none ran.
     for (project, id) in [
-        ("jest-sample", "__tests__/cart.test.js > cart > no such test"),
-        ("vitest-sample", "test/strings.test.js > strings > no such test"),
+        (
+            "jest-sample",
+            "__tests__/cart.test.js > cart > no such test",
+        ),
+        (
+            "vitest-sample",
+            "test/strings.test.js > strings > no such test",
+        ),
         ("node-sample", "arithmetic > no such test"),
     ] {
         let run = with_project(project)

@@ -705,6 +705,22 @@ fn workspaces_that_would_hand_over_too_much_are_refused() {
             run.stderr()
         );
     }
+    // The same for --rw paths (as root they would be written through the id mapping).
+    for path in ["/etc", "/opt", "/usr/lib", "/etc/hosts"] {
+        let run = Test::new()
+            .env("HOME", home.path())
+            .args(["sandbox", "--rw", path, "--", "sh", "-c"])
+            .arg(format!("touch {path}/planted-by-a-test"))
+            .run()
+            .expect_status(125);
+        assert!(
+            run.stderr()
+                .contains("the command could write everything in it"),
+            "{path}: {}",
+            run.stderr()
+        );
+    }
+    assert!(!Path::new("/opt/planted-by-a-test").exists());
 }
 
 #[test]
