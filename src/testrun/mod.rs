@@ -296,6 +296,15 @@ fn runner_command(
                 let leaf = id.rsplit(" > ").next().unwrap_or(id);
                 command.push(format!("--test-name-pattern=^{}$", regex_escape(leaf)));
             }
+            // The files the project's own `npm test` gives node (globs expanded by the shell,
+            // as npm does); without them node runs every file that looks like a test.
+            if let Some(files) = node_test_files(root) {
+                return vec![
+                    "sh".into(),
+                    "-c".into(),
+                    format!("exec {} {files}", shell_words::join(&command)),
+                ];
+            }
             return command;
         }
         Framework::Jest | Framework::Vitest => {
@@ -354,6 +363,19 @@ fn runner_command(
         command.extend(tests.iter().cloned());
     }
     command
+}
+
+/// What follows `node --test` in the project's `npm test` script (`node --test test/*.test.js`),
+/// when the script is just that and names files: plain words and globs, no other shell syntax.
+fn node_test_files(root: &Path) -> Option<String> {
+    let package = detect::read_project_file(root, "package.json")?;
+    let package: serde_json::Value = serde_json::from_str(&package).ok()?;
+    let script = package.get("scripts")?.get("test")?.as_str()?;
+    let files = script.trim().strip_prefix("node --test ")?.trim();
+    let plain = files
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == ' ' || "/._-*?[]{},@+=:%".contains(c));
+    (plain && !files.is_empty()).then(|| files.to_string())
 }
 
 /// Variables that make runners' output parseable and keep the workspace clean.
@@ -481,7 +503,15 @@ fn parse_output(
         ))
     };
     Ok(match framework {
-        Framework::Pytest => pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
+        Framework::Pytest => {
+            let mut parsed = pytest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
+            if let Some(failure) = pytest::conftest_error(stderr, Some(root)) {
+                parsed.build_failed = true;
+                parsed.build_error = Some(format!("{}: {}", failure.id, failure.message));
+                parsed.push_failure(failure);
+            }
+            parsed
+        }
         Framework::Unittest => {
             unittest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?
         }
@@ -554,7 +584,7 @@ fn classify(
         (_, 0) if !ran => Outcome::NoTests,
         (_, 0) => Outcome::Passed,
         (Framework::Pytest, 1) => Outcome::TestsFailed,
-        (Framework::Pytest, 2) if parsed.build_failed => Outcome::BuildFailed,
+        (Framework::Pytest, 2 | 4) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Pytest, 5) | (Framework::Unittest, 5) => Outcome::NoTests,
         (Framework::Pytest, _) => Outcome::Error,
         (Framework::Unittest, 1) if parsed.build_failed => Outcome::BuildFailed,

@@ -159,6 +159,30 @@ fn syntax_error(text: &str, root: Option<&Path>) -> Option<SyntaxFault> {
     })
 }
 
+/// A conftest.py that did not load (pytest exits 4 before collecting, on stderr):
+/// `ImportError while loading conftest '/abs/tests/conftest.py'.`, the frames, `E   Kind: msg`.
+/// It is the project's code that failed to build, as a test file that does not import is.
+pub fn conftest_error(stderr: &str, root: Option<&Path>) -> Option<TestFailure> {
+    let start = stderr.find("ImportError while loading conftest '")?;
+    let text = &stderr[start..];
+    let path = text.split('\'').nth(1)?;
+    let file = project_relative(path, root).unwrap_or_else(|| path.to_string());
+    let location = innermost_location(text.lines(), root);
+    let error = error_line(text).unwrap_or_else(|| "cannot load the conftest".into());
+    let kind = error
+        .split_once(':')
+        .map(|(kind, _)| kind.to_string())
+        .filter(|kind| !kind.contains(' '));
+    Some(TestFailure {
+        id: file.clone(),
+        file: Some(location.as_ref().map_or(file, |l| l.0.clone())),
+        line: location.as_ref().map(|l| l.1),
+        kind,
+        message: error,
+        details: text.to_string(),
+    })
+}
+
 /// The first `E   ...` line of a pytest failure: the error as pytest shows it.
 fn error_line(text: &str) -> Option<String> {
     text.lines()
@@ -253,7 +277,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 } else {
                     return;
                 };
-                let (id, message) = rest.split_once(" - ").unwrap_or((rest, ""));
+                let (id, message) = summary_id_and_message(rest);
                 if summary.len() < MAX_FAILURES {
                     summary.push((
                         is_error,
@@ -319,6 +343,24 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         ..Counts::default()
     });
     Ok(parsed)
+}
+
+/// `path::test[params] - message`: the id ends at the first ` - `, unless that falls inside the
+/// parameters' brackets (`test_eq[x - y]`), where it ends at the bracket.
+fn summary_id_and_message(rest: &str) -> (&str, &str) {
+    let bracketed_end = rest
+        .find('[')
+        .filter(|&open| !rest[..open].contains(" - "))
+        .and_then(|open| {
+            rest[open..]
+                .find("] - ")
+                .map(|close| open + close + 1)
+                .or_else(|| rest.ends_with(']').then_some(rest.len()))
+        });
+    match bracketed_end {
+        Some(end) => (&rest[..end], rest[end..].strip_prefix(" - ").unwrap_or("")),
+        None => rest.split_once(" - ").unwrap_or((rest, "")),
+    }
 }
 
 /// The block a summary line stands for. Titles name only the test (`test_zero`), so the same
@@ -553,6 +595,31 @@ mod tests {
             subtest_label("(unclosed t.py::test"),
             ("", "(unclosed t.py::test")
         );
+    }
+
+    #[test]
+    fn summary_ids_keep_their_parameters() {
+        for (line, id, message) in [
+            (
+                "t.py::test_a - assert 1 == 2",
+                "t.py::test_a",
+                "assert 1 == 2",
+            ),
+            (
+                "t.py::test_eq[x y-x - y] - AssertionError: 'x y' != 'x - y'",
+                "t.py::test_eq[x y-x - y]",
+                "AssertionError: 'x y' != 'x - y'",
+            ),
+            ("t.py::test_eq[a - b]", "t.py::test_eq[a - b]", ""),
+            (
+                "t.py::test_b - assert [1] == [2]",
+                "t.py::test_b",
+                "assert [1] == [2]",
+            ),
+            ("t.py::test_c", "t.py::test_c", ""),
+        ] {
+            assert_eq!(summary_id_and_message(line), (id, message), "{line}");
+        }
     }
 
     #[test]

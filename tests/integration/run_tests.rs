@@ -808,6 +808,29 @@ fn node_test_run_in_the_sandbox() {
 }
 
 #[test]
+fn node_runs_the_files_the_project_s_test_script_names() {
+    // `node --test` alone would also run test/helpers.js (every file under test/).
+    let test = Test::new();
+    test.dir().write(
+        "package.json",
+        r#"{"scripts": {"test": "node --test test/*.test.js"}}"#,
+    );
+    test.dir().write(
+        "test/add.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         test('adds', () => assert.strictEqual(1 + 1, 2));\n",
+    );
+    test.dir().write(
+        "test/helpers.js",
+        "throw new Error('a helper, not a test');\n",
+    );
+    let run = test.args(["run-tests"]).run().expect_status(0);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "passed", "{report:#}");
+    assert_eq!(counts(&report), [1, 0, 0, 0]);
+}
+
+#[test]
 fn a_test_file_that_does_not_compile_is_named_with_its_line() {
     let broken = |file: &str, text: &str, passing: Option<(&str, &str)>| {
         let test = Test::new();
@@ -843,6 +866,37 @@ fn a_test_file_that_does_not_compile_is_named_with_its_line() {
             &Value::from("SyntaxError"),
             &Value::from("invalid syntax")
         ),
+        "{report:#}"
+    );
+    // pytest: a conftest.py that does not import stops pytest before it collects (exit 4).
+    let test = Test::new();
+    test.dir().write(
+        "tests/conftest.py",
+        "import os\nimport no_such_module_here\n",
+    );
+    test.dir()
+        .write("tests/test_a.py", "def test_a():\n    pass\n");
+    let report = tests_of(
+        &test
+            .args(["run-tests", "--framework", "pytest"])
+            .run()
+            .expect_status(1),
+    );
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    let failure = &report["failures"][0];
+    assert_eq!(
+        (&failure["file"], &failure["line"], &failure["kind"]),
+        (
+            &Value::from("tests/conftest.py"),
+            &Value::from(2),
+            &Value::from("ModuleNotFoundError"),
+        ),
+        "{report:#}"
+    );
+    assert!(
+        report["build_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no_such_module_here")),
         "{report:#}"
     );
     // node --test: the file's failure says why it did not load; beside a passing file the run
