@@ -76,8 +76,15 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
             "--framework junit reads a saved report: use it with --parse FILE",
         ));
     }
-    if framework == Framework::Make && !request.tests.is_empty() {
-        crate::commands::warn("run-tests", "make runs the whole suite: --tests is ignored");
+    if !request.tests.is_empty() {
+        if request.command.is_some() {
+            crate::commands::warn(
+                "run-tests",
+                "--command runs as given: --tests is ignored (put the selection in the command)",
+            );
+        } else if framework == Framework::Make {
+            crate::commands::warn("run-tests", "make runs the whole suite: --tests is ignored");
+        }
     }
     match run_with(framework, &request, &root) {
         // A Python project that names no runner: pytest when it is there, unittest otherwise.
@@ -200,7 +207,9 @@ pub fn parse_file(
                 "cannot tell which runner wrote {}",
                 path.display()
             ))
-            .with_hint("pass --framework (pytest, unittest, cargo, make, junit)"))
+            .with_hint(
+                "pass --framework (pytest, unittest, cargo, nextest, go, node, jest, vitest, make, junit)",
+            ))
         }
     };
     let invalid = |err: String| Failure::usage(format!("--parse {}: {err}", path.display()));

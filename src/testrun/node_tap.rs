@@ -58,14 +58,14 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
             names.truncate(depth);
-            names.push(super::report::cut(name, super::report::MAX_ID).to_string());
+            names.push(super::report::cut(&unescape(name), super::report::MAX_ID).to_string());
             return;
         }
         if let Some(rest) = text.strip_prefix("not ok ") {
             let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
             let name = name.split(" # ").next().unwrap_or(name);
             let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
-            path.push(name.to_string());
+            path.push(unescape(name));
             pending = Some(Pending {
                 failure: TestFailure {
                     id: path.join(" > "),
@@ -248,6 +248,29 @@ fn location(text: &str) -> Option<(String, u32)> {
     let line = parts.next()?.parse().ok()?;
     let file = parts.next()?;
     (!file.starts_with("node:")).then(|| (file.to_string(), line))
+}
+
+/// A test name as TAP writes it (`\#` for `#`, `\\` for `\`, `\n` for a newline) back to the
+/// name the test was given, which is what node's --test-name-pattern matches.
+fn unescape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 fn unquote(value: &str) -> &str {

@@ -258,6 +258,15 @@ fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
     test.dir().write("Makefile", "test:\n\t@echo all good\n");
     let run = test.args(["run-tests"]).run().expect_status(0);
     assert_eq!(tests_of(&run)["outcome"], "passed");
+
+    // --command runs as given: a --tests beside it is said to be ignored, not silently dropped.
+    let test = Test::new();
+    test.dir().write("Makefile", "test:\n\t@echo all good\n");
+    let run = test
+        .args(["run-tests", "--command", "make test", "--tests", "x"])
+        .run()
+        .expect_status(0);
+    assert!(run.stderr().contains("--tests is ignored"), "{}", run.stderr());
 }
 
 #[test]
@@ -805,6 +814,42 @@ fn node_test_run_in_the_sandbox() {
         .run()
         .expect_status(1);
     assert_eq!(ids(&tests_of(&run)), ["arithmetic > divides by zero"]);
+}
+
+#[test]
+fn node_ids_are_the_names_as_written_and_run_again() {
+    // TAP escapes `#` and `\` in names; the ids are the names the tests were given.
+    let project = || {
+        let test = Test::new();
+        test.dir()
+            .write("package.json", r#"{"scripts": {"test": "node --test"}}"#);
+        test.dir().write(
+            "test/names.test.js",
+            "const test = require('node:test');\nconst assert = require('node:assert');\n\
+             test('issue #42 regression', () => assert.ok(false));\n\
+             test('path C:\\\\temp', () => assert.ok(false));\n\
+             test('passes', () => {});\n",
+        );
+        test
+    };
+    let report = tests_of(&project().args(["run-tests"]).run().expect_status(1));
+    let mut names = ids(&report);
+    names.sort();
+    assert_eq!(
+        names,
+        ["issue #42 regression", "path C:\\temp"],
+        "{report:#}"
+    );
+    for id in names {
+        let report = tests_of(
+            &project()
+                .args(["run-tests", "--tests", &id])
+                .run()
+                .expect_status(1),
+        );
+        assert_eq!(ids(&report), [id.as_str()], "{report:#}");
+        assert_eq!(counts(&report)[0], 0, "{report:#}");
+    }
 }
 
 #[test]
