@@ -63,7 +63,13 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         document.set("repo", Value::String(repo.clone()));
     }
     if document.get("workspace").is_none() {
-        if let Some(workspace) = workspace.filter(|w| w.join(".git").exists()) {
+        // The top of the clone we are in, as git finds it from a subdirectory.
+        let top = workspace.and_then(|dir| {
+            dir.ancestors()
+                .find(|dir| dir.join(".git").exists())
+                .map(PathBuf::from)
+        });
+        if let Some(workspace) = top {
             document.set("workspace", Value::String(workspace.display().to_string()));
         }
     }

@@ -260,18 +260,18 @@ fn an_issue_number_uses_the_origin_remote() {
     // A FIFO that sandboxed code included into the config is not read (it would never end).
     crate::util::mkfifo(&test.path().join(".git/wait"));
     git(&["config", "include.path", "wait"]);
+    // From a subdirectory of the clone, as git would be: the workspace is the clone's top.
+    std::fs::create_dir(test.path().join("sub")).unwrap();
+    let top = test.path().canonicalize().unwrap();
     let run = test
         .env("GITHUB_API_URL", github.url())
-        .args(["fetch-issue", "#7"])
+        .args(["-C", "sub", "fetch-issue", "#7"])
         .run()
         .expect_status(0);
     let doc = document(&run);
     assert_eq!(doc["repo"], "acme/shop");
     assert_eq!(doc["issue"]["number"], 7);
-    assert!(doc["workspace"]
-        .as_str()
-        .unwrap()
-        .contains("autocoder-test-"));
+    assert_eq!(doc["workspace"], top.display().to_string());
 
     let run = Test::new()
         .args(["fetch-issue", "7"])

@@ -266,7 +266,11 @@ fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
         .args(["run-tests", "--command", "make test", "--tests", "x"])
         .run()
         .expect_status(0);
-    assert!(run.stderr().contains("--tests is ignored"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("--tests is ignored"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]
