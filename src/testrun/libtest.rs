@@ -83,6 +83,11 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             }
             return;
         }
+        // After `error: test failed`, cargo says how the test binary ended:
+        // `process didn't exit successfully: `...` (signal: 6, SIGABRT: process abort signal)`.
+        if line.contains("process didn't exit successfully") && line.contains("(signal: ") {
+            parsed.crashed = true;
+        }
         // Compile errors: `error[E0425]: ...` then `  --> src/lib.rs:5:9`.
         if line.starts_with("error[")
             || (line.starts_with("error: ") && !line.starts_with("error: test failed"))
@@ -156,6 +161,31 @@ fn source_location(text: &str) -> Option<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_binary_killed_by_a_signal_is_a_crash() {
+        // A real `cargo test 2>&1`: one test passed, the other aborted the binary.
+        let log = "   Compiling crashy v0.1.0 (/tmp/crashy)
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.23s
+     Running unittests src/lib.rs (target/debug/deps/crashy-3a07317488e3f687)
+
+running 2 tests
+test tests::adds ... ok
+error: test failed, to rerun pass `--lib`
+
+Caused by:
+  process didn't exit successfully: `/tmp/crashy/target/debug/deps/crashy-3a07317488e3f687` (signal: 6, SIGABRT: process abort signal)
+";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert!(parsed.crashed);
+        assert_eq!(parsed.counts.failed, 0);
+        let finished = parse_log(
+            "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed\n".as_bytes(),
+            None,
+        )
+        .unwrap();
+        assert!(!finished.crashed);
+    }
 
     #[test]
     fn panic_lines_old_and_new() {

@@ -238,6 +238,8 @@ pub fn parse_file(
         Outcome::BuildFailed
     } else if parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty() {
         Outcome::TestsFailed
+    } else if parsed.crashed {
+        Outcome::Error
     } else if parsed.counts.total() == 0 {
         Outcome::NoTests
     } else {

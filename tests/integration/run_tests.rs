@@ -512,6 +512,15 @@ fn parse_bytes(bytes: &[u8], framework: &str) -> Value {
 }
 
 #[test]
+fn a_parsed_cargo_log_of_a_crashed_test_binary_is_an_error() {
+    let log = "running 2 tests\ntest tests::adds ... ok\nerror: test failed, to rerun pass `--lib`\n\n\
+               Caused by:\n  process didn't exit successfully: `target/debug/deps/x-1` \
+               (signal: 6, SIGABRT: process abort signal)\n";
+    let report = parse_bytes(log.as_bytes(), "cargo");
+    assert_eq!(report["outcome"], "error", "{report:#}");
+}
+
+#[test]
 fn parses_colour_broken_bytes_and_cut_logs() {
     let log = std::fs::read_to_string(testdata("outputs/pytest-failures.log")).unwrap();
     let coloured: String = log
