@@ -153,7 +153,39 @@ fn run_with(
         )
         .with_hint(format!("install it: {} -m pip install pytest", command[0])));
     }
-    let mut parsed = parse_output(framework, stdout, stderr, root)?;
+    let mut parsed = match parse_output(framework, stdout, stderr, root) {
+        // jest and vitest write no report when they stop before running anything (a preset
+        // or config that does not load): the run is an error, in the runner's own words.
+        Err(_)
+            if matches!(framework, Framework::Jest | Framework::Vitest)
+                && result.exit_code != Some(0) =>
+        {
+            // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
+            let said: Vec<&str> = stderr
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .take(2)
+                .collect();
+            let said = if said.is_empty() {
+                "nothing on stderr".to_string()
+            } else {
+                said.join(" ")
+            };
+            crate::commands::warn(
+                "run-tests",
+                &format!(
+                    "{} stopped before it wrote a report: {said}",
+                    framework.name()
+                ),
+            );
+            Parsed {
+                crashed: true,
+                ..Parsed::default()
+            }
+        }
+        other => other?,
+    };
     // nextest's libtest-json events now and then lack an ignored test's (it runs tests in
     // parallel); its own summary on stderr counts the skipped ones, but also the tests left
     // out by --tests.
@@ -582,6 +614,9 @@ fn classify(
         // Killed by a signal (a memory limit, a crash): the runner did not finish.
         return Outcome::Error;
     };
+    if parsed.crashed {
+        return Outcome::Error;
+    }
     let failures = parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty();
     let counts = &parsed.counts;
     let ran = if selected {

@@ -98,8 +98,8 @@ pub struct Parsed {
     pub build_error: Option<String>,
     /// Failures beyond the cap, counted but not listed.
     pub failures_omitted: u64,
-    /// The log says a test binary was killed by a signal (a stack overflow, an abort): the run
-    /// did not finish, whatever the tests before it said. Read from logs, where no exit status is.
+    /// The run did not finish, whatever the tests before said: a test binary was killed by a
+    /// signal (a stack overflow, an abort), or the runner stopped before it wrote its report.
     pub crashed: bool,
 }
 

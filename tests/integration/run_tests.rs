@@ -513,7 +513,8 @@ fn parse_bytes(bytes: &[u8], framework: &str) -> Value {
 
 #[test]
 fn a_parsed_cargo_log_of_a_crashed_test_binary_is_an_error() {
-    let log = "running 2 tests\ntest tests::adds ... ok\nerror: test failed, to rerun pass `--lib`\n\n\
+    let log =
+        "running 2 tests\ntest tests::adds ... ok\nerror: test failed, to rerun pass `--lib`\n\n\
                Caused by:\n  process didn't exit successfully: `target/debug/deps/x-1` \
                (signal: 6, SIGABRT: process abort signal)\n";
     let report = parse_bytes(log.as_bytes(), "cargo");
@@ -1116,6 +1117,26 @@ fn jest_and_vitest_run_in_the_sandbox() {
         let report = tests_of(&run);
         assert_eq!(report["outcome"], "no_tests", "{project}: {report:#}");
     }
+}
+
+#[test]
+fn a_jest_that_stops_before_its_report_is_an_error_in_its_own_words() {
+    let test = Test::new();
+    test.dir().write(
+        "package.json",
+        r#"{"devDependencies": {"jest": "*"}, "jest": {"preset": "no-such-preset"}}"#,
+    );
+    test.dir()
+        .write("a.test.js", "test('a', () => expect(1).toBe(1));\n");
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "error", "{report:#}");
+    assert!(
+        run.stderr().contains("stopped before it wrote a report")
+            && run.stderr().contains("no-such-preset"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]
