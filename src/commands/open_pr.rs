@@ -235,6 +235,22 @@ fn make_commit(
             })?;
         }
         None => {
+            // What the user staged but git does not track yet is not a tracked change: said,
+            // not silently left out.
+            let new_in_index = git.run(
+                &["diff", "--cached", "--name-only", "--diff-filter=A", "HEAD"],
+                &[],
+                None,
+            )?;
+            for path in new_in_index
+                .lines()
+                .filter(|p| !named.iter().any(|n| n == p))
+            {
+                crate::commands::warn(
+                    "open-pr",
+                    &format!("{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"),
+                );
+            }
             git.stage_tracked_changes(&env)?;
             let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
             for path in staged

@@ -311,7 +311,10 @@ impl GitHub {
                             "GitHub's rate limit for {what} lifts in {} s ({message})",
                             wait.as_secs()
                         ))
-                        .with_hint(format!("retry after {}, or set GITHUB_TOKEN for a higher limit", clock_time_in(wait))));
+                        .with_hint(match self.token {
+                            None => format!("retry after {}, or set GITHUB_TOKEN for a higher limit", clock_time_in(wait)),
+                            Some(_) => format!("retry after {}", clock_time_in(wait)),
+                        }));
                     }
                     rate_waits += 1;
                     crate::commands::warn("github", &format!("rate limited; waiting {} s", wait.as_secs().max(1)));

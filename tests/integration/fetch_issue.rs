@@ -210,6 +210,14 @@ fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
                     .header("x-ratelimit-reset", "4102444800"),
             ],
         ),
+        (
+            "GET /repos/acme/shop/issues/44",
+            vec![
+                Reply::json(429, r#"{"message": "API rate limit exceeded"}"#)
+                    .header("x-ratelimit-remaining", "0")
+                    .header("x-ratelimit-reset", "4102444800"),
+            ],
+        ),
     ]);
     let run = Test::new()
         .args(["fetch-issue", "acme/shop#42", "--api-url", github.url()])
@@ -228,6 +236,18 @@ fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
         .expect_status(3);
     assert!(
         run.stderr().contains("rate limit") && run.stderr().contains("retry after"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("set GITHUB_TOKEN"), "{}", run.stderr());
+    // With a token already set, a token is no advice.
+    let run = Test::new()
+        .env("GITHUB_TOKEN", "ghp_test")
+        .args(["fetch-issue", "acme/shop#44", "--api-url", github.url()])
+        .run()
+        .expect_status(3);
+    assert!(
+        run.stderr().contains("retry after") && !run.stderr().contains("set GITHUB_TOKEN"),
         "{}",
         run.stderr()
     );

@@ -142,8 +142,8 @@ impl Repo {
         github
     }
 
-    /// The user's uncommitted work: the fix, an unrelated staged change, an untracked file and a
-    /// changed credentials file.
+    /// The user's uncommitted work: the fix, an unrelated staged change, a new staged file, an
+    /// untracked file and a changed credentials file.
     fn dirty(&self) {
         std::fs::write(
             self.work.join("pricing.py"),
@@ -152,6 +152,8 @@ impl Repo {
         .unwrap();
         std::fs::write(self.work.join("notes.txt"), "notes, staged\n").unwrap();
         git(&self.work, &["add", "notes.txt"]);
+        std::fs::write(self.work.join("added.txt"), "new, staged\n").unwrap();
+        git(&self.work, &["add", "added.txt"]);
         std::fs::write(self.work.join("scratch.txt"), "untracked\n").unwrap();
         std::fs::write(self.work.join(".env"), "API_KEY=two\n").unwrap();
     }
@@ -247,6 +249,12 @@ fn pushes_exactly_the_tracked_change_and_opens_the_pull_request() {
     assert!(
         run.stderr()
             .contains(".env looks like it holds credentials"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr()
+            .contains("added.txt is new (staged, not tracked): left out of the commit"),
         "{}",
         run.stderr()
     );
