@@ -16,6 +16,7 @@ const FILE_SIZE: u64 = 4 << 30;
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
     let workspace = document.workspace(args.workspace.as_deref())?;
+    let from_document = args.workspace.is_none() && document.get("workspace").is_some();
     // A saved log is only read: its workspace places file paths, and need not be one a command
     // may be handed.
     let workspace = match &args.parse {
@@ -23,7 +24,15 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             Failure::usage(format!("workspace {}: {err}", workspace.display()))
                 .with_hint("give an existing directory with --workspace")
         })?,
-        None => crate::sandbox::policy::checked_workspace(&workspace)?,
+        None => crate::sandbox::policy::checked_workspace(&workspace).map_err(|failure| {
+            if from_document {
+                failure.with_hint(
+                    "it is the run document's `workspace`; give --workspace DIR to run elsewhere",
+                )
+            } else {
+                failure
+            }
+        })?,
     };
 
     let report = match &args.parse {
@@ -57,7 +66,9 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             })?
         }
     };
-    if document.get("workspace").is_none() {
+    // The workspace the tests ran in, for the next stage: a --workspace flag overrides the
+    // document's.
+    if document.get("workspace").is_none() || args.workspace.is_some() {
         document.set(
             "workspace",
             serde_json::Value::String(workspace.display().to_string()),

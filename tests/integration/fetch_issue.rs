@@ -239,7 +239,11 @@ fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
         "{}",
         run.stderr()
     );
-    assert!(run.stderr().contains("set GITHUB_TOKEN"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("set GITHUB_TOKEN"),
+        "{}",
+        run.stderr()
+    );
     // With a token already set, a token is no advice.
     let run = Test::new()
         .env("GITHUB_TOKEN", "ghp_test")

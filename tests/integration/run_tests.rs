@@ -357,6 +357,23 @@ fn a_missing_runner_is_status_3_with_how_to_install_it() {
 }
 
 #[test]
+fn a_workspace_flag_overrides_the_document_s_and_is_passed_on() {
+    let project = Test::new();
+    project
+        .dir()
+        .write("Makefile", "test:\n\t@echo all good\n");
+    let top = project.path().canonicalize().unwrap();
+    let run = Test::new()
+        .stdin(r#"{"autocoder": 1, "workspace": "/somewhere/else"}"#)
+        .args(["run-tests", "--workspace"])
+        .arg(&top)
+        .run()
+        .expect_status(0);
+    let document: Value = serde_json::from_slice(&run.output.stdout).unwrap();
+    assert_eq!(document["workspace"], top.display().to_string());
+}
+
+#[test]
 fn bad_input_is_status_2() {
     let run = Test::new().args(["run-tests"]).run().expect_status(2);
     assert!(
@@ -404,6 +421,17 @@ fn bad_input_is_status_2() {
         .expect_status(2);
     assert!(
         run.stderr().contains("the run document's workspace is 42"),
+        "{}",
+        run.stderr()
+    );
+    // A document's workspace that is gone: the error says where the path came from.
+    let run = Test::new()
+        .stdin(r#"{"autocoder": 1, "workspace": "/no/such/project"}"#)
+        .args(["run-tests", "--framework", "make"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("the run document's `workspace`"),
         "{}",
         run.stderr()
     );
