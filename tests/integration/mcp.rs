@@ -2026,14 +2026,14 @@ fn git_status_works_after_the_executable_is_replaced() {
     let bin = TempDir::new();
     let exe = bin.path().join("autocoder");
     std::fs::copy(autocoder_bin(), &exe).unwrap();
-    let mut server = Command::new(&exe)
-        .args(["mcp", "--root"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = crate::util::spawn_fresh_copy(
+        Command::new(&exe)
+            .args(["mcp", "--root"])
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     let mut input = server.stdin.take().unwrap();
     writeln!(input, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#).unwrap();
     writeln!(

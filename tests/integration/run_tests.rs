@@ -359,9 +359,7 @@ fn a_missing_runner_is_status_3_with_how_to_install_it() {
 #[test]
 fn a_workspace_flag_overrides_the_document_s_and_is_passed_on() {
     let project = Test::new();
-    project
-        .dir()
-        .write("Makefile", "test:\n\t@echo all good\n");
+    project.dir().write("Makefile", "test:\n\t@echo all good\n");
     let top = project.path().canonicalize().unwrap();
     let run = Test::new()
         .stdin(r#"{"autocoder": 1, "workspace": "/somewhere/else"}"#)

@@ -25,6 +25,20 @@ pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
     command
 }
 
+/// Starts `command`, whose program is a copy this test just wrote: another test's fork may hold
+/// the copy open for writing a moment longer (ETXTBSY), so that is retried, briefly.
+pub fn spawn_fresh_copy(command: &mut Command) -> std::process::Child {
+    for _ in 0..100 {
+        match command.spawn() {
+            Err(err) if err.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the copied executable stayed busy for a second")
+}
+
 /// Makes a FIFO at `path` (what sandboxed code can leave where a file is expected).
 pub fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo").arg(path).status().unwrap();
