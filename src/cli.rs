@@ -377,8 +377,8 @@ pub enum GenerateWhat {
     Completions,
 }
 
-/// An API base URL: http or https, with a host.
-fn api_url(text: &str) -> Result<String, String> {
+/// An API base URL: http or https, with a host (also `GITHUB_API_URL`'s rule).
+pub(crate) fn api_url(text: &str) -> Result<String, String> {
     let host = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))

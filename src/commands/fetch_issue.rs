@@ -85,7 +85,7 @@ fn fetch(
     number: u64,
     implied_api: Option<&str>,
 ) -> Result<Value, Failure> {
-    let client = GitHub::new(&Api::choose(args.api_url.as_deref(), implied_api));
+    let client = GitHub::new(&Api::choose(args.api_url.as_deref(), implied_api)?);
     let issue = client.issue(owner, repo, number)?;
     let comments = if args.no_comments {
         Vec::new()

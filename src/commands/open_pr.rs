@@ -119,7 +119,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .as_ref()
         .filter(|(owner, name, _)| format!("{owner}/{name}") == repo)
         .and_then(|(_, _, api_url)| api_url.as_deref());
-    let api = Api::choose(args.api_url.as_deref(), issue_api);
+    let api = Api::choose(args.api_url.as_deref(), issue_api)?;
     if args.dry_run {
         git.run(
             &[

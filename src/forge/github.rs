@@ -35,8 +35,21 @@ impl Api {
     /// only implied by an address gets `GH_ENTERPRISE_TOKEN` or `GITHUB_ENTERPRISE_TOKEN`, as
     /// with gh, and only when `GH_HOST` names its host: an issue's address may come from
     /// anywhere, and must not carry a token off to its host.
-    pub fn choose(named: Option<&str>, implied: Option<&str>) -> Api {
-        Api::choose_with(named, implied, &|name| std::env::var(name).ok())
+    ///
+    /// `GITHUB_API_URL` must be an API address as `--api-url` must (no credentials in it).
+    pub fn choose(named: Option<&str>, implied: Option<&str>) -> Result<Api, Failure> {
+        if let Ok(url) = std::env::var("GITHUB_API_URL") {
+            if !url.trim().is_empty() {
+                crate::cli::api_url(&url).map_err(|problem| {
+                    let problem = problem.replace(&url, &without_userinfo(&url));
+                    Failure::usage(format!("GITHUB_API_URL: {problem}"))
+                        .with_hint("set GITHUB_API_URL to the API's address, e.g. https://github.example.com/api/v3")
+                })?;
+            }
+        }
+        Ok(Api::choose_with(named, implied, &|name| {
+            std::env::var(name).ok()
+        }))
     }
 
     fn choose_with(

@@ -112,6 +112,19 @@ fn errors_say_what_happened_and_what_to_do() {
         "{}",
         run.stderr()
     );
+    // The same in GITHUB_API_URL, which must not become Basic auth to that host.
+    for url in ["http://me:hunter2@127.0.0.1:9", "ftp://me:hunter2@127.0.0.1:9"] {
+        let run = Test::new()
+            .env("GITHUB_API_URL", url)
+            .args(["fetch-issue", "acme/shop#1"])
+            .run()
+            .expect_status(2);
+        assert!(
+            run.stderr().contains("GITHUB_API_URL") && !run.stderr().contains("hunter2"),
+            "{}",
+            run.stderr()
+        );
+    }
     let github = FakeGitHub::start(vec![
         (
             "GET /repos/acme/private/issues/1",
