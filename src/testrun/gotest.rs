@@ -171,8 +171,10 @@ fn failure(test: &str, output: &str, dir: &str, root: Option<&Path>) -> TestFail
         }
         return failure;
     }
-    // `    math_test.go:12: expected 2, got 3`: t.Errorf's location and message.
-    for line in output.lines() {
+    // `    math_test.go:12: expected 2, got 3`: t.Errorf's location and message. t.Log writes
+    // the same form; logs usually come before the check that fails (and t.Fatal ends the
+    // test), so the last such line is taken.
+    for line in output.lines().rev() {
         let text = line.trim();
         if let Some((location, message)) = text.split_once(": ") {
             if let Some((file, number)) = source_location(location, dir, root) {
@@ -216,5 +218,25 @@ fn package_dir(package: &str, module: Option<&str>) -> String {
     match module.and_then(|m| package.strip_prefix(m)) {
         Some(rest) => rest.trim_start_matches('/').to_string(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_failing_check_is_the_message_not_a_log_before_it() {
+        let output = "=== RUN   TestBig\n    calc_test.go:12: checking big numbers\n    \
+                      calc_test.go:14: Big(3) = 4, want 9\n--- FAIL: TestBig (0.00s)\n";
+        let failure = failure("TestBig", output, "", None);
+        assert_eq!(
+            (
+                failure.file.as_deref(),
+                failure.line,
+                failure.message.as_str()
+            ),
+            (Some("calc_test.go"), Some(14), "Big(3) = 4, want 9")
+        );
     }
 }

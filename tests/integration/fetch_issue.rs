@@ -113,7 +113,10 @@ fn errors_say_what_happened_and_what_to_do() {
         run.stderr()
     );
     // The same in GITHUB_API_URL, which must not become Basic auth to that host.
-    for url in ["http://me:hunter2@127.0.0.1:9", "ftp://me:hunter2@127.0.0.1:9"] {
+    for url in [
+        "http://me:hunter2@127.0.0.1:9",
+        "ftp://me:hunter2@127.0.0.1:9",
+    ] {
         let run = Test::new()
             .env("GITHUB_API_URL", url)
             .args(["fetch-issue", "acme/shop#1"])
