@@ -179,6 +179,16 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         let message = stderr.as_deref().unwrap_or("").trim().to_string();
         return Err(start_failure(client_status, &message, image));
     };
+    // The container's init (`--init`, tini) could not start the command: as with the native
+    // backend, no result, and the status and message of a command not found or not executable.
+    if let Some(said) = stderr
+        .as_deref()
+        .and_then(|text| text.trim().strip_prefix("[FATAL tini ("))
+        .and_then(|text| text.split_once(")] ").map(|(_, said)| said))
+        .filter(|said| said.starts_with("exec ") && said.contains(" failed: "))
+    {
+        return Err(start_failure(Some(state.exit_code), said, image));
+    }
     let (exit_code, signal) = if run.timed_out || run.interrupted.is_some() {
         (None, Some(libc::SIGKILL))
     } else if (129..=192).contains(&state.exit_code) {

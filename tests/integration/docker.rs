@@ -145,6 +145,38 @@ fn missing_image_is_a_clear_error() {
         run.stderr()
     );
     assert!(run.stdout().is_empty());
+
+    // A command the image does not have, or cannot run: no result, as with the native backend.
+    for (command, status, said) in [
+        ("no-such-command", 127, "not found in image"),
+        ("/etc/passwd", 126, "cannot execute in image"),
+    ] {
+        let run = Test::new()
+            .args([
+                "sandbox",
+                "--backend",
+                "docker",
+                "--image",
+                IMAGE,
+                "--",
+                command,
+            ])
+            .run()
+            .expect_status(status);
+        assert!(run.stderr().contains(said), "{}", run.stderr());
+        assert!(run.stdout().is_empty(), "{}", run.stdout());
+    }
+    // A command that runs and exits 127 itself still has its result.
+    let run = Test::new()
+        .args(["sandbox", "--backend", "docker", "--image", IMAGE, "--"])
+        .args(["sh", "-c", "exit 127"])
+        .run()
+        .expect_status(127);
+    assert!(
+        run.stdout().contains("\"exit_code\":127"),
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]
