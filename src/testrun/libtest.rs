@@ -24,6 +24,9 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     for_each_line(input, |line| {
         if let Some(rest) = line.strip_prefix("test ") {
             if let Some((name, status)) = rest.rsplit_once(" ... ") {
+                // `#[should_panic]` tests are listed as `NAME - should panic`; their id (and
+                // their `---- NAME stdout ----` block) is the name alone.
+                let name = name.strip_suffix(" - should panic").unwrap_or(name);
                 match status.trim() {
                     "ok" => parsed.counts.passed += 1,
                     "ignored" => parsed.counts.skipped += 1,
@@ -54,7 +57,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         }
         if line.starts_with("failures:")
             || line.starts_with("test result:")
-            || line.starts_with("running ")
+            || is_running_line(line)
         {
             current = None;
             return;
@@ -158,6 +161,16 @@ fn source_location(text: &str) -> Option<(String, u32)> {
     Some((file.to_string(), line))
 }
 
+/// libtest's `running 3 tests` (not a test's own output that starts with "running").
+fn is_running_line(line: &str) -> bool {
+    line.strip_prefix("running ")
+        .and_then(|rest| {
+            rest.strip_suffix(" tests")
+                .or_else(|| rest.strip_suffix(" test"))
+        })
+        .is_some_and(|count| !count.is_empty() && count.chars().all(|c| c.is_ascii_digit()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +198,41 @@ Caused by:
         )
         .unwrap();
         assert!(!finished.crashed);
+    }
+
+    #[test]
+    fn should_panic_ids_and_output_that_says_running() {
+        let log = "running 2 tests
+test tests::boom - should panic ... FAILED
+test tests::migrates ... FAILED
+
+failures:
+
+---- tests::boom stdout ----
+note: test did not panic as expected at src/lib.rs:9:5
+---- tests::migrates stdout ----
+running migrations
+
+thread 'tests::migrates' (7) panicked at src/lib.rs:20:9:
+schema mismatch
+
+failures:
+    tests::boom
+    tests::migrates
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out
+";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        let failures: Vec<_> = parsed
+            .failures
+            .iter()
+            .map(|f| (f.id.as_str(), f.line, f.message.as_str()))
+            .collect();
+        assert_eq!(failures[0].0, "tests::boom");
+        assert_eq!(
+            failures[1],
+            ("tests::migrates", Some(20), "schema mismatch")
+        );
     }
 
     #[test]
