@@ -186,6 +186,31 @@ fn run_with(
         }
         other => other?,
     };
+    // Runners that found nothing to run where they looked (no `test` target, no Go module):
+    // the project is not set up for them, which no test failed.
+    let not_set_up = match framework {
+        Framework::Make => stderr.contains("No rule to make target 'test'"),
+        Framework::Go => {
+            stderr.contains("does not contain main module")
+                || stderr.contains("go.mod file not found")
+        }
+        _ => false,
+    };
+    if not_set_up && request.command.is_none() {
+        crate::commands::warn(
+            "run-tests",
+            &format!(
+                "{} found nothing to run here: {}",
+                framework.name(),
+                stderr
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("")
+            ),
+        );
+        parsed.crashed = true;
+    }
     // nextest's libtest-json events now and then lack an ignored test's (it runs tests in
     // parallel); its own summary on stderr counts the skipped ones, but also the tests left
     // out by --tests.

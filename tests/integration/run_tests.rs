@@ -259,6 +259,25 @@ fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
     let run = test.args(["run-tests"]).run().expect_status(0);
     assert_eq!(tests_of(&run)["outcome"], "passed");
 
+    // A runner with nothing to run where it looked is not a test that failed.
+    for (framework, file, text) in [
+        ("make", "Makefile", "all:\n\t@true\n"),
+        ("go", "README", "no module here\n"),
+    ] {
+        let test = Test::new();
+        test.dir().write(file, text);
+        let run = test
+            .args(["run-tests", "--framework", framework])
+            .run()
+            .expect_status(1);
+        assert_eq!(tests_of(&run)["outcome"], "error", "{framework}");
+        assert!(
+            run.stderr().contains("found nothing to run here"),
+            "{framework}: {}",
+            run.stderr()
+        );
+    }
+
     // --command runs as given: a --tests beside it is said to be ignored, not silently dropped.
     let test = Test::new();
     test.dir().write("Makefile", "test:\n\t@echo all good\n");
