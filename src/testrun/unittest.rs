@@ -15,6 +15,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut parsed = Parsed::default();
     let mut current: Option<TestFailure> = None;
     let mut in_traceback = false;
+    // Whether the exception line after the latest frames was read (see below).
+    let mut exception_read = false;
     let mut ran: Option<u64> = None;
     // Test modules that could not be imported: the build, for our purposes, failed.
     let mut unimportable: Vec<String> = Vec::new();
@@ -35,6 +37,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 ..TestFailure::default()
             });
             in_traceback = false;
+            exception_read = false;
             return;
         }
         if line.starts_with("======") {
@@ -76,12 +79,23 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             if let Some((file, number)) = frame(line, root) {
                 failure.file = Some(file);
                 failure.line = Some(number);
-            } else if !line.starts_with(' ') && !line.is_empty() && !line.starts_with("Traceback") {
-                // The exception line ends the traceback: `Kind: message`.
+                exception_read = false;
+            } else if !exception_read
+                && !line.starts_with(' ')
+                && !line.is_empty()
+                && !line.starts_with("Traceback")
+            {
+                // The first line after the frames is the exception, `Kind: message`; what
+                // follows it (assertEqual's diff) is its message's continuation.
                 let (kind, message) = line.split_once(": ").unwrap_or((line, ""));
-                if !kind.contains(' ') {
+                let is_name = kind.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && kind
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+                if is_name {
                     failure.kind = Some(kind.to_string());
                     failure.message = message.to_string();
+                    exception_read = true;
                 }
             }
         }
@@ -153,6 +167,51 @@ fn frame(line: &str, root: Option<&Path>) -> Option<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exception_line_not_the_diff_under_it() {
+        // A real `python3 -m unittest -v` log of assertEqual on two lists.
+        let log = "test_lists (test_u.T.test_lists) ... FAIL
+
+======================================================================
+FAIL: test_lists (test_u.T.test_lists)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File \"/p/test_u.py\", line 4, in test_lists
+    self.assertEqual([1, 2], [1, 3])
+AssertionError: Lists differ: [1, 2] != [1, 3]
+
+First differing element 1:
+2
+3
+
+- [1, 2]
+?     ^
+
++ [1, 3]
+?     ^
+
+
+----------------------------------------------------------------------
+Ran 1 test in 0.001s
+
+FAILED (failures=1)
+";
+        let parsed = parse_log(log.as_bytes(), Some(Path::new("/p"))).unwrap();
+        let failure = &parsed.failures[0];
+        assert_eq!(
+            (
+                failure.kind.as_deref(),
+                failure.message.as_str(),
+                failure.line
+            ),
+            (
+                Some("AssertionError"),
+                "Lists differ: [1, 2] != [1, 3]",
+                Some(4)
+            )
+        );
+    }
 
     #[test]
     fn ids() {
