@@ -946,16 +946,20 @@ fn a_test_file_that_does_not_compile_is_named_with_its_line() {
             .write("package.json", r#"{"scripts": {"test": "node --test"}}"#);
         test
     };
+    let pytest_build_failure = |test: Test| {
+        let report = tests_of(
+            &test
+                .args(["run-tests", "--framework", "pytest"])
+                .run()
+                .expect_status(1),
+        );
+        assert_eq!(report["outcome"], "build_failed", "{report:#}");
+        report
+    };
     // pytest: a collection error, at the line Python names.
     let test = broken("test_bad.py", "def test_a(:\n    pass\n", None);
     std::fs::remove_file(test.path().join("package.json")).unwrap();
-    let report = tests_of(
-        &test
-            .args(["run-tests", "--framework", "pytest"])
-            .run()
-            .expect_status(1),
-    );
-    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    let report = pytest_build_failure(test);
     let failure = &report["failures"][0];
     assert_eq!(
         (
@@ -980,13 +984,7 @@ fn a_test_file_that_does_not_compile_is_named_with_its_line() {
     );
     test.dir()
         .write("tests/test_a.py", "def test_a():\n    pass\n");
-    let report = tests_of(
-        &test
-            .args(["run-tests", "--framework", "pytest"])
-            .run()
-            .expect_status(1),
-    );
-    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    let report = pytest_build_failure(test);
     let failure = &report["failures"][0];
     assert_eq!(
         (&failure["file"], &failure["line"], &failure["kind"]),
