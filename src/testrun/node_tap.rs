@@ -26,6 +26,9 @@ struct Pending {
     printed: Vec<String>,
     /// `failureType: 'testCodeFailure'`: the failure is the test's own code (or file) failing.
     test_code_failure: bool,
+    /// `failureType: 'hookFailed'`: a `before`/`after` hook threw; its tests were cancelled,
+    /// and this (often a suite's) failure is the one that says why.
+    hook_failed: bool,
 }
 
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
@@ -78,6 +81,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 stack: String::new(),
                 printed: std::mem::take(&mut printed),
                 test_code_failure: false,
+                hook_failed: false,
             });
             return;
         }
@@ -146,6 +150,7 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
     match key {
         "type" => pending.is_suite = value == "suite",
         "failureType" if value == "subtestsFailed" => pending.is_suite = true,
+        "failureType" if value == "hookFailed" => pending.hook_failed = true,
         "failureType" => pending.test_code_failure = value == "testCodeFailure",
         "name" => pending.failure.kind = Some(value.to_string()),
         "code" if pending.failure.kind.is_none() => pending.failure.kind = Some(value.to_string()),
@@ -167,8 +172,11 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
 /// returns 1 for a test file that could not load.
 fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) -> usize {
     let Some(mut pending) = pending else { return 0 };
-    if pending.is_suite {
+    if pending.is_suite && !pending.hook_failed {
         return 0;
+    }
+    if pending.hook_failed {
+        pending.failure.kind = Some("hook_failed".into());
     }
     // A file that could not load is a top-level result named after the file, and what it
     // printed starts with that file's error location.

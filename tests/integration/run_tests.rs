@@ -912,6 +912,37 @@ fn node_ids_are_the_names_as_written_and_run_again() {
 }
 
 #[test]
+fn a_node_hook_that_throws_is_the_failure_that_says_why() {
+    let test = Test::new();
+    test.dir()
+        .write("package.json", r#"{"scripts": {"test": "node --test"}}"#);
+    test.dir().write(
+        "test/db.test.js",
+        "const { describe, it, before } = require('node:test');\n\
+         describe('db', () => {\n  \
+         before(() => { throw new Error('cannot connect to db'); });\n  \
+         it('reads', () => {});\n});\n",
+    );
+    let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
+    let hook = failure(&report, "db");
+    assert_eq!(
+        (
+            hook["kind"].as_str(),
+            hook["message"].as_str(),
+            hook["file"].as_str(),
+            hook["line"].as_u64()
+        ),
+        (
+            Some("hook_failed"),
+            Some("cannot connect to db"),
+            Some("test/db.test.js"),
+            Some(3)
+        ),
+        "{report:#}"
+    );
+}
+
+#[test]
 fn node_runs_the_files_the_project_s_test_script_names() {
     // `node --test` alone would also run test/helpers.js (every file under test/).
     let test = Test::new();
