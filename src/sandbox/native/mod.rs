@@ -5,10 +5,10 @@
 //! allow-list and makes it its root (see `paths`), drops to an unprivileged identity, and
 //! applies Landlock and seccomp before it starts the command (see `child`). Meanwhile, on
 //! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
-//! (see `trees`). Started as root,
-//! the command runs as uid `SANDBOX_UID` and sees the workspace through an id-mapped mount, so
-//! it can write root's files without being root. The parent supervises with a pidfd and kills
-//! the namespace's init on timeout, which takes every process inside with it.
+//! (see `trees`). Started as root, the command runs as uid `SANDBOX_UID` and sees the workspace
+//! through an id-mapped mount, so it can write root's files without being root. The parent
+//! supervises with a pidfd and kills the namespace's init on timeout, which takes every process
+//! inside with it.
 
 pub mod cgroup;
 pub mod child;
@@ -310,15 +310,20 @@ fn run_with(
         let maker = Maker::Parent {
             map_writable_onto: (SANDBOX_UID, SANDBOX_UID),
         };
-        let handed =
-            trees::make(&view.binds, maker).and_then(|trees| trees::send(ours.as_raw_fd(), &trees));
-        if let Err(reason) = handed {
-            stop_child();
-            return Err(if policy.allow_degraded {
-                Attempt::ViewRefused(reason)
-            } else {
-                Attempt::Failed(layer_failure("filesystem", &reason))
-            });
+        match trees::make(&view.binds, maker) {
+            Ok(trees) => {
+                // A child that cannot take them has ended already, and its report (read
+                // below) says why.
+                let _ = trees::send(ours.as_raw_fd(), &trees);
+            }
+            Err(reason) => {
+                stop_child();
+                return Err(if policy.allow_degraded {
+                    Attempt::ViewRefused(reason)
+                } else {
+                    Attempt::Failed(layer_failure("filesystem", &reason))
+                });
+            }
         }
     }
     if let (Some(cgroups), Some(ours)) = (&mut cgroups, &ours) {
