@@ -339,6 +339,8 @@ fn without_links(path: &Path) -> bool {
                 std::path::Component::RootDir | std::path::Component::Normal(_)
             )
         });
+    // openat2 itself, not sys::open_path_no_symlinks: without openat2 that falls back to
+    // checking the last component only, which would pass a link earlier in the path.
     plain
         && std::ffi::CString::new(path.as_os_str().as_bytes()).is_ok_and(|c_path| {
             super::native::sys::openat2(

@@ -161,22 +161,12 @@ fn run_with(
                 && result.exit_code != Some(0) =>
         {
             // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
-            let said: Vec<&str> = stderr
-                .lines()
-                .map(str::trim)
-                .filter(|line| !line.is_empty())
-                .take(2)
-                .collect();
-            let said = if said.is_empty() {
-                "nothing on stderr".to_string()
-            } else {
-                said.join(" ")
-            };
             crate::commands::warn(
                 "run-tests",
                 &format!(
-                    "{} stopped before it wrote a report: {said}",
-                    framework.name()
+                    "{} stopped before it wrote a report: {}",
+                    framework.name(),
+                    first_lines(stderr, 2)
                 ),
             );
             Parsed {
@@ -202,11 +192,7 @@ fn run_with(
             &format!(
                 "{} found nothing to run here: {}",
                 framework.name(),
-                stderr
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("")
+                first_lines(stderr, 1)
             ),
         );
         parsed.crashed = true;
@@ -431,6 +417,21 @@ fn runner_command(
         command.extend(tests.iter().cloned());
     }
     command
+}
+
+/// The first `count` lines a runner wrote that are not blank, on one line: what it said.
+fn first_lines(text: &str, count: usize) -> String {
+    let said: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .take(count)
+        .collect();
+    if said.is_empty() {
+        "nothing on stderr".to_string()
+    } else {
+        said.join(" ")
+    }
 }
 
 /// What follows `node --test` in the project's `npm test` script (`node --test test/*.test.js`),

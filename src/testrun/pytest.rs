@@ -169,10 +169,7 @@ pub fn conftest_error(stderr: &str, root: Option<&Path>) -> Option<TestFailure> 
     let file = project_relative(path, root).unwrap_or_else(|| path.to_string());
     let location = innermost_location(text.lines(), root);
     let error = error_line(text).unwrap_or_else(|| "cannot load the conftest".into());
-    let kind = error
-        .split_once(':')
-        .map(|(kind, _)| kind.to_string())
-        .filter(|kind| !kind.contains(' '));
+    let kind = message_kind(&error);
     Some(TestFailure {
         id: file.clone(),
         file: Some(location.as_ref().map_or(file, |l| l.0.clone())),
@@ -181,6 +178,14 @@ pub fn conftest_error(stderr: &str, root: Option<&Path>) -> Option<TestFailure> 
         message: error,
         details: text.to_string(),
     })
+}
+
+/// `ValueError: bad` → `ValueError` (none when what precedes the colon is not one word).
+fn message_kind(message: &str) -> Option<String> {
+    message
+        .split_once(':')
+        .map(|(kind, _)| kind.to_string())
+        .filter(|kind| !kind.contains(' '))
 }
 
 /// The first `E   ...` line of a pytest failure: the error as pytest shows it.
@@ -423,12 +428,9 @@ fn push(
         id,
         file,
         line: location.as_ref().map(|l| l.1),
-        kind: location.and_then(|l| l.2).or_else(|| {
-            message
-                .split_once(':')
-                .map(|(k, _)| k.to_string())
-                .filter(|k| !k.contains(' '))
-        }),
+        kind: location
+            .and_then(|l| l.2)
+            .or_else(|| message_kind(&message)),
         message,
         details: block.map(|b| b.text.clone()).unwrap_or_default(),
     });

@@ -152,7 +152,7 @@ impl RunCgroups {
         (self.parents.iter().map(AsRawFd::as_raw_fd).collect(), tasks)
     }
 
-    pub fn events(&mut self) -> CgroupEvents {
+    pub fn events(&self) -> CgroupEvents {
         let counter = |mut file: &File, key: &str| -> u64 {
             let mut text = String::new();
             file.rewind()

@@ -543,14 +543,14 @@ fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {
 }
 
 fn limit_cpus(count: usize) -> Result<(), String> {
-    // SAFETY: reading and narrowing our own CPU affinity mask.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return step("cannot read the CPU affinity", Err(sys::errno()));
-        }
-        let mut kept = 0;
-        for cpu in 0..libc::CPU_SETSIZE as usize {
+    let mut set = match sys::cpu_affinity() {
+        Ok(set) => set,
+        Err(errno) => return step("cannot read the CPU affinity", Err(errno)),
+    };
+    let mut kept = 0;
+    for cpu in 0..libc::CPU_SETSIZE as usize {
+        // SAFETY: CPU_ISSET and CPU_CLR only read and write the set given.
+        unsafe {
             if libc::CPU_ISSET(cpu, &set) {
                 if kept < count {
                     kept += 1;
@@ -559,9 +559,6 @@ fn limit_cpus(count: usize) -> Result<(), String> {
                 }
             }
         }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return step("cannot limit the CPUs", Err(sys::errno()));
-        }
     }
-    Ok(())
+    step("cannot limit the CPUs", sys::set_cpu_affinity(0, &set))
 }

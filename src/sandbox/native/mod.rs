@@ -360,7 +360,7 @@ fn run_with(
         started,
     };
     let run = supervise::supervise(watch, streams, kill);
-    let events = cgroups.as_mut().map(RunCgroups::events).unwrap_or_default();
+    let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
 
     let mut command_status = None;
     for line in &run.report {
