@@ -640,10 +640,11 @@ fn classify(
         // Killed by a signal (a memory limit, a crash): the runner did not finish.
         return Outcome::Error;
     };
-    if parsed.crashed {
+    let failures = parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty();
+    // As for a parsed log: listed failures say more than that the run did not finish.
+    if parsed.crashed && !failures {
         return Outcome::Error;
     }
-    let failures = parsed.counts.failed + parsed.counts.errors > 0 || !parsed.failures.is_empty();
     let counts = &parsed.counts;
     let ran = if selected {
         counts.passed + counts.failed + counts.errors > 0
@@ -681,6 +682,42 @@ fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_did_not_finish_is_an_error_unless_failures_say_more() {
+        let result = SandboxResult {
+            backend: BackendKind::Native,
+            command: Vec::new(),
+            exit_code: Some(101),
+            signal: None,
+            timed_out: false,
+            interrupted: None,
+            limit_hit: None,
+            duration_ms: 0,
+            stdout: None,
+            stderr: None,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            layers: Default::default(),
+            stderr_mid_line: false,
+        };
+        let mut parsed = Parsed {
+            crashed: true,
+            ..Parsed::default()
+        };
+        assert_eq!(
+            classify(Framework::Cargo, &result, &parsed, false),
+            Outcome::Error
+        );
+        parsed.push_failure(report::TestFailure {
+            id: "tests::fails".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            classify(Framework::Cargo, &result, &parsed, false),
+            Outcome::TestsFailed
+        );
+    }
 
     #[test]
     fn command_splitting() {
