@@ -9,19 +9,21 @@
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
 //! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
-//! `exec ERRNO` (the command could not be executed) and finally `status RAW_WAIT_STATUS`. When it
-//! exits, the kernel kills whatever else is left in the namespace, setsid'ed daemons included,
-//! before the parent's wait returns.
+//! `exec ERRNO` (the command could not be executed) and, when a signal ended the command,
+//! `status RAW_WAIT_STATUS`. A command that exited gives the child its exit status: with no line
+//! before it, the child's own exit status is the command's. When the child exits, the kernel
+//! kills whatever else is left in the namespace, setsid'ed daemons included, before the parent's
+//! wait returns.
 //!
 //! The parent is single-threaded when it clones, so allocating here is safe; everything the
 //! child needs is prepared in `ChildPlan` beforehand.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::fs_rules::FsRules;
+use super::fs_rules::{FsRules, OpenedPath};
 use super::paths::Access;
 use super::sys;
 use super::syscall_filter::Program;
@@ -172,7 +174,18 @@ pub fn run(plan: &ChildPlan) -> ! {
     }
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
-    let ruleset = plan.fs_rules.prepare();
+    let opened: Vec<OpenedPath> = plan
+        .view
+        .iter()
+        .flat_map(|view| &view.binds)
+        .map(|bind| OpenedPath {
+            path: Path::new(std::ffi::OsStr::from_bytes(bind.path.as_bytes())),
+            // SAFETY: the parent's descriptor, open in this process until the command starts.
+            fd: unsafe { BorrowedFd::borrow_raw(bind.fd) },
+            is_dir: bind.is_dir,
+        })
+        .collect();
+    let ruleset = plan.fs_rules.prepare(&opened);
     report.layer("resources", set_rlimits(&plan.rlimits));
     if let Some(cpus) = plan.cpu_affinity {
         report.layer("resources", limit_cpus(cpus));
@@ -247,8 +260,10 @@ pub fn run(plan: &ChildPlan) -> ! {
     };
     // The command starts with vfork semantics (shared memory, we pause until it execs): no page
     // tables to copy.
-    let mut stack = vec![0u8; 64 * 1024];
-    let stack_top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    // Left unwritten: zeroing it would touch every page (a page fault each, on the way to the
+    // command), where the callback uses only the top one.
+    let mut stack: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let stack_top = (stack.as_mut_ptr() as usize + stack.capacity()) & !15;
     // SAFETY: the callback runs on its own stack, reads only `exec` (alive until it execs or
     // exits, since CLONE_VFORK pauses us until then) and calls only async-signal-safe functions.
     let command = unsafe {
@@ -357,16 +372,20 @@ extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// Waits for the command, reaping every orphan handed to us meanwhile, and reports its status.
+/// Waits for the command, reaping every orphan handed to us meanwhile, and passes its status
+/// on: an exit status as our own (the parent then wakes once, when we are gone), a signal in a
+/// report line.
 fn reap_until(command: libc::pid_t, report: &Reporter) -> ! {
     loop {
         let mut status = 0;
         // SAFETY: waiting for our own children.
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == command {
-            report.line(&format!("status {status}"));
+            if !libc::WIFEXITED(status) {
+                report.line(&format!("status {status}"));
+            }
             // SAFETY: leaving; the kernel kills what is left in the namespace.
-            unsafe { libc::_exit(0) };
+            unsafe { libc::_exit(libc::WEXITSTATUS(status)) };
         }
         if pid < 0 && sys::errno() != libc::EINTR {
             report.fail("containment", "lost track of the command");

@@ -7,8 +7,10 @@
 //! Every access right the running kernel knows is handled (best effort above ABI 1), so a newer
 //! kernel's rights (for example ABI 9's pathname UNIX socket rule) are denied by default too.
 //! The rules are built in the child after its view is mounted, because Landlock rules name
-//! inodes, and before it changes identity, so that every path can be opened.
+//! inodes, and before it changes identity, so that every path can be opened. A path mounted
+//! from one the parent opened (`OpenedPath`) needs no lookup: the mount shows the same inode.
 
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -30,9 +32,32 @@ pub struct FsRules {
     pub network: bool,
 }
 
+/// A path the parent opened (a mount's source), with what it is.
+pub struct OpenedPath<'a> {
+    pub path: &'a Path,
+    pub fd: BorrowedFd<'a>,
+    pub is_dir: bool,
+}
+
+/// The file a rule names: opened by the parent, or here.
+enum RuleFile<'a> {
+    Inherited(BorrowedFd<'a>),
+    Opened(PathFd),
+}
+
+impl AsFd for RuleFile<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            RuleFile::Inherited(fd) => *fd,
+            RuleFile::Opened(fd) => fd.as_fd(),
+        }
+    }
+}
+
 impl FsRules {
-    /// Opens the rules' paths and makes the ruleset; `restrict_self` then enforces it.
-    pub fn prepare(&self) -> Result<RulesetCreated, String> {
+    /// Opens the rules' paths (those not in `opened`) and makes the ruleset; `restrict_self`
+    /// then enforces it.
+    pub fn prepare(&self, opened: &[OpenedPath]) -> Result<RulesetCreated, String> {
         let error = |err: landlock::RulesetError| format!("Landlock: {err}");
         let all = AccessFs::from_all(NEWEST_ABI);
         let read = AccessFs::from_read(NEWEST_ABI);
@@ -55,16 +80,24 @@ impl FsRules {
                 .handle_access(AccessNet::from_all(NEWEST_ABI))
                 .map_err(error)?;
         }
+        let known = |path: &Path| opened.iter().find(|known| known.path == path);
         let rule =
-            |path: &Path, access: BitFlags<AccessFs>| -> Result<PathBeneath<PathFd>, String> {
-                let fd = PathFd::new(path)
-                    .map_err(|err| format!("cannot open {} for a rule: {err}", path.display()))?;
-                let access = if path.is_dir() {
+            |path: &Path, access: BitFlags<AccessFs>| -> Result<PathBeneath<RuleFile>, String> {
+                let (file, is_dir) = match known(path) {
+                    Some(known) => (RuleFile::Inherited(known.fd), known.is_dir),
+                    None => {
+                        let fd = PathFd::new(path).map_err(|err| {
+                            format!("cannot open {} for a rule: {err}", path.display())
+                        })?;
+                        (RuleFile::Opened(fd), path.is_dir())
+                    }
+                };
+                let access = if is_dir {
                     access
                 } else {
                     access & AccessFs::from_file(NEWEST_ABI)
                 };
-                Ok(PathBeneath::new(fd, access))
+                Ok(PathBeneath::new(file, access))
             };
         let mut rules = Vec::new();
         let root = self.whole_view_readable.then_some(Path::new("/"));
@@ -80,7 +113,11 @@ impl FsRules {
         for path in &self.read_write {
             rules.push(rule(path, write)?);
         }
-        for path in DEVICE_FILES.iter().map(Path::new).filter(|p| p.exists()) {
+        for path in DEVICE_FILES
+            .iter()
+            .map(Path::new)
+            .filter(|p| known(p).is_some() || p.exists())
+        {
             rules.push(rule(path, device)?);
         }
         ruleset

@@ -390,8 +390,11 @@ fn run_with(
     let init_killed =
         libc::WIFSIGNALED(run.wait_status) && libc::WTERMSIG(run.wait_status) == libc::SIGKILL;
     let (exit_code, signal) = match command_status {
-        Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
         Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
+        // The command exited: the init passed its status on as its own.
+        None if libc::WIFEXITED(run.wait_status) => {
+            (Some(libc::WEXITSTATUS(run.wait_status)), None)
+        }
         _ if run.timed_out || run.interrupted.is_some() || (init_killed && events.oom_killed) => {
             (None, Some(libc::SIGKILL))
         }
