@@ -43,6 +43,7 @@ pub struct Input {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
+    /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     pub replacements: usize,
     /// Unified diff of the change.
@@ -145,7 +146,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         diff
     };
     Ok(Output {
-        path: confined.display().display().to_string(),
+        path: confined.shown(&confined.relative),
         replacements: replaced,
         diff,
         written: !input.dry_run,

@@ -37,6 +37,7 @@ pub struct Input {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
+    /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     /// The lines, each as `N\tline`.
     pub content: String,
@@ -158,7 +159,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     }
     let end = window.last.min(lines);
     Ok(Output {
-        path: confined.display().display().to_string(),
+        path: confined.shown(&confined.relative),
         content: window.content,
         total_lines: lines,
         start_line: start,

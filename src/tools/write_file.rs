@@ -32,6 +32,7 @@ pub struct Input {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
+    /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     pub bytes: usize,
     /// The file did not exist before.
@@ -52,7 +53,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let _writing = exclusive();
     let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
     Ok(Output {
-        path: confined.display().display().to_string(),
+        path: confined.shown(&confined.relative),
         bytes: input.content.len(),
         created,
     })

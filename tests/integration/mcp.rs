@@ -2571,6 +2571,36 @@ fn walks_hold_few_descriptors_and_search_every_root() {
         ),
         "{ran}"
     );
+    // Reading, editing and writing name their file the same way: absolute in another root,
+    // relative in the first, whichever way the request named it.
+    let first_root = dir.path().canonicalize().unwrap();
+    for (arguments, tool) in [
+        (json!({"path": path}), "read_file"),
+        (
+            json!({"path": path, "old_string": "needle", "new_string": "pin", "dry_run": true}),
+            "edit_file",
+        ),
+        (
+            json!({"path": other_root.join("new.txt"), "content": "x"}),
+            "write_file",
+        ),
+        (json!({"path": "d000/f0.txt"}), "read_file"),
+        (
+            json!({"path": first_root.join("d001/f1.txt"), "old_string": "needle", "new_string": "pin"}),
+            "edit_file",
+        ),
+        (json!({"path": "new.txt", "content": "x"}), "write_file"),
+    ] {
+        let named = session.call(tool, arguments.clone())["structuredContent"]["path"].clone();
+        let expected = match arguments["path"].as_str().unwrap() {
+            given if given.starts_with(other_root.to_str().unwrap()) => given.to_string(),
+            given => given
+                .strip_prefix(&format!("{}/", first_root.display()))
+                .unwrap_or(given)
+                .to_string(),
+        };
+        assert_eq!(named, expected, "{tool} {arguments}");
+    }
 }
 
 #[test]
