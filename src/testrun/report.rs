@@ -8,12 +8,13 @@
 //!  "duration_ms": 840, "output_tail": "...", "sandbox": {...}}
 //! ```
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::sandbox::outcome::SandboxResult;
 
 /// The runners `run-tests` knows, by their `--framework` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Framework {
     Pytest,
@@ -46,7 +47,7 @@ impl Framework {
 }
 
 /// How the run went, as one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Passed,
@@ -57,7 +58,7 @@ pub enum Outcome {
     Error,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Counts {
     pub passed: u64,
     pub failed: u64,
@@ -72,7 +73,7 @@ impl Counts {
 }
 
 /// One failed or erroring test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TestFailure {
     /// An id the runner accepts back (`run-tests --tests ID`).
     pub id: String,
@@ -144,7 +145,9 @@ impl Parsed {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What a test run found: how it went, the counts and each failure.
+// Its schema is the MCP tool `run_tests`'s output, which leaves `sandbox` out.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TestReport {
     pub framework: Framework,
     pub command: Vec<String>,
@@ -160,6 +163,7 @@ pub struct TestReport {
     /// The last lines of the runner's output.
     pub output_tail: String,
     /// The sandbox result of the run (its output is in `output_tail`); null for `--parse`.
+    #[schemars(skip)]
     pub sandbox: Option<SandboxResult>,
 }
 

@@ -70,8 +70,7 @@ pub struct ToolSpec {
     pub description: &'static str,
     pub annotations: Annotations,
     input_schema: fn() -> Value,
-    /// None for tools whose output is a document of its own (run_tests' report).
-    output_schema: Option<fn() -> Value>,
+    output_schema: fn() -> Value,
     call: fn(&Context, &Call, Value) -> Result<Value, ToolError>,
     /// The result's plain-text mirror, for tools whose result reads better as text than as JSON
     /// (a diff, a file's lines); None (or an empty text) mirrors the JSON.
@@ -219,42 +218,43 @@ pub fn catalogue() -> Vec<ToolSpec> {
     vec![
         tool!(list_files, "List files", None,
             |c, call, a| output(list_files::call(c, call, arguments("list_files", a)?)?),
-            Some(schema::<list_files::Output>), read_only: true, destructive: false, idempotent: true),
+            schema::<list_files::Output>, read_only: true, destructive: false, idempotent: true),
         tool!(read_file, "Read a file", Some(read_file::text),
             |c, _, a| output(read_file::call(c, arguments("read_file", a)?)?),
-            Some(schema::<read_file::Output>), read_only: true, destructive: false, idempotent: true),
+            schema::<read_file::Output>, read_only: true, destructive: false, idempotent: true),
         tool!(search_text, "Search text", None,
             |c, call, a| output(search_text::call(c, call, arguments("search_text", a)?)?),
-            Some(schema::<search_text::Output>), read_only: true, destructive: false, idempotent: true),
+            schema::<search_text::Output>, read_only: true, destructive: false, idempotent: true),
         tool!(edit_file, "Edit a file", Some(|output| field_text(output, "diff")),
             |c, _, a| output(edit_file::call(c, arguments("edit_file", a)?)?),
-            Some(schema::<edit_file::Output>), read_only: false, destructive: true, idempotent: false),
+            schema::<edit_file::Output>, read_only: false, destructive: true, idempotent: false),
         tool!(write_file, "Write a file", None,
             |c, _, a| output(write_file::call(c, arguments("write_file", a)?)?),
-            Some(schema::<write_file::Output>), read_only: false, destructive: true, idempotent: true),
+            schema::<write_file::Output>, read_only: false, destructive: true, idempotent: true),
         tool!(run_command, "Run a command in the sandbox", None,
             |c, call, a| output(run_command::call(c, call, arguments("run_command", a)?)?),
-            Some(schema::<run_command::Output>), read_only: false, destructive: true, idempotent: false),
+            schema::<run_command::Output>, read_only: false, destructive: true, idempotent: false),
         tool!(run_tests, "Run the tests in the sandbox", None,
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
-            None, read_only: false, destructive: false, idempotent: true),
+            schema::<crate::testrun::report::TestReport>, read_only: false, destructive: false, idempotent: true),
         tool!(git_status, "Git status", None,
             |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
-            Some(schema::<git_status::Output>), read_only: true, destructive: false, idempotent: true),
+            schema::<git_status::Output>, read_only: true, destructive: false, idempotent: true),
         tool!(git_diff, "Git diff", Some(|output| field_text(output, "diff")),
             |c, call, a| git_diff::call(c, call, arguments("git_diff", a)?),
-            Some(schema::<git_diff::Output>), read_only: true, destructive: false, idempotent: true),
+            schema::<git_diff::Output>, read_only: true, destructive: false, idempotent: true),
     ]
 }
 
 impl ToolSpec {
     /// The tool as `tools/list` describes it.
     pub fn describe(&self) -> Value {
-        let mut description = json!({
+        json!({
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": (self.input_schema)(),
+            "outputSchema": (self.output_schema)(),
             "annotations": {
                 "title": self.title,
                 "readOnlyHint": self.annotations.read_only,
@@ -262,11 +262,7 @@ impl ToolSpec {
                 "idempotentHint": self.annotations.idempotent,
                 "openWorldHint": self.annotations.open_world,
             },
-        });
-        if let Some(schema) = self.output_schema {
-            description["outputSchema"] = schema();
-        }
-        description
+        })
     }
 
     /// Runs the tool: its structured result and a plain-text mirror, or the error for the model.

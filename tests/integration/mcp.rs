@@ -214,6 +214,7 @@ fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
     );
     for tool in tools.as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
         assert!(tool["description"].as_str().unwrap().len() > 80);
         assert!(tool["annotations"]["readOnlyHint"].is_boolean());
     }
@@ -1265,6 +1266,23 @@ fn run_tests_reports_failures_from_the_sandbox() {
     let mut session = initialized(dir.path());
     let report = session.call("run_tests", json!({}))["structuredContent"].clone();
     assert_eq!(report["outcome"], "tests_failed", "{report}");
+    // The report has exactly the fields its output schema lists (clients validate it).
+    let tools = session.request("tools/list", json!({}))["result"]["tools"].clone();
+    let schema = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "run_tests")
+        .unwrap()["outputSchema"]
+        .clone();
+    let mut listed: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    let mut given: Vec<&String> = report.as_object().unwrap().keys().collect();
+    listed.sort();
+    given.sort();
+    assert_eq!(given, listed, "{schema}");
+    for required in schema["required"].as_array().unwrap() {
+        assert!(!report[required.as_str().unwrap()].is_null(), "{required}");
+    }
     let ids: Vec<&str> = report["failures"]
         .as_array()
         .unwrap()
