@@ -10,11 +10,15 @@ pub mod sandbox;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::cli::{Command, GlobalArgs};
+use crate::cli::{ColorChoice, Command, GlobalArgs};
 use crate::error::Failure;
 
 /// 0 quiet, 1 normal, 2 verbose; set once from the global flags.
 static VERBOSITY: AtomicU8 = AtomicU8::new(1);
+
+/// The `--color` choice (as `ColorChoice`'s index), set once from the global flags; whether
+/// stderr is a terminal is asked only when something is printed.
+static COLOR: AtomicU8 = AtomicU8::new(0);
 
 /// Runs a parsed command; returns the exit status for success and negative verdicts.
 pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
@@ -28,6 +32,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         },
         Ordering::Relaxed,
     );
+    COLOR.store(global.color as u8, Ordering::Relaxed);
     match command {
         Command::FetchIssue(args) => fetch_issue::run(args, global),
         Command::Mcp(args) => mcp::run(args),
@@ -44,13 +49,29 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
 /// Why a command refused its work while still writing its result (exit 1), on stderr: shown
 /// even with -q, which keeps what went wrong.
 pub fn refusal(command: &str, message: &str) {
-    let _ = writeln!(std::io::stderr(), "autocoder {command}: refused: {message}");
+    let label = coloured("refused", "\x1b[31m");
+    let _ = writeln!(std::io::stderr(), "autocoder {command}: {label}: {message}");
 }
 
 /// A warning on stderr (not with -q).
 pub fn warn(command: &str, message: &str) {
     if VERBOSITY.load(Ordering::Relaxed) >= 1 {
-        let _ = writeln!(std::io::stderr(), "autocoder {command}: warning: {message}");
+        let label = coloured("warning", "\x1b[33m");
+        let _ = writeln!(std::io::stderr(), "autocoder {command}: {label}: {message}");
+    }
+}
+
+/// `label` in bold `colour` when `--color` (or a terminal, with `auto`) allows it.
+fn coloured(label: &str, colour: &str) -> String {
+    let choice = match COLOR.load(Ordering::Relaxed) {
+        n if n == ColorChoice::Always as u8 => ColorChoice::Always,
+        n if n == ColorChoice::Never as u8 => ColorChoice::Never,
+        _ => ColorChoice::Auto,
+    };
+    if crate::error::colors_enabled(choice) {
+        format!("{colour}\x1b[1m{label}\x1b[0m")
+    } else {
+        label.to_string()
     }
 }
 
