@@ -9,6 +9,7 @@ pub mod sandbox;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 use crate::cli::{ColorChoice, Command, GlobalArgs};
 use crate::error::Failure;
@@ -16,9 +17,9 @@ use crate::error::Failure;
 /// 0 quiet, 1 normal, 2 verbose; set once from the global flags.
 static VERBOSITY: AtomicU8 = AtomicU8::new(1);
 
-/// The `--color` choice (as `ColorChoice`'s index), set once from the global flags; whether
-/// stderr is a terminal is asked only when something is printed.
-static COLOR: AtomicU8 = AtomicU8::new(0);
+/// The `--color` choice, set once from the global flags; whether stderr is a terminal is asked
+/// only when something is printed.
+static COLOR: OnceLock<ColorChoice> = OnceLock::new();
 
 /// Runs a parsed command; returns the exit status for success and negative verdicts.
 pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
@@ -32,7 +33,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         },
         Ordering::Relaxed,
     );
-    COLOR.store(global.color as u8, Ordering::Relaxed);
+    let _ = COLOR.set(global.color);
     match command {
         Command::FetchIssue(args) => fetch_issue::run(args, global),
         Command::Mcp(args) => mcp::run(args),
@@ -63,11 +64,7 @@ pub fn warn(command: &str, message: &str) {
 
 /// `label` in bold `colour` when `--color` (or a terminal, with `auto`) allows it.
 fn coloured(label: &str, colour: &str) -> String {
-    let choice = match COLOR.load(Ordering::Relaxed) {
-        n if n == ColorChoice::Always as u8 => ColorChoice::Always,
-        n if n == ColorChoice::Never as u8 => ColorChoice::Never,
-        _ => ColorChoice::Auto,
-    };
+    let choice = COLOR.get().copied().unwrap_or(ColorChoice::Auto);
     if crate::error::colors_enabled(choice) {
         format!("{colour}\x1b[1m{label}\x1b[0m")
     } else {
