@@ -319,3 +319,34 @@ fn cgroups_that_refuse_the_limits_give_way_to_rlimits() {
     assert!(stderr.contains("using rlimits"), "{stderr}");
     assert!(!capped.exists(), "{} left behind", capped.display());
 }
+
+#[test]
+fn no_cgroup_hierarchy_gives_way_to_rlimits() {
+    if !is_root() {
+        return;
+    }
+    // With an empty /sys/fs/cgroup (a private mount namespace), the run's cgroups have nowhere
+    // to go: found out after the child has started, the run starts again with rlimits.
+    let output = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c"])
+        .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"")
+        .arg(crate::util::autocoder_bin())
+        .args(["sandbox", "-v", "--", "sh", "-c", "echo ran"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sandbox = &result["sandbox"];
+    assert_eq!(sandbox["stdout"], "ran\n", "{sandbox}");
+    assert_eq!(
+        sandbox["layers"]["resources"]["mechanism"], "rlimit",
+        "{sandbox}"
+    );
+    assert!(
+        stderr.contains("no cgroup v1 memory hierarchy") && stderr.contains("using rlimits"),
+        "{stderr}"
+    );
+}

@@ -4,9 +4,10 @@
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
 //! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu), and removed when the run
-//! is over. The parent makes them and writes their limits after starting the child, which
-//! builds its view meanwhile; the child then joins them itself, through the parent directories
-//! it holds open (`JoinPlan`), before it starts the command. A sandbox killed outright (SIGKILL)
+//! is over. The parent finds where they go, makes them and writes their limits after starting
+//! the child, which builds its view meanwhile; the child then joins them itself, through the
+//! parent directories the parent hands over when they are ready (`JoinPlan`), before it starts
+//! the command. A sandbox killed outright (SIGKILL)
 //! cannot remove its own; the next run beside it removes those whose sandbox is gone, while its
 //! command runs (`while_running`), when it has nothing else to do. Where we
 //! may not create cgroups (an ordinary user), the caller falls back to rlimits and says so in
@@ -27,8 +28,6 @@ pub struct RunCgroups {
     cpu: PathBuf,
     /// The three parent directories, opened `O_PATH`, for the child to join through.
     parents: Vec<OwnedFd>,
-    /// The run's cgroup, relative to each parent.
-    name: String,
     /// `memory.oom_control` and `pids.events`, opened while the command runs.
     event_files: Option<(File, File)>,
 }
@@ -41,16 +40,21 @@ pub struct CgroupEvents {
 }
 
 impl RunCgroups {
-    /// Where the run's cgroups go, once we know we may make them there; or why we may not.
-    pub fn locate() -> Result<RunCgroups, String> {
-        let name = format!(
+    /// The name of this run's cgroups (the same in each hierarchy).
+    pub fn name_for_this_run() -> String {
+        format!(
             "autocoder-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.subsec_nanos())
                 .unwrap_or(0)
-        );
+        )
+    }
+
+    /// Where the run's cgroups `name` go, once we know we may make them there; or why we may
+    /// not.
+    pub fn locate(name: &str) -> Result<RunCgroups, String> {
         let own = fs::read_to_string("/proc/self/cgroup")
             .map_err(|err| format!("cannot read /proc/self/cgroup: {err}"))?;
         let dir_for = |controller: &str| -> Result<PathBuf, String> {
@@ -99,13 +103,12 @@ impl RunCgroups {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let [memory, pids, cpu] = parents.map(|dir| dir.join(&name));
+        let [memory, pids, cpu] = parents.map(|dir| dir.join(name));
         Ok(RunCgroups {
             memory,
             pids,
             cpu,
             parents: opened,
-            name,
             event_files: None,
         })
     }
@@ -146,10 +149,14 @@ impl RunCgroups {
             .ok();
     }
 
-    /// The parent directories (descriptors) and the `tasks` file below them, for the child.
-    pub fn join_plan(&self) -> (Vec<RawFd>, CString) {
-        let tasks = CString::new(format!("{}/tasks", self.name)).expect("the name holds no NUL");
-        (self.parents.iter().map(AsRawFd::as_raw_fd).collect(), tasks)
+    /// The `tasks` file of the run's cgroups `name`, relative to each parent directory.
+    pub fn tasks_file(name: &str) -> CString {
+        CString::new(format!("{name}/tasks")).expect("the name holds no NUL")
+    }
+
+    /// The parent directories of the run's cgroups (`O_PATH`), which the child joins through.
+    pub fn parent_fds(&self) -> Vec<RawFd> {
+        self.parents.iter().map(AsRawFd::as_raw_fd).collect()
     }
 
     pub fn events(&self) -> CgroupEvents {

@@ -51,13 +51,12 @@ pub struct ViewPlan {
     pub shm_options: CString,
 }
 
-/// Where the run's cgroups are, and the pipe on which the parent says they are ready.
+/// How to join the run's cgroups, once the parent has made them.
 pub struct JoinPlan {
-    /// The cgroup hierarchies' parent directories of the run's cgroups (`O_PATH`).
-    pub parents: Vec<RawFd>,
-    /// The run's `tasks` file, relative to each parent.
+    /// The run's `tasks` file, relative to each parent directory.
     pub tasks: CString,
-    /// One byte arrives here once the cgroups exist with their limits.
+    /// The parent directories of the run's cgroups in each hierarchy (`O_PATH`) arrive here
+    /// once the cgroups exist with their limits.
     pub ready: RawFd,
 }
 
@@ -309,21 +308,16 @@ fn parent_gone(report: RawFd) -> bool {
 /// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves
 /// this process into each.
 fn join_cgroups(join: &JoinPlan) -> Result<(), String> {
-    let mut byte = 0u8;
-    loop {
-        // SAFETY: reading one byte into a local.
-        match unsafe { libc::read(join.ready, (&mut byte as *mut u8).cast(), 1) } {
-            1 => break,
-            -1 if sys::errno() == libc::EINTR => continue,
-            // SAFETY: the parent is gone; leaving without running its destructors.
-            _ => unsafe { libc::_exit(125) },
-        }
-    }
-    for &parent in &join.parents {
+    let parents = match sys::receive_fds(join.ready, 3) {
+        Ok(parents) if !parents.is_empty() => parents,
+        // SAFETY: the parent is gone; leaving without running its destructors.
+        _ => unsafe { libc::_exit(125) },
+    };
+    for parent in &parents {
         // SAFETY: opening a NUL-terminated path below a directory descriptor we hold.
         let fd = unsafe {
             libc::openat(
-                parent,
+                parent.as_raw_fd(),
                 join.tasks.as_ptr(),
                 libc::O_WRONLY | libc::O_CLOEXEC,
             )

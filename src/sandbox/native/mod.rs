@@ -44,15 +44,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let mut use_cgroups = unsafe { libc::geteuid() } == 0;
     let mut without_namespaces = None;
     loop {
-        let cgroups = if use_cgroups {
-            RunCgroups::locate()
-                .inspect_err(|reason| using_rlimits(reason))
-                .ok()
-        } else {
-            None
-        };
-        use_cgroups = cgroups.is_some();
-        match run_with(policy, cgroups, without_namespaces.clone()) {
+        match run_with(policy, use_cgroups, without_namespaces.clone()) {
             Ok(result) => return Ok(result),
             Err(Attempt::Failed(failure)) => return Err(failure),
             // Nothing was started when an attempt is refused: the same run again, without what
@@ -74,8 +66,9 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
 /// Why a run stopped before its command started.
 enum Attempt {
     Failed(Failure),
-    /// The run's cgroups could not be made or limited (a read-only hierarchy, a parent cgroup
-    /// whose CPU quota is below the one asked for): it can run again without them.
+    /// The run's cgroups could not be found, made or limited (no v1 hierarchy, a read-only one,
+    /// a parent cgroup whose CPU quota is below the one asked for): it can run again without
+    /// them.
     CgroupsRefused(String),
     /// The command's private view could not be built (with --allow-degraded): it can run again
     /// without namespaces, the host's filesystem in view and Landlock limiting it.
@@ -106,7 +99,7 @@ fn using_rlimits(reason: &str) {
 /// One attempt at the run; `without_namespaces` says why it goes without them (a degraded run).
 fn run_with(
     policy: &SandboxPolicy,
-    mut cgroups: Option<RunCgroups>,
+    use_cgroups: bool,
     without_namespaces: Option<Degradation>,
 ) -> Result<SandboxResult, Attempt> {
     let started = Instant::now();
@@ -117,8 +110,9 @@ fn run_with(
     let view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
     // Work we do beside the child once it is started: root's mount trees (handed over on the
-    // channel) and the cgroups (the channel then says they are ready).
-    let parent_works = root || cgroups.is_some();
+    // channel) and the cgroups (the channel then hands over where they are).
+    let cgroup_name = use_cgroups.then(RunCgroups::name_for_this_run);
+    let parent_works = root || use_cgroups;
     let (theirs, ours) = match parent_works.then(seqpacket_pair).transpose()? {
         Some((theirs, ours)) => (Some(theirs), Some(ours)),
         None => (None, None),
@@ -126,7 +120,7 @@ fn run_with(
     let mut filter = FilterOptions {
         network: policy.network,
         no_unix_sockets: false,
-        fixed_affinity: cgroups.is_none(),
+        fixed_affinity: !use_cgroups,
     };
     let (report_read, report_write) = pipe()?;
     // Pipes in both modes: streamed output is passed on by us (`supervise`). When our stdout
@@ -160,22 +154,18 @@ fn run_with(
         ),
         (libc::RLIMIT_CORE, 0),
     ];
-    if cgroups.is_none() {
+    if !use_cgroups {
         rlimits.push((libc::RLIMIT_NPROC, u64::from(policy.pids)));
         rlimits.push((libc::RLIMIT_DATA, policy.memory_bytes));
     }
     let mut plan = ChildPlan {
         status_fd: report_write.as_raw_fd(),
-        cgroups: cgroups
-            .as_ref()
+        cgroups: cgroup_name
+            .as_deref()
             .zip(theirs.as_ref())
-            .map(|(cgroups, ready)| {
-                let (parents, tasks) = cgroups.join_plan();
-                JoinPlan {
-                    parents,
-                    tasks,
-                    ready: ready.as_raw_fd(),
-                }
+            .map(|(name, ready)| JoinPlan {
+                tasks: RunCgroups::tasks_file(name),
+                ready: ready.as_raw_fd(),
             }),
         parent_ends: [stdout_read.as_ref(), stderr_read.as_ref()]
             .into_iter()
@@ -189,13 +179,13 @@ fn run_with(
         stderr: stderr_write.as_ref().map(AsRawFd::as_raw_fd),
         self_map: (!root).then_some((euid, egid)),
         rlimits,
-        cpu_affinity: cgroups.is_none().then(|| policy.cpus.ceil() as usize),
+        cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
         restore_cpus: parent_works.then(sys::cpu_affinity).and_then(Result::ok),
         view: Some(view_plan(
             &view,
             policy.memory_bytes,
             root,
-            cgroups.is_some(),
+            use_cgroups,
             theirs.as_ref().filter(|_| root).map(AsRawFd::as_raw_fd),
         )),
         switch_to: root.then_some((SANDBOX_UID, SANDBOX_UID)),
@@ -326,13 +316,23 @@ fn run_with(
             }
         }
     }
-    if let (Some(cgroups), Some(ours)) = (&mut cgroups, &ours) {
-        if let Err(reason) = cgroups.create(policy.memory_bytes, policy.pids, policy.cpus) {
-            stop_child();
-            return Err(Attempt::CgroupsRefused(reason));
-        }
-        sys::write_all(ours.as_raw_fd(), b"1");
-        cgroups.while_running();
+    let mut cgroups = None;
+    if let (Some(name), Some(ours)) = (cgroup_name, &ours) {
+        let made = RunCgroups::locate(&name).and_then(|cgroups| {
+            cgroups.create(policy.memory_bytes, policy.pids, policy.cpus)?;
+            Ok(cgroups)
+        });
+        let mut made = match made {
+            Ok(made) => made,
+            Err(reason) => {
+                stop_child();
+                return Err(Attempt::CgroupsRefused(reason));
+            }
+        };
+        // A child that cannot take them has ended already, and its report says why.
+        let _ = sys::send_fds(ours.as_raw_fd(), &made.parent_fds());
+        made.while_running();
+        cgroups = Some(made);
     }
     drop((report_write, stdout_write, stderr_write, stdin, ours));
     drop(view);
