@@ -326,7 +326,7 @@ fn no_cgroup_hierarchy_gives_way_to_rlimits() {
         return;
     }
     // With an empty /sys/fs/cgroup (a private mount namespace), the run's cgroups have nowhere
-    // to go: found out after the child has started, the run starts again with rlimits.
+    // to go: the run uses rlimits.
     let output = std::process::Command::new("unshare")
         .args(["-m", "sh", "-c"])
         .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"")

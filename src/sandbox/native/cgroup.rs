@@ -7,11 +7,10 @@
 //! is over. The parent finds where they go, makes them and writes their limits after starting
 //! the child, which builds its view meanwhile; the child then joins them itself, through the
 //! parent directories the parent hands over when they are ready (`JoinPlan`), before it starts
-//! the command. A sandbox killed outright (SIGKILL)
-//! cannot remove its own; the next run beside it removes those whose sandbox is gone, while its
-//! command runs (`while_running`), when it has nothing else to do. Where we
-//! may not create cgroups (an ordinary user), the caller falls back to rlimits and says so in
-//! the result.
+//! the command. A sandbox killed outright (SIGKILL) cannot remove its own; the next run beside
+//! it removes those whose sandbox is gone, while its command runs (`while_running`), when it
+//! has nothing else to do. Where we may not create cgroups (an ordinary user, no v1
+//! hierarchies), the caller falls back to rlimits and says so in the result.
 
 use std::ffi::CString;
 use std::fs::{self, File};
@@ -19,6 +18,9 @@ use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// The hierarchies the run's cgroups are made in.
+const CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
 
 /// One run's cgroups, removed on drop (those that were made).
 #[derive(Debug)]
@@ -52,6 +54,21 @@ impl RunCgroups {
         )
     }
 
+    /// Whether the cgroup v1 hierarchies we need are mounted; checked before the child starts,
+    /// so that a host without them (cgroup v2 only) does not start it twice.
+    pub fn hierarchies_mounted() -> Result<(), String> {
+        for controller in CONTROLLERS {
+            let mount = Path::new("/sys/fs/cgroup").join(controller);
+            if !mount.join("cgroup.procs").exists() {
+                return Err(format!(
+                    "no cgroup v1 {controller} hierarchy at {}",
+                    mount.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Where the run's cgroups `name` go, once we know we may make them there; or why we may
     /// not.
     pub fn locate(name: &str) -> Result<RunCgroups, String> {
@@ -65,15 +82,10 @@ impl RunCgroups {
                 .find(|(controllers, _)| controllers.split(',').any(|c| c == controller))
                 .map(|(_, path)| path.trim_start_matches('/'))
                 .ok_or_else(|| format!("no cgroup v1 {controller} hierarchy is mounted"))?;
-            if !mount.join("cgroup.procs").exists() {
-                return Err(format!(
-                    "no cgroup v1 {controller} hierarchy at {}",
-                    mount.display()
-                ));
-            }
             Ok(mount.join(relative))
         };
-        let parents = [dir_for("memory")?, dir_for("pids")?, dir_for("cpu")?];
+        let [memory, pids, cpu] = CONTROLLERS;
+        let parents = [dir_for(memory)?, dir_for(pids)?, dir_for(cpu)?];
         let opened = parents
             .iter()
             .map(|dir| {

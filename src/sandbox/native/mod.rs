@@ -41,7 +41,10 @@ pub const SANDBOX_UID: u32 = 65_500;
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     // SAFETY: plain getter.
-    let mut use_cgroups = unsafe { libc::geteuid() } == 0;
+    let mut use_cgroups = unsafe { libc::geteuid() } == 0
+        && RunCgroups::hierarchies_mounted()
+            .inspect_err(|reason| using_rlimits(reason))
+            .is_ok();
     let mut without_namespaces = None;
     loop {
         match run_with(policy, use_cgroups, without_namespaces.clone()) {
