@@ -9,11 +9,11 @@
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
 //! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
-//! `exec ERRNO` (the command could not be executed) and, when a signal ended the command,
-//! `status RAW_WAIT_STATUS`. A command that exited gives the child its exit status: with no line
-//! before it, the child's own exit status is the command's. When the child exits, the kernel
-//! kills whatever else is left in the namespace, setsid'ed daemons included, before the parent's
-//! wait returns.
+//! `exec ERRNO` (the command could not be executed), `panic MESSAGE` (a bug of ours; then exits
+//! 125) and, when a signal ended the command, `status RAW_WAIT_STATUS`. A command that exited
+//! gives the child its exit status: with no line before it, the child's own exit status is the
+//! command's. When the child exits, the kernel kills whatever else is left in the namespace,
+//! setsid'ed daemons included, before the parent's wait returns.
 //!
 //! The parent is single-threaded when it clones, so allocating here is safe; everything the
 //! child needs is prepared in `ChildPlan` beforehand.
@@ -143,6 +143,15 @@ pub fn run(plan: &ChildPlan) -> ! {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
+    // A panic here is a bug of ours: say so, or its exit status would pass for the command's,
+    // and leave at once, since unwinding would run the parent's destructors in this copy of it.
+    let status_fd = plan.status_fd;
+    std::panic::set_hook(Box::new(move |info| {
+        let line = format!("panic {info}").replace('\n', " ") + "\n";
+        sys::write_all(status_fd, line.as_bytes());
+        // SAFETY: leaving the child without unwinding.
+        unsafe { libc::_exit(125) }
+    }));
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
@@ -166,7 +175,7 @@ pub fn run(plan: &ChildPlan) -> ! {
         }
     }
     if let Some(join) = &plan.cgroups {
-        report.layer("resources", join_cgroups(join));
+        report.layer("resources", join_cgroups(join, &report));
     }
     if let Some(cpus) = &plan.restore_cpus {
         let _ = sys::set_cpu_affinity(0, cpus);
@@ -307,11 +316,10 @@ fn parent_gone(report: RawFd) -> bool {
 
 /// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves
 /// this process into each.
-fn join_cgroups(join: &JoinPlan) -> Result<(), String> {
+fn join_cgroups(join: &JoinPlan, report: &Reporter) -> Result<(), String> {
     let parents = match sys::receive_fds(join.ready, 3) {
         Ok(parents) if !parents.is_empty() => parents,
-        // SAFETY: the parent is gone; leaving without running its destructors.
-        _ => unsafe { libc::_exit(125) },
+        _ => report.fail("resources", "the run's cgroups were never handed over"),
     };
     for parent in &parents {
         // SAFETY: opening a NUL-terminated path below a directory descriptor we hold.

@@ -377,6 +377,13 @@ fn run_with(
                 reason: reason.into(),
             }),
             "fail" => return Err(layer_failure(layer, reason).into()),
+            "panic" => {
+                return Err(Failure::external(format!(
+                    "the sandbox failed before the command started: {rest}"
+                ))
+                .with_hint("this is a bug in autocoder; please report it")
+                .into())
+            }
             "exec" => {
                 return Err(exec_failure(
                     &policy.command[0],
