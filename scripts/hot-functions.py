@@ -11,20 +11,22 @@ page fault (and mapped 16 pages) for nearly every one they reached; together the
 pages. The list is made of mangled names, so it goes stale as the code changes: a name the
 linker does not find is skipped, and the run is only slower until the list is made again.
 
-How: a uprobe on every function of the binary (tracefs, in an instance of our own), then the
-workloads below, then the first hit of each function in time order. The probes are removed
-afterwards, also on failure.
+How: a uprobe on every function of the binary (tracefs, in a group and an instance of our own),
+then the workloads below, then the first hit of each function in time order. The probes are
+removed afterwards, also on failure, Ctrl-C, SIGTERM or SIGHUP (not on SIGKILL: then remove the
+group `autocoder_hot_PID` with `echo -:autocoder_hot_PID/ >> /sys/kernel/tracing/uprobe_events`).
 """
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 
 TRACEFS = "/sys/kernel/tracing"
-GROUP = "autocoder_hot"
-INSTANCE = f"{TRACEFS}/instances/{GROUP}"
+# The ordinary user the sandbox is also run as.
+NOBODY = 65534
 # Writes to tracefs's command files are parsed a page at a time.
 WRITE_LIMIT = 4000
 
@@ -75,16 +77,20 @@ def write_commands(path, lines):
 
 
 def workloads(autocoder):
-    """Runs what the order is for: sandbox runs first, then an MCP session."""
+    """Runs what the order is for: sandbox runs first (as root, then as an ordinary user, who
+    takes the user-namespace path), then an MCP session."""
     with tempfile.TemporaryDirectory() as workspace:
-        def run(*args, stdin=None):
+        def run(*args, stdin=None, user=None):
             subprocess.run(
-                [autocoder, *args], cwd=workspace, input=stdin, text=True,
+                [autocoder, *args], cwd=workspace, input=stdin, text=True, user=user,
+                group=user, extra_groups=[] if user is not None else None,
                 stdout=subprocess.DEVNULL, check=True,
             )
 
         run("sandbox", "--", "true")
         run("sandbox", "--", "sh", "-c", "echo out; echo err >&2")
+        os.chown(workspace, NOBODY, NOBODY)
+        run("sandbox", "--", "true", user=NOBODY)
         with open(os.path.join(workspace, "notes.txt"), "w") as notes:
             notes.write("one\ntwo\n")
         session = [
@@ -98,6 +104,16 @@ def workloads(autocoder):
         run("mcp", stdin="\n".join(session) + "\n")
 
 
+def write(path, value):
+    with open(path, "w") as control:
+        control.write(value)
+
+
+def leave(signal_number, _frame):
+    """SIGTERM and SIGHUP end the script through its `finally` blocks, as Ctrl-C does."""
+    sys.exit(128 + signal_number)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: scripts/hot-functions.py PATH_TO_AUTOCODER_BINARY OUTPUT_FILE")
@@ -106,43 +122,62 @@ def main():
         die("uprobes need root")
     if not os.path.isdir(f"{TRACEFS}/instances"):
         die(f"no tracefs at {TRACEFS} (mount -t tracefs none {TRACEFS})")
-    if os.path.exists(INSTANCE):
-        die(f"{INSTANCE} exists: another run is going on, or left it (rmdir it)")
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, leave)
 
+    # Our own group and instance, so that another run's probes are never touched.
+    group = f"autocoder_hot_{os.getpid()}"
+    instance = f"{TRACEFS}/instances/{group}"
     address, offset = text_segment(autocoder)
     targets = functions(autocoder)
     probes = [
-        f"p:{GROUP}/f{index} {autocoder}:0x{start - address + offset:x}"
+        f"p:{group}/f{index} {autocoder}:0x{start - address + offset:x}"
         for index, (start, _) in enumerate(targets)
     ]
-    print(f"hot-functions: {len(probes)} probes", file=sys.stderr)
-    write_commands(f"{TRACEFS}/uprobe_events", probes)
+    print(f"hot-functions: {len(probes)} probes (adding and removing them takes minutes)",
+          file=sys.stderr)
     try:
-        os.mkdir(INSTANCE)
+        write_commands(f"{TRACEFS}/uprobe_events", probes)
+        os.mkdir(instance)
         try:
-            with open(f"{INSTANCE}/buffer_size_kb", "w") as size:
-                size.write("65536")
-            with open(f"{INSTANCE}/events/{GROUP}/enable", "w") as enable:
-                enable.write("1")
+            write(f"{instance}/buffer_size_kb", "65536")
+            # Keep the first events if the buffer fills (the first hits are what counts), on one
+            # clock for both CPUs, from this script's processes only.
+            write(f"{instance}/options/overwrite", "0")
+            write(f"{instance}/trace_clock", "mono")
+            write(f"{instance}/options/event-fork", "1")
+            write(f"{instance}/set_event_pid", str(os.getpid()))
+            write(f"{instance}/events/{group}/enable", "1")
             workloads(autocoder)
-            with open(f"{INSTANCE}/tracing_on", "w") as on:
-                on.write("0")
-            with open(f"{INSTANCE}/trace") as trace:
+            write(f"{instance}/tracing_on", "0")
+            with open(f"{instance}/trace") as trace:
                 hits = trace.read()
+            lost = [
+                line
+                for cpu in os.listdir(f"{instance}/per_cpu")
+                for line in open(f"{instance}/per_cpu/{cpu}/stats")
+                if line.startswith(("overrun:", "dropped events:")) and line.split(":")[1].strip() != "0"
+            ]
         finally:
-            with open(f"{INSTANCE}/events/{GROUP}/enable", "w") as enable:
-                enable.write("0")
-            os.rmdir(INSTANCE)
+            if os.path.isdir(f"{instance}/events/{group}"):
+                write(f"{instance}/events/{group}/enable", "0")
+            os.rmdir(instance)
     finally:
-        write_commands(f"{TRACEFS}/uprobe_events", [f"-:{GROUP}/f{i}" for i in range(len(probes))])
+        try:
+            write_commands(f"{TRACEFS}/uprobe_events", [f"-:{group}/"])
+        except OSError:
+            pass  # none was added
 
     order = {}
     for match in re.finditer(r"^.*?: f(\d+): ", hits, re.MULTILINE):
         order.setdefault(int(match.group(1)))
-    if "LOST" in hits or not order:
-        die("the trace lost events or has none; nothing written")
+    if lost or not order:
+        die(f"the trace lost events ({' '.join(lost).strip()}) or has none; nothing written")
     with open(f"{output}.new", "w") as listing:
         listing.write("".join(targets[index][1] + "\n" for index in order))
+    # Run under sudo, the list stays its user's.
+    if "SUDO_UID" in os.environ:
+        os.chown(f"{output}.new", int(os.environ["SUDO_UID"]), int(os.environ["SUDO_GID"]))
     os.replace(f"{output}.new", output)
     print(f"hot-functions: {len(order)} functions reached, listed in {output}", file=sys.stderr)
 
