@@ -389,6 +389,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
 /// Reads what is available into `buffer`, up to its capacity, in place of what it held: `Ok(0)`
 /// at end of file, `Err(EAGAIN)` when nothing is ready.
 fn read_some(fd: RawFd, buffer: &mut Vec<u8>) -> Result<usize, i32> {
+    debug_assert!(
+        buffer.capacity() > 0,
+        "a read of 0 bytes would look like end of file"
+    );
     buffer.clear();
     loop {
         // SAFETY: reading into the buffer's allocation, no further than its capacity.

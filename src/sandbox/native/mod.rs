@@ -378,11 +378,11 @@ fn run_with(
             }),
             "fail" => return Err(layer_failure(layer, reason).into()),
             "panic" => {
-                return Err(Failure::external(format!(
-                    "the sandbox failed before the command started: {rest}"
-                ))
-                .with_hint("this is a bug in autocoder; please report it")
-                .into())
+                return Err(
+                    Failure::external(format!("the sandbox's init process failed: {rest}"))
+                        .with_hint("this is a bug in autocoder; please report it")
+                        .into(),
+                )
             }
             "exec" => {
                 return Err(exec_failure(
