@@ -5,7 +5,7 @@ Usage: scripts/hot-functions.py PATH_TO_AUTOCODER_BINARY OUTPUT_FILE
 (as root; `make hot-functions` writes scripts/hot-functions.txt and relinks)
 
 `make build` hands the list to the linker (lld's --symbol-ordering-file), which puts these
-functions first and together. Why: the binary's code is 8 MB, and the few hundred functions one
+functions first and together. Why: the binary's code is 8 MB, and the 1,100 or so functions one
 `autocoder sandbox -- true` runs were spread across it, so the parent and the child each took a
 page fault (and mapped 16 pages) for nearly every one they reached; together they now share a few
 pages. The list is made of mangled names, so it goes stale as the code changes: a name the
@@ -94,8 +94,9 @@ def workloads(autocoder):
         with open(os.path.join(workspace, "notes.txt"), "w") as notes:
             notes.write("one\ntwo\n")
         session = [
-            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
-            '"capabilities":{},"clientInfo":{"name":"hot-functions","version":"1"}}}',
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{'
+            '"protocolVersion":"2025-11-25","capabilities":{},'
+            '"clientInfo":{"name":"hot-functions","version":"1"}}}',
             '{"jsonrpc":"2.0","method":"notifications/initialized"}',
             '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
             '{"jsonrpc":"2.0","id":3,"method":"tools/call",'
@@ -156,7 +157,8 @@ def main():
                 line
                 for cpu in os.listdir(f"{instance}/per_cpu")
                 for line in open(f"{instance}/per_cpu/{cpu}/stats")
-                if line.startswith(("overrun:", "dropped events:")) and line.split(":")[1].strip() != "0"
+                if line.startswith(("overrun:", "dropped events:"))
+                and line.split(":")[1].strip() != "0"
             ]
         finally:
             if os.path.isdir(f"{instance}/events/{group}"):
