@@ -8,8 +8,9 @@ CARGO ?= cargo
 # about 0.5 ms more on virtual machines, where glibc's start-up probes the CPU's caches with dozens
 # of CPUID instructions, each a trap to the hypervisor.
 HOST := $(shell rustc -vV | sed -n 's/^host: //p')
+SYSROOT := $(shell rustc --print sysroot)
 MUSL := $(subst -gnu,-musl,$(HOST))
-TARGET := $(if $(wildcard $(shell rustc --print sysroot)/lib/rustlib/$(MUSL)/lib),$(MUSL),$(HOST))
+TARGET := $(if $(wildcard $(SYSROOT)/lib/rustlib/$(MUSL)/lib),$(MUSL),$(HOST))
 RELEASE := target/$(TARGET)/release/autocoder
 STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
 # The binary is linked by the toolchain's lld, which puts the functions a sandbox run executes
@@ -19,7 +20,7 @@ STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
 # once the code has changed; a name the linker does not find is skipped. Without lld (a toolchain
 # that does not ship it) or without the list, the default linker and order.
 HOT_FUNCTIONS := scripts/hot-functions.txt
-LLD_DIR := $(shell rustc --print sysroot)/lib/rustlib/$(HOST)/bin/gcc-ld
+LLD_DIR := $(SYSROOT)/lib/rustlib/$(HOST)/bin/gcc-ld
 LLD_FLAGS := -C link-arg=-fuse-ld=lld -C link-arg=-B$(LLD_DIR) \
 	-C link-arg=-Xlinker -C link-arg=--symbol-ordering-file=$(CURDIR)/$(HOT_FUNCTIONS) \
 	-C link-arg=-Xlinker -C link-arg=--no-warn-symbol-ordering
