@@ -22,6 +22,11 @@ use std::path::{Path, PathBuf};
 /// The hierarchies the run's cgroups are made in.
 const CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
 
+/// Where the cgroup v1 hierarchy of `controller` is mounted.
+fn hierarchy(controller: &str) -> PathBuf {
+    Path::new("/sys/fs/cgroup").join(controller)
+}
+
 /// One run's cgroups, removed on drop (those that were made).
 #[derive(Debug)]
 pub struct RunCgroups {
@@ -58,7 +63,7 @@ impl RunCgroups {
     /// so that a host without them (cgroup v2 only) does not start it twice.
     pub fn hierarchies_mounted() -> Result<(), String> {
         for controller in CONTROLLERS {
-            let mount = Path::new("/sys/fs/cgroup").join(controller);
+            let mount = hierarchy(controller);
             if !mount.join("cgroup.procs").exists() {
                 return Err(format!(
                     "no cgroup v1 {controller} hierarchy at {}",
@@ -75,14 +80,13 @@ impl RunCgroups {
         let own = fs::read_to_string("/proc/self/cgroup")
             .map_err(|err| format!("cannot read /proc/self/cgroup: {err}"))?;
         let dir_for = |controller: &str| -> Result<PathBuf, String> {
-            let mount = Path::new("/sys/fs/cgroup").join(controller);
             let relative = own
                 .lines()
                 .filter_map(|line| line.split(':').nth(1).zip(line.splitn(3, ':').nth(2)))
                 .find(|(controllers, _)| controllers.split(',').any(|c| c == controller))
                 .map(|(_, path)| path.trim_start_matches('/'))
                 .ok_or_else(|| format!("no cgroup v1 {controller} hierarchy is mounted"))?;
-            Ok(mount.join(relative))
+            Ok(hierarchy(controller).join(relative))
         };
         let [memory, pids, cpu] = CONTROLLERS;
         let parents = [dir_for(memory)?, dir_for(pids)?, dir_for(cpu)?];
