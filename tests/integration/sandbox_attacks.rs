@@ -887,6 +887,26 @@ fn a_path_directory_the_sandbox_turned_into_a_link_is_not_mounted() {
 
 /// A C program that makes each call the syscall filter refuses, and a few it allows, and prints
 /// `NAME ERRNO` for each (0: the call succeeded).
+/// Compiles a C probe with gcc, into a temp dir that lives as long as the first value.
+fn build_probe(source: &str) -> (crate::util::TempDir, PathBuf) {
+    let dir = crate::util::TempDir::new();
+    let source = dir.write("probe.c", source);
+    let binary = dir.path().join("probe");
+    let built = std::process::Command::new("gcc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("gcc is installed (.ci/run)");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    (dir, binary)
+}
+
 const SYSCALL_PROBE: &str = r#"
 #define _GNU_SOURCE
 #include <errno.h>
@@ -927,6 +947,7 @@ int main(void) {
     show("openat2", syscall(SYS_openat2, AT_FDCWD, ".", buffer, 24));
     /* open_tree_attr (467, Linux 6.15): without OPEN_TREE_CLONE no capability is asked. */
     show("open_tree_attr", syscall(467, AT_FDCWD, ".", 0, 0, 0));
+    show("chroot", chroot("/"));
     show("socket-inet", socket(AF_INET, SOCK_DGRAM, 0));
     show("socket-netlink", socket(AF_NETLINK, SOCK_RAW, 0));
     show("socket-unix", socket(AF_UNIX, SOCK_STREAM, 0));
@@ -949,21 +970,7 @@ int main(void) {
 
 #[test]
 fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
-    let probe_dir = crate::util::TempDir::new();
-    let source = probe_dir.write("probe.c", SYSCALL_PROBE);
-    let binary = probe_dir.path().join("probe");
-    let built = std::process::Command::new("gcc")
-        .arg("-O1")
-        .arg("-o")
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .expect("gcc is installed (.ci/run)");
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    let (_probe_dir, binary) = build_probe(SYSCALL_PROBE);
     let (eperm, enosys) = (libc::EPERM.to_string(), libc::ENOSYS.to_string());
     let expected = [
         ("io_uring_setup", &eperm),
@@ -978,6 +985,7 @@ fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
         ("clone3", &enosys),
         ("openat2", &enosys),
         ("open_tree_attr", &eperm),
+        ("chroot", &eperm),
         ("socket-inet", &eperm),
         ("socket-netlink", &eperm),
         ("socket-unix", &"0".to_string()),
@@ -997,5 +1005,104 @@ fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
         let got: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once(' ')).collect();
         let want: Vec<(&str, &str)> = expected.iter().map(|(n, e)| (*n, e.as_str())).collect();
         assert_eq!(got, want, "user {user:?}: {out}{}", run.sandbox().err());
+    }
+}
+
+/// Asks the kernel about the mount above the sandbox's root: `statmount` and `listmount` of it,
+/// by the unique id `statmount` gives for the root's parent. Prints the errno of each, or `none`
+/// when the root has no parent (it is the namespace's own root).
+const MOUNT_PROBE: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct mnt_id_req { uint32_t size, spare; uint64_t mnt_id, param; };
+/* The head of struct statmount (linux/mount.h), up to the parent's id. */
+struct statmount_head {
+    uint32_t size, mnt_opts; uint64_t mask; uint32_t dev_major, dev_minor; uint64_t magic;
+    uint32_t sb_flags, fs_type; uint64_t mnt_id, mnt_parent_id;
+};
+
+static long statmount_of(uint64_t id, void *buffer, size_t size) {
+    struct mnt_id_req req = { sizeof req, 0, id, 0x2 /* STATMOUNT_MNT_BASIC */ };
+    return syscall(457, &req, buffer, size, 0);
+}
+
+int main(void) {
+    struct statx root;
+    if (statx(AT_FDCWD, "/", 0, 0x4000 /* STATX_MNT_ID_UNIQUE */, &root) != 0) {
+        printf("statx %d\n", errno);
+        return 1;
+    }
+    static uint64_t buffer[512];
+    if (statmount_of(root.stx_mnt_id, buffer, sizeof buffer) != 0) {
+        printf("statmount-root %d\n", errno);
+        return 1;
+    }
+    uint64_t parent = ((struct statmount_head *)buffer)->mnt_parent_id;
+    if (parent == root.stx_mnt_id) {
+        printf("outside-statmount none\noutside-listmount none\n");
+        return 0;
+    }
+    long got = statmount_of(parent, buffer, sizeof buffer);
+    printf("outside-statmount %d\n", got < 0 ? errno : 0);
+    struct mnt_id_req req = { sizeof req, 0, parent, 0 };
+    got = syscall(458, &req, buffer, 64, 0);
+    printf("outside-listmount %d\n", got < 0 ? errno : 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn the_hosts_mounts_stay_out_of_reach() {
+    let (_probe_dir, binary) = build_probe(MOUNT_PROBE);
+    let script = "./probe; \
+                  echo mountinfo; cat /proc/self/mountinfo; echo end; \
+                  for up in /.. /proc/../.. /usr/../../.. /tmp/.. \"$PWD/../../../../..\"; do \
+                    [ \"$(stat -c %d:%i \"$up\")\" = \"$(stat -c %d:%i /)\" ] || echo \"climbed $up\"; \
+                  done; \
+                  ls /usr/bin/env >/dev/null && echo control";
+    for user in users() {
+        let mut test = Test::new();
+        std::fs::copy(&binary, test.path().join("probe")).unwrap();
+        test = test.sandbox_sh(&[], script);
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.run().expect_status(0);
+        let out = run.sandbox().out().to_string();
+        for call in ["outside-statmount", "outside-listmount"] {
+            let errno = out
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{call} ")))
+                .unwrap_or_else(|| panic!("no {call} line: {out}"));
+            assert!(
+                errno == "none" || errno == libc::EPERM.to_string(),
+                "user {user:?}: the mount above the root answered {call}: {out}"
+            );
+        }
+        // The mount table lists the view alone: its root is the sandbox's tmpfs, and every other
+        // mount hangs below one listed.
+        let table = out.split("mountinfo\n").nth(1).unwrap();
+        let table = table.split("end\n").next().unwrap();
+        let mounts: Vec<Vec<&str>> = table.lines().map(|l| l.split(' ').collect()).collect();
+        let ids: Vec<&str> = mounts.iter().map(|m| m[0]).collect();
+        let root = mounts.iter().find(|m| m[4] == "/").expect("a mount at /");
+        assert_eq!(root[root.len() - 3], "tmpfs", "user {user:?}: {table}");
+        for mount in mounts.iter().filter(|m| m[4] != "/") {
+            assert!(
+                ids.contains(&mount[1]),
+                "user {user:?}: {} hangs below a mount not in view: {table}",
+                mount[4]
+            );
+        }
+        assert!(!out.contains("climbed"), "user {user:?}: {out}");
+        assert!(out.ends_with("control\n"), "user {user:?}: {out}");
     }
 }

@@ -180,17 +180,11 @@ pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
     }
 }
 
-/// Makes the current directory the root (the `pivot_root(".", ".")` idiom) and detaches the old
-/// root from under it.
-pub fn pivot_to_current_directory() -> SysResult<()> {
+/// Makes the current directory the process's root (`chroot`) and enters it.
+pub fn root_at_current_directory() -> SysResult<()> {
     // SAFETY: plain system calls on NUL-terminated paths.
     unsafe {
-        check(libc::syscall(
-            libc::SYS_pivot_root,
-            c".".as_ptr(),
-            c".".as_ptr(),
-        ))?;
-        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH).into())?;
+        check(libc::chroot(c".".as_ptr()).into())?;
         check(libc::chdir(c"/".as_ptr()).into())?;
     }
     Ok(())

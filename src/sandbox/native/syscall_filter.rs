@@ -1,12 +1,12 @@
 //! The seccomp layer: system calls the command never needs and that reach past the other layers.
 //!
-//! Landlock's network rules cover only TCP, so with the network off every socket family but
-//! AF_UNIX is refused here (UDP, raw, netlink, MPTCP, packet). Beyond that the filter closes
-//! kernel surfaces that bypass the rest: io_uring (socket and file operations without the
-//! syscalls above), new namespaces and mounts, keyrings (shared per uid with the host), BPF,
-//! perf, userfaultfd, and TIOCSTI (typing into a terminal). `clone3` and `openat2` get ENOSYS so
-//! libc falls back to `clone` and `openat`, whose arguments a filter can inspect. Other
-//! architectures' system call tables (`int 0x80`) kill the process; x32 calls get ENOSYS.
+//! Landlock's network rules cover only TCP, so with the network off every socket family but AF_UNIX
+//! is refused here (UDP, raw, netlink, MPTCP, packet). Beyond that the filter closes kernel
+//! surfaces that bypass the rest: io_uring (socket and file operations without the syscalls above),
+//! new namespaces, mounts and roots, keyrings (shared per uid with the host), BPF, perf,
+//! userfaultfd, and TIOCSTI (typing into a terminal). `clone3` and `openat2` get ENOSYS so libc
+//! falls back to `clone` and `openat`, whose arguments a filter can inspect. Other architectures'
+//! system call tables (`int 0x80`) kill the process; x32 calls get ENOSYS.
 //!
 //! The program is written here rather than by a filter library: it is one filter, and it finds
 //! a call's rule by binary search over the call number. A linear chain of a few hundred
@@ -55,6 +55,7 @@ const REFUSED: &[i64] = &[
     libc::SYS_mount,
     libc::SYS_umount2,
     libc::SYS_pivot_root,
+    libc::SYS_chroot,
     libc::SYS_open_tree,
     libc::SYS_move_mount,
     libc::SYS_fsopen,
