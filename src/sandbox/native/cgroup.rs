@@ -5,9 +5,11 @@
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
 //! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu), and removed when the run
 //! is over. The parent finds where they go, makes them and writes their limits after starting
-//! the child, which builds its view meanwhile; the child then joins them itself, through the
-//! parent directories the parent hands over when they are ready (`JoinPlan`), before it starts
-//! the command. A sandbox killed outright (SIGKILL) cannot remove its own; the next run beside
+//! the child, which sets up the command's view and layers meanwhile; the child then joins them
+//! itself, just before it starts the command, by writing to their `tasks` files, which the parent
+//! opens and hands over (`JoinPlan`). Opened by the parent, they admit the child after it has
+//! given up its privileges: cgroup v1 checks the credentials of whoever opened the file. A
+//! sandbox killed outright (SIGKILL) cannot remove its own; the next run beside
 //! it removes those whose sandbox is gone, while its command runs (`while_running`), when it
 //! has nothing else to do. Where we may not create cgroups (an ordinary user, no v1
 //! hierarchies), the caller falls back to rlimits and says so in the result.
@@ -15,7 +17,7 @@
 use std::ffi::CString;
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -33,8 +35,6 @@ pub struct RunCgroups {
     memory: PathBuf,
     pids: PathBuf,
     cpu: PathBuf,
-    /// The three parent directories, opened `O_PATH`, for the child to join through.
-    parents: Vec<OwnedFd>,
     /// `memory.oom_control` and `pids.events`, opened while the command runs.
     event_files: Option<(File, File)>,
 }
@@ -90,41 +90,23 @@ impl RunCgroups {
         };
         let [memory, pids, cpu] = CONTROLLERS;
         let parents = [dir_for(memory)?, dir_for(pids)?, dir_for(cpu)?];
-        let opened = parents
-            .iter()
-            .map(|dir| {
-                let c_dir = CString::new(dir.as_os_str().as_bytes())
-                    .map_err(|_| format!("{} holds a NUL byte", dir.display()))?;
-                // SAFETY: access and open of a NUL-terminated path; the descriptor is ours.
-                unsafe {
-                    if libc::access(c_dir.as_ptr(), libc::W_OK) != 0 {
-                        return Err(format!(
-                            "cannot create cgroups in {}: {}",
-                            dir.display(),
-                            std::io::Error::last_os_error()
-                        ));
-                    }
-                    let fd = libc::open(
-                        c_dir.as_ptr(),
-                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                    );
-                    if fd < 0 {
-                        return Err(format!(
-                            "cannot open {}: {}",
-                            dir.display(),
-                            std::io::Error::last_os_error()
-                        ));
-                    }
-                    Ok(OwnedFd::from_raw_fd(fd))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        for dir in &parents {
+            let c_dir = CString::new(dir.as_os_str().as_bytes())
+                .map_err(|_| format!("{} holds a NUL byte", dir.display()))?;
+            // SAFETY: access of a NUL-terminated path.
+            if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK) } != 0 {
+                return Err(format!(
+                    "cannot create cgroups in {}: {}",
+                    dir.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
         let [memory, pids, cpu] = parents.map(|dir| dir.join(name));
         Ok(RunCgroups {
             memory,
             pids,
             cpu,
-            parents: opened,
             event_files: None,
         })
     }
@@ -165,14 +147,20 @@ impl RunCgroups {
             .ok();
     }
 
-    /// The `tasks` file of the run's cgroups `name`, relative to each parent directory.
-    pub fn tasks_file(name: &str) -> CString {
-        CString::new(format!("{name}/tasks")).expect("the name holds no NUL")
-    }
-
-    /// The parent directories of the run's cgroups (`O_PATH`), which the child joins through.
-    pub fn parent_fds(&self) -> Vec<RawFd> {
-        self.parents.iter().map(AsRawFd::as_raw_fd).collect()
+    /// The `tasks` file of each of the run's cgroups, open for writing: what the child joins
+    /// them through.
+    pub fn open_tasks_files(&self) -> Result<Vec<OwnedFd>, String> {
+        [&self.memory, &self.pids, &self.cpu]
+            .into_iter()
+            .map(|dir| {
+                let path = dir.join("tasks");
+                File::options()
+                    .write(true)
+                    .open(&path)
+                    .map(OwnedFd::from)
+                    .map_err(|err| format!("cannot open {}: {err}", path.display()))
+            })
+            .collect()
     }
 
     pub fn events(&self) -> CgroupEvents {

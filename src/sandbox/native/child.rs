@@ -1,10 +1,11 @@
-//! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock and
-//! seccomp, in that order, then starts the command and stays behind as its init.
+//! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock,
+//! seccomp and cgroups, in that order, then starts the command and stays behind as its init.
 //!
 //! The child joins the run's cgroups itself, by writing `0` to their `tasks` files: moving
 //! oneself takes no global lock, where moving another process (even one thread, by its pid)
-//! waits for an RCU grace period (0.5 ms to 20 ms here). It does so once its view is built,
-//! when the parent, working meanwhile, has made them.
+//! waits for an RCU grace period (0.5 ms to 20 ms here). It does so last, through files the
+//! parent opened (which is what cgroup v1 checks, not our dropped identity), so that the parent,
+//! making them meanwhile, is done before we wait for it.
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
@@ -53,10 +54,8 @@ pub struct ViewPlan {
 
 /// How to join the run's cgroups, once the parent has made them.
 pub struct JoinPlan {
-    /// The run's `tasks` file, relative to each parent directory.
-    pub tasks: CString,
-    /// The parent directories of the run's cgroups in each hierarchy (`O_PATH`) arrive here
-    /// once the cgroups exist with their limits.
+    /// The `tasks` files of the run's cgroups, open for writing, arrive here once the cgroups
+    /// exist with their limits.
     pub ready: RawFd,
 }
 
@@ -174,11 +173,8 @@ pub fn run(plan: &ChildPlan) -> ! {
             unsafe { libc::_exit(125) }
         }
     }
-    if let Some(join) = &plan.cgroups {
-        report.layer("resources", join_cgroups(join, &report));
-    }
-    if let Some(cpus) = &plan.restore_cpus {
-        let _ = sys::set_cpu_affinity(0, cpus);
+    if plan.cgroups.is_none() {
+        restore_cpus(plan);
     }
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
@@ -246,6 +242,11 @@ pub fn run(plan: &ChildPlan) -> ! {
             sys::install_seccomp(&plan.seccomp),
         ),
     );
+    // The cgroups are joined last, so that the parent has the longest time to make them.
+    if let Some(join) = &plan.cgroups {
+        report.layer("resources", join_cgroups(join, &report));
+        restore_cpus(plan);
+    }
     // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
     unsafe {
         libc::dup2(plan.stdin, 0);
@@ -315,33 +316,28 @@ fn parent_gone(report: RawFd) -> bool {
 }
 
 /// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves
-/// this process into each.
+/// this process into each, through the `tasks` files it hands over.
 fn join_cgroups(join: &JoinPlan, report: &Reporter) -> Result<(), String> {
-    let parents = match sys::receive_fds(join.ready, 3) {
-        Ok(parents) if !parents.is_empty() => parents,
+    let tasks_files = match sys::receive_fds(join.ready, 3) {
+        Ok(files) if !files.is_empty() => files,
         _ => report.fail("resources", "the run's cgroups were never handed over"),
     };
-    for parent in &parents {
-        // SAFETY: opening a NUL-terminated path below a directory descriptor we hold.
-        let fd = unsafe {
-            libc::openat(
-                parent.as_raw_fd(),
-                join.tasks.as_ptr(),
-                libc::O_WRONLY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return step("cannot open the run's cgroup", Err(sys::errno()));
-        }
-        // SAFETY: writing to and closing the descriptor just opened.
-        let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
-        let errno = sys::errno();
-        unsafe { libc::close(fd) };
+    for file in &tasks_files {
+        // SAFETY: writing to a descriptor we own.
+        let written = unsafe { libc::write(file.as_raw_fd(), b"0".as_ptr().cast(), 1) };
         if written != 1 {
-            return step("cannot join the run's cgroup", Err(errno));
+            return step("cannot join the run's cgroup", Err(sys::errno()));
         }
     }
     Ok(())
+}
+
+/// Takes back all the CPUs we may run on, once the parent has handed over what it made beside
+/// us: by then its move of us to another CPU is done.
+fn restore_cpus(plan: &ChildPlan) {
+    if let Some(cpus) = &plan.restore_cpus {
+        let _ = sys::set_cpu_affinity(0, cpus);
+    }
 }
 
 struct ExecArgs {

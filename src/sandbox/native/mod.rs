@@ -1,9 +1,9 @@
 //! The native backend: isolation from the kernel's own mechanisms, with no daemon and no root.
 //!
 //! One `clone3` makes the child in new mount, PID and IPC namespaces (and a user namespace when
-//! we are not root). The child joins the run's cgroups, builds its filesystem view from an
-//! allow-list and makes it its root (see `paths`), drops to an unprivileged identity, and
-//! applies Landlock and seccomp before it starts the command (see `child`). Meanwhile, on
+//! we are not root). The child builds its filesystem view from an allow-list and makes it its
+//! root (see `paths`), drops to an unprivileged identity, applies Landlock and seccomp, and joins
+//! the run's cgroups before it starts the command (see `child`). Meanwhile, on
 //! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
 //! (see `trees`). Started as root, the command runs as uid `SANDBOX_UID` and sees the workspace
 //! through an id-mapped mount, so it can write root's files without being root. The parent
@@ -164,10 +164,9 @@ fn run_with(
     let mut plan = ChildPlan {
         status_fd: report_write.as_raw_fd(),
         cgroups: cgroup_name
-            .as_deref()
-            .zip(theirs.as_ref())
-            .map(|(name, ready)| JoinPlan {
-                tasks: RunCgroups::tasks_file(name),
+            .as_ref()
+            .and(theirs.as_ref())
+            .map(|ready| JoinPlan {
                 ready: ready.as_raw_fd(),
             }),
         parent_ends: [stdout_read.as_ref(), stderr_read.as_ref()]
@@ -323,17 +322,20 @@ fn run_with(
     if let (Some(name), Some(ours)) = (cgroup_name, &ours) {
         let made = RunCgroups::locate(&name).and_then(|cgroups| {
             cgroups.create(policy.memory_bytes, policy.pids, policy.cpus)?;
-            Ok(cgroups)
+            let tasks_files = cgroups.open_tasks_files()?;
+            Ok((cgroups, tasks_files))
         });
-        let mut made = match made {
+        let (mut made, tasks_files) = match made {
             Ok(made) => made,
             Err(reason) => {
                 stop_child();
                 return Err(Attempt::CgroupsRefused(reason));
             }
         };
+        let tasks_fds: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
         // A child that cannot take them has ended already, and its report says why.
-        let _ = sys::send_fds(ours.as_raw_fd(), &made.parent_fds());
+        let _ = sys::send_fds(ours.as_raw_fd(), &tasks_fds);
+        drop(tasks_files);
         made.while_running();
         cgroups = Some(made);
     }
