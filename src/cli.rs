@@ -3,11 +3,14 @@
 //! Only commands that work are listed here; `generate` is hidden because it exists for packagers
 //! (it writes the man pages and shell completions committed under `man/` and `completions/`).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
+
+mod plain_sandbox;
 
 /// Closed-loop code repair: reproduce, repair, review and open a pull request, one JSON step at a
 /// time.
@@ -20,6 +23,14 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Reads the command line (the program's name first): a plain `sandbox` one without clap, to
+    /// start sooner (see `plain_sandbox`), any other with clap.
+    pub fn read(args: &[OsString]) -> Result<Cli, clap::Error> {
+        plain_sandbox::read(args).map_or_else(|| Cli::try_parse_from(args), Ok)
+    }
 }
 
 /// Flags every command accepts.

@@ -18,8 +18,6 @@ pub mod workspace;
 
 use std::ffi::OsString;
 
-use clap::Parser;
-
 /// Runs one invocation and returns the process exit status.
 pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     // SAFETY: resetting a signal's disposition. Ignored (inherited so from whoever started us),
@@ -27,7 +25,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     // could wait for them.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let cli = match cli::Cli::read(&args) {
         Ok(cli) => cli,
         Err(err) => return error::clap_exit(err, &args),
     };
