@@ -140,6 +140,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         max_output,
         timeout: policy.timeout,
         started,
+        ends_with_status: false,
     };
     let run = supervise::supervise(watch, streams, || {
         let _ = Command::new("docker")
@@ -172,8 +173,8 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
     let stdout = run.stdout.map(|c| c.into_text());
     let stderr = run.stderr.map(|c| c.into_text());
-    let client_status =
-        libc::WIFEXITED(run.wait_status).then(|| libc::WEXITSTATUS(run.wait_status));
+    let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
+    let client_status = libc::WIFEXITED(wait_status).then(|| libc::WEXITSTATUS(wait_status));
     let Some(state) = state.filter(|s| s.started) else {
         // The container never ran: the engine or the image is the problem, or the command.
         let message = stderr.as_deref().unwrap_or("").trim().to_string();

@@ -20,8 +20,9 @@ pub struct Supervised {
     pub timed_out: bool,
     /// The signal (SIGINT, SIGTERM, SIGHUP) that made us stop the command, if any.
     pub interrupted: Option<i32>,
-    /// The raw wait status of the process we started.
-    pub wait_status: i32,
+    /// The raw wait status of the process we started; `None` when watching ended with its
+    /// `status` line (`Watch::ends_with_status`), before it was reaped.
+    pub wait_status: Option<i32>,
     pub elapsed: Duration,
     /// The last byte passed on (to our stdout or stderr) was not a newline.
     pub stderr_mid_line: bool,
@@ -184,6 +185,10 @@ pub struct Watch<'a> {
     pub max_output: u64,
     pub timeout: Duration,
     pub started: Instant,
+    /// The process writes `status ...` on the report pipe and closes it once nothing it watches
+    /// over is left (the sandbox's init): watching ends when that line is in and every pipe has
+    /// ended, without waiting for the process's own exit; the caller reaps it.
+    pub ends_with_status: bool,
 }
 
 pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut()) -> Supervised {
@@ -220,6 +225,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     }
     let mut timed_out = false;
     let mut interrupted = None;
+    let mut ended_with_status = false;
     // Not zeroed: its pages are touched only when bytes come (a run with no output saves 16 page
     // faults).
     let mut buffer = Vec::with_capacity(64 * 1024);
@@ -333,6 +339,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
         if fds[0].revents != 0 {
             break;
         }
+        if watch.ends_with_status && open.is_empty() && reported_status(&report_bytes) {
+            ended_with_status = true;
+            break;
+        }
     }
     // The process is gone; take what is still buffered in the pipes, and pass on what waits
     // (as long as our reader keeps taking it within a few seconds).
@@ -363,11 +373,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             }
         }
     }
-    let mut wait_status = 0;
-    // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(watch.pid, &mut wait_status, 0) } < 0
-        && super::native::sys::errno() == libc::EINTR
-    {}
+    let wait_status = (!ended_with_status).then(|| reap(watch.pid));
     let report = String::from_utf8_lossy(&report_bytes)
         .lines()
         .map(str::to_string)
@@ -384,6 +390,23 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             .as_ref()
             .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
     }
+}
+
+/// Waits for our child `pid` to end, and returns its raw wait status.
+pub fn reap(pid: libc::pid_t) -> i32 {
+    let mut wait_status = 0;
+    // SAFETY: reaping our own child.
+    while unsafe { libc::waitpid(pid, &mut wait_status, 0) } < 0
+        && super::native::sys::errno() == libc::EINTR
+    {}
+    wait_status
+}
+
+/// Whether the report holds a `status` line.
+fn reported_status(report: &[u8]) -> bool {
+    report
+        .split(|&byte| byte == b'\n')
+        .any(|line| line.starts_with(b"status "))
 }
 
 /// Reads what is available into `buffer`, up to its capacity, in place of what it held: `Ok(0)`

@@ -4,15 +4,17 @@
 //! rlimits cannot do this job: `RLIMIT_NPROC` is per user (and ignored for root), `RLIMIT_AS`
 //! breaks Node and the JVM, and none of them add up a process tree. One cgroup per run is made
 //! under our own cgroup in each cgroup v1 hierarchy (memory, pids, cpu), and removed when the run
-//! is over. The parent finds where they go, makes them and writes their limits after starting
-//! the child, which sets up the command's view and layers meanwhile; the child then joins them
-//! itself, just before it starts the command, by writing to their `tasks` files, which the parent
-//! opens and hands over (`JoinPlan`). Opened by the parent, they admit the child after it has
-//! given up its privileges: cgroup v1 checks the credentials of whoever opened the file. A
-//! sandbox killed outright (SIGKILL) cannot remove its own; the next run beside
-//! it removes those whose sandbox is gone, while its command runs (`while_running`), when it
-//! has nothing else to do. Where we may not create cgroups (an ordinary user, no v1
-//! hierarchies), the caller falls back to rlimits and says so in the result.
+//! is over. The parent finds where they go, makes them and writes their limits after starting the
+//! child, which sets up the command's view and layers meanwhile; the command then joins them
+//! itself, just before exec, by writing to their `tasks` files, which the parent opens and hands
+//! over (`JoinPlan`). Opened by the parent, they admit the command after the child has given up its
+//! privileges: cgroup v1 checks the credentials of whoever opened the file. The child, the
+//! namespace's init, stays out of them, so that they can be removed as soon as the command and its
+//! processes are gone, while the init is still on its way out. A sandbox killed outright (SIGKILL)
+//! cannot remove its own; the next run beside it removes those whose sandbox is gone, while its
+//! command runs (`while_running`), when it has nothing else to do. Where we may not create cgroups
+//! (an ordinary user, no v1 hierarchies), the caller falls back to rlimits and says so in the
+//! result.
 
 use std::ffi::CString;
 use std::fs::{self, File};

@@ -1,26 +1,27 @@
-//! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock,
-//! seccomp and cgroups, in that order, then starts the command and stays behind as its init.
+//! What runs between clone and exec: the child sets up its mounts, limits, identity, Landlock and
+//! seccomp, in that order, takes the cgroups' files, then starts the command and stays behind as
+//! its init.
 //!
-//! The child joins the run's cgroups itself, by writing `0` to their `tasks` files: moving
-//! oneself takes no global lock, where moving another process (even one thread, by its pid)
-//! waits for an RCU grace period (0.5 ms to 20 ms here). It does so last, through files the
-//! parent opened (which is what cgroup v1 checks, not our dropped identity), so that the parent,
-//! making them meanwhile, is done before we wait for it.
+//! The command joins the run's cgroups itself, just before exec, by writing `0` to their `tasks`
+//! files: moving oneself takes no global lock, where moving another process (even one thread, by
+//! its pid) waits for an RCU grace period (0.5 ms to 20 ms here). The files are the parent's
+//! (cgroup v1 checks who opened them, not our dropped identity), handed over last, so that the
+//! parent, making the cgroups meanwhile, is done before we wait for it.
 //!
 //! The child (pid 1 of a new PID namespace) reports to the parent over a pipe, one line each:
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
 //! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
-//! `exec ERRNO` (the command could not be executed), `panic MESSAGE` (a bug of ours; then exits
-//! 125) and, when a signal ended the command, `status RAW_WAIT_STATUS`. A command that exited
-//! gives the child its exit status: with no line before it, the child's own exit status is the
-//! command's. When the child exits, the kernel kills whatever else is left in the namespace,
-//! setsid'ed daemons included, before the parent's wait returns.
+//! `join ERRNO` (the command could not join a cgroup), `exec ERRNO` (the command could not be
+//! executed), `panic MESSAGE` (a bug of ours; then exits 125) and, once the command has ended,
+//! `status RAW_WAIT_STATUS`. By then the child has killed and reaped whatever else was left in
+//! the namespace, setsid'ed daemons included; it closes the pipe and leaves, and the parent
+//! removes the cgroups (which the child was never in) while the kernel tears the namespaces down.
 //!
 //! The parent is single-threaded when it clones, so allocating here is safe; everything the
 //! child needs is prepared in `ChildPlan` beforehand.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -242,11 +243,18 @@ pub fn run(plan: &ChildPlan) -> ! {
             sys::install_seccomp(&plan.seccomp),
         ),
     );
-    // The cgroups are joined last, so that the parent has the longest time to make them.
-    if let Some(join) = &plan.cgroups {
-        report.layer("resources", join_cgroups(join, &report));
-        restore_cpus(plan);
-    }
+    // The cgroups are handed over last, so that the parent has the longest time to make them.
+    // The command joins them, not we: once it is gone, the parent can remove them while we are
+    // still on our way out.
+    let tasks_files = match &plan.cgroups {
+        Some(join) => {
+            let files = receive_cgroups(join, &report);
+            restore_cpus(plan);
+            files
+        }
+        None => Vec::new(),
+    };
+    let join: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
     // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
     unsafe {
         libc::dup2(plan.stdin, 0);
@@ -257,7 +265,7 @@ pub fn run(plan: &ChildPlan) -> ! {
             libc::dup2(fd, 2);
         }
     }
-    sys::close_descriptors_from(3, plan.status_fd);
+    sys::close_descriptors_except(3, &[&[plan.status_fd][..], &join].concat());
 
     let argv = null_terminated(&plan.argv);
     let envp = null_terminated(&plan.envp);
@@ -266,6 +274,8 @@ pub fn run(plan: &ChildPlan) -> ! {
         argv: argv.as_ptr(),
         envp: envp.as_ptr(),
         status_fd: plan.status_fd,
+        join: &join,
+        allow_degraded: plan.allow_degraded,
     };
     // The command starts with vfork semantics (shared memory, we pause until it execs): no page
     // tables to copy.
@@ -293,14 +303,16 @@ pub fn run(plan: &ChildPlan) -> ! {
             ),
         );
     }
-    // SAFETY: the init's copies of the standard streams are not needed; closing them lets the
-    // parent see end-of-file as soon as the command and its children are gone.
+    // SAFETY: the init's copies of the standard streams and of the cgroups' files are not
+    // needed; closing them lets the parent see end-of-file as soon as the command and its
+    // children are gone.
     unsafe {
         libc::close(0);
         libc::close(1);
         libc::close(2);
     }
-    reap_until(command, &report)
+    drop(tasks_files);
+    reap_until(command, &report, plan.status_fd)
 }
 
 /// Whether the parent died before our parent-death signal was armed: the report pipe then has
@@ -315,21 +327,13 @@ fn parent_gone(report: RawFd) -> bool {
     unsafe { libc::poll(&mut pollfd, 1, 0) > 0 && pollfd.revents & libc::POLLERR != 0 }
 }
 
-/// Waits until the parent has made the run's cgroups (if it cannot, it kills us), then moves
-/// this process into each, through the `tasks` files it hands over.
-fn join_cgroups(join: &JoinPlan, report: &Reporter) -> Result<(), String> {
-    let tasks_files = match sys::receive_fds(join.ready, 3) {
+/// Waits until the parent has made the run's cgroups (if it cannot, it kills us), and takes the
+/// `tasks` files it hands over, through which the command joins them.
+fn receive_cgroups(join: &JoinPlan, report: &Reporter) -> Vec<OwnedFd> {
+    match sys::receive_fds(join.ready, 3) {
         Ok(files) if !files.is_empty() => files,
         _ => report.fail("resources", "the run's cgroups were never handed over"),
-    };
-    for file in &tasks_files {
-        // SAFETY: writing to a descriptor we own.
-        let written = unsafe { libc::write(file.as_raw_fd(), b"0".as_ptr().cast(), 1) };
-        if written != 1 {
-            return step("cannot join the run's cgroup", Err(sys::errno()));
-        }
     }
-    Ok(())
 }
 
 /// Takes back all the CPUs we may run on, once the parent has handed over what it made beside
@@ -340,15 +344,20 @@ fn restore_cpus(plan: &ChildPlan) {
     }
 }
 
-struct ExecArgs {
+struct ExecArgs<'a> {
     program: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
     status_fd: RawFd,
+    /// The `tasks` files of the run's cgroups, to join before exec.
+    join: &'a [RawFd],
+    allow_degraded: bool,
 }
 
 /// Runs in the command's process before exec: restores default signal handling (Rust ignores
-/// SIGPIPE) and execs; on failure reports `exec ERRNO` without allocating, and exits.
+/// SIGPIPE), joins the run's cgroups and execs. Without allocating, it reports a cgroup it
+/// cannot join as `join ERRNO` (and exits unless degraded layers are allowed), and a failed
+/// exec as `exec ERRNO` (and exits).
 extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` points at the init's ExecArgs, alive while we run (CLONE_VFORK).
     unsafe {
@@ -357,33 +366,59 @@ extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        for &tasks in exec.join {
+            if libc::write(tasks, b"0".as_ptr().cast(), 1) != 1 {
+                report_errno(exec.status_fd, *b"join ", sys::errno());
+                if !exec.allow_degraded {
+                    libc::_exit(125);
+                }
+                break;
+            }
+        }
         libc::execve(exec.program, exec.argv, exec.envp);
         let errno = sys::errno();
-        let mut line = *b"exec 0000\n";
-        let mut value = errno;
-        for slot in (5..9).rev() {
-            line[slot] = b'0' + (value % 10) as u8;
-            value /= 10;
-        }
-        sys::write_all(exec.status_fd, &line);
+        report_errno(exec.status_fd, *b"exec ", errno);
         libc::_exit(if errno == libc::ENOENT { 127 } else { 126 })
     }
 }
 
-/// Waits for the command, reaping every orphan handed to us meanwhile, and passes its status
-/// on: an exit status as our own (the parent then wakes once, when we are gone), a signal in a
-/// report line.
-fn reap_until(command: libc::pid_t, report: &Reporter) -> ! {
+/// Writes `TAG ERRNO` on the report pipe, without allocating.
+fn report_errno(status_fd: RawFd, tag: [u8; 5], errno: i32) {
+    let mut line = *b"TAG_ 0000\n";
+    line[..5].copy_from_slice(&tag);
+    let mut value = errno;
+    for slot in (5..9).rev() {
+        line[slot] = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+    sys::write_all(status_fd, &line);
+}
+
+/// Waits for the command, reaping every orphan handed to us meanwhile. Once it has ended, kills
+/// and reaps whatever else is left in the namespace (we are its init), reports the command's
+/// `status RAW_WAIT_STATUS` and leaves: the parent can remove the run's cgroups, which none of
+/// the command's processes are in any longer, while the kernel tears the namespaces down.
+fn reap_until(command: libc::pid_t, report: &Reporter, status_fd: RawFd) -> ! {
     loop {
         let mut status = 0;
         // SAFETY: waiting for our own children.
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == command {
-            if !libc::WIFEXITED(status) {
-                report.line(&format!("status {status}"));
+            // Without a PID namespace (degraded) we are not its init: -1 would be every process
+            // our uid may signal.
+            // SAFETY: signalling and reaping the processes of our own namespace.
+            if unsafe { libc::getpid() } == 1 {
+                unsafe { libc::kill(-1, libc::SIGKILL) };
+                while unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } > 0
+                    || sys::errno() == libc::EINTR
+                {}
             }
-            // SAFETY: leaving; the kernel kills what is left in the namespace.
-            unsafe { libc::_exit(libc::WEXITSTATUS(status)) };
+            report.line(&format!("status {status}"));
+            // SAFETY: closing our end of the report pipe (the parent's end-of-file), and leaving.
+            unsafe {
+                libc::close(status_fd);
+                libc::_exit(0)
+            }
         }
         if pid < 0 && sys::errno() != libc::EINTR {
             report.fail("containment", "lost track of the command");

@@ -2,8 +2,8 @@
 //!
 //! One `clone3` makes the child in new mount, PID and IPC namespaces (and a user namespace when
 //! we are not root). The child builds its filesystem view from an allow-list and makes it its
-//! root (see `paths`), drops to an unprivileged identity, applies Landlock and seccomp, and joins
-//! the run's cgroups before it starts the command (see `child`). Meanwhile, on
+//! root (see `paths`), drops to an unprivileged identity, applies Landlock and seccomp, and starts
+//! the command, which joins the run's cgroups before exec (see `child`). Meanwhile, on
 //! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
 //! (see `trees`). Started as root, the command runs as uid `SANDBOX_UID` and sees the workspace
 //! through an id-mapped mount, so it can write root's files without being root. The parent
@@ -363,9 +363,16 @@ fn run_with(
         max_output,
         timeout: policy.timeout,
         started,
+        ends_with_status: true,
     };
     let run = supervise::supervise(watch, streams, kill);
+    // Once the init has reported the command's status, nothing of the command is left: the
+    // cgroups (which the init was never in) are read and removed while it is still on its way
+    // out, and then it is reaped.
     let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
+    let used_cgroups = cgroups.is_some();
+    drop(cgroups);
+    let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
 
     let mut command_status = None;
     for line in &run.report {
@@ -373,6 +380,19 @@ fn run_with(
         let (layer, reason) = rest.split_once(' ').unwrap_or((rest, ""));
         match tag {
             "status" => command_status = rest.parse::<i32>().ok(),
+            "join" => {
+                let reason = format!(
+                    "cannot join the run's cgroup: {}",
+                    std::io::Error::from_raw_os_error(rest.trim().parse().unwrap_or(libc::EIO))
+                );
+                if !policy.allow_degraded {
+                    return Err(layer_failure("resources", &reason).into());
+                }
+                degraded.push(Degradation {
+                    layer: "resources".into(),
+                    reason,
+                });
+            }
             "noview" => return Err(Attempt::ViewRefused(rest.to_string())),
             "degraded" => degraded.push(Degradation {
                 layer: layer.into(),
@@ -397,23 +417,15 @@ fn run_with(
             _ => {}
         }
     }
-    // The init dies only when we kill it (timeout, interruption) or when the kernel's OOM killer
-    // picks it in a full memory cgroup: either way, everything inside died with it.
-    let init_killed =
-        libc::WIFSIGNALED(run.wait_status) && libc::WTERMSIG(run.wait_status) == libc::SIGKILL;
+    // Without a status line, the init died because we killed it (timeout, interruption), and
+    // everything inside died with it.
     let (exit_code, signal) = match command_status {
         Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
-        // The command exited: the init passed its status on as its own.
-        None if libc::WIFEXITED(run.wait_status) => {
-            (Some(libc::WEXITSTATUS(run.wait_status)), None)
-        }
-        _ if run.timed_out || run.interrupted.is_some() || (init_killed && events.oom_killed) => {
-            (None, Some(libc::SIGKILL))
-        }
+        Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
+        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
         _ => {
             return Err(Failure::external(format!(
-                "the sandbox's init process ended unexpectedly (wait status {})",
-                run.wait_status
+                "the sandbox's init process ended unexpectedly (wait status {wait_status})"
             ))
             .into())
         }
@@ -429,20 +441,15 @@ fn run_with(
         pids_max_hit: events.pids_max_hit,
         signal,
         stderr: stderr.as_deref(),
-        recorded: cgroups.is_some(),
+        recorded: used_cgroups,
         truncated: stdout_truncated || stderr_truncated,
     }
     .limit_hit();
 
     let mut layers = layers_base(policy, BackendKind::Native);
     let namespaced = plan.view.is_some();
-    layers.resources.mechanism = if cgroups.is_some() {
-        "cgroup-v1"
-    } else {
-        "rlimit"
-    }
-    .into();
-    layers.resources.cpu_mechanism = if cgroups.is_some() {
+    layers.resources.mechanism = if used_cgroups { "cgroup-v1" } else { "rlimit" }.into();
+    layers.resources.cpu_mechanism = if used_cgroups {
         "cfs-quota"
     } else {
         "affinity"
@@ -489,7 +496,6 @@ fn run_with(
         }
     }
     layers.degraded = degraded;
-    drop(cgroups);
     drop(private_dir);
 
     Ok(SandboxResult {

@@ -227,20 +227,24 @@ pub fn mount(
     check(ret.into()).map(drop)
 }
 
-/// Closes every descriptor from `first` on, except `keep`.
-pub fn close_descriptors_from(first: u32, keep: RawFd) {
-    let keep = keep as u32;
-    // SAFETY: closing descriptors we own; nothing in this process uses them afterwards.
-    unsafe {
-        if keep >= first {
-            if keep > first {
-                libc::syscall(libc::SYS_close_range, first, keep - 1, 0);
-            }
-            libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0);
-        } else {
-            libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
+/// Closes every descriptor from `first` on, except those in `keep`.
+pub fn close_descriptors_except(first: u32, keep: &[RawFd]) {
+    let mut keep: Vec<u32> = keep
+        .iter()
+        .map(|&fd| fd as u32)
+        .filter(|&fd| fd >= first)
+        .collect();
+    keep.sort_unstable();
+    let mut from = first;
+    for fd in keep {
+        if fd > from {
+            // SAFETY: closing descriptors we own; nothing in this process uses them afterwards.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0) };
         }
+        from = fd + 1;
     }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0) };
 }
 
 /// Drops every capability from the permitted, effective and inheritable sets, and the ambient set.
