@@ -62,12 +62,15 @@ pub fn read(args: &[OsString]) -> Option<Cli> {
                 command: Command::Sandbox(sandbox),
             });
         }
+        // `-C` has no long form: its name here is one no long flag can have.
         let (name, inline) = match arg {
-            "-C" => ("directory", None),
+            "-C" => ("-C", None),
             "-q" => ("quiet", None),
             "-v" => ("verbose", None),
             _ => {
-                let long = arg.strip_prefix("--")?;
+                let long = arg
+                    .strip_prefix("--")
+                    .filter(|long| !long.starts_with('-'))?;
                 match long.split_once('=') {
                     Some((name, value)) => (name, Some(value)),
                     None => (long, None),
@@ -89,7 +92,7 @@ pub fn read(args: &[OsString]) -> Option<Cli> {
         };
         let flag = || inline.is_none().then_some(true);
         match name {
-            "directory" => global.directory = Some(PathBuf::from(value()?)),
+            "-C" => global.directory = Some(PathBuf::from(value()?)),
             "pretty" => global.pretty = flag()?,
             "quiet" => global.quiet = flag()?,
             "verbose" => global.verbose = flag()?,
@@ -204,6 +207,8 @@ mod tests {
             "sandbox -q -v -- true",
             "sandbox -qv -- true",
             "sandbox -C/x -- true",
+            "sandbox --directory /x -- true",
+            "sandbox ---C /x -- true",
             "--workspace /w sandbox -- true",
             "-- sandbox -- true",
         ] {
