@@ -885,8 +885,6 @@ fn a_path_directory_the_sandbox_turned_into_a_link_is_not_mounted() {
     let _ = std::fs::remove_dir_all(tools);
 }
 
-/// A C program that makes each call the syscall filter refuses, and a few it allows, and prints
-/// `NAME ERRNO` for each (0: the call succeeded).
 /// Compiles a C probe with gcc, into a temp dir that lives as long as the first value.
 fn build_probe(source: &str) -> (crate::util::TempDir, PathBuf) {
     let dir = crate::util::TempDir::new();
@@ -907,6 +905,8 @@ fn build_probe(source: &str) -> (crate::util::TempDir, PathBuf) {
     (dir, binary)
 }
 
+/// A C program that makes each call the syscall filter refuses, and a few it allows, and prints
+/// `NAME ERRNO` for each (0: the call succeeded).
 const SYSCALL_PROBE: &str = r#"
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1010,7 +1010,8 @@ fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
 
 /// Asks the kernel about the mount above the sandbox's root: `statmount` and `listmount` of it,
 /// by the unique id `statmount` gives for the root's parent. Prints the errno of each, or `none`
-/// when the root has no parent (it is the namespace's own root).
+/// when the root has no parent (it is the namespace's own root) or the kernel has neither call
+/// (before Linux 6.8).
 const MOUNT_PROBE: &str = r#"
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1036,11 +1037,16 @@ static long statmount_of(uint64_t id, void *buffer, size_t size) {
 
 int main(void) {
     struct statx root;
+    static uint64_t buffer[512];
     if (statx(AT_FDCWD, "/", 0, 0x4000 /* STATX_MNT_ID_UNIQUE */, &root) != 0) {
         printf("statx %d\n", errno);
         return 1;
     }
-    static uint64_t buffer[512];
+    if (!(root.stx_mask & 0x4000) || (statmount_of(root.stx_mnt_id, buffer, sizeof buffer) != 0
+                                      && errno == ENOSYS)) {
+        printf("outside-statmount none\noutside-listmount none\n");
+        return 0;
+    }
     if (statmount_of(root.stx_mnt_id, buffer, sizeof buffer) != 0) {
         printf("statmount-root %d\n", errno);
         return 1;
@@ -1105,4 +1111,101 @@ fn the_hosts_mounts_stay_out_of_reach() {
         assert!(!out.contains("climbed"), "user {user:?}: {out}");
         assert!(out.ends_with("control\n"), "user {user:?}: {out}");
     }
+}
+
+/// Undoes the host mounts and loop device a test made, whatever happens to it.
+struct HostMounts {
+    mounts: Vec<PathBuf>,
+    loop_device: Option<String>,
+}
+
+impl Drop for HostMounts {
+    fn drop(&mut self) {
+        for mount in self.mounts.iter().rev() {
+            let _ = std::process::Command::new("umount").arg(mount).status();
+        }
+        if let Some(device) = &self.loop_device {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", device])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
+
+#[test]
+fn a_filesystem_the_host_unmounts_during_a_run_is_let_go() {
+    if !is_root() {
+        eprintln!("skipped: mounting a loop device takes root");
+        return;
+    }
+    let run = |program: &str, args: &[&std::ffi::OsStr]| -> String {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let scratch = crate::util::TempDir::new();
+    let shared = scratch.path().join("shared");
+    let inner = shared.join("inner");
+    let image = scratch.path().join("fs.img");
+    let mut host = HostMounts {
+        mounts: Vec::new(),
+        loop_device: None,
+    };
+    // A shared mount, as systemd makes them all: the sandbox's copy of it follows the host's
+    // unmounts below it.
+    std::fs::create_dir(&shared).unwrap();
+    run(
+        "mount",
+        &[
+            "-t".as_ref(),
+            "tmpfs".as_ref(),
+            "tmpfs".as_ref(),
+            shared.as_os_str(),
+        ],
+    );
+    host.mounts.push(shared.clone());
+    run("mount", &["--make-shared".as_ref(), shared.as_os_str()]);
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    run("mkfs.ext4", &["-q".as_ref(), image.as_os_str()]);
+    let device = run(
+        "losetup",
+        &["-f".as_ref(), "--show".as_ref(), image.as_os_str()],
+    );
+    host.loop_device = Some(device.clone());
+    run("mount", &[device.as_ref(), inner.as_os_str()]);
+    host.mounts.push(inner.clone());
+
+    let workspace = crate::util::TempDir::new();
+    let mut sandbox = start_long_command(workspace.path(), "30.4313");
+    run("umount", &[inner.as_os_str()]);
+    host.mounts.pop();
+    // Detached while mounted somewhere, a loop device goes once its last mount is gone.
+    run("losetup", &["-d".as_ref(), device.as_ref()]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let held = || run("losetup", &["-l".as_ref()]).contains(image.to_str().unwrap());
+    while held() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let still_held = held();
+    // SAFETY: signalling the sandbox we started; it stops its command and cleans up.
+    unsafe { libc::kill(sandbox.id() as libc::pid_t, libc::SIGTERM) };
+    let _ = sandbox.wait();
+    assert!(
+        !still_held,
+        "the sandbox kept {device} (unmounted on the host) in use while it ran"
+    );
+    // Control: the command ran all along.
+    assert!(workspace.path().join("started").exists());
 }

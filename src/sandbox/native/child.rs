@@ -214,10 +214,11 @@ pub fn run(plan: &ChildPlan) -> ! {
     if let Some((uid, gid)) = plan.switch_to {
         report.layer("identity", switch_identity(uid, gid));
     }
-    report.layer(
-        "identity",
-        step("cannot drop capabilities", sys::drop_capabilities()),
-    );
+    // Not a layer that may be missing: the view is our root by chroot, which a capability would
+    // undo.
+    if let Err(reason) = step("cannot drop capabilities", sys::drop_capabilities()) {
+        report.fail("identity", &reason);
+    }
     // SAFETY: plain prctl calls on our own process. The parent-death signal is set after the
     // identity change, which clears it.
     unsafe {
@@ -453,12 +454,15 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
 /// namespace's teardown pays one for all its mounts at once. The host's mounts stay in the
 /// namespace, out of reach: the command has no CAP_SYS_CHROOT, the kernel lets no chrooted
 /// process make a user namespace (where it would have one), `..` stops at the root, and
-/// `/proc/self/mountinfo`, `statmount` and `listmount` show nothing outside it.
+/// `/proc/self/mountinfo`, `statmount` and `listmount` show nothing outside it. Our copies of
+/// them receive the host's mount events (slave propagation, as bwrap's do), so that a filesystem
+/// the host unmounts meanwhile is released here too; where the host's mounts are not shared
+/// (systemd shares them), our copies hold such filesystems until the command ends.
 fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
     let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
     step(
-        "cannot make the mount namespace private",
-        sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
+        "cannot keep our mounts from the host",
+        sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_SLAVE, None),
     )?;
     let mut trees = match plan.trees_from {
         Some(_) => Vec::new(),
