@@ -98,7 +98,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l tests 
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l parse -d 'Read a saved log or JUnit XML report instead of running anything' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l timeout -d 'Wall-clock limit for the whole run' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l memory -d 'Memory limit for the runner and everything it starts' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -d 'Limit on the number of processes and threads (at least 2: the sandbox\'s own init and the command)' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -d 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox\'s own init counts too)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pretty -d 'Indent the JSON written to stdout'
@@ -113,7 +113,7 @@ never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l workspace -d 'The directory the command can read and write, and starts in [default: the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the command\'s processes together, e.g. 512M, 2G' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pids -d 'Limit on the number of processes and threads (at least 2: the sandbox\'s own init and the command)' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pids -d 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox\'s own init counts too)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l cpus -d 'CPU cores the command may use, e.g. 1, 2, 0.5' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l file-size -d 'Largest file the command may write, e.g. 64M, 1G' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r

@@ -165,8 +165,8 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
     pub memory: u64,
 
-    /// Limit on the number of processes and threads (at least 2: the sandbox's own init and the
-    /// command).
+    /// Limit on the number of processes and threads (at least 2; where rlimits hold it, the
+    /// sandbox's own init counts too).
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..))]
     pub pids: u32,
 
@@ -342,8 +342,8 @@ pub struct RunTestsArgs {
     #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
     pub memory: u64,
 
-    /// Limit on the number of processes and threads (at least 2: the sandbox's own init and the
-    /// command).
+    /// Limit on the number of processes and threads (at least 2; where rlimits hold it, the
+    /// sandbox's own init counts too).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(2..))]
     pub pids: u32,
 

@@ -124,12 +124,13 @@ pub struct IdentityLayer {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ResourceLayer {
-    /// "cgroup-v1", "cgroup-v2", "rlimit" or "docker".
+    /// "cgroup-v1", "cgroup-v2", "rlimit", "docker", or "none" (the command could not join its
+    /// cgroups, with --allow-degraded).
     pub mechanism: String,
     pub memory_bytes: u64,
     pub pids: u32,
     pub cpus: f64,
-    /// How the CPU limit is held: "cfs-quota", "affinity" or "docker".
+    /// How the CPU limit is held: "cfs-quota", "affinity", "docker" or "none".
     pub cpu_mechanism: String,
     pub file_size_bytes: u64,
     pub open_files: u64,

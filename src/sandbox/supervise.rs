@@ -344,8 +344,9 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             break;
         }
     }
-    // The process is gone; take what is still buffered in the pipes, and pass on what waits
-    // (as long as our reader keeps taking it within a few seconds).
+    // The process is gone, or has reported its status; take what is still buffered in the
+    // pipes, and pass on what waits (as long as our reader keeps taking it within a few
+    // seconds).
     for &(fd, which) in &open {
         while let Ok(1..) = read_some(fd, &mut buffer) {
             consume(which, &buffer, &mut report_bytes, &mut relays);

@@ -149,7 +149,7 @@ impl RunCgroups {
             .ok();
     }
 
-    /// The `tasks` file of each of the run's cgroups, open for writing: what the child joins
+    /// The `tasks` file of each of the run's cgroups, open for writing: what the command joins
     /// them through.
     pub fn open_tasks_files(&self) -> Result<Vec<OwnedFd>, String> {
         [&self.memory, &self.pids, &self.cpu]

@@ -366,15 +366,18 @@ fn run_with(
         ends_with_status: true,
     };
     let run = supervise::supervise(watch, streams, kill);
-    // Once the init has reported the command's status, nothing of the command is left: the
-    // cgroups (which the init was never in) are read and removed while it is still on its way
-    // out, and then it is reaped.
+    // Once the init has reported the command's status, nothing of the command is left (in a PID
+    // namespace; without one, what the command left running stays): the cgroups (which the init
+    // was never in) are read and removed while it is still on its way out, and then it is
+    // reaped.
     let events = cgroups.as_ref().map(RunCgroups::events).unwrap_or_default();
     let used_cgroups = cgroups.is_some();
     drop(cgroups);
     let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
 
     let mut command_status = None;
+    // Whether the cgroups hold the limits: they were made, and the command got into them.
+    let mut in_cgroups = used_cgroups;
     for line in &run.report {
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
         let (layer, reason) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -388,6 +391,7 @@ fn run_with(
                 if !policy.allow_degraded {
                     return Err(layer_failure("resources", &reason).into());
                 }
+                in_cgroups = false;
                 degraded.push(Degradation {
                     layer: "resources".into(),
                     reason,
@@ -441,20 +445,22 @@ fn run_with(
         pids_max_hit: events.pids_max_hit,
         signal,
         stderr: stderr.as_deref(),
-        recorded: used_cgroups,
+        recorded: in_cgroups,
         truncated: stdout_truncated || stderr_truncated,
     }
     .limit_hit();
 
     let mut layers = layers_base(policy, BackendKind::Native);
     let namespaced = plan.view.is_some();
-    layers.resources.mechanism = if used_cgroups { "cgroup-v1" } else { "rlimit" }.into();
-    layers.resources.cpu_mechanism = if used_cgroups {
-        "cfs-quota"
-    } else {
-        "affinity"
-    }
-    .into();
+    // Made for the command, the cgroups stood in for rlimits and affinity: joined, they held the
+    // limits; not joined, nothing did.
+    let (mechanism, cpu_mechanism) = match (used_cgroups, in_cgroups) {
+        (true, true) => ("cgroup-v1", "cfs-quota"),
+        (true, false) => ("none", "none"),
+        (false, _) => ("rlimit", "affinity"),
+    };
+    layers.resources.mechanism = mechanism.into();
+    layers.resources.cpu_mechanism = cpu_mechanism.into();
     layers.filesystem.read_only = plan
         .fs_rules
         .read_only
