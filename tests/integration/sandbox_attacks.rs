@@ -1140,16 +1140,9 @@ fn a_filesystem_the_host_unmounts_during_a_run_is_let_go() {
         return;
     }
     let run = |program: &str, args: &[&std::ffi::OsStr]| -> String {
-        let out = std::process::Command::new(program)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        crate::util::stdout_of(std::process::Command::new(program).args(args))
+            .trim()
+            .to_string()
     };
     let scratch = crate::util::TempDir::new();
     let shared = scratch.path().join("shared");

@@ -51,19 +51,25 @@ pub fn autocoder_bin() -> PathBuf {
 
 /// Runs git in `dir` as a developer would (no global config), asserting it succeeds.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Dev")
-        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
-        .env("GIT_COMMITTER_NAME", "Dev")
-        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
-        .output()
-        .unwrap();
+    stdout_of(
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Dev")
+            .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+            .env("GIT_COMMITTER_NAME", "Dev")
+            .env("GIT_COMMITTER_EMAIL", "dev@example.com"),
+    )
+}
+
+/// Runs `command`, asserting it succeeds, and returns what it wrote on stdout.
+#[track_caller]
+pub fn stdout_of(command: &mut Command) -> String {
+    let output = command.output().unwrap();
     assert!(
         output.status.success(),
-        "git {args:?}: {}",
+        "{command:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
