@@ -10,6 +10,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+
 use super::{parse_cpus, Cli, ColorChoice, Command, GlobalArgs, SandboxArgs};
 use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
 
@@ -96,14 +98,7 @@ pub fn read(args: &[OsString]) -> Option<Cli> {
             "pretty" => global.pretty = flag()?,
             "quiet" => global.quiet = flag()?,
             "verbose" => global.verbose = flag()?,
-            "color" => {
-                global.color = match value()? {
-                    "auto" => ColorChoice::Auto,
-                    "always" => ColorChoice::Always,
-                    "never" => ColorChoice::Never,
-                    _ => return None,
-                }
-            }
+            "color" => global.color = ColorChoice::from_str(value()?, false).ok()?,
             _ if !in_sandbox => return None,
             "workspace" => sandbox.workspace = Some(PathBuf::from(value()?)),
             "timeout" => sandbox.timeout = parse_duration(value()?).ok()?,
@@ -126,13 +121,7 @@ pub fn read(args: &[OsString]) -> Option<Cli> {
             "max-output" => sandbox.max_output = parse_size(value()?).ok()?,
             "stream" => sandbox.stream = flag()?,
             "result" => sandbox.result = Some(PathBuf::from(value()?)),
-            "backend" => {
-                sandbox.backend = match value()? {
-                    "native" => BackendKind::Native,
-                    "docker" => BackendKind::Docker,
-                    _ => return None,
-                }
-            }
+            "backend" => sandbox.backend = BackendKind::from_str(value()?, false).ok()?,
             "image" => sandbox.image = Some(value()?.to_string()),
             "allow-degraded" => sandbox.allow_degraded = flag()?,
             _ => return None,
