@@ -526,7 +526,9 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 fn send(shared: &Shared, message: &Value) {
     // Serialized whole first: one write per message, not one per JSON token through stdout's
     // line buffer (which cost a large result dozens of syscalls and wake-ups of the client).
-    let mut line = message.to_string().into_bytes();
+    // Into bytes, not through `Display`, whose formatter adds a call per piece of an escaped
+    // string (a file's every line).
+    let mut line = serde_json::to_vec(message).expect("a JSON value serializes");
     line.push(b'\n');
     let mut out = shared.out.lock().unwrap();
     let _ = out.write_all(&line);
