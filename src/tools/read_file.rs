@@ -133,24 +133,25 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         let length = chunk.len();
         let mut at = 0;
         while at < length {
-            let newline = memchr::memchr(b'\n', &chunk[at..]);
-            let end = newline.map_or(length, |n| at + n);
-            window.take(lines + 1, &chunk[at..end]);
-            if newline.is_some() {
-                lines += 1;
-                window.finish(lines);
-                open_line = false;
-                at = end + 1;
-            } else {
-                open_line = true;
-                at = end;
+            match memchr::memchr(b'\n', &chunk[at..]) {
+                Some(end) => {
+                    lines += 1;
+                    window.finish(lines, &chunk[at..at + end]);
+                    open_line = false;
+                    at += end + 1;
+                }
+                None => {
+                    window.take(lines + 1, &chunk[at..]);
+                    open_line = true;
+                    at = length;
+                }
             }
         }
         reader.consume(length);
     }
     if open_line {
         lines += 1;
-        window.finish(lines);
+        window.finish(lines, b"");
     }
     if start > lines.max(1) {
         return Err(tool_error(format!(
@@ -188,7 +189,7 @@ impl Window {
         (self.first..=self.last).contains(&number)
     }
 
-    /// Takes the next piece of line `number`.
+    /// Takes the next piece of line `number`, which goes on in the next chunk read.
     fn take(&mut self, number: usize, piece: &[u8]) {
         if !self.shows(number) || piece.is_empty() {
             return;
@@ -199,18 +200,25 @@ impl Window {
         self.ends_in_cr = piece.ends_with(b"\r");
     }
 
-    /// Line `number` has ended: numbered into the text if shown. The window also stops within
-    /// RESULT_BUDGET bytes of JSON, so that a result fits a model's context.
-    fn finish(&mut self, number: usize) {
+    /// Line `number` has ended with `last`, its last piece: numbered into the text if shown.
+    /// The window also stops within RESULT_BUDGET bytes of JSON, so that a result fits a
+    /// model's context.
+    fn finish(&mut self, number: usize, last: &[u8]) {
         if !self.shows(number) {
             return;
         }
-        let start = self.content.len();
-        let mut length = self.line_bytes;
-        if self.ends_in_cr {
+        // A line read whole (most are) is not copied aside first.
+        let (line, mut length, ends_in_cr) = if self.line_bytes == 0 {
+            (last, last.len(), last.ends_with(b"\r"))
+        } else {
+            self.take(number, last);
+            (&self.line[..], self.line_bytes, self.ends_in_cr)
+        };
+        if ends_in_cr {
             length -= 1;
         }
-        let line = &self.line[..length.min(self.line.len())];
+        let start = self.content.len();
+        let line = &line[..length.min(line.len())];
         // A minified file's line can be megabytes: shown cut, with its length.
         if length > MAX_LINE_BYTES {
             // Cut on a character's boundary: an incomplete last character is left out.
@@ -226,7 +234,14 @@ impl Window {
                 "{number}\t{shown}… [line cut: {length} bytes in all]"
             );
         } else {
-            let _ = writeln!(self.content, "{number}\t{}", String::from_utf8_lossy(line));
+            // Pushed, not formatted: the formatter's calls cost more than the copy of a line.
+            self.content.push_str(itoa::Buffer::new().format(number));
+            self.content.push('\t');
+            match std::str::from_utf8(line) {
+                Ok(line) => self.content.push_str(line),
+                Err(_) => self.content.push_str(&String::from_utf8_lossy(line)),
+            }
+            self.content.push('\n');
         }
         // The window stops before the line that would take it past the budget (the first
         // line is shown whatever its size).
@@ -251,7 +266,7 @@ mod tests {
     fn a_line_read_in_pieces_is_whole_and_loses_only_its_final_cr() {
         let mut window = Window {
             first: 2,
-            last: 3,
+            last: 4,
             content: String::new(),
             json_bytes: 0,
             line: Vec::new(),
@@ -259,20 +274,18 @@ mod tests {
             ends_in_cr: false,
         };
         // Line 1 is outside the window; line 2 comes in three pieces, the CR alone in the last;
-        // line 3 has a CR inside it and ends in pieces that split a character.
-        window.take(1, b"skipped\r");
-        window.finish(1);
-        for piece in [&b"sec"[..], b"ond", b"\r"] {
+        // line 3 has a CR inside it and ends in pieces that split a character; line 4 comes
+        // whole; line 5 is outside the window again.
+        window.finish(1, b"skipped\r");
+        for piece in [&b"sec"[..], b"ond"] {
             window.take(2, piece);
         }
-        window.finish(2);
-        for piece in [&b"a\rb \xc3"[..], b"\xa9"] {
-            window.take(3, piece);
-        }
-        window.finish(3);
-        window.take(4, b"after");
-        window.finish(4);
-        assert_eq!(window.content, "2\tsecond\n3\ta\rb \u{e9}\n");
+        window.finish(2, b"\r");
+        window.take(3, b"a\rb \xc3");
+        window.finish(3, b"\xa9");
+        window.finish(4, b"whole\r");
+        window.finish(5, b"after");
+        assert_eq!(window.content, "2\tsecond\n3\ta\rb \u{e9}\n4\twhole\n");
     }
 
     #[test]
@@ -290,8 +303,7 @@ mod tests {
         for piece in line.as_bytes().chunks(999) {
             window.take(1, piece);
         }
-        window.take(1, b"\r");
-        window.finish(1);
+        window.finish(1, b"\r");
         let shown = window.content.strip_prefix("1\t").unwrap();
         assert!(
             shown.ends_with(&format!("… [line cut: {} bytes in all]\n", line.len())),
