@@ -133,6 +133,12 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         let length = chunk.len();
         let mut at = 0;
         while at < length {
+            if lines >= window.last {
+                // Past the window: the lines left are only counted.
+                lines += memchr::memchr_iter(b'\n', &chunk[at..]).count();
+                open_line = chunk[length - 1] != b'\n';
+                break;
+            }
             match memchr::memchr(b'\n', &chunk[at..]) {
                 Some(end) => {
                     lines += 1;

@@ -2819,6 +2819,15 @@ fn concurrent_edits_long_lines_and_big_files_answer_truthfully() {
             "z".repeat(n % 97)
         )
     );
+    // Lines after the window are counted too, the last one whether or not a newline ends it.
+    for (name, ending, lines) in [("counted.log", "", n), ("open.log", "tail", n + 1)] {
+        dir.write(name, &format!("{log}{ending}"));
+        let read = session.call("read_file", json!({"path": name, "limit": 2}));
+        let structured = &read["structuredContent"];
+        assert_eq!(structured["total_lines"], lines, "{structured}");
+        assert_eq!(structured["next_offset"], 3, "{structured}");
+        assert_eq!(structured["content"], "1\tentry 1 z\n2\tentry 2 zz\n");
+    }
     let text = session.call_error("read_file", json!({"path": ""}));
     assert!(text.contains("path is empty"), "{text}");
 }
