@@ -41,6 +41,28 @@ sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")' "$bench" "$@" 2>&1 | tail -1
 }
 buffered "  same, client reads buffered" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
+# What the client alone costs for the same answer: a server that answers every call at once
+# with autocoder's bytes (its own time, in Python, is a few microseconds of it).
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}' \
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"big.txt"}}}' |
+  "$autocoder" mcp --root "$work" | tail -1 >"$work/answer.json"
+cat >"$work/canned.py" <<'EOF'
+import json, sys
+answer = open(sys.argv[1], "rb").read()
+result = answer[answer.index(b'"result"'):]
+for line in sys.stdin.buffer:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        info = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "canned", "version": "0"}}
+        sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": info}).encode() + b"\n")
+    else:
+        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":%d,' % message["id"] + result)
+    sys.stdout.buffer.flush()
+EOF
+run "  the client alone (canned answer)" 500 read_file '{"path": "big.txt"}' -- python3 "$work/canned.py" "$work/answer.json"
+buffered "  same, client reads buffered" 500 read_file '{"path": "big.txt"}' -- python3 "$work/canned.py" "$work/answer.json"
 run "autocoder read_file (50 lines)" 2000 read_file '{"path": "big.txt", "offset": 1000, "limit": 50}' -- "$autocoder" mcp --root "$work"
 run "autocoder list_files" 2000 list_files '{}' -- "$autocoder" mcp --root "$work"
 
