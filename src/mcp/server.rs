@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::roots;
+use super::wire;
 use super::workers::Workers;
 use crate::commands::warn;
 use crate::tools::{self, Call, Context, ToolSpec};
@@ -526,47 +527,12 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 fn send(shared: &Shared, message: &Value) {
     // Serialized whole first: one write per message, not one per JSON token through stdout's
     // line buffer (which cost a large result dozens of syscalls and wake-ups of the client).
-    // Into bytes, not through `Display`, whose formatter adds a call per piece of an escaped
-    // string (a file's every line).
-    let mut bytes = MessageBytes(Vec::with_capacity(4096));
-    serde_json::to_writer(&mut bytes, message).expect("a JSON value serializes");
-    let mut line = bytes.0;
+    let mut line = Vec::with_capacity(4096);
+    wire::write(&mut line, message);
     line.push(b'\n');
     let mut out = shared.out.lock().unwrap();
     let _ = out.write_all(&line);
     let _ = out.flush();
-}
-
-/// Pieces up to this long are copied a byte at a time.
-const SMALL_PIECE: usize = 96;
-
-/// A message being serialized. serde_json writes a string a piece at a time, between the
-/// characters it escapes (a file's every line is three pieces); musl's `memcpy`, which
-/// `extend_from_slice` calls, costs more than the copy of a piece that small, so small pieces
-/// are pushed a byte at a time (measured: a 2,000-line `read_file` answers 25 µs sooner).
-struct MessageBytes(Vec<u8>);
-
-impl std::io::Write for MessageBytes {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.write_all(bytes)?;
-        Ok(bytes.len())
-    }
-
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        if bytes.len() <= SMALL_PIECE {
-            self.0.reserve(SMALL_PIECE);
-            for &byte in bytes {
-                self.0.push(byte);
-            }
-        } else {
-            self.0.extend_from_slice(bytes);
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]
