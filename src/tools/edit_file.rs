@@ -80,8 +80,8 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
-    let (found, occurrences) = find(&text, &input.old_string);
-    match occurrences {
+    let found = find(&text, &input.old_string);
+    match found.len() {
         0 => {
             // The hint takes a while: other writes need not wait for it.
             drop(editing);
@@ -110,6 +110,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         }
         _ => {}
     }
+    let found = apart(found);
     let replaced = if input.replace_all { found.len() } else { 1 };
     let mut updated = String::with_capacity(text.len());
     let mut copied = 0;
@@ -153,22 +154,21 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// Where `wanted` occurs in `text`: (position, length matched), in order, and how many times it
-/// occurs counting occurrences that overlap (what "exactly once" must count). The model writes
-/// `\n`: in a file with CRLF lines it is looked for with both endings, so that a file mixing
-/// them finds every occurrence.
-fn find(text: &str, wanted: &str) -> (Vec<(usize, usize)>, usize) {
-    let mut found: Vec<(usize, usize)> = text
-        .match_indices(wanted)
-        .map(|(at, _)| (at, wanted.len()))
-        .collect();
+/// Where `wanted` occurs in `text`: (position, length matched), in order, occurrences that
+/// overlap included (what "exactly once" must count). The model writes `\n`: in a file with
+/// CRLF lines it is looked for with both endings, so that a file mixing them finds every
+/// occurrence.
+fn find(text: &str, wanted: &str) -> Vec<(usize, usize)> {
+    let mut found = starts(text, wanted);
     if wanted.contains('\n') && !wanted.contains('\r') && text.contains("\r\n") {
-        let crlf = with_crlf(wanted);
-        found.extend(text.match_indices(&crlf).map(|(at, _)| (at, crlf.len())));
+        found.extend(starts(text, &with_crlf(wanted)));
         found.sort_unstable();
     }
-    let occurrences = found.len();
-    // Replaced: the occurrences apart from one another.
+    found
+}
+
+/// The occurrences `replace_all` replaces: each one that begins after the one before ends.
+fn apart(mut found: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     let mut end = 0;
     found.retain(|&(at, length)| {
         let apart = at >= end;
@@ -177,7 +177,20 @@ fn find(text: &str, wanted: &str) -> (Vec<(usize, usize)>, usize) {
         }
         apart
     });
-    (found, occurrences)
+    found
+}
+
+/// Where `wanted` (not empty) starts in `text`, and its length, overlaps included: `}\n}` is
+/// twice in `}\n}\n}` (`match_indices` would find it once).
+fn starts(text: &str, wanted: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(wanted) {
+        found.push((from + at, wanted.len()));
+        // The next one may begin inside this one: on its next character.
+        from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
+    }
+    found
 }
 
 /// Whether the line at byte `at` ends with CRLF (the last line, without an ending: whether the

@@ -660,6 +660,23 @@ fn edits_match_mixed_line_endings_as_written() {
         std::fs::read_to_string(&mixed).unwrap(),
         "c\r\nd\r\nx\nc\nd\n"
     );
+    // Overlapping occurrences with the same ending (closing braces) are twice as well, and the
+    // file is left as it was.
+    std::fs::write(&mixed, "}\n}\n}\n").unwrap();
+    let braces = session.call_error(
+        "edit_file",
+        json!({"path": "mixed.txt", "old_string": "}\n}", "new_string": "X"}),
+    );
+    assert!(
+        braces.contains("occurs 2 times") && braces.contains("lines 1, 2"),
+        "{braces}"
+    );
+    assert_eq!(std::fs::read_to_string(&mixed).unwrap(), "}\n}\n}\n");
+    let all = session.call(
+        "edit_file",
+        json!({"path": "mixed.txt", "old_string": "}\n}", "new_string": "X", "replace_all": true}),
+    );
+    assert_eq!(std::fs::read_to_string(&mixed).unwrap(), "X\n}\n", "{all}");
 }
 
 #[test]
