@@ -83,6 +83,7 @@ pub struct ToolSpec {
 pub const RESULT_BUDGET: usize = 32 << 10;
 
 /// What is left of `RESULT_BUDGET` while a list is filled.
+#[derive(Clone)]
 pub struct Budget {
     left: usize,
 }

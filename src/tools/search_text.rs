@@ -1,5 +1,6 @@
 //! `search_text`: lines matching a pattern across the workspace's files, .gitignore-aware.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::ops::ControlFlow;
 
@@ -195,49 +196,90 @@ impl Search {
             return ControlFlow::Continue(());
         }
         self.files_searched += 1;
-        let mut lines: Vec<String> = Vec::new();
+        // Streamed: only the lines before the next match (as shown) and the matches waiting for
+        // the lines after them are kept, so that a big file of short lines takes little memory.
+        // A file is binary when it holds a NUL byte: what it added is then taken back.
+        let before_file = (self.matches.len(), self.budget.clone(), self.truncated);
         let mut reader = BufReader::new(file.take(MAX_FILE_BYTES));
         let mut raw = Vec::new();
-        while reader.read_until(b'\n', &mut raw).unwrap_or(0) > 0 {
+        let mut before: VecDeque<String> = VecDeque::with_capacity(self.context_lines);
+        let mut waiting: VecDeque<Match> = VecDeque::new();
+        let path = at.shown(&at.relative);
+        let mut number = 0;
+        let mut flow = ControlFlow::Continue(());
+        while flow.is_continue() && reader.read_until(b'\n', &mut raw).unwrap_or(0) > 0 {
             if raw.contains(&0) {
-                return ControlFlow::Continue(()); // binary
+                return self.take_back(before_file);
             }
-            lines.push(
-                String::from_utf8_lossy(&raw)
-                    .trim_end_matches(['\n', '\r'])
-                    .to_string(),
-            );
+            number += 1;
+            let line = String::from_utf8_lossy(&raw);
+            let line = line.trim_end_matches(['\n', '\r']);
+            for waiting in &mut waiting {
+                waiting.after.push(cut_line(line, CONTEXT_CHARS));
+            }
+            if let Some(found) = self.regex.find(line) {
+                waiting.push_back(Match {
+                    path: path.clone(),
+                    line: number,
+                    text: cut_around(line, found.start()),
+                    before: before.iter().cloned().collect(),
+                    after: Vec::new(),
+                });
+            }
+            while flow.is_continue()
+                && waiting
+                    .front()
+                    .is_some_and(|waiting| waiting.after.len() == self.context_lines)
+            {
+                flow = self.keep(waiting.pop_front().unwrap());
+            }
+            if self.context_lines > 0 {
+                if before.len() == self.context_lines {
+                    before.pop_front();
+                }
+                before.push_back(cut_line(line, CONTEXT_CHARS));
+            }
             raw.clear();
         }
-        for (index, line) in lines.iter().enumerate() {
-            let Some(found) = self.regex.find(line) else {
-                continue;
-            };
-            if self.matches.len() == self.max {
-                self.truncated = true;
-                return ControlFlow::Break(());
+        for done in waiting {
+            if flow.is_continue() {
+                flow = self.keep(done);
             }
-            let context_lines = self.context_lines;
-            let shown = |lines: &[String]| {
-                lines
-                    .iter()
-                    .map(|l| cut_line(l, CONTEXT_CHARS))
-                    .collect::<Vec<_>>()
-            };
-            let found = Match {
-                path: at.shown(&at.relative),
-                line: index + 1,
-                text: cut_around(line, found.start()),
-                before: shown(&lines[index.saturating_sub(context_lines)..index]),
-                after: shown(&lines[index + 1..(index + 1 + context_lines).min(lines.len())]),
-            };
-            // The first match is shown whatever its size.
-            if !self.budget.take(&found) && !self.matches.is_empty() {
-                self.truncated = true;
-                return ControlFlow::Break(());
-            }
-            self.matches.push(found);
         }
+        // The result is full; the rest of the file is read only to know it is text.
+        while flow.is_break() {
+            match reader.fill_buf() {
+                Ok([]) | Err(_) => break,
+                Ok(chunk) if chunk.contains(&0) => return self.take_back(before_file),
+                Ok(chunk) => {
+                    let length = chunk.len();
+                    reader.consume(length);
+                }
+            }
+        }
+        flow
+    }
+
+    /// Forgets what a binary file added to the result, and goes on with the next file.
+    fn take_back(
+        &mut self,
+        (matches, budget, truncated): (usize, Budget, bool),
+    ) -> ControlFlow<()> {
+        self.matches.truncate(matches);
+        self.budget = budget;
+        self.truncated = truncated;
+        ControlFlow::Continue(())
+    }
+
+    /// Adds a match to the result; breaks when it does not fit (max_results, or the budget).
+    fn keep(&mut self, found: Match) -> ControlFlow<()> {
+        // The first match is shown whatever its size.
+        if self.matches.len() == self.max || (!self.budget.take(&found) && !self.matches.is_empty())
+        {
+            self.truncated = true;
+            return ControlFlow::Break(());
+        }
+        self.matches.push(found);
         ControlFlow::Continue(())
     }
 }

@@ -2545,6 +2545,60 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
 }
 
 #[test]
+fn search_text_streams_files_and_takes_back_a_late_binary_ones_matches() {
+    let dir = TempDir::new();
+    let lines = [
+        "1", "2", "hit 3", "hit 4", "5", "6", "7", "8", "hit 9", "10",
+    ];
+    dir.write("context.txt", &(lines.join("\n") + "\n"));
+    // Binary only after its matches: none of them is kept, nor counted against max_results.
+    dir.write("a-late.bin", &format!("{}\0\n", "hit\n".repeat(5)));
+    dir.write("b.txt", "hit b\n");
+    // A big file of empty lines (each was once kept as a string of its own).
+    dir.write("newlines.txt", &"\n".repeat((16 << 20) - 1));
+    let mut session = initialized(dir.path());
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "hit", "path": "context.txt", "context_lines": 2}),
+    )["structuredContent"]
+        .clone();
+    let shown: Vec<_> = found["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["line"].clone(), m["before"].clone(), m["after"].clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (json!(3), json!(["1", "2"]), json!(["hit 4", "5"])),
+            (json!(4), json!(["2", "hit 3"]), json!(["5", "6"])),
+            (json!(9), json!(["7", "8"]), json!(["10"])),
+        ]
+    );
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "hit", "glob": "[ab]*", "max_results": 2}),
+    )["structuredContent"]
+        .clone();
+    assert_eq!(found["matches"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found["matches"][0]["path"], "b.txt");
+    assert_eq!(found["truncated"], false);
+    let found = session.call(
+        "search_text",
+        json!({"pattern": "x", "path": "newlines.txt"}),
+    );
+    assert_eq!(found["structuredContent"]["matches"], json!([]));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", session.child.id())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap();
+    assert!(peak_kb < 64 << 10, "peak RSS {peak_kb} kB");
+}
+
+#[test]
 fn walks_hold_few_descriptors_and_search_every_root() {
     // A wide tree under a low descriptor limit: every file is walked, listed and searched.
     let dir = TempDir::new();
