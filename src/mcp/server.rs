@@ -87,12 +87,14 @@ pub fn serve(context: Context) -> std::io::Result<()> {
             continue;
         }
         // JSON-RPC text is UTF-8; other bytes are refused, not replaced (a file written from
-        // them would silently differ from what the client sent).
+        // them would silently differ from what the client sent): only the outline is read.
         let text = match std::str::from_utf8(&line) {
             Ok(text) => text.trim(),
             Err(err) => {
-                let fault = format!("parse error: not UTF-8 (at byte {})", err.valid_up_to());
-                send(&shared, &error(Value::Null, -32700, &fault));
+                let fault = format!("not UTF-8 (at byte {})", err.valid_up_to());
+                if let Some(answer) = unreadable(&shared, &String::from_utf8_lossy(&line), &fault) {
+                    send(&shared, &answer);
+                }
                 continue;
             }
         };
@@ -102,7 +104,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         let message: Value = match serde_json::from_str(text) {
             Ok(message) => message,
             Err(err) => {
-                if let Some(answer) = unreadable(text, &err) {
+                if let Some(answer) = unreadable(&shared, text, &err.to_string()) {
                     send(&shared, &answer);
                 }
                 continue;
@@ -203,36 +205,53 @@ pub fn serve(context: Context) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The answer to a line serde_json could not read. JSON it cannot hold (a lone surrogate in a
-/// string, a number like 1e400) still names its id, read past the rest: that request gets its
-/// answer (-32602) instead of none. A response (to our roots/list) gets none, as ever.
-fn unreadable(text: &str, err: &serde_json::Error) -> Option<Value> {
+/// The answer to a line that could not be read whole (`fault` says why). JSON serde_json
+/// cannot hold (a lone surrogate in a string, a number like 1e400) or bytes that are not UTF-8
+/// still leave its outline readable, the rest skipped: a request gets its answer (-32602)
+/// instead of none; a response (to our roots/list) and a notification get none, as ever, and a
+/// cancellation still cancels (JavaScript writes a lone surrogate for half an emoji in its
+/// reason).
+fn unreadable(shared: &Shared, text: &str, fault: &str) -> Option<Value> {
     use serde::de::IgnoredAny;
     #[derive(serde::Deserialize)]
     struct Outline {
         id: Option<Value>,
-        method: Option<IgnoredAny>,
+        method: Option<String>,
         result: Option<IgnoredAny>,
         error: Option<IgnoredAny>,
     }
-    let outline = serde_json::from_str::<Outline>(text).ok();
-    if outline
-        .as_ref()
-        .is_some_and(|o| o.method.is_none() && (o.result.is_some() || o.error.is_some()))
-    {
+    #[derive(serde::Deserialize)]
+    struct Cancellation {
+        params: CancellationParams,
+    }
+    #[derive(serde::Deserialize)]
+    struct CancellationParams {
+        #[serde(rename = "requestId")]
+        request_id: Value,
+    }
+    let Ok(outline) = serde_json::from_str::<Outline>(text.trim()) else {
+        return Some(error(Value::Null, -32700, &format!("parse error: {fault}")));
+    };
+    if outline.method.is_none() && (outline.result.is_some() || outline.error.is_some()) {
         return None;
     }
-    let id = outline
-        .and_then(|o| o.id)
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
-    Some(match id {
-        Some(id) => error(
+    match outline.id {
+        None if outline.method.is_some() => {
+            if outline.method.as_deref() == Some("notifications/cancelled") {
+                if let Ok(cancellation) = serde_json::from_str::<Cancellation>(text.trim()) {
+                    let params = json!({"requestId": cancellation.params.request_id});
+                    notification(shared, "notifications/cancelled", &params);
+                }
+            }
+            None
+        }
+        Some(id) if id.is_string() || id.is_i64() || id.is_u64() => Some(error(
             id,
             -32602,
-            &format!("cannot read the request's contents: {err}"),
-        ),
-        None => error(Value::Null, -32700, &format!("parse error: {err}")),
-    })
+            &format!("cannot read the request's contents: {fault}"),
+        )),
+        _ => Some(error(Value::Null, -32700, &format!("parse error: {fault}"))),
+    }
 }
 
 /// What the first 64 KiB of a message too long to parse say: whether it is a response (a
