@@ -148,7 +148,17 @@ pub fn write_atomically(
     let written = file
         .write_all(content)
         .and_then(|()| {
-            // The umask may have narrowed the mode at creation.
+            // A file replaced keeps its owner and group where we may give them (as root, a
+            // user's file stays theirs); elsewhere the new file is ours, as git's would be.
+            // SAFETY: fchown on our own descriptor.
+            if exists && unsafe { libc::fchown(file.as_raw_fd(), stat.st_uid, stat.st_gid) } != 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() != Some(libc::EPERM) {
+                    return Err(err);
+                }
+            }
+            // The umask may have narrowed the mode at creation (and a change of owner clears
+            // the set-id bits, which are not kept anyway).
             // SAFETY: fchmod on our own descriptor.
             if unsafe { libc::fchmod(file.as_raw_fd(), mode) } == 0 {
                 Ok(())

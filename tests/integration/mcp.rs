@@ -749,6 +749,40 @@ fn file_tools_write_only_what_their_user_may_write() {
 }
 
 #[test]
+fn a_file_replaced_as_root_keeps_its_owner() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root to give a file to another user");
+        return;
+    }
+    use std::os::unix::fs::{chown, MetadataExt, PermissionsExt};
+    let dir = TempDir::new();
+    let theirs = dir.write("theirs.txt", "one\n");
+    chown(&theirs, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let mut session = initialized(dir.path());
+    for (tool, arguments) in [
+        (
+            "edit_file",
+            json!({"path": "theirs.txt", "old_string": "one", "new_string": "two"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "theirs.txt", "content": "three\n"}),
+        ),
+    ] {
+        let done = session.call(tool, arguments);
+        assert_eq!(done["isError"], false, "{done}");
+        let meta = std::fs::metadata(&theirs).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o7777),
+            (65534, 65534, 0o664),
+            "{tool}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "three\n");
+}
+
+#[test]
 fn writes_ask_for_permission_where_faccessat2_is_refused() {
     // Older kernels lack faccessat2 and older container profiles refuse it: strace makes it
     // fail as they do, and the permission is asked with faccessat.
