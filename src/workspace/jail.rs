@@ -143,6 +143,12 @@ impl Roots {
             match component {
                 Component::Normal(part) => relative.push(part),
                 Component::CurDir => {}
+                Component::ParentDir if !relative.as_os_str().is_empty() => {
+                    return Err(tool_error(format!(
+                        "{path}: `..` is not taken inside a path (a link on the way would change \
+                         where it leads); give the path from the root without it"
+                    )))
+                }
                 Component::ParentDir => {
                     return Err(tool_error(format!(
                         "{path}: `..` may not leave the root; give a path inside it"

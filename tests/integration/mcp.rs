@@ -2489,6 +2489,8 @@ fn client_roots_only_narrow_the_allowed_roots() {
         );
         let escape = session.call_error("read_file", json!({"path": "../x"}));
         assert!(escape.contains("may not leave the root"), "{escape}");
+        let inside = session.call_error("read_file", json!({"path": "sub/../top.txt"}));
+        assert!(inside.contains("without it"), "{inside}");
     }
 }
 
