@@ -31,7 +31,17 @@ pub fn tool_error(message: impl Into<String>) -> ToolError {
 /// The directories the tools may touch.
 #[derive(Debug)]
 pub struct Roots {
-    roots: Vec<(PathBuf, OwnedFd)>,
+    roots: Vec<Root>,
+}
+
+#[derive(Debug)]
+struct Root {
+    /// Canonical: what results name.
+    path: PathBuf,
+    /// As it was given (made absolute), which may go through a link: a request may name its
+    /// files that way too.
+    given: PathBuf,
+    fd: OwnedFd,
 }
 
 /// A path inside a root: the root's descriptor and the path relative to it.
@@ -95,7 +105,12 @@ impl Roots {
                     std::io::Error::from_raw_os_error(errno)
                 )
             })?;
-            roots.push((canonical, fd));
+            let given = std::path::absolute(path).unwrap_or_else(|_| canonical.clone());
+            roots.push(Root {
+                path: canonical,
+                given,
+                fd,
+            });
         }
         if roots.is_empty() {
             return Err("no root".into());
@@ -104,7 +119,7 @@ impl Roots {
     }
 
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.roots.iter().map(|(path, _)| path.as_path())
+        self.roots.iter().map(|root| root.path.as_path())
     }
 
     /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
@@ -119,9 +134,10 @@ impl Roots {
             self.roots
                 .iter()
                 .enumerate()
-                .find_map(|(index, (root, _))| {
+                .find_map(|(index, root)| {
                     given
-                        .strip_prefix(root)
+                        .strip_prefix(&root.path)
+                        .or_else(|_| given.strip_prefix(&root.given))
                         .ok()
                         .map(|rest| (index, rest.to_path_buf()))
                 })
@@ -137,7 +153,7 @@ impl Roots {
         } else {
             (0, given.to_path_buf())
         };
-        let (root, fd) = &self.roots[index];
+        let Root { path: root, fd, .. } = &self.roots[index];
         let mut relative = PathBuf::new();
         for component in rest.components() {
             match component {

@@ -936,6 +936,32 @@ fn the_whole_machine_and_the_home_are_no_roots() {
 }
 
 #[test]
+fn a_root_given_through_a_link_takes_absolute_paths_spelled_either_way() {
+    let base = TempDir::new();
+    let root = base.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("ok.txt"), "fine\n").unwrap();
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    std::fs::create_dir(base.path().join("link-evil")).unwrap();
+    std::fs::write(base.path().join("link-evil/secret.txt"), "SECRET\n").unwrap();
+    std::fs::write(base.path().join("outside.txt"), "SECRET\n").unwrap();
+    let mut session = initialized(&link);
+    for spelled in [&link, &root.canonicalize().unwrap()] {
+        let path = spelled.join("ok.txt").display().to_string();
+        let read = session.call("read_file", json!({"path": path}));
+        assert_eq!(read["structuredContent"]["path"], "ok.txt", "{read}");
+    }
+    for path in [
+        format!("{}-evil/secret.txt", link.display()),
+        format!("{}/../outside.txt", link.display()),
+    ] {
+        let text = session.call_error("read_file", json!({"path": path}));
+        assert!(!text.contains("SECRET"), "{path}: {text}");
+    }
+}
+
+#[test]
 fn no_path_escapes_the_root() {
     let base = TempDir::new();
     let root = base.path().join("root");
