@@ -62,7 +62,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             "old_string and new_string are the same; nothing to change",
         ));
     }
-    let confined = context.roots.confine(&input.path)?;
+    let confined = context.roots.confine_file(&input.path)?;
     let editing = exclusive();
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file

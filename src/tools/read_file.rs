@@ -76,7 +76,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     if input.path.is_empty() {
         return Err(tool_error("path is empty; give the file to read"));
     }
-    let confined = context.roots.confine(&input.path)?;
+    let confined = context.roots.confine_file(&input.path)?;
     let shown = &input.path;
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file

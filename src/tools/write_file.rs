@@ -49,7 +49,7 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 }
 
 pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
-    let confined = context.roots.confine(&input.path)?;
+    let confined = context.roots.confine_file(&input.path)?;
     let _writing = exclusive();
     let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
     Ok(Output {

@@ -122,6 +122,17 @@ impl Roots {
         self.roots.iter().map(|root| root.path.as_path())
     }
 
+    /// Where the file `path` lies, as `confine`; a path ending in `/` names a directory, which
+    /// the file tools would otherwise take without its slash.
+    pub fn confine_file(&self, path: &str) -> Result<Confined<'_>, ToolError> {
+        if path.ends_with('/') {
+            return Err(tool_error(format!(
+                "{path} ends in `/`, so it names a directory; give the file's path without it"
+            )));
+        }
+        self.confine(path)
+    }
+
     /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
     /// checks here; `open` lets the kernel check the rest.
     pub fn confine(&self, path: &str) -> Result<Confined<'_>, ToolError> {

@@ -543,6 +543,10 @@ fn file_tools_read_list_search_edit_and_write() {
     assert_eq!(found["matches"][0]["before"], json!(["def add(a, b):"]));
     let text = session.call_error("search_text", json!({"pattern": "(unclosed"}));
     assert!(text.contains("pattern"), "{text}");
+    // A path ending in `/` is a directory's: no file is written in its name.
+    let text = session.call_error("write_file", json!({"path": "made/", "content": "x"}));
+    assert!(text.contains("names a directory"), "{text}");
+    assert!(!dir.path().join("made").exists());
 
     let text = session.call_error(
         "edit_file",
@@ -2517,6 +2521,8 @@ fn client_roots_only_narrow_the_allowed_roots() {
         assert!(escape.contains("may not leave the root"), "{escape}");
         let inside = session.call_error("read_file", json!({"path": "sub/../top.txt"}));
         assert!(inside.contains("without it"), "{inside}");
+        let slashed = session.call_error("read_file", json!({"path": "top.txt/"}));
+        assert!(slashed.contains("names a directory"), "{slashed}");
     }
 }
 
