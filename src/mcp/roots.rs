@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The directories a `roots/list` result names, canonical; the rest are reported as skipped.
-pub fn client_roots(result: &serde_json::Value) -> (Vec<PathBuf>, Vec<String>) {
+/// The directories a `roots/list` result names, (canonical, as named); the rest are reported as
+/// skipped.
+pub fn client_roots(result: &serde_json::Value) -> (Vec<(PathBuf, PathBuf)>, Vec<String>) {
     let mut roots = Vec::new();
     let mut skipped = Vec::new();
     let listed = result
@@ -17,8 +18,8 @@ pub fn client_roots(result: &serde_json::Value) -> (Vec<PathBuf>, Vec<String>) {
         .unwrap_or_default();
     for root in listed {
         let uri = root.get("uri").and_then(|u| u.as_str()).unwrap_or_default();
-        match file_uri_path(uri).and_then(|path| path.canonicalize().ok()) {
-            Some(path) => roots.push(path),
+        match file_uri_path(uri).and_then(|path| Some((path.canonicalize().ok()?, path))) {
+            Some(spelled) => roots.push(spelled),
             None => skipped.push(uri.to_string()),
         }
     }

@@ -34,8 +34,10 @@ const MAX_MESSAGE: u64 = 64 << 20;
 struct Shared {
     /// What tool calls work on; a client's roots narrow it.
     context: RwLock<Arc<Context>>,
-    /// The roots the user allowed: the most a client's roots can give.
+    /// The roots the user allowed: the most a client's roots can give; and as the user spelled
+    /// them.
     allowed: Vec<PathBuf>,
+    allowed_spelled: Vec<(PathBuf, Vec<PathBuf>)>,
     /// The client answers `roots/list`.
     client_has_roots: AtomicBool,
     /// The number in the id of our latest `roots/list` request; older answers are stale.
@@ -52,6 +54,11 @@ struct Shared {
 pub fn serve(context: Context) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
         allowed: context.roots.paths().map(PathBuf::from).collect(),
+        allowed_spelled: context
+            .roots
+            .spellings()
+            .map(|(path, given)| (path.to_path_buf(), given.to_vec()))
+            .collect(),
         context: RwLock::new(Arc::new(context)),
         client_has_roots: AtomicBool::new(false),
         roots_request: AtomicU64::new(0),
@@ -391,7 +398,11 @@ fn response(shared: &Shared, message: &Value) {
         );
         return;
     };
-    let (client, skipped) = roots::client_roots(result);
+    let (client_spelled, skipped) = roots::client_roots(result);
+    let client: Vec<PathBuf> = client_spelled
+        .iter()
+        .map(|(path, _)| path.clone())
+        .collect();
     if !skipped.is_empty() {
         warn(
             "mcp",
@@ -415,7 +426,25 @@ fn response(shared: &Shared, message: &Value) {
         }
         narrowed = shared.allowed.clone();
     }
-    match Roots::new(&narrowed) {
+    // Each keeps the client's spelling and the user's: requests may name files through them.
+    let spelled: Vec<(PathBuf, Vec<PathBuf>)> = narrowed
+        .iter()
+        .map(|path| {
+            let client = client_spelled
+                .iter()
+                .filter(|(canonical, _)| canonical == path);
+            let user = shared
+                .allowed_spelled
+                .iter()
+                .filter(|(canonical, _)| canonical == path);
+            let given = client
+                .map(|(_, given)| given.clone())
+                .chain(user.flat_map(|(_, given)| given.iter().cloned()))
+                .collect();
+            (path.clone(), given)
+        })
+        .collect();
+    match Roots::spelled(&spelled) {
         Ok(roots) => {
             crate::commands::note("mcp", &format!("working in {}", roots::shown(&narrowed)));
             *shared.context.write().unwrap() = Arc::new(Context { roots });

@@ -40,7 +40,7 @@ struct Root {
     path: PathBuf,
     /// As it was given (made absolute), which may go through a link: a request may name its
     /// files that way too.
-    given: PathBuf,
+    given: Vec<PathBuf>,
     fd: OwnedFd,
 }
 
@@ -79,8 +79,21 @@ impl<'a> Confined<'a> {
 
 impl Roots {
     pub fn new(paths: &[PathBuf]) -> Result<Roots, String> {
+        let spelled: Vec<(PathBuf, Vec<PathBuf>)> = paths
+            .iter()
+            .map(|path| {
+                let given = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                (path.clone(), vec![given])
+            })
+            .collect();
+        Roots::spelled(&spelled)
+    }
+
+    /// Roots from (path, how requests may also spell it): the client's spelling of a root it
+    /// listed, and the user's of an allowed one.
+    pub fn spelled(paths: &[(PathBuf, Vec<PathBuf>)]) -> Result<Roots, String> {
         let mut roots = Vec::new();
-        for path in paths {
+        for (path, given) in paths {
             let canonical = path
                 .canonicalize()
                 .map_err(|err| format!("root {}: {err}", path.display()))?;
@@ -105,10 +118,9 @@ impl Roots {
                     std::io::Error::from_raw_os_error(errno)
                 )
             })?;
-            let given = std::path::absolute(path).unwrap_or_else(|_| canonical.clone());
             roots.push(Root {
                 path: canonical,
-                given,
+                given: given.clone(),
                 fd,
             });
         }
@@ -120,6 +132,13 @@ impl Roots {
 
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
         self.roots.iter().map(|root| root.path.as_path())
+    }
+
+    /// Each root's (canonical path, spellings as given).
+    pub fn spellings(&self) -> impl Iterator<Item = (&Path, &[PathBuf])> {
+        self.roots
+            .iter()
+            .map(|root| (root.path.as_path(), root.given.as_slice()))
     }
 
     /// Where the file `path` lies, as `confine`; a path ending in `/` names a directory, which
@@ -148,8 +167,12 @@ impl Roots {
                 .find_map(|(index, root)| {
                     given
                         .strip_prefix(&root.path)
-                        .or_else(|_| given.strip_prefix(&root.given))
                         .ok()
+                        .or_else(|| {
+                            root.given
+                                .iter()
+                                .find_map(|spelled| given.strip_prefix(spelled).ok())
+                        })
                         .map(|rest| (index, rest.to_path_buf()))
                 })
                 .ok_or_else(|| {

@@ -950,19 +950,32 @@ fn a_root_given_through_a_link_takes_absolute_paths_spelled_either_way() {
     std::fs::create_dir(base.path().join("link-evil")).unwrap();
     std::fs::write(base.path().join("link-evil/secret.txt"), "SECRET\n").unwrap();
     std::fs::write(base.path().join("outside.txt"), "SECRET\n").unwrap();
-    let mut session = initialized(&link);
-    for spelled in [&link, &root.canonicalize().unwrap()] {
-        let path = spelled.join("ok.txt").display().to_string();
-        let read = session.call("read_file", json!({"path": path}));
-        assert_eq!(read["structuredContent"]["path"], "ok.txt", "{read}");
-    }
-    for path in [
-        format!("{}-evil/secret.txt", link.display()),
-        format!("{}/../outside.txt", link.display()),
-    ] {
-        let text = session.call_error("read_file", json!({"path": path}));
-        assert!(!text.contains("SECRET"), "{path}: {text}");
-    }
+    let mut session = Session::start(&link);
+    session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}}, "clientInfo": {"name": "t", "version": "1"}}));
+    session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    let asked = session.receive();
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    let readable = |session: &mut Session| {
+        for spelled in [&link, &root.canonicalize().unwrap()] {
+            let path = spelled.join("ok.txt").display().to_string();
+            let read = session.call("read_file", json!({"path": path}));
+            assert_eq!(read["structuredContent"]["path"], "ok.txt", "{read}");
+        }
+        for path in [
+            format!("{}-evil/secret.txt", link.display()),
+            format!("{}/../outside.txt", link.display()),
+        ] {
+            let text = session.call_error("read_file", json!({"path": path}));
+            assert!(!text.contains("SECRET"), "{path}: {text}");
+        }
+    };
+    readable(&mut session);
+    // The roots the client lists (here the same, named canonically) keep the user's spelling.
+    let listed = json!([{"uri": format!("file://{}", root.canonicalize().unwrap().display())}]);
+    session.send_raw(
+        &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": listed}}).to_string(),
+    );
+    readable(&mut session);
 }
 
 #[test]
