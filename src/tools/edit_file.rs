@@ -101,6 +101,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
                 counted = at;
                 lines.push(line.to_string());
             }
+            lines.dedup();
             let more = if n > 20 { ", ..." } else { "" };
             return Err(tool_error(format!(
                 "old_string occurs {n} times in {} (lines {}{more}); include more surrounding lines to pick one, or set replace_all",
@@ -154,15 +155,27 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// Where `wanted` occurs in `text`: (position, length matched), in order, occurrences that
-/// overlap included (what "exactly once" must count). The model writes `\n`: in a file with
-/// CRLF lines it is looked for with both endings, so that a file mixing them finds every
-/// occurrence.
+/// Where `wanted` occurs in `text`: (position, length matched), in order. The model writes
+/// `\n`: in a file with CRLF lines it is looked for with both endings, so that a file mixing
+/// them finds every occurrence. Occurrences that overlap one found are not all listed (that
+/// search would grow with the square of the text), but one found alone is checked for a second
+/// that overlaps it, which makes it not unique: `}\n}` is twice in `}\n}\n}`.
 fn find(text: &str, wanted: &str) -> Vec<(usize, usize)> {
-    let mut found = starts(text, wanted);
+    let mut variants = vec![wanted.to_string()];
     if wanted.contains('\n') && !wanted.contains('\r') && text.contains("\r\n") {
-        found.extend(starts(text, &with_crlf(wanted)));
-        found.sort_unstable();
+        variants.push(with_crlf(wanted));
+    }
+    let mut found: Vec<(usize, usize)> = variants
+        .iter()
+        .flat_map(|variant| text.match_indices(variant.as_str()))
+        .map(|(at, matched)| (at, matched.len()))
+        .collect();
+    found.sort_unstable();
+    if let [(at, length)] = found[..] {
+        let next = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        if let Some(second) = text[next..].find(&text[at..at + length]) {
+            found.push((next + second, length));
+        }
     }
     found
 }
@@ -177,19 +190,6 @@ fn apart(mut found: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
         }
         apart
     });
-    found
-}
-
-/// Where `wanted` (not empty) starts in `text`, and its length, overlaps included: `}\n}` is
-/// twice in `}\n}\n}` (`match_indices` would find it once).
-fn starts(text: &str, wanted: &str) -> Vec<(usize, usize)> {
-    let mut found = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find(wanted) {
-        found.push((from + at, wanted.len()));
-        // The next one may begin inside this one: on its next character.
-        from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
-    }
     found
 }
 

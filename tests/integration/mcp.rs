@@ -692,6 +692,19 @@ fn edits_match_mixed_line_endings_as_written() {
         json!({"path": "mixed.txt", "old_string": "}\n}", "new_string": "X", "replace_all": true}),
     );
     assert_eq!(std::fs::read_to_string(&mixed).unwrap(), "X\n}\n", "{all}");
+    // Two on one line are one line number; a long text that repeats itself is answered at once
+    // (looking again after every character made this quadratic: minutes here).
+    std::fs::write(&mixed, "a".repeat(200_000)).unwrap();
+    for old in ["aa", &"a".repeat(150_000)] {
+        let many = session.call_error(
+            "edit_file",
+            json!({"path": "mixed.txt", "old_string": old, "new_string": "b"}),
+        );
+        assert!(
+            many.contains("times in mixed.txt (lines 1)") || many.contains("(lines 1, ...)"),
+            "{many}"
+        );
+    }
 }
 
 #[test]
