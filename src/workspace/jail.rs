@@ -141,12 +141,12 @@ impl Roots {
             .map(|root| (root.path.as_path(), root.given.as_slice()))
     }
 
-    /// Where the file `path` lies, as `confine`; a path ending in `/` names a directory, which
-    /// the file tools would otherwise take without its slash.
+    /// Where the file `path` lies, as `confine`; a path ending in `/` or `/.` names a
+    /// directory, which the file tools would otherwise take as the file before it.
     pub fn confine_file(&self, path: &str) -> Result<Confined<'_>, ToolError> {
-        if path.ends_with('/') {
+        if path.ends_with('/') || path.ends_with("/.") {
             return Err(tool_error(format!(
-                "{path} ends in `/`, so it names a directory; give the file's path without it"
+                "{path} names a directory; give the file's path"
             )));
         }
         self.confine(path)

@@ -544,8 +544,10 @@ fn file_tools_read_list_search_edit_and_write() {
     let text = session.call_error("search_text", json!({"pattern": "(unclosed"}));
     assert!(text.contains("pattern"), "{text}");
     // A path ending in `/` is a directory's: no file is written in its name.
-    let text = session.call_error("write_file", json!({"path": "made/", "content": "x"}));
-    assert!(text.contains("names a directory"), "{text}");
+    for path in ["made/", "made/."] {
+        let text = session.call_error("write_file", json!({"path": path, "content": "x"}));
+        assert!(text.contains("names a directory"), "{text}");
+    }
     assert!(!dir.path().join("made").exists());
 
     let text = session.call_error(
