@@ -149,12 +149,15 @@ pub fn write_atomically(
         .write_all(content)
         .and_then(|()| {
             // A file replaced keeps its owner and group where we may give them (as root, a
-            // user's file stays theirs); elsewhere the new file is ours, as git's would be.
-            // SAFETY: fchown on our own descriptor.
-            if exists && unsafe { libc::fchown(file.as_raw_fd(), stat.st_uid, stat.st_gid) } != 0 {
-                let err = std::io::Error::last_os_error();
-                if err.raw_os_error() != Some(libc::EPERM) {
-                    return Err(err);
+            // user's file stays theirs; an ordinary user may still give it its group), at best:
+            // where we may not, or the owner has no id here (a user namespace), the new file is
+            // ours, as git's would be.
+            if exists {
+                // SAFETY: fchown on our own descriptor; -1 leaves the owner as it is.
+                unsafe {
+                    if libc::fchown(file.as_raw_fd(), stat.st_uid, stat.st_gid) != 0 {
+                        libc::fchown(file.as_raw_fd(), u32::MAX, stat.st_gid);
+                    }
                 }
             }
             // The umask may have narrowed the mode at creation (and a change of owner clears
