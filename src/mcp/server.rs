@@ -216,25 +216,32 @@ pub fn serve(context: Context) -> std::io::Result<()> {
 /// cannot hold (a lone surrogate in a string, a number like 1e400) or bytes that are not UTF-8
 /// still leave its outline readable, the rest skipped: a request gets its answer (-32602)
 /// instead of none; a response (to our roots/list) and a notification get none, as ever, and a
-/// cancellation still cancels (JavaScript writes a lone surrogate for half an emoji in its
-/// reason).
+/// notification is still acted on: a cancellation still cancels (JavaScript writes a lone
+/// surrogate for half an emoji in its reason).
 fn unreadable(shared: &Shared, text: &str, fault: &str) -> Option<Value> {
     use serde::de::IgnoredAny;
-    #[derive(serde::Deserialize)]
+    use serde::Deserialize;
+    #[derive(Deserialize)]
     struct Outline {
+        // Present, even as null, is not absent: only a message without an id is a notification.
+        #[serde(default, deserialize_with = "present")]
         id: Option<Value>,
-        method: Option<String>,
+        method: Option<IgnoredAny>,
         result: Option<IgnoredAny>,
         error: Option<IgnoredAny>,
     }
-    #[derive(serde::Deserialize)]
-    struct Cancellation {
-        params: CancellationParams,
+    fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(value).map(Some)
     }
-    #[derive(serde::Deserialize)]
+    #[derive(Deserialize)]
+    struct Notification {
+        method: String,
+        params: Option<CancellationParams>,
+    }
+    #[derive(Deserialize)]
     struct CancellationParams {
         #[serde(rename = "requestId")]
-        request_id: Value,
+        request_id: Option<Value>,
     }
     let Ok(outline) = serde_json::from_str::<Outline>(text.trim()) else {
         return Some(error(Value::Null, -32700, &format!("parse error: {fault}")));
@@ -244,11 +251,15 @@ fn unreadable(shared: &Shared, text: &str, fault: &str) -> Option<Value> {
     }
     match outline.id {
         None if outline.method.is_some() => {
-            if outline.method.as_deref() == Some("notifications/cancelled") {
-                if let Ok(cancellation) = serde_json::from_str::<Cancellation>(text.trim()) {
-                    let params = json!({"requestId": cancellation.params.request_id});
-                    notification(shared, "notifications/cancelled", &params);
-                }
+            // Acted on as far as it can be read: a cancellation needs only its requestId, the
+            // other notifications nothing.
+            let notification_read = serde_json::from_str::<Notification>(text.trim()).ok();
+            if let Some(Notification { method, params }) = notification_read {
+                let params = match params.and_then(|params| params.request_id) {
+                    Some(request_id) => json!({"requestId": request_id}),
+                    None => json!({}),
+                };
+                notification(shared, &method, &params);
             }
             None
         }

@@ -255,6 +255,27 @@ fn protocol_faults_are_json_rpc_errors() {
             .contains("not UTF-8"),
         "{refused}"
     );
+    // JSON serde_json cannot hold: a request is answered by what can be read of it.
+    for (message, id, code) in [
+        (
+            r#"{"jsonrpc": "2.0", "id": 9, "method": 5, "params": {"x": "\ud800"}}"#,
+            json!(9),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": null, "method": "ping", "params": {"x": "\ud800"}}"#,
+            json!(null),
+            -32700,
+        ),
+    ] {
+        session.send_raw(message);
+        let refused = session.receive();
+        assert_eq!(
+            (&refused["id"], &refused["error"]["code"]),
+            (&id, &json!(code)),
+            "{refused}"
+        );
+    }
     let mut huge = vec![b' '; (64 << 20) + 10];
     huge.push(b'\n');
     session.send_bytes(&huge);
