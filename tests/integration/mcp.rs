@@ -2714,6 +2714,14 @@ fn search_text_streams_files_and_takes_back_a_late_binary_ones_matches() {
     assert_eq!(found["matches"].as_array().unwrap().len(), 1, "{found}");
     assert_eq!(found["matches"][0]["path"], "b.txt");
     assert_eq!(found["truncated"], false);
+    // Nor against the room in the result, even when its matches filled it.
+    let wide = format!("hit {}\n", "w".repeat(990));
+    dir.write("a-late.bin", &format!("{}\0\n", wide.repeat(100)));
+    let found = session.call("search_text", json!({"pattern": "hit", "glob": "[ab]*"}))
+        ["structuredContent"]
+        .clone();
+    assert_eq!(found["matches"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found["truncated"], false);
     let found = session.call(
         "search_text",
         json!({"pattern": "x", "path": "newlines.txt"}),
