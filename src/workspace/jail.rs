@@ -38,8 +38,8 @@ pub struct Roots {
 struct Root {
     /// Canonical: what results name.
     path: PathBuf,
-    /// As it was given (made absolute), which may go through a link: a request may name its
-    /// files that way too.
+    /// How the user and the client named it (made absolute), which may go through a link: a
+    /// request may name its files that way too.
     given: Vec<PathBuf>,
     fd: OwnedFd,
 }
