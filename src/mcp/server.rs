@@ -34,10 +34,9 @@ const MAX_MESSAGE: u64 = 64 << 20;
 struct Shared {
     /// What tool calls work on; a client's roots narrow it.
     context: RwLock<Arc<Context>>,
-    /// The roots the user allowed: the most a client's roots can give; and as the user spelled
-    /// them.
-    allowed: Vec<PathBuf>,
-    allowed_spelled: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// The roots the user allowed, (canonical, as the user spelled them): the most a client's
+    /// roots can give.
+    allowed: Vec<(PathBuf, Vec<PathBuf>)>,
     /// The client answers `roots/list`.
     client_has_roots: AtomicBool,
     /// The number in the id of our latest `roots/list` request; older answers are stale.
@@ -53,8 +52,7 @@ struct Shared {
 
 pub fn serve(context: Context) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
-        allowed: context.roots.paths().map(PathBuf::from).collect(),
-        allowed_spelled: context
+        allowed: context
             .roots
             .spellings()
             .map(|(path, given)| (path.to_path_buf(), given.to_vec()))
@@ -423,7 +421,12 @@ fn response(shared: &Shared, message: &Value) {
             ),
         );
     }
-    let mut narrowed = roots::narrow(&shared.allowed, &client);
+    let allowed: Vec<PathBuf> = shared
+        .allowed
+        .iter()
+        .map(|(path, _)| path.clone())
+        .collect();
+    let mut narrowed = roots::narrow(&allowed, &client);
     if narrowed.is_empty() {
         if !client.is_empty() {
             warn(
@@ -431,11 +434,11 @@ fn response(shared: &Shared, message: &Value) {
                 &format!(
                     "the client's roots ({}) are outside the allowed ones; working in {}",
                     roots::shown(&client),
-                    roots::shown(&shared.allowed)
+                    roots::shown(&allowed)
                 ),
             );
         }
-        narrowed = shared.allowed.clone();
+        narrowed = allowed;
     }
     // Each keeps the client's spelling and the user's: requests may name files through them.
     let spelled: Vec<(PathBuf, Vec<PathBuf>)> = narrowed
@@ -445,7 +448,7 @@ fn response(shared: &Shared, message: &Value) {
                 .iter()
                 .filter(|(canonical, _)| canonical == path);
             let user = shared
-                .allowed_spelled
+                .allowed
                 .iter()
                 .filter(|(canonical, _)| canonical == path);
             let given = client
