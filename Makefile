@@ -39,7 +39,9 @@ hot-functions: build
 	$(AS_ROOT) scripts/hot-functions.py $(RELEASE) $(HOT_FUNCTIONS)
 	$(MAKE) build
 
+# The tests start real runners, SDK clients and a Docker engine: installed first, when missing.
 test:
+	@scripts/install-test-tools.sh
 	$(CARGO) test --locked --all-targets
 
 demo: build

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench-mcp.sh: `autocoder mcp` driven over stdio by ../shared/mcp_bench.py (initialize time,
 # tool-call latency p50/p99, peak RSS), and beside it the official filesystem server when npm
-# can install it and the official git server when pip can. The client reads responses
-# unbuffered, a byte at a time, so latency grows with the size of the answer for every server.
+# can install it and the official git server when pip can. The client's own time (json.loads of
+# each answer) is measured too, against a server that answers at once with autocoder's bytes.
 #
 # Usage: scripts/bench-mcp.sh PATH_TO_AUTOCODER_BINARY
 set -euo pipefail
@@ -24,23 +24,6 @@ run() { # LABEL N TOOL ARGS -- SERVER...
 }
 
 run "autocoder read_file (2000 lines)" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
-# The same client with its reads buffered, as real clients read: what the server itself costs.
-buffered() { # LABEL N TOOL ARGS -- SERVER...
-  local label=$1
-  shift
-  printf '%-34s ' "$label"
-  python3 -c '
-import io, runpy, subprocess, sys
-popen = subprocess.Popen
-def buffered_popen(*args, **kwargs):
-    process = popen(*args, **kwargs)
-    process.stdout = io.BufferedReader(process.stdout)
-    return process
-subprocess.Popen = buffered_popen
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")' "$bench" "$@" 2>&1 | tail -1
-}
-buffered "  same, client reads buffered" 500 read_file '{"path": "big.txt"}' -- "$autocoder" mcp --root "$work"
 # What the client alone costs for the same answer: a server that answers every call at once
 # with autocoder's bytes (its own time, in Python, is a few microseconds of it).
 printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}' \
@@ -62,7 +45,6 @@ for line in sys.stdin.buffer:
     sys.stdout.buffer.flush()
 EOF
 run "  the client alone (canned answer)" 500 read_file '{"path": "big.txt"}' -- python3 "$work/canned.py" "$work/answer.json"
-buffered "  same, client reads buffered" 500 read_file '{"path": "big.txt"}' -- python3 "$work/canned.py" "$work/answer.json"
 run "autocoder read_file (50 lines)" 2000 read_file '{"path": "big.txt", "offset": 1000, "limit": 50}' -- "$autocoder" mcp --root "$work"
 run "autocoder list_files" 2000 list_files '{}' -- "$autocoder" mcp --root "$work"
 
@@ -80,7 +62,6 @@ run "autocoder git_diff (20 files)" 500 git_diff '{}' -- "$autocoder" mcp --root
 fs_server=$work/node_modules/.bin/mcp-server-filesystem
 if command -v npm >/dev/null && npm install --prefix "$work" --no-fund --no-audit --silent @modelcontextprotocol/server-filesystem >/dev/null 2>&1 && [ -x "$fs_server" ]; then
   run "server-filesystem read_text_file" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
-  buffered "  same, client reads buffered" 500 read_text_file "{\"path\": \"$work/big.txt\"}" -- "$fs_server" "$work"
 else
   echo "server-filesystem: skipped (npm could not install @modelcontextprotocol/server-filesystem)"
 fi

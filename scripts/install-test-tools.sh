@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# install-test-tools.sh: installs what the test suite runs and a fresh machine lacks, so that
+# `make test` (which calls it first) and `.ci/run` need nothing else.
+#
+# The tests start the real programs they are about: test runners (pytest, go, jest, vitest),
+# the official MCP SDKs as clients, strace, a loop device's mkfs, and a Docker engine with an
+# image built offline from busybox-static (scripts/start-docker.sh). Versions are pinned, so
+# that a new release cannot change what the tests see.
+#
+# Idempotent and quiet: each step is skipped when what it installs is there already. As root it
+# installs with apt-get, pip and npm; as anyone else it lists what is missing, with the commands
+# that install it, and exits 1. A Docker engine that cannot be started is only a warning: the
+# Docker tests then skip themselves, saying why.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+
+# Debian packages: the command each one provides (checked by name), then the package.
+DEBIAN_PACKAGES=(
+  git:git gcc:gcc make:make go:golang-go strace:strace mkfs.ext4:e2fsprogs losetup:mount
+  setpriv:util-linux unshare:util-linux docker:docker.io bwrap:bubblewrap hyperfine:hyperfine
+  jq:jq
+)
+PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
+NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2)
+
+say() { echo "install-test-tools: $*" >&2; }
+
+# Runs a command with its output captured; shows the output only if it fails.
+quiet() {
+  local log rc=0
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 </dev/null || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    say "failed (exit $rc): $*"
+    cat "$log" >&2
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+
+missing_debian=()
+for entry in "${DEBIAN_PACKAGES[@]}"; do
+  command -v "${entry%%:*}" >/dev/null 2>&1 || missing_debian+=("${entry#*:}")
+done
+# busybox-static is a file, not a command: the Docker test image is built from it.
+if ! [ -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
+  missing_debian+=(busybox-static)
+fi
+mapfile -t missing_debian < <(printf '%s\n' "${missing_debian[@]}" | sort -u | sed '/^$/d')
+
+# A Python package counts as there at its pinned version only.
+missing_python=()
+for pinned in "${PYTHON_PACKAGES[@]}"; do
+  name=${pinned%%==*} version=${pinned#*==}
+  installed=$(python3 -c "import importlib.metadata as m; print(m.version('$name'))" 2>/dev/null || true)
+  [ "$installed" = "$version" ] || missing_python+=("$pinned")
+done
+
+missing_npm=()
+npm_root=$(npm root --global 2>/dev/null || true)
+for pinned in "${NPM_PACKAGES[@]}"; do
+  name=${pinned%@*} version=${pinned##*@}
+  installed=$(node -p "require('$npm_root/$name/package.json').version" 2>/dev/null || true)
+  [ "$installed" = "$version" ] || missing_npm+=("$pinned")
+done
+
+if [ "$(id -u)" != 0 ]; then
+  if [ ${#missing_debian[@]} -gt 0 ] || [ ${#missing_python[@]} -gt 0 ] || [ ${#missing_npm[@]} -gt 0 ]; then
+    say "the tests need programs this machine lacks, and installing them takes root:"
+    [ ${#missing_debian[@]} -eq 0 ] || say "  sudo apt-get install -y ${missing_debian[*]}"
+    [ ${#missing_python[@]} -eq 0 ] || say "  python3 -m pip install ${missing_python[*]}"
+    [ ${#missing_npm[@]} -eq 0 ] || say "  sudo npm install --global ${missing_npm[*]}"
+    say "or run this script as root: sudo $0"
+    exit 1
+  fi
+else
+  if [ ${#missing_debian[@]} -gt 0 ]; then
+    command -v apt-get >/dev/null 2>&1 || {
+      say "no apt-get here to install ${missing_debian[*]}; install them with this system's package manager"
+      exit 1
+    }
+    export DEBIAN_FRONTEND=noninteractive
+    quiet apt-get update
+    quiet apt-get install -y --no-install-recommends ca-certificates "${missing_debian[@]}"
+  fi
+  if [ ${#missing_python[@]} -gt 0 ]; then
+    quiet python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+      "${missing_python[@]}"
+  fi
+  # Global, so that the sample projects and tests/mcp_client.mjs need no node_modules.
+  if [ ${#missing_npm[@]} -gt 0 ]; then
+    quiet npm install --global --no-fund --no-audit "${missing_npm[@]}"
+  fi
+fi
+
+if ! scripts/start-docker.sh; then
+  say "warning: no usable Docker engine; the Docker backend's tests will skip themselves"
+fi
