@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
-            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory')
+            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -175,7 +175,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
-            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory')
+            [CompletionResult]::new('git-reader', 'git-reader', [CompletionResultType]::ParameterValue, 'The MCP server''s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }

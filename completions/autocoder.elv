@@ -35,7 +35,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
-            cand git-reader 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory'
+            cand git-reader 'The MCP server''s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;fetch-issue'= {
@@ -164,7 +164,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
-            cand git-reader 'The MCP server''s git reader (`tools::git`), run in the sandbox: answers requests on stdin about the repository in its current directory'
+            cand git-reader 'The MCP server''s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;help;fetch-issue'= {

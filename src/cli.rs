@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::log::ColorChoice;
 use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
 
 mod plain_sandbox;
@@ -55,13 +56,6 @@ pub struct GlobalArgs {
     /// When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
     pub color: ColorChoice,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -116,7 +110,7 @@ pub enum Command {
     /// Write the man pages or shell completions (for packagers; `make generate`).
     #[command(hide = true)]
     Generate(GenerateArgs),
-    /// The MCP server's git reader (`tools::git`), run in the sandbox: answers requests on stdin
+    /// The MCP server's git reader, run in the sandbox: answers requests on stdin
     /// about the repository in its current directory.
     #[command(hide = true)]
     GitReader(GitReaderArgs),
@@ -236,7 +230,7 @@ pub struct FetchIssueArgs {
     pub reference: String,
 
     /// The GitHub API base URL.
-    #[arg(long, value_name = "URL", value_parser = api_url)]
+    #[arg(long, value_name = "URL", value_parser = crate::forge::github::api_url)]
     pub api_url: Option<String>,
 
     /// Skip the issue's comments.
@@ -303,7 +297,7 @@ pub struct OpenPrArgs {
 
     /// The GitHub API base URL [default: the issue's host, else GITHUB_API_URL, else
     /// https://api.github.com].
-    #[arg(long, value_name = "URL", value_parser = api_url)]
+    #[arg(long, value_name = "URL", value_parser = crate::forge::github::api_url)]
     pub api_url: Option<String>,
 }
 
@@ -386,27 +380,4 @@ pub struct GenerateArgs {
 pub enum GenerateWhat {
     Man,
     Completions,
-}
-
-/// An API base URL: http or https, with a host (also `GITHUB_API_URL`'s rule).
-pub(crate) fn api_url(text: &str) -> Result<String, String> {
-    let host = text
-        .strip_prefix("https://")
-        .or_else(|| text.strip_prefix("http://"))
-        .unwrap_or_default();
-    if host
-        .split('/')
-        .next()
-        .is_some_and(|authority| authority.contains('@'))
-    {
-        return Err(
-            "the URL holds credentials; give the token in GITHUB_TOKEN or GH_TOKEN instead".into(),
-        );
-    }
-    if host.is_empty() || host.starts_with('/') {
-        return Err(format!(
-            "`{text}` is not an http(s) URL, e.g. https://github.example.com/api/v3"
-        ));
-    }
-    Ok(text.to_string())
 }

@@ -1,13 +1,13 @@
 //! What can go wrong, as a few kinds that map onto exit statuses, with a hint for the user.
 //!
-//! Pipeline commands use DESIGN.md section 3 (2 bad input, 3 the outside world failed);
+//! Pipeline commands exit 2 for bad input and 3 when the outside world failed;
 //! `sandbox` follows timeout(1) and env(1) instead (125 for its own failures, 126 and 127 for a
 //! command that cannot be executed or found), so a script can tell the sandbox from the command.
 
 use std::fmt;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-use crate::cli::{ColorChoice, GlobalArgs};
+use crate::log::{colors_enabled, ColorChoice};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -83,21 +83,9 @@ fn exit_status(kind: Kind, command: &str) -> i32 {
 }
 
 /// Prints `autocoder <command>: error: ...` (and the hint) on stderr; returns the exit status.
-pub fn report(command: &str, failure: &Failure, global: &GlobalArgs) -> i32 {
-    let (red, bold, reset) = if colors_enabled(global.color) {
-        ("\x1b[31m", "\x1b[1m", "\x1b[0m")
-    } else {
-        ("", "", "")
-    };
-    let mut stderr = std::io::stderr().lock();
-    let message = crate::output::sanitize_for_terminal(&format!("{:#}", failure.error));
-    let _ = writeln!(
-        stderr,
-        "autocoder {command}: {red}{bold}error{reset}: {message}"
-    );
-    if let Some(hint) = &failure.hint {
-        let _ = writeln!(stderr, "  hint: {hint}");
-    }
+pub fn report(command: &str, failure: &Failure) -> i32 {
+    let message = crate::text::sanitize_for_terminal(&format!("{:#}", failure.error));
+    crate::log::error(command, &message, failure.hint.as_deref());
     failure.exit_status(command)
 }
 
@@ -187,16 +175,4 @@ fn hint_the_separator(err: &clap::Error, args: &[std::ffi::OsString]) {
         std::io::stderr(),
         "  hint: the command goes after `--`: autocoder sandbox [OPTIONS] -- {word} ..."
     );
-}
-
-/// Whether messages on stderr may be coloured.
-pub fn colors_enabled(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stderr().is_terminal()
-        }
-    }
 }

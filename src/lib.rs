@@ -9,10 +9,15 @@ pub mod commands;
 pub mod doc;
 pub mod error;
 pub mod forge;
+pub mod git;
+pub mod http;
+pub mod log;
 pub mod mcp;
 pub mod output;
 pub mod sandbox;
+pub mod sys;
 pub mod testrun;
+pub mod text;
 pub mod tools;
 pub mod workspace;
 
@@ -31,6 +36,14 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     };
     let name = cli.command.name();
     let global = cli.global;
+    let verbosity = if global.quiet {
+        log::Verbosity::Quiet
+    } else if global.verbose {
+        log::Verbosity::Verbose
+    } else {
+        log::Verbosity::Normal
+    };
+    log::init(verbosity, global.color);
     if let Some(dir) = &global.directory {
         if let Err(err) = std::env::set_current_dir(dir) {
             return error::report(
@@ -40,12 +53,11 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
                     dir.display()
                 ))
                 .with_hint("check the path given to -C"),
-                &global,
             );
         }
     }
     match commands::dispatch(cli.command, &global) {
         Ok(status) => status,
-        Err(failure) => error::report(name, &failure, &global),
+        Err(failure) => error::report(name, &failure),
     }
 }

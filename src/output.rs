@@ -1,4 +1,4 @@
-//! Writing results: JSON documents to stdout, and untrusted text made safe for a terminal.
+//! Writing results: a JSON document to stdout, as one line or indented.
 
 use std::io::{self, Write};
 
@@ -24,32 +24,5 @@ pub fn write_json<W: Write, T: Serialize>(out: W, value: &T, pretty: bool) -> Re
             Err(Failure::external(format!("cannot write the result: {err}")))
         }
         _ => Ok(()),
-    }
-}
-
-/// Escapes control characters (terminal escape sequences above all) in text that came from
-/// outside: command output, issue bodies, model replies. Newlines and tabs stay.
-pub fn sanitize_for_terminal(text: &str) -> String {
-    let mut clean = String::with_capacity(text.len());
-    for ch in text.chars() {
-        if ch.is_control() && ch != '\n' && ch != '\t' {
-            clean.extend(ch.escape_default());
-        } else {
-            clean.push(ch);
-        }
-    }
-    clean
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_terminal_sequences_but_keeps_lines() {
-        assert_eq!(
-            sanitize_for_terminal("a\x1b[2Jb\r\nc\td"),
-            "a\\u{1b}[2Jb\\r\nc\td"
-        );
     }
 }

@@ -1,6 +1,7 @@
-//! Thin wrappers over the Linux system calls the native backend needs and libc does not wrap:
-//! clone3, the new mount API (open_tree, move_mount, mount_setattr), close_range, capset and
-//! pidfds. Each returns the errno on failure so the caller can say which step failed.
+//! Thin wrappers over the Linux system calls the crate needs and libc does not wrap: clone3, the
+//! new mount API (open_tree, move_mount, mount_setattr), close_range, capset and pidfds for the
+//! sandbox, and openat2 for the path jail. The lowest layer: it depends on nothing of ours. Each
+//! returns the errno on failure so the caller can say which step failed.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};

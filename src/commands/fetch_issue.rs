@@ -9,9 +9,9 @@ use crate::cli::{FetchIssueArgs, GlobalArgs};
 use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge;
-use crate::forge::git::{output_within, Waited};
 use crate::forge::github::{Api, GitHub};
 use crate::forge::issue_ref::{repo_from_remote, IssueRef};
+use crate::git::cli::{output_within, Waited};
 use crate::output::write_json;
 
 pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {

@@ -30,7 +30,7 @@ pub fn run(args: McpArgs) -> Result<i32, Failure> {
         Failure::usage(err)
             .with_hint("give the projects' directories with --root (or in ALLOWED_WORKSPACE_ROOTS)")
     })?;
-    crate::commands::note(
+    crate::log::note(
         "mcp",
         &format!(
             "serving {}",

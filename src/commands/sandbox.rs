@@ -46,7 +46,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .as_ref()
         .map(|path| open_result(path, &policy))
         .transpose()?;
-    crate::commands::note(
+    crate::log::note(
         "sandbox",
         &format!(
             "running `{}` in {} ({} backend; memory {} MiB, {} processes, {} CPUs, timeout {} s, \
@@ -71,7 +71,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .limit_hit
         .map(|hit| format!(", {hit:?} limit hit").to_lowercase())
         .unwrap_or_default();
-    crate::commands::note(
+    crate::log::note(
         "sandbox",
         &format!("ended after {} ms: {ended}{limit}", result.duration_ms),
     );
@@ -96,7 +96,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                 (ours.dev(), ours.ino()) == (now.dev(), now.ino())
             });
         if !same {
-            crate::commands::warn(
+            crate::log::warn(
                 "sandbox",
                 &format!(
                     "--result {} was replaced while the command ran; the result goes where it \

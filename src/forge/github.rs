@@ -1,23 +1,46 @@
-//! A small GitHub REST client: the issue and all its comments (following `Link` pages), with the
-//! headers GitHub asks for, timeouts, bounded retries on network and server errors, and waits
-//! for rate limits (up to a cap; beyond it the error says when to retry). The token is sent as a
-//! header only; it never appears in a URL, a message or the output.
+//! A small GitHub REST client: the issue and all its comments (following `Link` pages), the
+//! repository, and pull requests, with the headers GitHub asks for, over `http::Client` (timeouts,
+//! retries, rate limits waited out up to a minute; beyond it the error says when to retry). The
+//! token is sent as a header only; it never appears in a URL, a message or the output.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::error::Failure;
+use crate::http::{self, origin, without_userinfo, HttpError, Method, Request};
 
 /// The longest wait for a rate limit to lift before giving up with the time to retry.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
-/// Attempts for one request when the network or the server fails.
-const ATTEMPTS: u32 = 3;
 
 pub struct GitHub {
-    agent: ureq::Agent,
+    http: http::Client,
     api: String,
     token: Option<String>,
+}
+
+/// An API base URL: http or https, with a host and no credentials (`--api-url`'s and
+/// `GITHUB_API_URL`'s rule).
+pub fn api_url(text: &str) -> Result<String, String> {
+    let host = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .unwrap_or_default();
+    if host
+        .split('/')
+        .next()
+        .is_some_and(|authority| authority.contains('@'))
+    {
+        return Err(
+            "the URL holds credentials; give the token in GITHUB_TOKEN or GH_TOKEN instead".into(),
+        );
+    }
+    if host.is_empty() || host.starts_with('/') {
+        return Err(format!(
+            "`{text}` is not an http(s) URL, e.g. https://github.example.com/api/v3"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// The API to call and the token it may be given (optional for public repositories).
@@ -40,7 +63,7 @@ impl Api {
     pub fn choose(named: Option<&str>, implied: Option<&str>) -> Result<Api, Failure> {
         if let Ok(url) = std::env::var("GITHUB_API_URL") {
             if !url.trim().is_empty() {
-                crate::cli::api_url(&url).map_err(|problem| {
+                api_url(&url).map_err(|problem| {
                     let problem = problem.replace(&url, &without_userinfo(&url));
                     Failure::usage(format!("GITHUB_API_URL: {problem}"))
                         .with_hint("set GITHUB_API_URL to the API's address, e.g. https://github.example.com/api/v3")
@@ -95,15 +118,8 @@ impl Api {
 
 impl GitHub {
     pub fn new(api: &Api) -> GitHub {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .timeout_global(Some(Duration::from_secs(60)))
-            .user_agent(format!("autocoder/{}", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
         GitHub {
-            agent,
+            http: http::Client::new("github", Duration::from_secs(60), MAX_RATE_LIMIT_WAIT),
             api: api.url.trim_end_matches('/').to_string(),
             token: api.token.clone(),
         }
@@ -225,8 +241,8 @@ impl GitHub {
         Ok(response.body)
     }
 
-    /// One request with retries: network failures and server errors (idempotent methods only),
-    /// rate limits (waited out up to a cap). 2xx and 422 come back; the rest are errors.
+    /// One request (retried unless it is a POST, which may have been carried out unanswered):
+    /// 2xx and 422 come back; every other answer is an error that says what to do.
     fn send(
         &self,
         method: Method,
@@ -234,129 +250,77 @@ impl GitHub {
         body: Option<&Value>,
         what: &str,
     ) -> Result<ApiResponse, Failure> {
-        crate::commands::note(
-            "github",
-            &format!("{method:?} {} ({what})", without_userinfo(url)),
-        );
-        let idempotent = method != Method::Post;
-        let mut attempt = 0;
-        let mut rate_waits = 0;
-        loop {
-            attempt += 1;
-            let result = {
-                let token = self.token.as_ref().map(|token| format!("Bearer {token}"));
-                macro_rules! prepare {
-                    ($builder:expr) => {{
-                        let mut builder = $builder
-                            .header("Accept", "application/vnd.github+json")
-                            .header("X-GitHub-Api-Version", "2022-11-28");
-                        if let Some(token) = &token {
-                            builder = builder.header("Authorization", token);
-                        }
-                        builder
-                    }};
-                }
-                let json = body.map(|b| b.to_string()).unwrap_or_default();
-                match method {
-                    Method::Get => prepare!(self.agent.get(url)).call(),
-                    Method::Post => prepare!(self.agent.post(url))
-                        .header("Content-Type", "application/json")
-                        .send(json.as_str()),
-                    Method::Patch => prepare!(self.agent.patch(url))
-                        .header("Content-Type", "application/json")
-                        .send(json.as_str()),
-                }
-            };
-            let mut response = match result {
-                Ok(response) => response,
-                Err(err) if idempotent && attempt < ATTEMPTS => {
-                    crate::commands::note("github", &format!("{what}: {err}; retrying"));
-                    std::thread::sleep(backoff(attempt));
-                    continue;
-                }
-                Err(err) => {
-                    return Err(Failure::new(
-                        crate::error::Kind::External,
-                        NetworkError(format!("cannot reach GitHub for {what}: {err}")),
-                    )
-                    .with_hint(
-                        "check the network, or the API address (--api-url, GITHUB_API_URL)",
-                    ))
-                }
-            };
-            let status = response.status().as_u16();
-            let header = |name: &str| {
-                response
-                    .headers()
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
-            let next = header("link").and_then(|link| next_page(&link));
-            let retry_after = header("retry-after");
-            let remaining = header("x-ratelimit-remaining");
-            let reset = header("x-ratelimit-reset");
-            let text = response
-                .body_mut()
-                .with_config()
-                .limit(64 << 20)
-                .read_to_string()
-                .unwrap_or_default();
-            match status {
-                200..=299 | 422 => {
-                    let body = if text.trim().is_empty() {
-                        Value::Null
-                    } else {
-                        serde_json::from_str(&text)
-                            .map_err(|err| Failure::external(format!("GitHub sent invalid JSON for {what}: {err}")))?
-                    };
-                    return Ok(ApiResponse { status, body, next });
-                }
-                403 | 429 => {
-                    let message = api_message_text(&text);
-                    let wait = rate_limit_wait(retry_after.as_deref(), remaining.as_deref(), reset.as_deref(), &message);
-                    let Some(wait) = wait else {
-                        return Err(Failure::external(format!("GitHub refused access to {what} ({status}): {message}"))
-                            .with_hint("the token needs access to this repository (issues read; contents and pull requests write to open one)"));
-                    };
-                    if wait > MAX_RATE_LIMIT_WAIT || rate_waits >= 2 {
-                        return Err(Failure::external(format!(
-                            "GitHub's rate limit for {what} lifts in {} s ({message})",
-                            wait.as_secs()
-                        ))
-                        .with_hint(match self.token {
-                            None => format!("retry after {}, or set GITHUB_TOKEN for a higher limit", clock_time_in(wait)),
-                            Some(_) => format!("retry after {}", clock_time_in(wait)),
-                        }));
-                    }
-                    rate_waits += 1;
-                    crate::commands::warn("github", &format!("rate limited; waiting {} s", wait.as_secs().max(1)));
-                    std::thread::sleep(wait);
-                    attempt = 0;
-                }
-                401 => {
-                    return Err(Failure::external(format!("GitHub rejected the token for {what} (401)"))
-                        .with_hint("check GITHUB_TOKEN or GH_TOKEN; it may have expired"))
-                }
-                404 | 410 => {
-                    return Err(Failure::external(format!(
-                        "{what} was not found ({status}): it does not exist, or the repository is private and {}",
-                        if self.token.is_some() { "the token cannot see it" } else { "no token was given" }
-                    ))
-                    .with_hint("check the reference; for a private repository set GITHUB_TOKEN or GH_TOKEN"))
-                }
-                500..=599 if idempotent && attempt < ATTEMPTS => std::thread::sleep(backoff(attempt)),
-                _ => return Err(Failure::external(format!("GitHub answered {status} for {what}: {}", api_message_text(&text)))),
+        let token = self.token.as_ref().map(|token| format!("Bearer {token}"));
+        let mut headers = vec![
+            ("Accept", "application/vnd.github+json"),
+            ("X-GitHub-Api-Version", "2022-11-28"),
+        ];
+        if let Some(token) = &token {
+            headers.push(("Authorization", token));
+        }
+        let json = body.map(Value::to_string);
+        let request = Request {
+            method,
+            url,
+            headers: &headers,
+            body: json.as_deref(),
+            retry: method != Method::Post,
+            what,
+        };
+        let response = match self.http.send(&request) {
+            Ok(response) => response,
+            Err(HttpError::Unreachable(err)) => {
+                return Err(Failure::new(
+                    crate::error::Kind::External,
+                    NetworkError(format!("cannot reach GitHub for {what}: {err}")),
+                )
+                .with_hint("check the network, or the API address (--api-url, GITHUB_API_URL)"))
             }
+            Err(HttpError::RateLimited { wait, response }) => {
+                let message = api_message_text(&response.body);
+                let retry = http::clock_time_in(wait);
+                return Err(Failure::external(format!(
+                    "GitHub's rate limit for {what} lifts in {} s ({message})",
+                    wait.as_secs()
+                ))
+                .with_hint(match self.token {
+                    None => format!("retry after {retry}, or set GITHUB_TOKEN for a higher limit"),
+                    Some(_) => format!("retry after {retry}"),
+                }));
+            }
+        };
+        let status = response.status;
+        let text = &response.body;
+        match status {
+            200..=299 | 422 => {
+                let next = response.header("link").and_then(next_page);
+                let body = if text.trim().is_empty() {
+                    Value::Null
+                } else {
+                    serde_json::from_str(text).map_err(|err| {
+                        Failure::external(format!("GitHub sent invalid JSON for {what}: {err}"))
+                    })?
+                };
+                Ok(ApiResponse { status, body, next })
+            }
+            403 | 429 => Err(Failure::external(format!(
+                "GitHub refused access to {what} ({status}): {}",
+                api_message_text(text)
+            ))
+            .with_hint("the token needs access to this repository (issues read; contents and pull requests write to open one)")),
+            401 => Err(Failure::external(format!("GitHub rejected the token for {what} (401)"))
+                .with_hint("check GITHUB_TOKEN or GH_TOKEN; it may have expired")),
+            404 | 410 => Err(Failure::external(format!(
+                "{what} was not found ({status}): it does not exist, or the repository is private and {}",
+                if self.token.is_some() { "the token cannot see it" } else { "no token was given" }
+            ))
+            .with_hint("check the reference; for a private repository set GITHUB_TOKEN or GH_TOKEN")),
+            _ => Err(Failure::external(format!(
+                "GitHub answered {status} for {what}: {}",
+                api_message_text(text)
+            ))),
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
-    Get,
-    Post,
-    Patch,
 }
 
 /// A response the caller interprets (2xx or 422).
@@ -404,54 +368,12 @@ pub fn api_message(body: &Value) -> String {
     message
 }
 
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(250 << attempt.min(4))
-}
-
-/// How long to wait before retrying a 403/429, or None when it is not a rate limit.
-fn rate_limit_wait(
-    retry_after: Option<&str>,
-    remaining: Option<&str>,
-    reset: Option<&str>,
-    message: &str,
-) -> Option<Duration> {
-    if let Some(seconds) = retry_after.and_then(|v| v.trim().parse::<u64>().ok()) {
-        return Some(Duration::from_secs(seconds));
-    }
-    if remaining.map(str::trim) == Some("0") {
-        let reset: u64 = reset?.trim().parse().ok()?;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
-    }
-    message
-        .to_ascii_lowercase()
-        .contains("secondary rate limit")
-        .then_some(Duration::from_secs(60))
-}
-
-/// The UTC time of day `wait` from now, for "retry after 14:05:09 UTC".
-fn clock_time_in(wait: Duration) -> String {
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-        + wait.as_secs();
-    let day = at % 86_400;
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        day / 3600,
-        day % 3600 / 60,
-        day % 60
-    )
-}
-
 /// GitHub's `{"message": ...}` from a raw body, or the start of the body.
 fn api_message_text(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
-        .unwrap_or_else(|| crate::testrun::report::one_line(body, 200))
+        .unwrap_or_else(|| crate::text::one_line(body, 200))
 }
 
 /// The `rel="next"` URL of a `Link` header.
@@ -470,44 +392,8 @@ fn next_page(link: &str) -> Option<String> {
     })
 }
 
-/// `scheme://host[:port]` of a URL, lowercased: what a token is given to.
-fn origin(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    Some(format!("{scheme}://{host}").to_ascii_lowercase())
-}
-
-/// `url` without a `user:password@` part, for showing.
-fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let host_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..host_end].rsplit_once('@') {
-                Some((_, host)) => format!("{scheme}://{host}{}", &rest[host_end..]),
-                None => url.to_string(),
-            }
-        }
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn credentials_in_urls_are_not_shown() {
-        assert_eq!(
-            super::without_userinfo("http://x-access-token:ghp_SECRET@127.0.0.1:9/api/v3/x"),
-            "http://127.0.0.1:9/api/v3/x"
-        );
-        assert_eq!(
-            super::without_userinfo("https://api.github.com/repos/a/b"),
-            "https://api.github.com/repos/a/b"
-        );
-    }
-
     use super::*;
 
     #[test]
@@ -569,24 +455,6 @@ mod tests {
     }
 
     #[test]
-    fn origins() {
-        use super::origin;
-        let api = origin("https://api.github.com");
-        assert_eq!(api.as_deref(), Some("https://api.github.com"));
-        assert_eq!(origin("HTTPS://API.github.com/repos/x?page=2#y"), api);
-        assert_eq!(origin("https://user:pw@api.github.com/x"), api);
-        for other in [
-            "http://api.github.com/x",
-            "https://api.github.com:8443/x",
-            "https://api.github.com.evil.example/x",
-            "https://evil.example/api.github.com",
-        ] {
-            assert_ne!(origin(other), api, "{other}");
-        }
-        assert_eq!(origin("/relative?page=2"), None);
-    }
-
-    #[test]
     fn link_headers() {
         let link = r#"<https://api.github.com/repositories/1/issues/2/comments?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last""#;
         assert_eq!(
@@ -594,28 +462,5 @@ mod tests {
             Some("https://api.github.com/repositories/1/issues/2/comments?page=2")
         );
         assert_eq!(next_page(r#"<https://x/?page=1>; rel="prev""#), None);
-    }
-
-    #[test]
-    fn rate_limits() {
-        assert_eq!(
-            rate_limit_wait(Some("3"), None, None, ""),
-            Some(Duration::from_secs(3))
-        );
-        assert_eq!(
-            rate_limit_wait(None, Some("5"), Some("0"), "Resource not accessible"),
-            None
-        );
-        assert_eq!(
-            rate_limit_wait(None, None, None, "You have exceeded a secondary rate limit"),
-            Some(Duration::from_secs(60))
-        );
-        let soon = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-            + 10;
-        let wait = rate_limit_wait(None, Some("0"), Some(&soon.to_string()), "").unwrap();
-        assert!(wait >= Duration::from_secs(9) && wait <= Duration::from_secs(12));
     }
 }

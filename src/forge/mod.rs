@@ -1,10 +1,10 @@
 //! Where issues come from and pull requests go: GitHub's REST API (`github`), issue references
-//! (`issue_ref`), and issues written as local Markdown or JSON. Everything becomes the run
-//! document's `issue` object (DESIGN.md section 1).
+//! (`issue_ref`), issues written as local Markdown or JSON (each becomes the run document's
+//! `issue`), and the pull request a repair becomes (`pull_request` writes it, `publish` opens it).
 
-pub mod git;
 pub mod github;
 pub mod issue_ref;
+pub mod publish;
 pub mod pull_request;
 
 use std::path::Path;

@@ -123,7 +123,7 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
             .unwrap_or("")
             .trim();
         if !summary.is_empty() {
-            let cut = crate::testrun::report::cut(summary, 1000);
+            let cut = crate::text::cut(summary, 1000);
             for line in cut.lines() {
                 body.push_str(&format!("> {line}\n"));
             }
@@ -302,7 +302,7 @@ fn cut_diff(diff: &str, room: usize) -> (&str, usize) {
     if diff.len() <= room {
         return (diff, 0);
     }
-    let head = crate::testrun::report::cut(diff, room);
+    let head = crate::text::cut(diff, room);
     let head = head.rfind('\n').map_or("", |end| &head[..=end]);
     (head, diff[head.len()..].lines().count())
 }

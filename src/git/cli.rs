@@ -1,5 +1,4 @@
-//! Git on the user's repository, as a subprocess, made safe to run where sandboxed code has
-//! written: `.git/config` and `.gitattributes` are the sandbox's to change, so every setting that
+//! The git CLI on the user's repository, made safe to run where sandboxed code has written: `.git/config` and `.gitattributes` are the sandbox's to change, so every setting that
 //! makes git run a program (hooks, fsmonitor, credential helpers, ssh commands, the ext::
 //! transport, receive-pack and upload-pack paths, external diffs, textconv, clean filters) is
 //! overridden on the command line or avoided, nothing prompts, and no optional locks are taken.
@@ -10,7 +9,9 @@ use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
 
 use crate::error::Failure;
 
@@ -84,20 +85,14 @@ pub fn output_within(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Waited::TimedOut);
-            }
+    // wait-timeout installs a SIGCHLD handler; the sandbox's supervisor, which waits on pidfds
+    // and retries what a signal interrupts, is not disturbed by it.
+    let status = match child.wait_timeout(timeout) {
+        Ok(Some(status)) => status,
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Waited::TimedOut);
         }
     };
     if let Some(feeder) = feeder {

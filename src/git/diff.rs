@@ -1,14 +1,13 @@
-//! `git_diff`: what changed, as git's unified diff and per-file counts (what `git diff
-//! --no-ext-diff --no-textconv --ignore-submodules=dirty --submodule=short` shows), read by gix
-//! in the root's git reader, which runs in the sandbox (`tools::git`).
+//! What changed in a repository, as `git diff --no-ext-diff --no-textconv
+//! --ignore-submodules=dirty --submodule=short` shows it: per-file counts and the patch, read
+//! with gix in the git reader (`reader`), which runs in the sandbox.
 //!
 //! Both sides become index states and gix compares those, tracking renames: a tree (the base,
 //! or HEAD for staged changes), the index, or the working tree, which is the index with the
 //! files gix's status finds changed read from disk (through the repository's filters, as git
-//! reads them) into objects held in memory. The patch text is written here, in git's format,
-//! hunk headers with git's default function context included, following the settings that
-//! change `git diff`'s text: diff.algorithm, and (`Format`) diff.context, diff.noprefix,
-//! diff.mnemonicPrefix and core.quotePath.
+//! reads them) into objects held in memory. Each change becomes the diff model (`patch`), with
+//! git's default function context in its hunks, following the settings that change `git diff`'s
+//! text: diff.algorithm, diff.context, diff.noprefix, diff.mnemonicPrefix and core.quotePath.
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::diff::blob::{Algorithm, Diff, InternedInput};
@@ -17,22 +16,19 @@ use gix::objs::tree::EntryKind;
 use gix::ObjectId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::{git, Budget, Call, Context, RESULT_BUDGET};
-use crate::workspace::jail::{tool_error, ToolError};
+use super::patch::{self, FileDiff, Hunk, Line, LineKind};
+use crate::text::Budget;
 
-pub const DESCRIPTION: &str = "Show changes in the workspace as a unified diff with per-file added and deleted line \
-counts: by default the working tree against the index (unstaged changes); staged for the index against HEAD; base (a \
-commit, branch or tag) for the working tree against it, or with staged the index against it. Limit it to paths; set \
-stat_only for the counts alone. Untracked files are not in a diff: git_status lists them.";
-
+/// About how many bytes of JSON the result may take (a tool's result budget).
+const RESULT_BUDGET: usize = 32 << 10;
 /// The diff text kept; beyond it, the counts still cover every file.
 const MAX_DIFF: usize = 32 << 10;
 
+/// What to compare.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub struct DiffRequest {
     /// Compare the index (what is staged) instead of the working tree.
     #[serde(default)]
     pub staged: bool,
@@ -61,8 +57,9 @@ pub struct FileStat {
     pub deleted: Option<u64>,
 }
 
+/// What changed: per-file counts, and the patch.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub struct Changes {
     pub files: Vec<FileStat>,
     /// Changed files left out of `files` (past about 8 KB of counts, 32 KB with stat_only):
     /// ask for fewer paths to see them.
@@ -73,41 +70,8 @@ pub struct Output {
     pub truncated: bool,
 }
 
-/// Checks the request here (paths confined to the root) and has the root's git reader answer.
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
-    let root = context.roots.confine(".")?.display();
-    if let Some(base) = &input.base {
-        if base.starts_with('-') || base.is_empty() || base.contains('\0') {
-            return Err(tool_error(format!(
-                "base {base:?} is not a revision; give a commit, branch or tag"
-            )));
-        }
-    }
-    let mut paths = Vec::new();
-    for path in &input.paths {
-        let confined = context.roots.confine(path)?;
-        if confined.root != root.as_path() {
-            return Err(tool_error(format!(
-                "{path} is in another root; git_diff works in {}",
-                root.display()
-            )));
-        }
-        let relative = confined.relative.to_str().ok_or_else(|| {
-            tool_error(format!("{path} is not UTF-8; git_diff takes UTF-8 paths"))
-        })?;
-        paths.push(relative.to_string());
-    }
-    // The root itself (".") names every file, as no paths do.
-    if paths.iter().any(String::is_empty) {
-        paths.clear();
-    }
-    let request = Input { paths, ..input };
-    let arguments = serde_json::to_value(&request).expect("serializable");
-    git::ask_reader(context, call, "diff", &arguments)
-}
-
-fn failed(err: &dyn std::fmt::Display) -> ToolError {
-    tool_error(format!("git diff failed: {err}"))
+fn failed(err: &dyn std::fmt::Display) -> String {
+    format!("git diff failed: {err}")
 }
 
 /// One side of a changed file.
@@ -123,8 +87,8 @@ struct Change {
     new: Option<Side>,
 }
 
-/// The diff `input` asks for, of `repo` (run in the reader, `git-reader`).
-pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
+/// The diff `input` asks for, of `repo`.
+pub fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes, String> {
     // Working-tree files are hashed into objects; those stay in memory, never in the repository.
     let repo = repo.clone().with_object_memory();
     let index = if repo.index_path().exists() {
@@ -195,13 +159,14 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
         while let Some(path) = unmerged.next_if(|path| path.as_bstr() < shown_path(change)) {
             list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
         }
-        let text = if input.stat_only || patch.len() > MAX_DIFF {
-            None
-        } else {
-            Some(&mut patch)
-        };
-        files.push(write_change(&repo, &mut cache, change, &format, text)?);
+        let diffs = file_diffs(&repo, &mut cache, change, &format)?;
         cache.clear_resource_cache_keep_allocation();
+        if !input.stat_only && patch.len() <= MAX_DIFF {
+            for diff in &diffs {
+                patch::write(diff, &format.patch, &mut patch);
+            }
+        }
+        files.push(stat_of(&diffs));
     }
     for path in unmerged {
         list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
@@ -216,9 +181,9 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     let files_omitted = files.len() - listed;
     files.truncate(listed);
     // Measured as JSON: a control character in a line takes six bytes there.
-    let truncated = super::json_len(&patch) > MAX_DIFF;
+    let truncated = crate::text::json_len(&patch) > MAX_DIFF;
     let diff = if truncated {
-        let cut = super::json_prefix(&patch, MAX_DIFF);
+        let cut = crate::text::json_prefix(&patch, MAX_DIFF);
         format!(
             "{cut}\n[... diff cut at {MAX_DIFF} bytes: ask for fewer paths, fewer context_lines, \
              or stat_only for the counts]"
@@ -226,7 +191,7 @@ pub fn diff(repo: &gix::Repository, input: Input) -> Result<Output, ToolError> {
     } else {
         patch
     };
-    Ok(Output {
+    Ok(Changes {
         files,
         files_omitted,
         diff,
@@ -245,7 +210,7 @@ fn list_unmerged(
     if !stat_only && patch.len() <= MAX_DIFF {
         patch.push_str(&format!(
             "* Unmerged path {}\n",
-            format.quoted("", path.as_ref())
+            format.patch.quoted("", &path)
         ));
     }
     files.push(FileStat {
@@ -257,11 +222,9 @@ fn list_unmerged(
 }
 
 /// The tree of the commit (or tag, or tree) `base` names.
-fn tree_of(repo: &gix::Repository, base: &str) -> Result<ObjectId, ToolError> {
+fn tree_of(repo: &gix::Repository, base: &str) -> Result<ObjectId, String> {
     let unknown = |err: &dyn std::fmt::Display| {
-        tool_error(format!(
-            "base {base:?} is not a revision here ({err}); give a commit, branch or tag"
-        ))
+        format!("base {base:?} is not a revision here ({err}); give a commit, branch or tag")
     };
     let object = repo
         .rev_parse_single(base)
@@ -309,7 +272,7 @@ fn working_tree(
     index: &gix::index::File,
     paths: &[String],
     from_disk: &[BString],
-) -> Result<gix::index::State, ToolError> {
+) -> Result<gix::index::State, String> {
     use gix::index::entry::{Flags, Stage};
     use gix::status::index_worktree::Item;
     use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntryStatus};
@@ -320,7 +283,7 @@ fn working_tree(
         .status(gix::progress::Discard)
         .map_err(|err| failed(&err))?
         .untracked_files(gix::status::UntrackedFiles::None)
-        .index_worktree_submodules(git::submodules(repo))
+        .index_worktree_submodules(super::reader::submodules(repo))
         .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
             index.clone(),
         ));
@@ -386,10 +349,10 @@ struct WorktreeReader<'repo> {
 }
 
 impl<'repo> WorktreeReader<'repo> {
-    fn new(repo: &'repo gix::Repository) -> Result<Self, ToolError> {
+    fn new(repo: &'repo gix::Repository) -> Result<Self, String> {
         let workdir = repo
             .workdir()
-            .ok_or_else(|| tool_error("the repository has no working tree"))?
+            .ok_or_else(|| String::from("the repository has no working tree"))?
             .to_path_buf();
         let (filters, _) = repo.filter_pipeline(None).map_err(|err| failed(&err))?;
         let file_mode = repo
@@ -411,7 +374,7 @@ impl<'repo> WorktreeReader<'repo> {
         rela_path: &BStr,
         was: Mode,
         index: &gix::index::State,
-    ) -> Result<Option<(Mode, ObjectId)>, ToolError> {
+    ) -> Result<Option<(Mode, ObjectId)>, String> {
         use std::os::unix::ffi::OsStringExt;
         use std::os::unix::fs::PermissionsExt;
         let on_disk = self.workdir.join(unix_path(rela_path));
@@ -447,7 +410,7 @@ impl<'repo> WorktreeReader<'repo> {
         on_disk: &std::path::Path,
         rela_path: &BStr,
         index: &gix::index::State,
-    ) -> Result<Vec<u8>, ToolError> {
+    ) -> Result<Vec<u8>, String> {
         use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
         use std::io::Read;
         let file = std::fs::File::open(on_disk).map_err(|err| failed(&err))?;
@@ -491,7 +454,7 @@ fn compare(
     old: &gix::index::State,
     new: &gix::index::State,
     paths: &[String],
-) -> Result<Vec<Change>, ToolError> {
+) -> Result<Vec<Change>, String> {
     use gix::diff::index::ChangeRef;
     let (rewrites, configured) = gix::diff::new_rewrites(repo.config_snapshot().plumbing(), true)
         .map_err(|err| failed(&err))?;
@@ -598,21 +561,19 @@ fn shown_path(change: &Change) -> &BStr {
 
 const TYPE_BITS: u32 = 0o170000;
 
-/// Appends `change`'s patch to `patch` (when given), as git writes it, and returns its counts.
-/// A file that changed kind (a file become a link) is shown as git shows it: deleted, then
-/// added.
-fn write_change(
+/// The model of `change`: one file diff, or two for a file that changed kind (a file become a
+/// link), which git shows deleted, then added.
+fn file_diffs(
     repo: &gix::Repository,
     cache: &mut gix::diff::blob::Platform,
     change: &Change,
     format: &Format,
-    mut patch: Option<&mut String>,
-) -> Result<FileStat, ToolError> {
+) -> Result<Vec<FileDiff>, String> {
     let (Some(old), Some(new)) = (&change.old, &change.new) else {
-        return write_one(repo, cache, change, format, patch);
+        return Ok(vec![file_diff(repo, cache, change, format)?]);
     };
     if old.mode.bits() & TYPE_BITS == new.mode.bits() & TYPE_BITS {
-        return write_one(repo, cache, change, format, patch);
+        return Ok(vec![file_diff(repo, cache, change, format)?]);
     }
     let side = |side: &Side| Side {
         path: side.path.clone(),
@@ -627,25 +588,38 @@ fn write_change(
         old: None,
         new: Some(side(new)),
     };
-    let first = write_one(repo, cache, &removal, format, patch.as_deref_mut())?;
+    let removed = file_diff(repo, cache, &removal, format)?;
     cache.clear_resource_cache_keep_allocation();
-    let second = write_one(repo, cache, &addition, format, patch)?;
-    let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
-    Ok(FileStat {
-        added: sum(first.added, second.added),
-        deleted: sum(first.deleted, second.deleted),
-        ..first
-    })
+    Ok(vec![removed, file_diff(repo, cache, &addition, format)?])
 }
 
-/// The patch of one change and its counts.
-fn write_one(
+/// The counts of a change's file diffs, listed under the first one's path.
+fn stat_of(diffs: &[FileDiff]) -> FileStat {
+    let first = &diffs[0];
+    let path = |side: Option<&patch::Side>| side.map(|side| side.path.to_str_lossy().into_owned());
+    let new_path = String::from_utf8_lossy(first.path()).into_owned();
+    let old_path = path(first.old.as_ref()).filter(|old| *old != new_path);
+    let counts = diffs
+        .iter()
+        .map(FileDiff::counts)
+        .try_fold((0, 0), |(added, deleted), counts| {
+            counts.map(|(more_added, more_deleted)| (added + more_added, deleted + more_deleted))
+        });
+    FileStat {
+        path: new_path,
+        orig_path: old_path,
+        added: counts.map(|(added, _)| added),
+        deleted: counts.map(|(_, deleted)| deleted),
+    }
+}
+
+/// The diff model of one change.
+fn file_diff(
     repo: &gix::Repository,
     cache: &mut gix::diff::blob::Platform,
     change: &Change,
     format: &Format,
-    patch: Option<&mut String>,
-) -> Result<FileStat, ToolError> {
+) -> Result<FileDiff, String> {
     use gix::diff::blob::platform::prepare_diff::Operation;
     use gix::diff::blob::platform::resource::Data;
     use gix::diff::blob::ResourceKind;
@@ -656,12 +630,6 @@ fn write_one(
         old.map_or(either.path.as_ref(), |side| side.path.as_ref()),
         new.map_or(either.path.as_ref(), |side| side.path.as_ref()),
     );
-    let mut stat = FileStat {
-        path: new_path.to_string(),
-        orig_path: (old_path != new_path).then(|| old_path.to_string()),
-        added: Some(0),
-        deleted: Some(0),
-    };
     // Each side's content, or None for a binary one (a submodule shows as its commit), and the
     // algorithm diff.algorithm (or the file's diff driver) names, Myers as in git otherwise.
     let mut sides: [Option<Vec<u8>>; 2] = [Some(Vec::new()), Some(Vec::new())];
@@ -702,96 +670,44 @@ fn write_one(
             };
         }
     }
-
-    let (a, b) = format.prefixes;
-    let mut header = format!(
-        "diff --git {} {}\n",
-        format.quoted(a, old_path),
-        format.quoted(b, new_path)
-    );
-    match (old, new) {
-        (None, Some(new)) => header.push_str(&format!("new file mode {:06o}\n", new.mode.bits())),
-        (Some(old), None) => {
-            header.push_str(&format!("deleted file mode {:06o}\n", old.mode.bits()))
-        }
-        (Some(old), Some(new)) if old.mode != new.mode => header.push_str(&format!(
-            "old mode {:06o}\nnew mode {:06o}\n",
-            old.mode.bits(),
-            new.mode.bits()
-        )),
-        _ => {}
-    }
-    if old_path != new_path {
-        let score = match (&sides[0], &sides[1]) {
+    let similarity = if old_path != new_path {
+        Some(match (&sides[0], &sides[1]) {
             _ if old.map(|side| side.id) == new.map(|side| side.id) => 100,
             (Some(before), Some(after)) => similarity(before, after, true),
             _ => similarity(&blob(repo, old)?, &blob(repo, new)?, false),
-        };
-        header.push_str(&format!(
-            "similarity index {score}%\nrename from {}\nrename to {}\n",
-            format.quoted("", old_path),
-            format.quoted("", new_path)
-        ));
-    }
+        })
+    } else {
+        None
+    };
     let (old_id, new_id) = (
         old.map_or(null, |side| side.id),
         new.map_or(null, |side| side.id),
     );
-    if old_id != new_id {
-        header.push_str(&format!(
-            "index {}..{}",
+    let index = (old_id != new_id).then(|| {
+        (
             abbreviated(repo, old_id, format.short_length),
-            abbreviated(repo, new_id, format.short_length)
-        ));
-        match (old, new) {
-            (Some(old), Some(new)) if old.mode == new.mode => {
-                header.push_str(&format!(" {:06o}", new.mode.bits()))
-            }
-            _ => {}
-        }
-        header.push('\n');
-    }
-    // git ends a name with a space in it with a tab on these lines, for patch(1).
-    let label = |prefix: &str, path: &BStr| {
-        let tab = if path.contains(&b' ') { "\t" } else { "" };
-        format!("{}{tab}", format.quoted(prefix, path))
+            abbreviated(repo, new_id, format.short_length),
+        )
+    });
+    let hunks = match (&sides[0], &sides[1]) {
+        (Some(before), Some(after)) => Some(hunks(before, after, algorithm, format.context)),
+        _ => None,
     };
-    let labels = [
-        old.map_or("/dev/null".into(), |_| label(a, old_path)),
-        new.map_or("/dev/null".into(), |_| label(b, new_path)),
-    ];
-    let mut body = String::new();
-    match (&sides[0], &sides[1]) {
-        (Some(before), Some(after)) => {
-            let (added, deleted) = hunks(before, after, algorithm, format.context, &mut body);
-            (stat.added, stat.deleted) = (Some(added), Some(deleted));
-            if !body.is_empty() {
-                body = format!("--- {}\n+++ {}\n{body}", labels[0], labels[1]);
-            }
-        }
-        _ => {
-            (stat.added, stat.deleted) = (None, None);
-            if old_id != new_id {
-                let name = |side: Option<&Side>, prefix, path| {
-                    side.map_or("/dev/null".into(), |_| format.quoted(prefix, path))
-                };
-                body = format!(
-                    "Binary files {} and {} differ\n",
-                    name(old, a, old_path),
-                    name(new, b, new_path)
-                );
-            }
-        }
-    }
-    if let Some(patch) = patch {
-        patch.push_str(&header);
-        patch.push_str(&body);
-    }
-    Ok(stat)
+    let model = |side: &Side| patch::Side {
+        path: side.path.to_vec(),
+        mode: side.mode.bits(),
+    };
+    Ok(FileDiff {
+        old: old.map(model),
+        new: new.map(model),
+        similarity,
+        index,
+        hunks,
+    })
 }
 
 /// The raw content of a side's blob (empty for a missing side).
-fn blob(repo: &gix::Repository, side: Option<&Side>) -> Result<Vec<u8>, ToolError> {
+fn blob(repo: &gix::Repository, side: Option<&Side>) -> Result<Vec<u8>, String> {
     match side {
         Some(side) => Ok(repo
             .find_object(side.id)
@@ -821,19 +737,14 @@ fn abbreviated(repo: &gix::Repository, id: ObjectId, length: usize) -> String {
     }
 }
 
-/// How the patch's text is written: what the call asked for, and the repository's settings
+/// How the diff is made and written: what the call asked for, and the repository's settings
 /// that change `git diff`'s text.
 struct Format {
     /// Lines of context around changes.
     context: u32,
     /// The length of abbreviated ids (see `short_length`).
     short_length: usize,
-    /// `core.quotePath` (on unless set off): non-ASCII bytes in names are quoted too.
-    quote_non_ascii: bool,
-    /// The prefixes of the old and new names: `a/` and `b/`; none with `diff.noprefix`; with
-    /// `diff.mnemonicPrefix`, what each side is (`c/` a commit, `i/` the index, `w/` the
-    /// working tree).
-    prefixes: (&'static str, &'static str),
+    patch: patch::Format,
 }
 
 impl Format {
@@ -859,54 +770,18 @@ impl Format {
         Format {
             context,
             short_length: short_length(repo),
-            quote_non_ascii: config.boolean("core.quotePath").unwrap_or(true),
-            prefixes,
+            patch: patch::Format {
+                quote_non_ascii: config.boolean("core.quotePath").unwrap_or(true),
+                prefixes,
+            },
         }
-    }
-
-    /// `path` after `prefix`, in double quotes with C escapes when it holds a byte git quotes (a
-    /// control character, a quote, a backslash or, unless core.quotePath is off, a non-ASCII
-    /// byte).
-    fn quoted(&self, prefix: &str, path: &BStr) -> String {
-        let plain = |byte: u8| {
-            ((0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\')
-                || (byte >= 0x80 && !self.quote_non_ascii)
-        };
-        if path.iter().all(|&byte| plain(byte)) {
-            return format!("{prefix}{path}");
-        }
-        let mut out = format!("\"{prefix}").into_bytes();
-        for &byte in path.iter() {
-            match byte {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                0x07 => out.extend_from_slice(b"\\a"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0b => out.extend_from_slice(b"\\v"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ if plain(byte) => out.push(byte),
-                _ => out.extend_from_slice(format!("\\{byte:03o}").as_bytes()),
-            }
-        }
-        out.push(b'"');
-        String::from_utf8_lossy(&out).into_owned()
     }
 }
 
-/// Writes the hunks that turn `before` into `after` to `out` as git does (`algorithm` with the
-/// indent heuristic, `context` lines around changes, changes closer than twice that joined, and the
-/// nearest line above that starts with a letter, `_` or `$` after the `@@`); returns the lines
-/// added and deleted.
-fn hunks(
-    before: &[u8],
-    after: &[u8],
-    algorithm: Algorithm,
-    context: u32,
-    out: &mut String,
-) -> (u64, u64) {
+/// The hunks that turn `before` into `after`, as git makes them: `algorithm` with the indent
+/// heuristic, `context` lines around changes, changes closer than twice that joined, and the
+/// nearest line above that starts with a letter, `_` or `$` as the function.
+fn hunks(before: &[u8], after: &[u8], algorithm: Algorithm, context: u32) -> Vec<Hunk> {
     let input = InternedInput::new(
         gix::diff::blob::sources::byte_lines(before),
         gix::diff::blob::sources::byte_lines(after),
@@ -916,12 +791,7 @@ fn hunks(
     let old: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(before).collect();
     let new: Vec<&[u8]> = gix::diff::blob::sources::byte_lines(after).collect();
     let changes: Vec<_> = diff.hunks().collect();
-    let (added, deleted) = changes.iter().fold((0, 0), |(added, deleted), hunk| {
-        (
-            added + u64::from(hunk.after.len() as u32),
-            deleted + u64::from(hunk.before.len() as u32),
-        )
-    });
+    let mut hunks = Vec::new();
     let mut function = String::new();
     // Where the search for a function line stopped last: it never goes back past it.
     let mut searched_to: i64 = -1;
@@ -950,51 +820,42 @@ fn hunks(
             line -= 1;
         }
         searched_to = i64::from(old_start) - 1;
-        let range = |start: u32, end: u32| {
-            let count = end - start;
-            let shown_start = if count == 0 { start } else { start + 1 };
-            if count == 1 {
-                format!("{shown_start}")
-            } else {
-                format!("{shown_start},{count}")
-            }
+        let mut lines = Vec::new();
+        let mut push = |kind, text: &[&[u8]]| {
+            lines.extend(text.iter().map(|text| Line {
+                kind,
+                text: text.to_vec(),
+            }))
         };
-        out.push_str(&format!(
-            "@@ -{} +{} @@",
-            range(old_start, old_end),
-            range(new_start, new_end)
-        ));
-        if !function.is_empty() {
-            out.push(' ');
-            out.push_str(&function);
-        }
-        out.push('\n');
+        let span = |range: std::ops::Range<u32>| range.start as usize..range.end as usize;
         let mut old_at = old_start;
         for change in &changes[at..=end] {
-            for line in &old[old_at as usize..change.before.start as usize] {
-                push_line(out, ' ', line);
-            }
-            for line in &old[change.before.start as usize..change.before.end as usize] {
-                push_line(out, '-', line);
-            }
-            for line in &new[change.after.start as usize..change.after.end as usize] {
-                push_line(out, '+', line);
-            }
+            push(LineKind::Context, &old[span(old_at..change.before.start)]);
+            push(LineKind::Removed, &old[span(change.before.clone())]);
+            push(LineKind::Added, &new[span(change.after.clone())]);
             old_at = change.before.end;
         }
-        for line in &old[old_at as usize..old_end as usize] {
-            push_line(out, ' ', line);
-        }
+        push(LineKind::Context, &old[span(old_at..old_end)]);
         at = end + 1;
+        hunks.push(Hunk {
+            old_start: shown_start(old_start, old_end),
+            old_count: old_end - old_start,
+            new_start: shown_start(new_start, new_end),
+            new_count: new_end - new_start,
+            function: function.clone(),
+            lines,
+        });
     }
-    (added, deleted)
+    hunks
 }
 
-fn push_line(out: &mut String, sign: char, line: &[u8]) {
-    out.push(sign);
-    out.push_str(&String::from_utf8_lossy(line));
-    if !line.ends_with(b"\n") {
-        out.push_str("\n\\ No newline at end of file\n");
+/// Where a range of lines starts as a hunk header shows it: 1-based, or the line before an empty
+/// range.
+fn shown_start(start: u32, end: u32) -> u32 {
+    if end == start {
+        start
+    } else {
+        start + 1
     }
 }
 
@@ -1064,13 +925,14 @@ mod tests {
 
     fn hunks_of(before: &str, after: &str, context: u32) -> String {
         let mut out = String::new();
-        hunks(
+        for hunk in hunks(
             before.as_bytes(),
             after.as_bytes(),
             Algorithm::Myers,
             context,
-            &mut out,
-        );
+        ) {
+            patch::write_hunk(&hunk, &mut out);
+        }
         out
     }
 
@@ -1095,21 +957,5 @@ mod tests {
         assert_eq!(similarity(b"same\n", b"same\n", true), 100);
         assert_eq!(similarity(b"a\nb\nc\nd\n", b"a\nb\nc\nX\n", true), 75);
         assert_eq!(similarity(b"a\n", b"", true), 0);
-    }
-
-    #[test]
-    fn paths_are_quoted_as_git_quotes_them() {
-        let mut format = Format {
-            context: 3,
-            short_length: 7,
-            quote_non_ascii: true,
-            prefixes: ("a/", "b/"),
-        };
-        assert_eq!(format.quoted("a/", "new name.txt".into()), "a/new name.txt");
-        assert_eq!(format.quoted("b/", "tab\there".into()), "\"b/tab\\there\"");
-        assert_eq!(format.quoted("", "é".into()), "\"\\303\\251\"");
-        format.quote_non_ascii = false;
-        assert_eq!(format.quoted("", "é".into()), "é");
-        assert_eq!(format.quoted("", "é\t".into()), "\"é\\t\"");
     }
 }

@@ -1,17 +1,18 @@
-//! Git for the tools. The workspace's `.git` is the sandbox's to write, and git obeys much of
+//! The git reader, which answers the git tools. The workspace's `.git` is the sandbox's to
+//! write, and git obeys much of
 //! what it finds there: filter and diff drivers, partial-clone fetches through a remote's
 //! upload-pack, submodules with configs of their own, `core.worktree`, `.git` files and
 //! alternates that point elsewhere. Switching each off from outside loses to a config swapped
 //! between a check and git's own read, so whatever reads the repository is confined by the
 //! kernel instead:
-//! - `ask_reader` asks the root's git reader: this binary run in the sandbox (its view holds
-//!   only the workspace and the system directories, so gix cannot even stat the host's files,
-//!   and a filter driver the repository names runs there, as it would under git), reading with
-//!   gix and keeping the repository open between calls; so `git_status` answers in under a
-//!   millisecond where a sandbox started for each `git` takes several. A process, so that one
-//!   blocked on a FIFO or grown huge can be stopped. It sees no config from outside the
-//!   repository (as git in the sandbox sees none). For a linked worktree it is also given the
-//!   main repository to read, once the worktree's pointers check out (`linked_worktree`).
+//! `ask` asks the root's git reader: this binary run in the sandbox (its view holds
+//! only the workspace and the system directories, so gix cannot even stat the host's files, and
+//! a filter driver the repository names runs there, as it would under git), reading with gix
+//! (`status`, `diff`) and keeping the repository open between calls, where a sandbox started for
+//! each `git` would cost milliseconds a call. A process, so that one blocked on a FIFO or grown
+//! huge can be stopped. It sees no config from outside the repository (as git in the sandbox
+//! sees none). For a linked worktree it is also given the main repository to read, once the
+//! worktree's pointers check out (`linked_worktree`).
 
 use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -23,33 +24,31 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::run_command;
-use super::{Call, Context};
-use crate::workspace::jail::{tool_error, Confined, ToolError};
+use crate::workspace::jail::{Confined, Roots};
 
 const TIMEOUT_SECS: u64 = 60;
 
 /// The workspace root, which must be the top of a repository: one with its own `.git`
 /// directory, or a linked worktree (`git worktree add`) of a repository elsewhere, which the
 /// reader is then given to read (see `linked_worktree`).
-fn repository_top<'a>(context: &'a Context) -> Result<(Confined<'a>, Option<Linked>), ToolError> {
-    let confined = context.roots.confine(".")?;
+fn repository_top(roots: &Roots) -> Result<(Confined<'_>, Option<Linked>), String> {
+    let confined = roots.confine(".").map_err(|err| err.0)?;
     match confined.root.join(".git").symlink_metadata() {
         Ok(meta) if meta.is_dir() => return Ok((confined, None)),
         Ok(meta) if meta.is_file() => {
-            let roots: Vec<&Path> = context.roots.paths().collect();
+            let roots: Vec<&Path> = roots.paths().collect();
             if let Some(linked) = linked_worktree(confined.root, &roots) {
                 return Ok((confined, Some(linked)));
             }
         }
         _ => {}
     }
-    Err(tool_error(format!(
+    Err(format!(
         "{} is not the top of a git repository (no .git directory in it, nor the .git file of \
          a linked worktree); the git tools work on a root that is, so start the server with \
          --root at the repository's top",
         confined.root.display()
-    )))
+    ))
 }
 
 /// Where a linked worktree's repository lives: its own git directory, and the common
@@ -119,13 +118,14 @@ fn read_small(path: &Path) -> Option<String> {
 /// most, and while not cancelled), and beyond MAX_WAITING of them a call is refused at once
 /// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is
 /// stopped: a FIFO where gix expects a file blocks it for good.
-pub fn ask_reader(
-    context: &Context,
-    call: &Call,
+/// `cancelled` says whether the caller gave up.
+pub fn ask(
+    roots: &Roots,
+    cancelled: &dyn Fn() -> bool,
     request: &str,
     arguments: &Value,
-) -> Result<Value, ToolError> {
-    let (confined, linked) = repository_top(context)?;
+) -> Result<Value, String> {
+    let (confined, linked) = repository_top(roots)?;
     // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
     let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
     let inode = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?)
@@ -158,7 +158,7 @@ pub fn ask_reader(
         (turns, evicted)
     };
     drop(evicted);
-    let mut turn = turns.take(call)?;
+    let mut turn = turns.take(cancelled)?;
     // One that ended meanwhile (its sandbox's time limit, say), or that has something to say
     // nobody asked for, is replaced.
     let mut reader = match turn
@@ -170,13 +170,13 @@ pub fn ask_reader(
         None => Reader::start(&confined, linked.as_ref())?,
     };
     let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-    let answer = reader.ask(request, arguments, call, deadline)?;
+    let answer = reader.ask(request, arguments, cancelled, deadline)?;
     turn.reader = Some(reader);
     answer
 }
 
-fn cannot_read(err: std::io::Error) -> ToolError {
-    tool_error(format!("cannot read the workspace root: {err}"))
+fn cannot_read(err: std::io::Error) -> String {
+    format!("cannot read the workspace root: {err}")
 }
 
 /// Roots with a reader at most.
@@ -222,17 +222,17 @@ struct Turn<'a> {
 
 impl Turns {
     /// Waits for the reader to be free, while the call is not cancelled.
-    fn take(&self, call: &Call) -> Result<Turn<'_>, ToolError> {
+    fn take(&self, cancelled: &dyn Fn() -> bool) -> Result<Turn<'_>, String> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.busy {
             if state.waiting >= MAX_WAITING {
-                return Err(tool_error(
+                return Err(String::from(
                     "the git reader for this root is busy with other calls; try again shortly",
                 ));
             }
             state.waiting += 1;
             let deadline = Instant::now() + Duration::from_secs(TIMEOUT_SECS);
-            while state.busy && !call.is_cancelled() && Instant::now() < deadline {
+            while state.busy && !cancelled() && Instant::now() < deadline {
                 state = self
                     .free
                     .wait_timeout(state, Duration::from_millis(100))
@@ -240,14 +240,14 @@ impl Turns {
                     .0;
             }
             state.waiting -= 1;
-            if call.is_cancelled() {
-                return Err(tool_error("cancelled"));
+            if cancelled() {
+                return Err(String::from("cancelled"));
             }
             if state.busy {
-                return Err(tool_error(format!(
+                return Err(format!(
                     "the git reader for this root has been busy with another call for \
                      {TIMEOUT_SECS} s; try again"
-                )));
+                ));
             }
         }
         state.busy = true;
@@ -289,20 +289,20 @@ impl Reader {
     /// readable there: the sandbox's view holds nothing of the host's beyond the workspace and
     /// the system directories, so not even whether a file exists there can be learned through
     /// what gix is made to look up. Its output is passed through as it comes (`--stream`).
-    fn start(confined: &Confined, linked: Option<&Linked>) -> Result<Reader, ToolError> {
+    fn start(confined: &Confined, linked: Option<&Linked>) -> Result<Reader, String> {
         let exe = own_executable()?;
         let mut readable = vec!["--ro".to_string(), exe.clone()];
         let mut reader = vec![exe.clone(), "git-reader".to_string()];
         if let Some(linked) = linked {
             let text = |path: &Path| {
-                path.to_str().map(str::to_string).ok_or_else(|| {
-                    tool_error(format!("the repository's path {path:?} is not UTF-8"))
-                })
+                path.to_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("the repository's path {path:?} is not UTF-8"))
             };
             readable.extend(["--ro".to_string(), text(&linked.common)?]);
             reader.extend(["--git-dir".to_string(), text(&linked.git_dir)?]);
         }
-        let mut process = run_command::self_command(confined.root_fd)?
+        let mut process = crate::sandbox::reexec::own_command(confined.root_fd)?
             .args([
                 "sandbox",
                 "--workspace",
@@ -319,7 +319,7 @@ impl Reader {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|err| tool_error(format!("cannot start the git reader: {err}")))?;
+            .map_err(|err| format!("cannot start the git reader: {err}"))?;
         // Drained all along, so that a chatty filter never blocks the reader on a full pipe.
         let said = Arc::new(Mutex::new(Vec::new()));
         let mut stderr = process.stderr.take().expect("piped");
@@ -365,13 +365,13 @@ impl Reader {
         &mut self,
         request: &str,
         arguments: &Value,
-        call: &Call,
+        cancelled: &dyn Fn() -> bool,
         deadline: Instant,
-    ) -> Result<Result<Value, ToolError>, ToolError> {
+    ) -> Result<Result<Value, String>, String> {
         let mut id = [0u8; 16];
         // SAFETY: a valid buffer of that length.
         if unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) } != id.len() as isize {
-            return Err(tool_error("cannot draw a request id from the kernel"));
+            return Err(String::from("cannot draw a request id from the kernel"));
         }
         let id: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         self.requests
@@ -396,16 +396,14 @@ impl Reader {
                     break;
                 }
                 if line.len() > MAX_ANSWER {
-                    return Err(tool_error("git's answer is too large to show"));
+                    return Err(String::from("git's answer is too large to show"));
                 }
             }
-            if call.is_cancelled() {
-                return Err(tool_error("cancelled"));
+            if cancelled() {
+                return Err(String::from("cancelled"));
             }
             if Instant::now() > deadline {
-                return Err(tool_error(format!(
-                    "git took longer than {TIMEOUT_SECS} s; stopped"
-                )));
+                return Err(format!("git took longer than {TIMEOUT_SECS} s; stopped"));
             }
         }
         let mut answer: Value = serde_json::from_slice(&line).map_err(|_| out_of_step())?;
@@ -413,27 +411,27 @@ impl Reader {
             return Err(out_of_step());
         }
         Ok(match answer.get("error").and_then(Value::as_str) {
-            Some(error) => Err(tool_error(error)),
+            Some(error) => Err(String::from(error)),
             None => Ok(answer.get_mut("ok").map(Value::take).unwrap_or_default()),
         })
     }
 
     /// The error for a reader that ended, with the end of what it said.
-    fn stopped(&mut self) -> ToolError {
+    fn stopped(&mut self) -> String {
         let _ = self.process.wait();
         let said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let said = String::from_utf8_lossy(&said);
         let said = said.trim();
         if said.is_empty() {
-            tool_error("the git reader stopped unexpectedly; try again")
+            String::from("the git reader stopped unexpectedly; try again")
         } else {
-            tool_error(format!("the git reader stopped: {said}"))
+            format!("the git reader stopped: {said}")
         }
     }
 }
 
-fn out_of_step() -> ToolError {
-    tool_error(
+fn out_of_step() -> String {
+    String::from(
         "the git reader's answer was not the one asked for (something in the workspace wrote to \
          it); try again",
     )
@@ -441,17 +439,17 @@ fn out_of_step() -> ToolError {
 
 /// This executable's path, for the sandbox to run it. Replaced since the server started (a
 /// rebuild, an upgrade), the path leads to the new one.
-fn own_executable() -> Result<String, ToolError> {
-    let exe = std::env::current_exe()
-        .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?;
+fn own_executable() -> Result<String, String> {
+    let exe =
+        std::env::current_exe().map_err(|err| format!("cannot find autocoder itself: {err}"))?;
     let exe = exe
         .to_str()
-        .ok_or_else(|| tool_error(format!("autocoder's own path {exe:?} is not UTF-8")))?;
+        .ok_or_else(|| format!("autocoder's own path {exe:?} is not UTF-8"))?;
     let exe = exe.strip_suffix(" (deleted)").unwrap_or(exe);
     if !Path::new(exe).is_file() {
-        return Err(tool_error(format!(
+        return Err(format!(
             "autocoder's executable {exe} was removed since the server started; restart it"
-        )));
+        ));
     }
     Ok(exe.to_string())
 }
@@ -504,15 +502,15 @@ pub fn serve_reader(git_dir: Option<PathBuf>) -> Result<(), String> {
         let answer = match request {
             "status" => state
                 .repository()
-                .and_then(super::git_status::status)
+                .and_then(super::status::status)
                 .map(|status| serde_json::json!({ "id": id, "ok": status })),
             "diff" => serde_json::from_str(arguments)
-                .map_err(|err| tool_error(format!("unreadable diff arguments: {err}")))
-                .and_then(|input| super::git_diff::diff(state.repository()?, input))
+                .map_err(|err| format!("unreadable diff arguments: {err}"))
+                .and_then(|request| super::diff::diff(state.repository()?, request))
                 .map(|diff| serde_json::json!({ "id": id, "ok": diff })),
-            other => Err(tool_error(format!("unknown request {other:?}"))),
+            other => Err(format!("unknown request {other:?}")),
         };
-        let answer = answer.unwrap_or_else(|err| serde_json::json!({ "id": id, "error": err.0 }));
+        let answer = answer.unwrap_or_else(|err| serde_json::json!({ "id": id, "error": err }));
         writeln!(out, "{answer}")
             .and_then(|()| out.flush())
             .map_err(|err| format!("cannot answer: {err}"))?;
@@ -532,14 +530,13 @@ struct ReaderState {
 }
 
 impl ReaderState {
-    fn repository(&mut self) -> Result<&gix::Repository, ToolError> {
+    fn repository(&mut self) -> Result<&gix::Repository, String> {
         let git_dir = self
             .git_dir
             .clone()
             .unwrap_or_else(|| self.root.join(".git"));
-        let stamp = Stamp::of(&git_dir).ok_or_else(|| {
-            tool_error(format!("{} is not a git repository", self.root.display()))
-        })?;
+        let stamp = Stamp::of(&git_dir)
+            .ok_or_else(|| format!("{} is not a git repository", self.root.display()))?;
         let opened = match self.opened.take() {
             Some((was, repo)) if was == stamp => (was, repo),
             _ => (stamp, open(&git_dir)?),
@@ -613,12 +610,12 @@ pub fn submodules(repo: &gix::Repository) -> gix::status::Submodule {
 /// Opens the repository in `git_dir` with no configuration from outside it (no system, global or
 /// environment settings, as git in the sandbox sees none), trusting its own: whatever it makes
 /// gix do happens in the sandbox.
-fn open(git_dir: &Path) -> Result<gix::Repository, ToolError> {
+fn open(git_dir: &Path) -> Result<gix::Repository, String> {
     let options = gix::open::Options::isolated().with(gix::sec::Trust::Full);
     gix::open_opts(git_dir, options).map_err(|err| {
-        tool_error(format!(
+        format!(
             "cannot open the repository at {} (the git tools see nothing outside it): {err}",
             git_dir.display()
-        ))
+        )
     })
 }

@@ -10,10 +10,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::roots;
-use super::wire;
 use super::workers::Workers;
-use crate::commands::warn;
-use crate::tools::{self, Call, Context, ToolSpec};
+use crate::log::warn;
+use crate::tools::{self, Call, CallError, Context, ToolSpec};
 use crate::workspace::jail::Roots;
 
 /// Protocol revisions we speak, newest first: a client's is echoed when listed, otherwise the
@@ -24,8 +23,6 @@ const DISCOVER_VERSION: &str = "2026-07-28";
 const INSTRUCTIONS: &str =
     "Tools to read, search, edit and run the tests of one workspace, with git's view of it; \
 paths are relative to its root, and commands run in a sandbox.";
-/// A tool result's text mirror is cut near this size, with a note on how to get the rest.
-const MAX_RESULT: usize = 40_000;
 /// How long calls still running when stdin closes may take before they are cancelled.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The longest message read; a longer line is refused without being held in memory.
@@ -44,7 +41,6 @@ struct Shared {
     /// The number of the `roots/list` request still unanswered; 0 when none is. Only that one
     /// answer is taken, once: answers to requests never sent, or sent again, are ignored.
     roots_awaited: AtomicU64,
-    catalogue: Vec<ToolSpec>,
     out: Mutex<std::io::Stdout>,
     /// Calls in progress, by request id: their cancellation flags.
     running: Mutex<HashMap<String, Arc<AtomicBool>>>,
@@ -61,153 +57,180 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         client_has_roots: AtomicBool::new(false),
         roots_request: AtomicU64::new(0),
         roots_awaited: AtomicU64::new(0),
-        catalogue: tools::catalogue(),
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
     });
     let mut workers = Workers::new();
     let stdin = std::io::stdin();
-    let mut line = Vec::new();
     let mut input = stdin.lock();
-    loop {
+    let mut line = Vec::new();
+    while read_line(&shared, &mut input, &mut line)? {
+        let Some(message) = parse(&shared, &line) else {
+            continue;
+        };
+        handle(&shared, &mut workers, message);
+    }
+    shut_down(&shared, workers);
+    Ok(())
+}
+
+/// Reads the next line into `line`; false at the end of input. A line longer than
+/// `MAX_MESSAGE` is skipped, and answered (to its id, when its start names one) rather than
+/// held in memory; `line` is then empty.
+fn read_line(
+    shared: &Shared,
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    line.clear();
+    if (&mut *input).take(MAX_MESSAGE).read_until(b'\n', line)? == 0 {
+        return Ok(false);
+    }
+    if line.len() as u64 == MAX_MESSAGE && !line.ends_with(b"\n") {
+        skip_line(input)?;
+        let limit = MAX_MESSAGE >> 20;
+        let fault = format!("a message longer than {limit} MiB; send less at once");
+        let answer = match leading_outline(line) {
+            (true, _) => None,
+            (false, Some(id)) => Some(error(id, -32600, &fault)),
+            (false, None) => Some(error(Value::Null, -32700, &format!("parse error: {fault}"))),
+        };
+        if let Some(answer) = answer {
+            send(shared, &answer);
+        }
         line.clear();
-        if (&mut input)
-            .take(MAX_MESSAGE)
-            .read_until(b'\n', &mut line)?
-            == 0
-        {
-            break;
-        }
-        if line.len() as u64 == MAX_MESSAGE && !line.ends_with(b"\n") {
-            skip_line(&mut input)?;
-            let limit = MAX_MESSAGE >> 20;
-            let fault = format!("a message longer than {limit} MiB; send less at once");
-            // Answered to its id when the start of the message names one.
-            let answer = match leading_outline(&line) {
-                (true, _) => continue,
-                (false, Some(id)) => error(id, -32600, &fault),
-                (false, None) => error(Value::Null, -32700, &format!("parse error: {fault}")),
-            };
-            send(&shared, &answer);
-            continue;
-        }
-        // JSON-RPC text is UTF-8; other bytes are refused, not replaced (a file written from
-        // them would silently differ from what the client sent): only the outline is read.
-        let text = match std::str::from_utf8(&line) {
-            Ok(text) => text.trim(),
-            Err(err) => {
-                let fault = format!("not UTF-8 (at byte {})", err.valid_up_to());
-                if let Some(answer) = unreadable(&shared, &String::from_utf8_lossy(&line), &fault) {
-                    send(&shared, &answer);
-                }
-                continue;
+    }
+    Ok(true)
+}
+
+/// The message on `line` when it is a well-formed request or notification; anything else is
+/// answered (or, a response to our `roots/list`, taken) here.
+fn parse(shared: &Shared, line: &[u8]) -> Option<Value> {
+    // JSON-RPC text is UTF-8; other bytes are refused, not replaced (a file written from them
+    // would silently differ from what the client sent): only the outline is read.
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text.trim(),
+        Err(err) => {
+            let fault = format!("not UTF-8 (at byte {})", err.valid_up_to());
+            if let Some(answer) = unreadable(shared, &String::from_utf8_lossy(line), &fault) {
+                send(shared, &answer);
             }
-        };
-        if text.is_empty() {
-            continue;
+            return None;
         }
-        let message: Value = match serde_json::from_str(text) {
-            Ok(message) => message,
-            Err(err) => {
-                if let Some(answer) = unreadable(&shared, text, &err.to_string()) {
-                    send(&shared, &answer);
-                }
-                continue;
+    };
+    if text.is_empty() {
+        return None;
+    }
+    let message: Value = match serde_json::from_str(text) {
+        Ok(message) => message,
+        Err(err) => {
+            if let Some(answer) = unreadable(shared, text, &err.to_string()) {
+                send(shared, &answer);
             }
-        };
-        if message.is_array() {
-            send(
-                &shared,
-                &error(
-                    Value::Null,
-                    -32600,
-                    "batches are not supported (removed in protocol 2025-06-18)",
-                ),
-            );
-            continue;
+            return None;
         }
-        // A response (to our roots/list) is never answered, even a malformed one: two peers
-        // answering each other's faults would never stop.
-        if message.get("method").is_none()
-            && (message.get("result").is_some() || message.get("error").is_some())
-        {
-            response(&shared, &message);
-            continue;
+    };
+    if message.is_array() {
+        let fault = "batches are not supported (removed in protocol 2025-06-18)";
+        send(shared, &error(Value::Null, -32600, fault));
+        return None;
+    }
+    // A response (to our roots/list) is never answered, even a malformed one: two peers
+    // answering each other's faults would never stop.
+    if message.get("method").is_none()
+        && (message.get("result").is_some() || message.get("error").is_some())
+    {
+        response(shared, &message);
+        return None;
+    }
+    if let Err(fault) = well_formed(&message) {
+        let id = message
+            .get("id")
+            .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+        send(
+            shared,
+            &error(id.cloned().unwrap_or(Value::Null), -32600, fault),
+        );
+        return None;
+    }
+    Some(message)
+}
+
+/// Acts on a well-formed request or notification: a tool call starts on a worker, anything
+/// else is answered at once.
+fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
+    let method = message["method"].as_str().unwrap_or_default().to_string();
+    let params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(json!({}));
+    let Some(id) = message.get_mut("id").map(Value::take) else {
+        notification(shared, &method, &params);
+        return;
+    };
+    if method == "tools/call" {
+        start_call(shared, workers, id, params);
+        return;
+    }
+    let mut response = match method.as_str() {
+        "initialize" => {
+            let roots = params.pointer("/capabilities/roots");
+            shared
+                .client_has_roots
+                .store(roots.is_some_and(Value::is_object), Ordering::SeqCst);
+            result(id, initialize_result(&params))
         }
-        if let Err(fault) = well_formed(&message) {
-            let id = message
-                .get("id")
-                .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
-            send(
-                &shared,
-                &error(id.cloned().unwrap_or(Value::Null), -32600, fault),
-            );
-            continue;
+        "server/discover" => result(id, discover_result()),
+        "ping" => result(id, json!({})),
+        "tools/list" => result(
+            id,
+            json!({"tools": tools::CATALOGUE.iter().map(describe).collect::<Vec<_>>()}),
+        ),
+        _ => error(id, -32601, &format!("method not found: {method}")),
+    };
+    if stateless(&params) {
+        mark_complete(&mut response);
+    }
+    send(shared, &response);
+}
+
+/// Runs a `tools/call` on a worker, registered by its id so that a cancellation reaches it; a
+/// cancelled call gets no answer.
+fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Value) {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    {
+        let mut running = shared.running.lock().unwrap();
+        if running.contains_key(&id.to_string()) {
+            // A cancellation could not tell the two apart.
+            let fault = format!("request id {id} is in use by a call still running; give each request an id of its own");
+            drop(running);
+            send(shared, &error(id, -32600, &fault));
+            return;
         }
-        let id = message.get("id").cloned();
-        let method = message["method"].as_str().unwrap_or_default();
-        let params = message.get("params").cloned().unwrap_or(json!({}));
-        let Some(id) = id else {
-            notification(&shared, method, &params);
-            continue;
-        };
-        if method == "tools/call" {
-            let shared = shared.clone();
-            let cancelled = Arc::new(AtomicBool::new(false));
-            {
-                let mut running = shared.running.lock().unwrap();
-                if running.contains_key(&id.to_string()) {
-                    // A cancellation could not tell the two apart.
-                    let fault = format!("request id {id} is in use by a call still running; give each request an id of its own");
-                    drop(running);
-                    send(&shared, &error(id, -32600, &fault));
-                    continue;
-                }
-                running.insert(id.to_string(), cancelled.clone());
-            }
-            workers.run(move || {
-                let mut response = call_tool(&shared, id.clone(), &params, cancelled.clone());
-                if stateless(&params) {
-                    mark_complete(&mut response);
-                }
-                shared.running.lock().unwrap().remove(&id.to_string());
-                // A cancelled request gets no answer.
-                if !cancelled.load(Ordering::SeqCst) {
-                    send(&shared, &response);
-                }
-            });
-            continue;
-        }
-        let mut response = match method {
-            "initialize" => {
-                let roots = params.pointer("/capabilities/roots");
-                shared
-                    .client_has_roots
-                    .store(roots.is_some_and(Value::is_object), Ordering::SeqCst);
-                result(id, initialize_result(&params))
-            }
-            "server/discover" => result(id, discover_result()),
-            "ping" => result(id, json!({})),
-            "tools/list" => result(
-                id,
-                json!({"tools": shared.catalogue.iter().map(ToolSpec::describe).collect::<Vec<_>>()}),
-            ),
-            _ => error(id, -32601, &format!("method not found: {method}")),
-        };
+        running.insert(id.to_string(), cancelled.clone());
+    }
+    let shared = shared.clone();
+    workers.run(move || {
+        let mut response = call_tool(&shared, id.clone(), &params, cancelled.clone());
         if stateless(&params) {
             mark_complete(&mut response);
         }
-        send(&shared, &response);
-    }
-    // stdin closed: the client is shutting down. Calls still running get a moment (a script may
-    // close stdin right after its last request), then are cancelled, so that their sandboxed
-    // commands are stopped rather than waited for or left behind.
+        shared.running.lock().unwrap().remove(&id.to_string());
+        if !cancelled.load(Ordering::SeqCst) {
+            send(&shared, &response);
+        }
+    });
+}
+
+/// stdin closed: the client is shutting down. Calls still running get a moment (a script may
+/// close stdin right after its last request), then are cancelled, so that their sandboxed
+/// commands are stopped rather than waited for or left behind.
+fn shut_down(shared: &Shared, workers: Workers) {
     workers.finish(SHUTDOWN_GRACE, || {
         for flag in shared.running.lock().unwrap().values() {
             flag.store(true, Ordering::SeqCst);
         }
     });
-    Ok(())
 }
 
 /// The answer to a line that could not be read whole (`fault` says why). JSON serde_json
@@ -460,7 +483,7 @@ fn response(shared: &Shared, message: &Value) {
         .collect();
     match Roots::spelled(&spelled) {
         Ok(roots) => {
-            crate::commands::note("mcp", &format!("working in {}", roots::shown(&narrowed)));
+            crate::log::note("mcp", &format!("working in {}", roots::shown(&narrowed)));
             *shared.context.write().unwrap() = Arc::new(Context { roots });
         }
         Err(err) => warn("mcp", &format!("keeping the roots as they were: {err}")),
@@ -520,14 +543,7 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return error(id, -32602, "tools/call needs params.name");
     };
-    let Some(tool) = shared.catalogue.iter().find(|t| t.name == name) else {
-        return error(id, -32602, &format!("unknown tool: {name}"));
-    };
-    let arguments = params
-        .get("arguments")
-        .filter(|a| !a.is_null())
-        .cloned()
-        .unwrap_or(json!({}));
+    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     // Progress goes out only when the request asked for it, strictly increasing.
     let progress = params
         .get("_meta")
@@ -545,37 +561,40 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
         });
     let call = Call::new(cancelled, progress);
     let context = shared.context.read().unwrap().clone();
-    // A bug in a tool must not leave its request unanswered (the client would wait forever)
-    // nor end the server: it becomes an internal error (the panic itself goes to stderr).
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        tool.call(&context, &call, arguments)
-    }));
-    let Ok(outcome) = outcome else {
-        return error(
+    match tools::invoke(&context, &call, name, arguments) {
+        Ok(output) => result(
             id,
-            -32603,
-            &format!("internal error in {name}; see the server's log"),
-        );
-    };
-    match outcome {
-        Ok((structured, mut text)) => {
-            // Each tool keeps its structured result within about 40 KB (tools::Budget and the
-            // JSON-measured cuts), so this cut of the text is a last guard; the structured
-            // result stays whole, as its schema promises.
-            if text.len() > MAX_RESULT {
-                let note = format!("\n[... cut at {MAX_RESULT} of {} bytes: narrow the request (offset/limit, path, glob, max_entries, max_results)]", text.len());
-                text = format!("{}{note}", crate::testrun::report::cut(&text, MAX_RESULT));
-            }
-            result(
-                id,
-                json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": false}),
-            )
-        }
-        Err(err) => result(
+            json!({"content": [{"type": "text", "text": output.text}], "structuredContent": output.structured, "isError": false}),
+        ),
+        Err(CallError::Tool(err)) => result(
             id,
             json!({"content": [{"type": "text", "text": err.0}], "isError": true}),
         ),
+        Err(CallError::UnknownTool(name)) => error(id, -32602, &format!("unknown tool: {name}")),
+        Err(CallError::Panicked) => error(
+            id,
+            -32603,
+            &format!("internal error in {name}; see the server's log"),
+        ),
     }
+}
+
+/// A tool as `tools/list` describes it.
+fn describe(tool: &ToolSpec) -> Value {
+    json!({
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema(),
+        "outputSchema": tool.output_schema(),
+        "annotations": {
+            "title": tool.title,
+            "readOnlyHint": tool.annotations.read_only,
+            "destructiveHint": tool.annotations.destructive,
+            "idempotentHint": tool.annotations.idempotent,
+            "openWorldHint": tool.annotations.open_world,
+        },
+    })
 }
 
 fn result(id: Value, result: Value) -> Value {
@@ -587,10 +606,9 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 }
 
 fn send(shared: &Shared, message: &Value) {
-    // Serialized whole first: one write per message, not one per JSON token through stdout's
-    // line buffer (which cost a large result dozens of syscalls and wake-ups of the client).
+    // Serialized whole first: one write per message, whole, however many threads send.
     let mut line = Vec::with_capacity(4096);
-    wire::write(&mut line, message);
+    serde_json::to_writer(&mut line, message).expect("a JSON value serializes");
     line.push(b'\n');
     let mut out = shared.out.lock().unwrap();
     let _ = out.write_all(&line);

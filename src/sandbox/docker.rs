@@ -117,7 +117,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .with_hint("install Docker (the docker CLI must be on PATH) or use --backend native")
     })?;
     let pid = child.id() as libc::pid_t;
-    let pidfd = super::native::sys::pidfd_open(pid).map_err(|e| {
+    let pidfd = crate::sys::pidfd_open(pid).map_err(|e| {
         Failure::external(format!(
             "cannot watch docker: {}",
             std::io::Error::from_raw_os_error(e)
@@ -157,7 +157,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .map(|dir| strip_setid_bits(dir))
             .sum();
         if stripped > 0 {
-            crate::commands::warn(
+            crate::log::warn(
                 "sandbox",
                 &format!("removed the setuid/setgid bits the container set on {stripped} files"),
             );

@@ -193,7 +193,7 @@ pub fn build(
                 withheld.retain(|name| name != key);
                 set(&mut vars, OsString::from(key), value);
             }
-            None => crate::commands::warn(
+            None => crate::log::warn(
                 "sandbox",
                 &format!("--env {key}: not set in this environment, not passed"),
             ),

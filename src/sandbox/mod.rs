@@ -10,6 +10,7 @@ pub mod environment;
 pub mod native;
 pub mod outcome;
 pub mod policy;
+pub mod reexec;
 pub mod supervise;
 
 use std::ffi::{OsStr, OsString};
@@ -37,7 +38,7 @@ fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
     let mut layers = Layers::default();
     let native = backend == BackendKind::Native;
     layers.filesystem.mechanism = if native { "landlock" } else { "docker" }.into();
-    layers.filesystem.abi = native.then(native::sys::landlock_abi);
+    layers.filesystem.abi = native.then(crate::sys::landlock_abi);
     layers.network.allowed = policy.network;
     if !policy.network {
         layers.network.mechanisms = if native {

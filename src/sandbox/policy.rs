@@ -343,12 +343,12 @@ fn without_links(path: &Path) -> bool {
     // checking the last component only, which would pass a link earlier in the path.
     plain
         && std::ffi::CString::new(path.as_os_str().as_bytes()).is_ok_and(|c_path| {
-            super::native::sys::openat2(
+            crate::sys::openat2(
                 libc::AT_FDCWD,
                 &c_path,
                 libc::O_PATH,
                 0,
-                super::native::sys::RESOLVE_NO_SYMLINKS,
+                crate::sys::RESOLVE_NO_SYMLINKS,
             )
             .is_ok()
         })

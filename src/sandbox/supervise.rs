@@ -95,14 +95,14 @@ impl Relay {
             }
             let n = libc::write(self.to, self.pending.as_ptr().cast(), chunk);
             if borrowed {
-                let errno = super::native::sys::errno();
+                let errno = crate::sys::errno();
                 libc::fcntl(self.to, libc::F_SETFL, flags);
                 *libc::__errno_location() = errno;
             }
             n
         };
         if n < 0 {
-            let errno = super::native::sys::errno();
+            let errno = crate::sys::errno();
             return if errno == libc::EINTR || errno == libc::EAGAIN {
                 Ok(None)
             } else {
@@ -398,7 +398,7 @@ pub fn reap(pid: libc::pid_t) -> i32 {
     let mut wait_status = 0;
     // SAFETY: reaping our own child.
     while unsafe { libc::waitpid(pid, &mut wait_status, 0) } < 0
-        && super::native::sys::errno() == libc::EINTR
+        && crate::sys::errno() == libc::EINTR
     {}
     wait_status
 }
@@ -426,7 +426,7 @@ fn read_some(fd: RawFd, buffer: &mut Vec<u8>) -> Result<usize, i32> {
             unsafe { buffer.set_len(n as usize) };
             return Ok(n as usize);
         }
-        let errno = super::native::sys::errno();
+        let errno = crate::sys::errno();
         if errno != libc::EINTR {
             return Err(errno);
         }

@@ -152,7 +152,7 @@ fn attribute(start: &BytesStart, name: &[u8]) -> Option<String> {
 fn push_capped(text: &mut String, more: &str) {
     // Twice the final cap, so the cut can still happen at a line boundary.
     let room = (MAX_DETAILS * 2).saturating_sub(text.len());
-    text.push_str(super::report::cut(more, room));
+    text.push_str(crate::text::cut(more, room));
 }
 
 /// Reads a JUnit report on its own (`--framework junit`, or any report without a runner that

@@ -78,18 +78,18 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
     }
     if !request.tests.is_empty() {
         if request.command.is_some() {
-            crate::commands::warn(
+            crate::log::warn(
                 "run-tests",
                 "--command runs as given: --tests is ignored (put the selection in the command)",
             );
         } else if framework == Framework::Make {
-            crate::commands::warn("run-tests", "make runs the whole suite: --tests is ignored");
+            crate::log::warn("run-tests", "make runs the whole suite: --tests is ignored");
         }
     }
     match run_with(framework, &request, &root) {
         // A Python project that names no runner: pytest when it is there, unittest otherwise.
         Err(failure) if guessed && failure.kind == Kind::RunnerMissing => {
-            crate::commands::note("run-tests", "pytest is not installed; using unittest");
+            crate::log::note("run-tests", "pytest is not installed; using unittest");
             run_with(Framework::Unittest, &request, &root)
         }
         other => other,
@@ -119,7 +119,7 @@ fn run_with(
             .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
     );
     let policy = sandbox.resolve()?;
-    crate::commands::note(
+    crate::log::note(
         "run-tests",
         &format!(
             "{} in {}: {}",
@@ -161,7 +161,7 @@ fn run_with(
                 && result.exit_code != Some(0) =>
         {
             // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
-            crate::commands::warn(
+            crate::log::warn(
                 "run-tests",
                 &format!(
                     "{} stopped before it wrote a report: {}",
@@ -187,7 +187,7 @@ fn run_with(
         _ => false,
     };
     if not_set_up && request.command.is_none() {
-        crate::commands::warn(
+        crate::log::warn(
             "run-tests",
             &format!(
                 "{} found nothing to run here: {}",

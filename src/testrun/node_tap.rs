@@ -61,7 +61,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
             names.truncate(depth);
-            names.push(super::report::cut(&unescape(name), super::report::MAX_ID).to_string());
+            names.push(crate::text::cut(&unescape(name), super::report::MAX_ID).to_string());
             return;
         }
         if let Some(rest) = text.strip_prefix("not ok ") {

@@ -21,7 +21,7 @@ pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, S
             parsed.build_failed = true;
             parsed
                 .build_error
-                .get_or_insert_with(|| super::report::one_line(&case.text, 300));
+                .get_or_insert_with(|| crate::text::one_line(&case.text, 300));
         }
         junit::count_case(&mut parsed, &case, || failure_from_case(&case, root))
     })?;

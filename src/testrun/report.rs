@@ -1,4 +1,4 @@
-//! The test report: what `run-tests` adds to the run document as `tests` (DESIGN.md section 1).
+//! The test report: what `run-tests` adds to the run document as `tests`.
 //!
 //! ```json
 //! {"framework": "pytest", "command": ["python3", "-m", "pytest", "..."], "outcome": "tests_failed",
@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::sandbox::outcome::SandboxResult;
+use crate::text::{cut, one_line};
 
 /// The runners `run-tests` knows, by their `--framework` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, clap::ValueEnum)]
@@ -193,12 +194,6 @@ impl TestReport {
     }
 }
 
-/// The first line of `text`, trimmed and cut to `max` bytes at a character boundary.
-pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or("").trim();
-    cut(line, max).to_string()
-}
-
 /// `text` cut to `MAX_DETAILS` bytes at a line boundary, with a note of what was cut.
 pub fn cap_details(text: &str) -> String {
     let text = text.trim_end();
@@ -208,18 +203,6 @@ pub fn cap_details(text: &str) -> String {
     let head = cut(text, MAX_DETAILS);
     let head = head.rfind('\n').map_or(head, |end| &head[..end]);
     format!("{head}\n[... {} more bytes]", text.len() - head.len())
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The last `max` bytes of `text`, starting at a line boundary when there is one.
@@ -302,6 +285,5 @@ mod tests {
         assert!(capped.len() < MAX_DETAILS + 40);
         assert!(capped.ends_with("more bytes]"));
         assert_eq!(tail("a\nb\nc\n", 3), "c\n");
-        assert_eq!(cut("héllo", 2), "h");
     }
 }

@@ -8,9 +8,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::write_file::{exclusive, write_atomically};
-use super::{json_len, json_prefix, Context, RESULT_BUDGET};
-use crate::workspace::jail::{self, tool_error, ToolError};
+use super::{tool_error, Context, ToolError, RESULT_BUDGET};
+use crate::text::{json_len, json_prefix};
+use crate::workspace::jail;
+use crate::workspace::write::{exclusive, write_atomically};
 
 pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
 text exactly (whitespace and indentation included) and, unless replace_all is set, exactly once: include enough \

@@ -1,11 +1,11 @@
 //! The tool catalogue: what `mcp` serves and what `heal`'s agent will offer a model, written
 //! once. Each tool is a module with typed input and output (JSON Schemas generated from the Rust
-//! types), a description written for a model, MCP annotations, and a `call` function. Every path
-//! a tool touches is confined to the workspace roots (`workspace::jail`); every command runs in
-//! the sandbox.
+//! types), a description written for a model, hints about its behaviour, and a `call` function;
+//! `invoke` calls one by name as every caller does: arguments checked, a panic turned into an
+//! error, the text mirror of the result cut to size. Every path a tool touches is confined to the
+//! workspace roots (`workspace::jail`); every command runs in the sandbox.
 
 pub mod edit_file;
-pub mod git;
 pub mod git_diff;
 pub mod git_status;
 pub mod list_files;
@@ -18,9 +18,31 @@ pub mod write_file;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::workspace::jail::{Roots, ToolError};
+use crate::workspace::jail::Roots;
+use crate::workspace::PathError;
+
+/// A tool's error, worded for the model that called it: it becomes a result with `isError`,
+/// which the model can act on (a path outside the roots, no match, bad arguments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError(pub String);
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<PathError> for ToolError {
+    fn from(error: PathError) -> ToolError {
+        ToolError(error.0)
+    }
+}
+
+pub fn tool_error(message: impl Into<String>) -> ToolError {
+    ToolError(message.into())
+}
 
 /// What the tools work on.
 pub struct Context {
@@ -55,7 +77,7 @@ impl Call {
     }
 }
 
-/// MCP's hints about a tool's behaviour.
+/// Hints about a tool's behaviour, for a client deciding what to ask the user before a call.
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
     pub read_only: bool,
@@ -77,91 +99,83 @@ pub struct ToolSpec {
     text: Option<fn(&Value) -> String>,
 }
 
+impl ToolSpec {
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(&self) -> Value {
+        (self.input_schema)()
+    }
+
+    /// The JSON Schema of the tool's structured result.
+    pub fn output_schema(&self) -> Value {
+        (self.output_schema)()
+    }
+}
+
+/// A tool's answer: its structured result, and the same as text (cut near `MAX_TEXT`).
+#[derive(Debug)]
+pub struct ToolOutput {
+    pub structured: Value,
+    pub text: String,
+}
+
+/// Why a call has no `ToolOutput`.
+#[derive(Debug)]
+pub enum CallError {
+    /// No tool has this name.
+    UnknownTool(String),
+    /// The tool refused or failed in a way the model can act on.
+    Tool(ToolError),
+    /// A bug in the tool: it panicked (the panic itself went to stderr).
+    Panicked,
+}
+
+/// A result's text mirror is cut near this size, with a note on how to get the rest.
+pub const MAX_TEXT: usize = 40_000;
+
+/// Calls the tool `name` with `arguments` (null counts as none), in `context`.
+pub fn invoke(
+    context: &Context,
+    call: &Call,
+    name: &str,
+    arguments: Value,
+) -> Result<ToolOutput, CallError> {
+    let tool = CATALOGUE
+        .iter()
+        .find(|tool| tool.name == name)
+        .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+    let arguments = match arguments {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        given => given,
+    };
+    // A bug in a tool must not leave its caller without an answer (an MCP client would wait
+    // forever) nor end the process.
+    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (tool.call)(context, call, arguments)
+    }));
+    let structured = called
+        .map_err(|_| CallError::Panicked)?
+        .map_err(CallError::Tool)?;
+    let mut text = match tool.text.map(|text| text(&structured)) {
+        Some(text) if !text.is_empty() => text,
+        _ => serde_json::to_string(&structured).unwrap_or_default(),
+    };
+    // Each tool keeps its structured result within about RESULT_BUDGET itself, so this cut of
+    // the text is a last guard; the structured result stays whole, as its schema promises.
+    if text.len() > MAX_TEXT {
+        let note = format!(
+            "\n[... cut at {MAX_TEXT} of {} bytes: narrow the request (offset/limit, path, glob, \
+             max_entries, max_results)]",
+            text.len()
+        );
+        text = format!("{}{note}", crate::text::cut(&text, MAX_TEXT));
+    }
+    Ok(ToolOutput { structured, text })
+}
+
 /// About how many bytes of JSON a tool's structured result may hold. Some clients hand the
 /// model the structured result rather than the text (Codex prefers it), so the tools bound it
 /// themselves: lists stop and say how many more there were, long texts are cut with a note.
 pub const RESULT_BUDGET: usize = 32 << 10;
-
-/// What is left of `RESULT_BUDGET` while a list is filled.
-#[derive(Clone)]
-pub struct Budget {
-    left: usize,
-}
-
-impl Budget {
-    pub fn new(bytes: usize) -> Budget {
-        Budget { left: bytes }
-    }
-
-    /// Takes room for `item`; false when it does not fit (and then no later item does either).
-    pub fn take<T: serde::Serialize>(&mut self, item: &T) -> bool {
-        let size = serde_json::to_string(item).map_or(usize::MAX, |json| json.len() + 1);
-        if size > self.left {
-            self.left = 0;
-            return false;
-        }
-        self.left -= size;
-        true
-    }
-}
-
-/// How many bytes `c` takes inside a JSON string: escapes count, and a control character's
-/// escape (`\u0001`) is six bytes for one.
-fn json_char_len(c: char) -> usize {
-    match c {
-        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-        c if (c as u32) < 0x20 => 6,
-        c => c.len_utf8(),
-    }
-}
-
-/// How many bytes `text` takes inside a JSON string. Counted by bytes, which is the same (a
-/// character of several bytes has none below 0x80, and takes as many as it has) and faster.
-pub fn json_len(text: &str) -> usize {
-    text.bytes()
-        .map(|byte| {
-            if byte < 0x80 {
-                json_char_len(char::from(byte))
-            } else {
-                1
-            }
-        })
-        .sum()
-}
-
-/// The longest start of `text` that takes at most `budget` bytes inside a JSON string.
-pub fn json_prefix(text: &str, budget: usize) -> &str {
-    let mut used = 0;
-    for (at, c) in text.char_indices() {
-        used += json_char_len(c);
-        if used > budget {
-            return &text[..at];
-        }
-    }
-    text
-}
-
-/// `text` kept within `budget` bytes of JSON: whole, or its head and tail with a note of what
-/// was cut between them (a command's output: how it started and how it ended), counting
-/// `cut_before` bytes an earlier cut left out there.
-pub fn json_head_and_tail(text: String, budget: usize, cut_before: u64) -> String {
-    if json_len(&text) <= budget {
-        return text;
-    }
-    let head = json_prefix(&text, budget / 2);
-    let mut used = 0;
-    let tail_start = text
-        .char_indices()
-        .rev()
-        .find(|&(_, c)| {
-            used += json_char_len(c);
-            used > budget / 2
-        })
-        .map_or(0, |(at, c)| at + c.len_utf8());
-    let tail = &text[tail_start.max(head.len())..];
-    let cut = (text.len() - head.len() - tail.len()) as u64 + cut_before;
-    format!("{head}\n[... {cut} bytes cut ...]\n{tail}")
-}
 
 /// The text of a result's string field (a diff).
 fn field_text(output: &Value, field: &str) -> String {
@@ -177,7 +191,7 @@ fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, Tool
     glob.map(|glob| {
         globset::Glob::new(glob)
             .map(|glob| glob.compile_matcher())
-            .map_err(|err| crate::workspace::jail::tool_error(format!("glob {glob:?}: {err}")))
+            .map_err(|err| tool_error(format!("glob {glob:?}: {err}")))
     })
     .transpose()
 }
@@ -224,72 +238,35 @@ macro_rules! tool {
 }
 
 /// Every tool, in a stable order.
-pub fn catalogue() -> Vec<ToolSpec> {
-    vec![
-        tool!(list_files, "List files", None,
+pub static CATALOGUE: &[ToolSpec] = &[
+    tool!(list_files, "List files", None,
             |c, call, a| output(list_files::call(c, call, arguments("list_files", a)?)?),
             schema::<list_files::Output>, read_only: true, destructive: false, idempotent: true),
-        tool!(read_file, "Read a file", Some(read_file::text),
+    tool!(read_file, "Read a file", Some(read_file::text),
             |c, _, a| output(read_file::call(c, arguments("read_file", a)?)?),
             schema::<read_file::Output>, read_only: true, destructive: false, idempotent: true),
-        tool!(search_text, "Search text", None,
+    tool!(search_text, "Search text", None,
             |c, call, a| output(search_text::call(c, call, arguments("search_text", a)?)?),
             schema::<search_text::Output>, read_only: true, destructive: false, idempotent: true),
-        tool!(edit_file, "Edit a file", Some(|output| field_text(output, "diff")),
+    tool!(edit_file, "Edit a file", Some(|output| field_text(output, "diff")),
             |c, _, a| output(edit_file::call(c, arguments("edit_file", a)?)?),
             schema::<edit_file::Output>, read_only: false, destructive: true, idempotent: false),
-        tool!(write_file, "Write a file", None,
+    tool!(write_file, "Write a file", None,
             |c, _, a| output(write_file::call(c, arguments("write_file", a)?)?),
             schema::<write_file::Output>, read_only: false, destructive: true, idempotent: true),
-        tool!(run_command, "Run a command in the sandbox", None,
+    tool!(run_command, "Run a command in the sandbox", None,
             |c, call, a| output(run_command::call(c, call, arguments("run_command", a)?)?),
             schema::<run_command::Output>, read_only: false, destructive: true, idempotent: false),
-        tool!(run_tests, "Run the tests in the sandbox", None,
+    tool!(run_tests, "Run the tests in the sandbox", None,
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
             schema::<crate::testrun::report::TestReport>, read_only: false, destructive: false, idempotent: true),
-        tool!(git_status, "Git status", None,
+    tool!(git_status, "Git status", None,
             |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
             schema::<git_status::Output>, read_only: true, destructive: false, idempotent: true),
-        tool!(git_diff, "Git diff", Some(|output| field_text(output, "diff")),
+    tool!(git_diff, "Git diff", Some(|output| field_text(output, "diff")),
             |c, call, a| git_diff::call(c, call, arguments("git_diff", a)?),
             schema::<git_diff::Output>, read_only: true, destructive: false, idempotent: true),
-    ]
-}
-
-impl ToolSpec {
-    /// The tool as `tools/list` describes it.
-    pub fn describe(&self) -> Value {
-        json!({
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": (self.input_schema)(),
-            "outputSchema": (self.output_schema)(),
-            "annotations": {
-                "title": self.title,
-                "readOnlyHint": self.annotations.read_only,
-                "destructiveHint": self.annotations.destructive,
-                "idempotentHint": self.annotations.idempotent,
-                "openWorldHint": self.annotations.open_world,
-            },
-        })
-    }
-
-    /// Runs the tool: its structured result and a plain-text mirror, or the error for the model.
-    pub fn call(
-        &self,
-        context: &Context,
-        call: &Call,
-        arguments: Value,
-    ) -> Result<(Value, String), ToolError> {
-        let output = (self.call)(context, call, arguments)?;
-        let text = match self.text.map(|text| text(&output)) {
-            Some(text) if !text.is_empty() => text,
-            _ => serde_json::to_string(&output).unwrap_or_default(),
-        };
-        Ok((output, text))
-    }
-}
+];
 
 fn schema<T: schemars::JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
@@ -317,25 +294,5 @@ fn drop_rust_formats(schema: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(drop_rust_formats),
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_lengths_count_escapes() {
-        let text = "a\"\\\n\u{1}é";
-        assert_eq!(
-            json_len(text),
-            serde_json::to_string(text).unwrap().len() - 2
-        );
-        assert_eq!(json_prefix("ab\u{1}c", 3), "ab");
-        assert_eq!(json_prefix("ab\u{1}c", 8), "ab\u{1}");
-        let kept = json_head_and_tail("\u{1}".repeat(10_000), 600, 0);
-        assert!(json_len(&kept) <= 600 + 40, "{}", json_len(&kept));
-        assert!(kept.contains("bytes cut"));
-        assert_eq!(json_head_and_tail("short".into(), 600, 7), "short");
     }
 }

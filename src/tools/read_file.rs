@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader, Read};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Context;
-use crate::workspace::jail::{self, tool_error, ToolError};
+use super::{tool_error, Context, ToolError};
+use crate::workspace::jail;
 
 pub const DESCRIPTION: &str = "Read a text file inside the workspace. Returns its lines numbered from 1 (`N\\tline`), the \
 file's total line count, and, when the window did not reach the end, the offset to continue from. Read big files a window \
@@ -251,7 +251,7 @@ impl Window {
         }
         // The window stops before the line that would take it past the budget (the first
         // line is shown whatever its size).
-        let added = super::json_len(&self.content[start..]);
+        let added = crate::text::json_len(&self.content[start..]);
         if start > 0 && self.json_bytes + added > super::RESULT_BUDGET {
             self.content.truncate(start);
             self.last = number - 1;

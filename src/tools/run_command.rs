@@ -4,9 +4,7 @@
 
 use std::io::Write;
 use std::os::fd::RawFd;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -14,8 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{json_head_and_tail, Call, Context};
-use crate::workspace::jail::{tool_error, ToolError};
+use super::{tool_error, Call, Context, ToolError};
+use crate::text::json_head_and_tail;
 
 pub const DESCRIPTION: &str = "Run a command inside the sandbox, in the workspace (network off, only the workspace \
 writable, limits on memory, processes and time). Give argv (preferred) or command (a shell line run by sh -c). Returns \
@@ -189,38 +187,7 @@ fn in_sandbox(
         .ok_or_else(|| tool_error("the sandbox gave no result"))
 }
 
-/// This binary (as it was started, even if the file was replaced since: a rebuild), to be run
-/// in the root open at `root_fd`: that is its current directory, and the root is never given to
-/// it by name, so that a directory the sandbox swapped in under the root's name since cannot
-/// stand in for it. If the server dies (a client that gave up on it kills it), the process gets
-/// SIGTERM (a sandbox then stops what it started): nothing is left running.
-pub fn self_command(root_fd: RawFd) -> Result<Command, ToolError> {
-    let exe = if Path::new("/proc/self/exe").exists() {
-        PathBuf::from("/proc/self/exe")
-    } else {
-        std::env::current_exe()
-            .map_err(|err| tool_error(format!("cannot find autocoder itself: {err}")))?
-    };
-    let server = std::process::id() as libc::pid_t;
-    let mut command = Command::new(exe);
-    // SAFETY: prctl, getppid and fchdir are async-signal-safe, as the code between fork and exec
-    // must be.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != server
-            {
-                return Err(std::io::Error::other("the server is gone"));
-            }
-            if libc::fchdir(root_fd) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    };
-    Ok(command)
-}
-
-/// Runs this binary with `args` in the root open at `root_fd` (see `self_command`), reporting
+/// Runs this binary with `args` in the root open at `root_fd` (`sandbox::reexec`), reporting
 /// progress at the start and each second and stopping it (SIGTERM) when the call is cancelled or
 /// `limit` passes; returns the JSON document it wrote.
 pub fn run_self(
@@ -230,7 +197,7 @@ pub fn run_self(
     call: &Call,
     limit: Duration,
 ) -> Result<Value, ToolError> {
-    let mut command = self_command(root_fd)?;
+    let mut command = crate::sandbox::reexec::own_command(root_fd).map_err(ToolError)?;
     let mut child = command
         .args(args)
         .stdin(if stdin.is_some() {
@@ -300,7 +267,7 @@ pub fn run_self(
         tool_error(format!(
             "the sandbox failed (exit {}): {}",
             status.code().unwrap_or(-1),
-            crate::testrun::report::cut(stderr.trim(), 2000)
+            crate::text::cut(stderr.trim(), 2000)
         ))
     })
 }

@@ -7,8 +7,9 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{glob_matcher, Budget, Call, Context, RESULT_BUDGET};
-use crate::workspace::jail::{self, tool_error, Confined, ToolError};
+use super::{glob_matcher, tool_error, Call, Context, ToolError, RESULT_BUDGET};
+use crate::text::Budget;
+use crate::workspace::jail::{self, Confined};
 use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "Search the workspace's text files for a regular expression (or, with fixed_string, \

@@ -10,23 +10,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::sandbox::native::sys::{
-    open_path_no_symlinks, openat2, RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS,
-};
-
-/// A tool's error, worded for the model that called it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError(pub String);
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-pub fn tool_error(message: impl Into<String>) -> ToolError {
-    ToolError(message.into())
-}
+use super::{path_error, PathError};
+use crate::sys::{open_path_no_symlinks, openat2, RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS};
 
 /// The directories the tools may touch.
 #[derive(Debug)]
@@ -143,9 +128,9 @@ impl Roots {
 
     /// Where the file `path` lies, as `confine`; a path ending in `/` or `/.` names a
     /// directory, which the file tools would otherwise take as the file before it.
-    pub fn confine_file(&self, path: &str) -> Result<Confined<'_>, ToolError> {
+    pub fn confine_file(&self, path: &str) -> Result<Confined<'_>, PathError> {
         if path.ends_with('/') || path.ends_with("/.") {
-            return Err(tool_error(format!(
+            return Err(path_error(format!(
                 "{path} names a directory; give the file's path"
             )));
         }
@@ -154,9 +139,9 @@ impl Roots {
 
     /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
     /// checks here; `open` lets the kernel check the rest.
-    pub fn confine(&self, path: &str) -> Result<Confined<'_>, ToolError> {
+    pub fn confine(&self, path: &str) -> Result<Confined<'_>, PathError> {
         if path.contains('\0') {
-            return Err(tool_error("the path contains a NUL byte"));
+            return Err(path_error("the path contains a NUL byte"));
         }
         let given = Path::new(if path.is_empty() { "." } else { path });
         let (index, rest) = if given.is_absolute() {
@@ -176,7 +161,7 @@ impl Roots {
                         .map(|rest| (index, rest.to_path_buf()))
                 })
                 .ok_or_else(|| {
-                    tool_error(format!(
+                    path_error(format!(
                         "{path} is outside the allowed roots ({}); give a path inside one",
                         self.paths()
                             .map(|p| p.display().to_string())
@@ -194,18 +179,18 @@ impl Roots {
                 Component::Normal(part) => relative.push(part),
                 Component::CurDir => {}
                 Component::ParentDir if !relative.as_os_str().is_empty() => {
-                    return Err(tool_error(format!(
+                    return Err(path_error(format!(
                         "{path}: `..` is not taken inside a path (a link on the way would change \
                          where it leads); give the path from the root without it"
                     )))
                 }
                 Component::ParentDir => {
-                    return Err(tool_error(format!(
+                    return Err(path_error(format!(
                         "{path}: `..` may not leave the root; give a path inside it"
                     )))
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(tool_error(format!("{path}: not a path inside a root")))
+                    return Err(path_error(format!("{path}: not a path inside a root")))
                 }
             }
         }
@@ -220,7 +205,7 @@ impl Roots {
 
 /// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
 /// beneath the root.
-pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolError> {
+pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, PathError> {
     let shown = confined.display();
     let relative = if confined.relative.as_os_str().is_empty() {
         Path::new(".")
@@ -228,7 +213,7 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolErro
         &confined.relative
     };
     let c_path = CString::new(relative.as_os_str().as_bytes())
-        .map_err(|_| tool_error("the path contains a NUL byte"))?;
+        .map_err(|_| path_error("the path contains a NUL byte"))?;
     // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
     let opened = openat2(
         confined.root_fd,
@@ -238,13 +223,13 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, ToolErro
         RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
     );
     opened.map(File::from).map_err(|errno| match errno {
-        libc::EXDEV => tool_error(format!(
+        libc::EXDEV => path_error(format!(
             "{}: a symlink or `..` leads outside the root; refused",
             shown.display()
         )),
-        libc::ENOENT => tool_error(format!("{}: no such file or directory", shown.display())),
-        libc::ELOOP => tool_error(format!("{}: too many symlinks", shown.display())),
-        _ => tool_error(format!(
+        libc::ENOENT => path_error(format!("{}: no such file or directory", shown.display())),
+        libc::ELOOP => path_error(format!("{}: too many symlinks", shown.display())),
+        _ => path_error(format!(
             "{}: {}",
             shown.display(),
             std::io::Error::from_raw_os_error(errno)

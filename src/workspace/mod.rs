@@ -1,13 +1,30 @@
-//! The workspace as the tools see it: paths confined to its roots (`jail`), walks of its
-//! directories that stay inside them (`walk`), and reading the small files sandboxed code may
-//! have put in place (configuration, ignore files) without following links or waiting on FIFOs.
+//! The workspace as the tools and heal see it: paths confined to its roots (`jail`), walks of its
+//! directories that stay inside them (`walk`), atomic writes (`write`), and reading the small
+//! files sandboxed code may have put in place (configuration, ignore files) without following
+//! links or waiting on FIFOs.
 
 pub mod jail;
 pub mod walk;
+pub mod write;
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+
+/// What is wrong with a path, or with what was done at it, worded for whoever gave it (a user
+/// or a model): `src/x.py: no such file or directory`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathError(pub String);
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub fn path_error(message: impl Into<String>) -> PathError {
+    PathError(message.into())
+}
 
 /// The text of the file at `path` when it is a regular file (not a link, which could lead to a
 /// host file, nor a FIFO or device that never ends), cut at `max` bytes: for files sandboxed

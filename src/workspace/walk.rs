@@ -21,8 +21,9 @@ use std::rc::Rc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-use super::jail::{self, tool_error, Confined, ToolError};
-use crate::sandbox::native::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS};
+use super::jail::{self, Confined};
+use super::{path_error, PathError};
+use crate::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS};
 
 /// An ignore file read at most this far, and its patterns taken at most this many: an ignore
 /// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
@@ -70,7 +71,7 @@ pub fn walk(
     start: &Confined,
     max_depth: Option<usize>,
     visit: &mut dyn FnMut(&Found) -> ControlFlow<()>,
-) -> Result<Walked, ToolError> {
+) -> Result<Walked, PathError> {
     let mut walked = Walked::default();
     let start_dir = OwnedFd::from(jail::open(start, libc::O_RDONLY | libc::O_DIRECTORY, 0)?);
     let rules = Rc::new(start_rules(start).enter(&start.display(), start_dir.as_raw_fd()));
@@ -146,7 +147,7 @@ pub fn walk(
                 continue
             }
             Err(err) => {
-                return Err(tool_error(format!(
+                return Err(path_error(format!(
                     "{}: {err}",
                     start.root.join(&path).display()
                 )))
@@ -178,9 +179,9 @@ impl Listing {
         dir: OwnedFd,
         relative: PathBuf,
         rules: Rc<Rules>,
-    ) -> Result<Listing, ToolError> {
+    ) -> Result<Listing, PathError> {
         let mut entries = read_entries(dir.as_raw_fd()).map_err(|err| {
-            tool_error(format!("{}: {err}", start.root.join(&relative).display()))
+            path_error(format!("{}: {err}", start.root.join(&relative).display()))
         })?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(Listing {

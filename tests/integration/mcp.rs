@@ -605,9 +605,10 @@ fn file_tools_read_list_search_edit_and_write() {
         (Some(1), Some(false))
     );
 
+    // Missing parent directories are made, as Codex's apply_patch and Claude Code's Write do.
     let written = session.call(
         "write_file",
-        json!({"path": "new/deep/file.txt", "content": "hi\n", "create_dirs": true}),
+        json!({"path": "new/deep/file.txt", "content": "hi\n"}),
     );
     assert_eq!(written["structuredContent"]["created"], true, "{written}");
     assert_eq!(
@@ -616,9 +617,18 @@ fn file_tools_read_list_search_edit_and_write() {
     );
     let text = session.call_error(
         "write_file",
-        json!({"path": "missing/dir/f.txt", "content": "x"}),
+        json!({"path": "missing/dir/f.txt", "content": "x", "create_dirs": false}),
     );
     assert!(text.contains("create_dirs"), "{text}");
+    assert!(!dir.path().join("missing").exists());
+    // Never outside the root: not through a link on the way, nor up from it.
+    let outside = TempDir::new();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+    for path in ["out/made/f.txt", "../made/f.txt", "new/../../made/f.txt"] {
+        session.call_error("write_file", json!({"path": path, "content": "x"}));
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(!dir.path().parent().unwrap().join("made").exists());
 }
 
 #[test]

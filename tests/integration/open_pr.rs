@@ -598,6 +598,52 @@ fn nothing_the_sandbox_wrote_into_git_runs_on_the_host() {
 }
 
 #[test]
+fn the_identity_comes_from_git_s_variables_when_the_user_config_has_none() {
+    let repo = Repo::new();
+    repo.dirty();
+    // The user's config keeps its URL rewrite but names nobody (a CI job's).
+    let config = std::fs::read_to_string(&repo.global).unwrap();
+    let (rewrite, _) = config.split_once("[user]").unwrap();
+    std::fs::write(&repo.global, rewrite).unwrap();
+    let run = open_pr(&repo, &["--dry-run"]).run().expect_status(2);
+    assert!(
+        run.stderr().contains("who is the commit's author?")
+            && run.stderr().contains("GIT_AUTHOR_NAME"),
+        "{}",
+        run.stderr()
+    );
+    open_pr(&repo, &["--dry-run"])
+        .env("GIT_AUTHOR_NAME", "CI Job")
+        .env("GIT_AUTHOR_EMAIL", "ci@example.com")
+        .env("GIT_COMMITTER_NAME", "CI Bot")
+        .env("GIT_COMMITTER_EMAIL", "bot@example.com")
+        .run()
+        .expect_status(0);
+    let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
+    assert_eq!(
+        git(
+            &repo.work,
+            &["log", "-1", "--format=%an <%ae> %cn <%ce>", &scratch]
+        ),
+        "CI Job <ci@example.com> CI Bot <bot@example.com>\n"
+    );
+    // AUTOCODER_AUTHOR still comes first.
+    open_pr(&repo, &["--dry-run"])
+        .env("AUTOCODER_AUTHOR", "Fixer <fix@example.com>")
+        .env("GIT_AUTHOR_NAME", "CI Job")
+        .env("GIT_AUTHOR_EMAIL", "ci@example.com")
+        .run()
+        .expect_status(0);
+    assert_eq!(
+        git(
+            &repo.work,
+            &["log", "-1", "--format=%an <%ae> %cn <%ce>", &scratch]
+        ),
+        "Fixer <fix@example.com> Fixer <fix@example.com>\n"
+    );
+}
+
+#[test]
 fn named_files_are_committed_even_untracked() {
     let repo = Repo::new();
     repo.dirty();

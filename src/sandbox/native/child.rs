@@ -27,9 +27,9 @@ use std::path::Path;
 
 use super::fs_rules::{FsRules, OpenedPath};
 use super::paths::Access;
-use super::sys;
 use super::syscall_filter::Program;
 use super::trees::{self, Maker};
+use crate::sys;
 
 /// A host path to mount at the same place in the command's view (see `paths`).
 pub struct BindPlan {

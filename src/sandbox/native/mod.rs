@@ -14,7 +14,6 @@ pub mod cgroup;
 pub mod child;
 pub mod fs_rules;
 pub mod paths;
-pub mod sys;
 pub mod syscall_filter;
 pub mod trees;
 
@@ -35,6 +34,7 @@ use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
+use crate::sys;
 
 /// The host uid and gid a command started by root runs as.
 pub const SANDBOX_UID: u32 = 65_500;
@@ -93,7 +93,7 @@ impl From<Failure> for Attempt {
 }
 
 fn using_rlimits(reason: &str) {
-    crate::commands::note(
+    crate::log::note(
         "sandbox",
         &format!("cgroups unavailable ({reason}); using rlimits"),
     );

@@ -15,9 +15,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::sys;
 use crate::error::Failure;
 use crate::sandbox::policy::{resolve_without_writable_links, SandboxPolicy};
+use crate::sys;
 
 /// System directories mounted read-only; top-level symlinks among them (`/bin -> usr/bin` on a
 /// merged-/usr system) are recreated as symlinks.

@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::child::BindPlan;
 use super::paths::Access;
-use super::sys;
+use crate::sys;
 
 /// Most descriptors one message carries (the kernel's limit is 253).
 const TREES_PER_MESSAGE: usize = 200;

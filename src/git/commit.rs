@@ -1,0 +1,322 @@
+//! A commit of a change, made from a private index with plumbing, so that the user's checkout,
+//! index and working tree are left as they are: a given diff applied to HEAD (heal's), or the
+//! tracked changes in the working tree, never files that look like credentials unless named.
+//! Its author is the user's own identity, never the repository's config (the sandbox's to write,
+//! which could sign the commit as anyone).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Failure;
+use crate::git::cli::Git;
+
+/// What goes into the commit.
+pub enum Change<'a> {
+    /// This diff, applied to HEAD.
+    Diff(&'a str),
+    /// The tracked files as they are in the working tree.
+    TrackedFiles,
+}
+
+/// A commit made, and its diff from HEAD.
+pub struct Commit {
+    pub id: String,
+    pub diff: String,
+}
+
+/// Commits `change` (and the files `named`, tracked or not) on top of HEAD with `message`, in no
+/// branch; None when the tree would be HEAD's (nothing to commit).
+pub fn commit(
+    git: &Git,
+    change: Change,
+    named: &[String],
+    message: &str,
+) -> Result<Option<Commit>, Failure> {
+    let head = git
+        .run(&["rev-parse", "--verify", "HEAD"], &[], None)
+        .map_err(|_| {
+            Failure::usage("the repository has no commit yet")
+                .with_hint("a pull request needs a commit to branch from")
+        })?;
+    let index = PrivateIndex::new();
+    let env = [("GIT_INDEX_FILE", index.path_str())];
+    git.run(&["read-tree", "HEAD"], &env, None)?;
+    match change {
+        Change::Diff(diff) => {
+            git.run(
+                &["apply", "--cached", "--whitespace=nowarn", "-"],
+                &env,
+                Some(diff),
+            )
+            .map_err(|err| {
+                Failure::usage(format!(
+                    "heal's diff does not apply to HEAD: {:#}",
+                    err.error
+                ))
+                .with_hint("run open-pr on the commit heal started from")
+            })?;
+        }
+        Change::TrackedFiles => {
+            // What the user staged but git does not track yet is not a tracked change: said,
+            // not silently left out.
+            let new_in_index = git.run(
+                &["diff", "--cached", "--name-only", "--diff-filter=A", "HEAD"],
+                &[],
+                None,
+            )?;
+            for path in new_in_index
+                .lines()
+                .filter(|p| !named.iter().any(|n| n == p))
+            {
+                crate::log::warn(
+                    "open-pr",
+                    &format!("{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"),
+                );
+            }
+            git.stage_tracked_changes(&env)?;
+            let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
+            for path in staged
+                .lines()
+                .filter(|p| looks_like_secret(p) && !named.iter().any(|n| n == p))
+            {
+                crate::log::warn(
+                    "open-pr",
+                    &format!("{path} looks like it holds credentials: left out of the commit"),
+                );
+                git.unstage(path, &env)?;
+            }
+        }
+    }
+    for path in named {
+        git.stage_file(path, &env)?;
+    }
+    let tree = git.run(&["write-tree"], &env, None)?;
+    let head_tree = git.run(&["rev-parse", "HEAD^{tree}"], &[], None)?;
+    if tree == head_tree {
+        return Ok(None);
+    }
+    let user = (git.user_config("user.name"), git.user_config("user.email"));
+    let identity = identity(&|name| std::env::var(name).ok(), user)?;
+    let identity = [
+        ("GIT_AUTHOR_NAME", identity.author.0.as_str()),
+        ("GIT_AUTHOR_EMAIL", identity.author.1.as_str()),
+        ("GIT_COMMITTER_NAME", identity.committer.0.as_str()),
+        ("GIT_COMMITTER_EMAIL", identity.committer.1.as_str()),
+    ];
+    let id = git.run(
+        &["commit-tree", &tree, "-p", &head, "-F", "-"],
+        &identity,
+        Some(message),
+    )?;
+    let diff = git.run(
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            &head,
+            &id,
+        ],
+        &[],
+        None,
+    )?;
+    Ok(Some(Commit { id, diff }))
+}
+
+/// Who the commit is by: (name, email) of its author and its committer.
+#[derive(Debug, PartialEq, Eq)]
+struct Identity {
+    author: (String, String),
+    committer: (String, String),
+}
+
+/// `AUTOCODER_AUTHOR` ("Name <email>") for both; else each name and email as git takes it: its
+/// own variable (`GIT_AUTHOR_NAME`, `GIT_COMMITTER_EMAIL`, ...), then `user` (user.name and
+/// user.email from the user's own git config), then `EMAIL` for an email.
+fn identity(
+    env: &dyn Fn(&str) -> Option<String>,
+    user: (Option<String>, Option<String>),
+) -> Result<Identity, Failure> {
+    let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    if let Some(author) = env("AUTOCODER_AUTHOR") {
+        let parsed = author.split_once('<').and_then(|(name, rest)| {
+            let email = rest.trim_end().trim_end_matches('>');
+            (!name.trim().is_empty() && email.contains('@'))
+                .then(|| (name.trim().to_string(), email.to_string()))
+        });
+        return match parsed {
+            Some(person) => Ok(Identity {
+                author: person.clone(),
+                committer: person,
+            }),
+            None => Err(Failure::usage(format!(
+                "AUTOCODER_AUTHOR={author:?} is not `Name <email>`"
+            ))),
+        };
+    }
+    let (user_name, user_email) = user;
+    let person = |role: &str| {
+        let name = env(&format!("GIT_{role}_NAME")).or_else(|| user_name.clone());
+        let email = env(&format!("GIT_{role}_EMAIL"))
+            .or_else(|| user_email.clone())
+            .or_else(|| env("EMAIL"));
+        name.zip(email)
+    };
+    match (person("AUTHOR"), person("COMMITTER")) {
+        (Some(author), Some(committer)) => Ok(Identity { author, committer }),
+        _ => Err(Failure::usage("who is the commit's author? neither GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL (and GIT_COMMITTER_*) nor user.name and user.email in your git config say (the repository's own config is not used: sandboxed code can write it)")
+            .with_hint("set them (git config --global user.name ...; git config --global user.email ...), or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL, or AUTOCODER_AUTHOR='Name <email>'")),
+    }
+}
+
+/// Paths that look like they hold credentials: never committed unless named.
+pub fn looks_like_secret(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    const EXACT: &[&str] = &[
+        ".env",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        "credentials",
+        "credentials.json",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        ".git-credentials",
+        "secrets.json",
+        "secrets.yml",
+        "secrets.yaml",
+    ];
+    const SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
+    EXACT.contains(&name.as_str())
+        || name.starts_with(".env.")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// A fresh path in the temporary directory for one of this run's private files.
+pub fn private_temp_path(kind: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!("autocoder-{kind}-{}-{nanos}", std::process::id()))
+}
+
+/// An index file of our own, removed when done.
+struct PrivateIndex {
+    path: PathBuf,
+}
+
+impl PrivateIndex {
+    fn new() -> PrivateIndex {
+        PrivateIndex {
+            path: private_temp_path("index"),
+        }
+    }
+
+    fn path_str(&self) -> &str {
+        self.path.to_str().unwrap_or("")
+    }
+}
+
+impl Drop for PrivateIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(Path::new(&format!("{}.lock", self.path.display())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_paths() {
+        for path in [
+            ".env",
+            "config/.env.production",
+            "certs/server.pem",
+            "deploy/id_rsa",
+            "x/credentials.json",
+        ] {
+            assert!(looks_like_secret(path), "{path}");
+        }
+        for path in ["src/env.rs", "README.md", "keys.py", "environment.yml"] {
+            assert!(!looks_like_secret(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn the_identity_is_taken_as_git_takes_it() {
+        let env = |vars: &'static [(&str, &str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        let person = |name: &str, email: &str| (name.to_string(), email.to_string());
+        let config = || (Some("Dev".to_string()), Some("dev@example.com".to_string()));
+        let ci = env(&[
+            ("GIT_AUTHOR_NAME", "CI"),
+            ("GIT_AUTHOR_EMAIL", "ci@example.com"),
+            ("GIT_COMMITTER_NAME", "Bot"),
+            ("GIT_COMMITTER_EMAIL", "bot@example.com"),
+        ]);
+        let taken = |env: &dyn Fn(&str) -> Option<String>, user| identity(env, user).ok();
+        let both = |author, committer| Some(Identity { author, committer });
+        assert_eq!(
+            taken(&ci, config()),
+            both(
+                person("CI", "ci@example.com"),
+                person("Bot", "bot@example.com")
+            )
+        );
+        assert_eq!(
+            taken(&ci, (None, None)),
+            both(
+                person("CI", "ci@example.com"),
+                person("Bot", "bot@example.com")
+            )
+        );
+        // Each part on its own, the config filling in the rest.
+        let name_only = env(&[("GIT_AUTHOR_NAME", "CI")]);
+        assert_eq!(
+            taken(&name_only, config()),
+            both(
+                person("CI", "dev@example.com"),
+                person("Dev", "dev@example.com")
+            )
+        );
+        let email = env(&[("EMAIL", "mail@example.com")]);
+        assert_eq!(
+            taken(&email, (Some("Dev".to_string()), None)),
+            both(
+                person("Dev", "mail@example.com"),
+                person("Dev", "mail@example.com")
+            )
+        );
+        // The committer is needed too.
+        let author_only = env(&[
+            ("GIT_AUTHOR_NAME", "CI"),
+            ("GIT_AUTHOR_EMAIL", "ci@example.com"),
+        ]);
+        assert_eq!(taken(&author_only, (None, None)), None);
+        assert_eq!(taken(&env(&[]), (None, None)), None);
+        // AUTOCODER_AUTHOR comes first, for both.
+        let fixer = env(&[
+            ("AUTOCODER_AUTHOR", "Fixer <fix@example.com>"),
+            ("GIT_AUTHOR_NAME", "CI"),
+        ]);
+        assert_eq!(
+            taken(&fixer, config()),
+            both(
+                person("Fixer", "fix@example.com"),
+                person("Fixer", "fix@example.com")
+            )
+        );
+        assert_eq!(
+            taken(&env(&[("AUTOCODER_AUTHOR", "nobody")]), config()),
+            None
+        );
+    }
+}
