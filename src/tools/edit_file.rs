@@ -81,51 +81,30 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .map_err(|err| tool_error(format!("{}: {err}", input.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| tool_error(format!("{} is not UTF-8 text", input.path)))?;
-    let found = find(&text, &input.old_string);
-    match found.len() {
-        0 => {
+    let (updated, replaced) = match replace(
+        &text,
+        &input.old_string,
+        &input.new_string,
+        input.replace_all,
+    ) {
+        Ok(done) => done,
+        Err(mismatch) => {
             // The hint takes a while: other writes need not wait for it.
             drop(editing);
-            return Err(tool_error(no_match_hint(
-                &input.path,
-                &text,
-                &input.old_string,
-            )));
+            return Err(tool_error(match mismatch {
+                Mismatch::NotFound => no_match_hint(&input.path, &text, &input.old_string),
+                Mismatch::Ambiguous { count, lines } => {
+                    let more = if count > 20 { ", ..." } else { "" };
+                    let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+                    format!(
+                        "old_string occurs {count} times in {} (lines {}{more}); include more surrounding lines to pick one, or set replace_all",
+                        input.path,
+                        lines.join(", ")
+                    )
+                }
+            }));
         }
-        n if n > 1 && !input.replace_all => {
-            drop(editing);
-            // Line numbers in one pass over the text; the first 20 listed.
-            let mut lines = Vec::new();
-            let (mut line, mut counted) = (1, 0);
-            for &(at, _) in found.iter().take(20) {
-                line += text[counted..at].matches('\n').count();
-                counted = at;
-                lines.push(line.to_string());
-            }
-            lines.dedup();
-            let more = if n > 20 { ", ..." } else { "" };
-            return Err(tool_error(format!(
-                "old_string occurs {n} times in {} (lines {}{more}); include more surrounding lines to pick one, or set replace_all",
-                input.path,
-                lines.join(", ")
-            )));
-        }
-        _ => {}
-    }
-    let found = apart(found);
-    let replaced = if input.replace_all { found.len() } else { 1 };
-    let mut updated = String::with_capacity(text.len());
-    let mut copied = 0;
-    for &(at, length) in &found[..replaced] {
-        updated.push_str(&text[copied..at]);
-        if ends_in_crlf(&text, at) {
-            updated.push_str(&with_crlf(&input.new_string));
-        } else {
-            updated.push_str(&input.new_string);
-        }
-        copied = at + length;
-    }
-    updated.push_str(&text[copied..]);
+    };
     if !input.dry_run {
         write_atomically(&confined, updated.as_bytes(), false)?;
     }
@@ -154,6 +133,54 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         diff,
         written: !input.dry_run,
     })
+}
+
+/// Why `replace` changed nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// `old` is not in the text.
+    NotFound,
+    /// `old` is there `count` times (and `all` was not asked for), on these lines (the first
+    /// 20 occurrences' lines, each once).
+    Ambiguous { count: usize, lines: Vec<usize> },
+}
+
+/// `text` with `old` replaced by `new`: its one occurrence, or with `all` every one; and how
+/// many were replaced. A replacement's line endings follow the line it goes in (`\n` in `new`
+/// becomes `\r\n` there), and `old` written with `\n` matches CRLF lines too.
+pub fn replace(text: &str, old: &str, new: &str, all: bool) -> Result<(String, usize), Mismatch> {
+    let found = find(text, old);
+    match found.len() {
+        0 => return Err(Mismatch::NotFound),
+        count if count > 1 && !all => {
+            // Line numbers in one pass over the text.
+            let mut lines = Vec::new();
+            let (mut line, mut counted) = (1, 0);
+            for &(at, _) in found.iter().take(20) {
+                line += text[counted..at].matches('\n').count();
+                counted = at;
+                lines.push(line);
+            }
+            lines.dedup();
+            return Err(Mismatch::Ambiguous { count, lines });
+        }
+        _ => {}
+    }
+    let found = apart(found);
+    let replaced = if all { found.len() } else { 1 };
+    let mut updated = String::with_capacity(text.len());
+    let mut copied = 0;
+    for &(at, length) in &found[..replaced] {
+        updated.push_str(&text[copied..at]);
+        if ends_in_crlf(text, at) {
+            updated.push_str(&with_crlf(new));
+        } else {
+            updated.push_str(new);
+        }
+        copied = at + length;
+    }
+    updated.push_str(&text[copied..]);
+    Ok((updated, replaced))
 }
 
 /// Where `wanted` occurs in `text`: (position, length matched), in order. The model writes
@@ -253,4 +280,67 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
         message.push_str("\ncopy the text exactly, whitespace included");
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replaced(text: &str, old: &str, new: &str, all: bool) -> Result<(String, usize), Mismatch> {
+        replace(text, old, new, all)
+    }
+
+    #[test]
+    fn one_occurrence_is_replaced_and_several_are_refused_with_their_lines() {
+        assert_eq!(
+            replaced("a = 1\nb = 2\n", "b = 2", "b = 3", false),
+            Ok(("a = 1\nb = 3\n".into(), 1))
+        );
+        assert_eq!(replaced("x\n", "y", "z", false), Err(Mismatch::NotFound));
+        assert_eq!(
+            replaced("x\ny\nx x\n", "x", "z", false),
+            Err(Mismatch::Ambiguous {
+                count: 3,
+                lines: vec![1, 3]
+            })
+        );
+        assert_eq!(
+            replaced("x\ny\nx x\n", "x", "z", true),
+            Ok(("z\ny\nz z\n".into(), 3))
+        );
+    }
+
+    #[test]
+    fn overlapping_occurrences_are_not_unique() {
+        // `}\n}` is twice in `}\n}\n}`, the two sharing a brace.
+        assert!(matches!(
+            replaced("}\n}\n}", "}\n}", "]", false),
+            Err(Mismatch::Ambiguous { count: 2, .. })
+        ));
+        // replace_all takes those that do not overlap the one before.
+        assert_eq!(replaced("aaa", "aa", "b", true), Ok(("ba".into(), 1)));
+    }
+
+    #[test]
+    fn line_endings_follow_the_line_replaced() {
+        let text = "one\r\ntwo\r\nthree\nfour\n";
+        assert_eq!(
+            replaced(text, "one\ntwo", "1\n2", false),
+            Ok(("1\r\n2\r\nthree\nfour\n".into(), 1))
+        );
+        assert_eq!(
+            replaced(text, "three\nfour", "3\n4", false),
+            Ok(("one\r\ntwo\r\n3\n4\n".into(), 1))
+        );
+    }
+
+    #[test]
+    fn a_text_of_one_repeated_character_is_searched_in_linear_time() {
+        let text = "a".repeat(200_000);
+        let old = "a".repeat(150_000);
+        assert!(matches!(
+            replaced(&text, &old, "b", false),
+            Err(Mismatch::Ambiguous { .. })
+        ));
+    }
 }

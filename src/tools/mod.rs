@@ -296,3 +296,75 @@ fn drop_rust_formats(schema: &mut Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A context whose one root is a fresh directory holding `files`; removed by the caller.
+    fn context_with(files: &[(&str, &str)]) -> (Context, std::path::PathBuf) {
+        static DIRS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "autocoder-invoke-{}-{}",
+            std::process::id(),
+            DIRS.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (path, content) in files {
+            std::fs::write(dir.join(path), content).unwrap();
+        }
+        let roots = Roots::new(std::slice::from_ref(&dir)).unwrap();
+        (Context { roots }, dir)
+    }
+
+    fn call() -> Call {
+        Call::new(Arc::new(AtomicBool::new(false)), None)
+    }
+
+    #[test]
+    fn tools_are_called_by_name_in_process() {
+        let (context, dir) = context_with(&[("a.py", "print(1)\n")]);
+        let read = invoke(
+            &context,
+            &call(),
+            "read_file",
+            serde_json::json!({"path": "a.py"}),
+        )
+        .unwrap();
+        assert!(read.text.contains("print(1)"), "{}", read.text);
+        assert_eq!(read.structured["path"], "a.py");
+        // No arguments are none.
+        let listed = invoke(&context, &call(), "list_files", Value::Null).unwrap();
+        assert_eq!(listed.structured["entries"][0]["path"], "a.py");
+        assert!(matches!(
+            invoke(&context, &call(), "rm_rf", Value::Null),
+            Err(CallError::UnknownTool(name)) if name == "rm_rf"
+        ));
+        let refused = invoke(
+            &context,
+            &call(),
+            "read_file",
+            serde_json::json!({"file": "a.py"}),
+        );
+        assert!(
+            matches!(&refused, Err(CallError::Tool(err)) if err.0.contains("invalid arguments for read_file")),
+            "{refused:?}"
+        );
+        let outside = invoke(
+            &context,
+            &call(),
+            "read_file",
+            serde_json::json!({"path": "../x"}),
+        );
+        assert!(matches!(outside, Err(CallError::Tool(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_tool_has_schemas_of_objects() {
+        for tool in CATALOGUE {
+            assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name);
+            assert_eq!(tool.output_schema()["type"], "object", "{}", tool.name);
+        }
+    }
+}

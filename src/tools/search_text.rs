@@ -94,15 +94,12 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     }
     drop(start);
     let glob = glob_matcher(input.glob.as_deref())?;
-    let mut search = Search {
+    let mut search = Search::new(
         regex,
-        context_lines: input.context_lines.unwrap_or(0).min(20),
-        max: input.max_results.unwrap_or(100).max(1),
-        matches: Vec::new(),
-        files_searched: 0,
-        truncated: false,
-        budget: Budget::new(RESULT_BUDGET),
-    };
+        input.context_lines.unwrap_or(0).min(20),
+        input.max_results.unwrap_or(100).max(1),
+        RESULT_BUDGET,
+    );
     if !start_is_dir {
         let _ = search.file(&confined);
     } else {
@@ -184,6 +181,20 @@ struct Search {
 }
 
 impl Search {
+    /// A search for `regex`, showing `context_lines` around each match, keeping at most `max`
+    /// matches and `budget` bytes of them as JSON.
+    fn new(regex: regex::Regex, context_lines: usize, max: usize, budget: usize) -> Search {
+        Search {
+            regex,
+            context_lines,
+            max,
+            matches: Vec::new(),
+            files_searched: 0,
+            truncated: false,
+            budget: Budget::new(budget),
+        }
+    }
+
     /// Searches one file (skipping binary ones); breaks when the results are full.
     fn file(&mut self, at: &Confined) -> ControlFlow<()> {
         // Opened beneath the root again, by the kernel: nothing on the way may lead out.
@@ -197,15 +208,19 @@ impl Search {
             return ControlFlow::Continue(());
         }
         self.files_searched += 1;
-        // Streamed: only the lines before the next match (as shown) and the matches waiting for
-        // the lines after them are kept, so that a big file of short lines takes little memory.
-        // A file is binary when it holds a NUL byte: what it added is then taken back.
+        let path = at.shown(&at.relative);
+        self.lines(BufReader::new(file.take(MAX_FILE_BYTES)), &path)
+    }
+
+    /// Searches the lines of the file `path` that `reader` gives; breaks when the results are
+    /// full. Streamed: only the lines before the next match (as shown) and the matches waiting
+    /// for the lines after them are kept, so that a big file of short lines takes little
+    /// memory. A file is binary when it holds a NUL byte: what it added is then taken back.
+    fn lines(&mut self, mut reader: impl BufRead, path: &str) -> ControlFlow<()> {
         let before_file = (self.matches.len(), self.budget.clone(), self.truncated);
-        let mut reader = BufReader::new(file.take(MAX_FILE_BYTES));
         let mut raw = Vec::new();
         let mut before: VecDeque<String> = VecDeque::with_capacity(self.context_lines);
         let mut waiting: VecDeque<Match> = VecDeque::new();
-        let path = at.shown(&at.relative);
         let mut number = 0;
         let mut flow = ControlFlow::Continue(());
         while flow.is_continue() && reader.read_until(b'\n', &mut raw).unwrap_or(0) > 0 {
@@ -220,7 +235,7 @@ impl Search {
             }
             if let Some(found) = self.regex.find(line) {
                 waiting.push_back(Match {
-                    path: path.clone(),
+                    path: path.to_string(),
                     line: number,
                     text: cut_around(line, found.start()),
                     before: before.iter().cloned().collect(),
@@ -282,5 +297,77 @@ impl Search {
         }
         self.matches.push(found);
         ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(pattern: &str, context_lines: usize, max: usize) -> Search {
+        Search::new(
+            regex::Regex::new(pattern).unwrap(),
+            context_lines,
+            max,
+            RESULT_BUDGET,
+        )
+    }
+
+    fn found(search: &Search) -> Vec<(usize, &str, Vec<&str>, Vec<&str>)> {
+        search
+            .matches
+            .iter()
+            .map(|m| {
+                let before = m.before.iter().map(String::as_str).collect();
+                let after = m.after.iter().map(String::as_str).collect();
+                (m.line, m.text.as_str(), before, after)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_come_with_the_lines_around_them() {
+        let mut search = search("x", 1, 10);
+        let text = "a\nx1\nb\nc\nx2\r\n";
+        assert!(search.lines(text.as_bytes(), "f.txt").is_continue());
+        assert_eq!(
+            found(&search),
+            vec![
+                (2, "x1", vec!["a"], vec!["b"]),
+                (5, "x2", vec!["c"], vec![]),
+            ]
+        );
+        assert!(search.matches.iter().all(|m| m.path == "f.txt"));
+    }
+
+    #[test]
+    fn a_full_result_stops_the_search_and_says_so() {
+        let mut search = search("x", 0, 2);
+        assert!(search.lines("x\nx\nx\n".as_bytes(), "f").is_break());
+        assert_eq!(search.matches.len(), 2);
+        assert!(search.truncated);
+    }
+
+    #[test]
+    fn a_binary_file_s_matches_are_taken_back_wherever_its_nul_is() {
+        let mut search = search("x", 0, 10);
+        assert!(search.lines("x\n".as_bytes(), "text").is_continue());
+        let late_nul = format!("x\n{}\0\n", "y\n".repeat(10_000));
+        assert!(search.lines(late_nul.as_bytes(), "binary").is_continue());
+        assert_eq!(found(&search).len(), 1);
+        assert_eq!(search.matches[0].path, "text");
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_match() {
+        let mut search = search("needle", 0, 10);
+        let line = format!("{}needle{}", "a".repeat(5_000), "b".repeat(5_000));
+        assert!(search.lines(line.as_bytes(), "min.js").is_continue());
+        let shown = &search.matches[0].text;
+        assert!(
+            shown.contains("needle") && shown.starts_with("[4500 bytes before]"),
+            "{shown}"
+        );
+        assert!(shown.chars().count() < 1_100, "{}", shown.len());
     }
 }
