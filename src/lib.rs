@@ -1,12 +1,13 @@
 //! autocoder: closed-loop code repair as composable JSON steps.
 //!
-//! Each subcommand lives in `commands/`, reads and writes the run document (`doc`), and maps its
-//! failures onto the exit statuses of `error`. The sandbox every step runs untrusted code in is
-//! `sandbox`.
+//! Each subcommand is a thin adapter in `commands/`: it reads and writes the run document
+//! (`run_document`), calls the library's rooms (`testrun`, `forge`, `git`, `tools`, `mcp`), and
+//! maps its failures onto the exit statuses of `error`. The sandbox every step runs untrusted
+//! code in is `sandbox`; the rooms at the bottom (`log`, `text`, `sys`, `http`, `workspace`)
+//! depend on nothing above them.
 
 pub mod cli;
 pub mod commands;
-pub mod doc;
 pub mod error;
 pub mod forge;
 pub mod git;
@@ -14,6 +15,7 @@ pub mod http;
 pub mod log;
 pub mod mcp;
 pub mod output;
+pub mod run_document;
 pub mod sandbox;
 pub mod sys;
 pub mod testrun;

@@ -3,16 +3,14 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::cli::{FetchIssueArgs, GlobalArgs};
-use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge;
 use crate::forge::github::{Api, GitHub};
 use crate::forge::issue_ref::{repo_from_remote, IssueRef};
 use crate::git::cli::{output_within, Waited};
 use crate::output::write_json;
+use crate::run_document::{Issue, RunDocument};
 
 pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let reference = IssueRef::parse(&args.reference)?;
@@ -60,9 +58,9 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         ),
     };
     if let Some(repo) = &repo {
-        document.set("repo", Value::String(repo.clone()));
+        document.set_repo(repo);
     }
-    if document.get("workspace").is_none() {
+    if !document.has_workspace() {
         // The top of the clone we are in, as git finds it from a subdirectory.
         let top = workspace.and_then(|dir| {
             dir.ancestors()
@@ -70,10 +68,10 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                 .map(PathBuf::from)
         });
         if let Some(workspace) = top {
-            document.set("workspace", Value::String(workspace.display().to_string()));
+            document.set_workspace(&workspace);
         }
     }
-    document.set("issue", issue);
+    document.set_issue(&issue);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
     Ok(0)
 }
@@ -84,7 +82,7 @@ fn fetch(
     repo: &str,
     number: u64,
     implied_api: Option<&str>,
-) -> Result<Value, Failure> {
+) -> Result<Issue, Failure> {
     let client = GitHub::new(&Api::choose(args.api_url.as_deref(), implied_api)?);
     let issue = client.issue(owner, repo, number)?;
     let comments = if args.no_comments {

@@ -1,10 +1,10 @@
 //! `autocoder open-pr`: the repair as a branch, a commit and a pull request (`forge::publish`).
 
 use crate::cli::{GlobalArgs, OpenPrArgs};
-use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge::publish::{self, Options, Outcome};
 use crate::output::write_json;
+use crate::run_document::RunDocument;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let (mut document, empty_pipe) = RunDocument::from_stdin_or_empty_pipe()?;
@@ -32,7 +32,7 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             1
         }
         Outcome::Opened(pr) => {
-            document.set("pr", pr);
+            document.set_pr(&pr);
             0
         }
     };

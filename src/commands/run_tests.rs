@@ -1,9 +1,9 @@
 //! `autocoder run-tests`: the project's tests, run in the sandbox, as the run document's `tests`.
 
 use crate::cli::{GlobalArgs, RunTestsArgs};
-use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::output::write_json;
+use crate::run_document::RunDocument;
 use crate::sandbox::policy::{OutputMode, PolicyRequest};
 use crate::testrun::report::Outcome;
 use crate::testrun::{self, TestRequest};
@@ -16,7 +16,7 @@ const FILE_SIZE: u64 = 4 << 30;
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
     let workspace = document.workspace(args.workspace.as_deref())?;
-    let from_document = args.workspace.is_none() && document.get("workspace").is_some();
+    let from_document = args.workspace.is_none() && document.has_workspace();
     // A saved log is only read: its workspace places file paths, and need not be one a command
     // may be handed.
     let workspace = match &args.parse {
@@ -68,11 +68,8 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     // The workspace the tests ran in, for the next stage: a --workspace flag overrides the
     // document's.
-    if document.get("workspace").is_none() || args.workspace.is_some() {
-        document.set(
-            "workspace",
-            serde_json::Value::String(workspace.display().to_string()),
-        );
+    if !document.has_workspace() || args.workspace.is_some() {
+        document.set_workspace(&workspace);
     }
     let passed = report.outcome == Outcome::Passed;
     // Stopped by SIGINT, SIGTERM or SIGHUP: that signal's status, as `sandbox` ends with, so
@@ -81,9 +78,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         .sandbox
         .as_ref()
         .and_then(|sandbox| sandbox.interrupted);
-    let value = serde_json::to_value(&report)
-        .map_err(|err| Failure::external(format!("cannot encode the report: {err}")))?;
-    document.set("tests", value);
+    document.set_tests(&report);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
     Ok(match interrupted {
         Some(signal) => 128 + signal,

@@ -9,15 +9,17 @@ pub mod pull_request;
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::Failure;
+use crate::run_document::{Comment, Issue};
 
 /// The default API, when neither `--api-url` nor `GITHUB_API_URL` says otherwise.
 pub const GITHUB_API: &str = "https://api.github.com";
 
-/// A GitHub issue and its comments in the run document's shape.
-pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Value {
+/// A GitHub issue and its comments (as the REST API gives them) in the run document's shape.
+pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Issue {
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let login = |v: &Value| {
         v.get("user")
@@ -40,28 +42,33 @@ pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Value
                 .collect()
         })
         .unwrap_or_default();
-    json!({
-        "source": "github",
-        "repo": repo,
-        "number": issue.get("number").and_then(Value::as_u64),
-        "url": text(issue, "html_url"),
-        "title": text(issue, "title"),
-        "body": text(issue, "body"),
-        "labels": labels,
-        "state": text(issue, "state"),
-        "author": login(issue),
-        "pull_request": issue.get("pull_request").is_some_and(|p| !p.is_null()),
-        "comments": comments.iter().map(|c| json!({
-            "author": login(c),
-            "body": text(c, "body"),
-            "created_at": text(c, "created_at"),
-        })).collect::<Vec<_>>(),
-    })
+    Issue {
+        source: "github".into(),
+        repo: Some(repo.to_string()),
+        number: issue.get("number").and_then(Value::as_u64),
+        url: Some(text(issue, "html_url")),
+        title: text(issue, "title"),
+        body: text(issue, "body"),
+        labels,
+        state: Some(text(issue, "state")),
+        author: Some(login(issue)),
+        pull_request: Some(issue.get("pull_request").is_some_and(|p| !p.is_null())),
+        comments: comments
+            .iter()
+            .map(|c| Comment {
+                author: login(c),
+                body: text(c, "body"),
+                created_at: text(c, "created_at"),
+                ..Comment::default()
+            })
+            .collect(),
+        ..Issue::default()
+    }
 }
 
 /// An issue written in Markdown: the title from front matter (`title:`) or the first heading,
 /// the rest as the body.
-pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Value, Failure> {
+pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Issue, Failure> {
     let mut title = None;
     let mut labels: Vec<String> = Vec::new();
     let mut body = text;
@@ -107,22 +114,26 @@ pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Value, Fai
         Failure::usage("the Markdown issue has no title")
             .with_hint("start it with a `# Title` line or front matter with `title:`")
     })?;
-    Ok(json!({
-        "source": "markdown",
-        "path": path.map(|p| p.display().to_string()),
-        "title": title,
-        "body": lines.join("\n").trim().to_string(),
-        "labels": labels,
-        "comments": [],
-    }))
+    Ok(Issue {
+        source: "markdown".into(),
+        path: path.map(|p| p.display().to_string()),
+        title,
+        body: lines.join("\n").trim().to_string(),
+        labels,
+        ..Issue::default()
+    })
 }
 
 /// An issue in JSON: a run document (its `issue`), or an issue object (ours or GitHub's).
-pub fn issue_from_json(text: &str) -> Result<Value, Failure> {
+pub fn issue_from_json(text: &str) -> Result<Issue, Failure> {
     let value: Value = serde_json::from_str(text)
         .map_err(|err| Failure::usage(format!("the issue file is not JSON: {err}")))?;
+    let not_an_issue = |err: serde_json::Error| {
+        Failure::usage(format!("the JSON issue cannot be read: {err}"))
+            .with_hint("give an issue object with title and body, or a run document with `issue`")
+    };
     if let Some(issue) = value.get("issue").filter(|i| i.is_object()) {
-        return Ok(issue.clone());
+        return Issue::deserialize(issue).map_err(not_an_issue);
     }
     if value.get("title").and_then(Value::as_str).is_none() {
         return Err(Failure::usage("the JSON issue has no `title`").with_hint(
@@ -159,17 +170,8 @@ pub fn issue_from_json(text: &str) -> Result<Value, Failure> {
             &[],
         ));
     }
-    let mut issue = value;
-    issue["source"] = json!("json");
-    for (key, empty) in [
-        ("body", json!("")),
-        ("labels", json!([])),
-        ("comments", json!([])),
-    ] {
-        if issue.get(key).is_none() {
-            issue[key] = empty;
-        }
-    }
+    let mut issue = Issue::deserialize(&value).map_err(not_an_issue)?;
+    issue.source = "json".into();
     Ok(issue)
 }
 
@@ -181,34 +183,36 @@ mod tests {
     fn markdown_with_heading_or_front_matter() {
         let issue = issue_from_markdown("Intro\n# Prices are wrong\nThe discount doubles.\n", None)
             .unwrap();
-        assert_eq!(issue["title"], "Prices are wrong");
-        assert_eq!(issue["body"], "Intro\nThe discount doubles.");
+        assert_eq!(issue.title, "Prices are wrong");
+        assert_eq!(issue.body, "Intro\nThe discount doubles.");
         let issue = issue_from_markdown(
             "---\ntitle: \"Crash on empty cart\"\nlabels: [bug, p1]\n---\n# Steps\n1. open\n",
             None,
         )
         .unwrap();
-        assert_eq!(issue["title"], "Crash on empty cart");
-        assert_eq!(issue["labels"], json!(["bug", "p1"]));
-        assert_eq!(issue["body"], "# Steps\n1. open");
+        assert_eq!(issue.title, "Crash on empty cart");
+        assert_eq!(issue.labels, ["bug", "p1"]);
+        assert_eq!(issue.body, "# Steps\n1. open");
         assert!(issue_from_markdown("no title here", None).is_err());
     }
 
     #[test]
     fn json_shapes() {
-        let ours = issue_from_json(r#"{"title": "T", "body": "B"}"#).unwrap();
+        let ours = issue_from_json(r#"{"title": "T", "body": "B", "priority": 1}"#).unwrap();
         assert_eq!(
-            (ours["title"].as_str(), ours["labels"].clone()),
-            (Some("T"), json!([]))
+            (ours.title.as_str(), ours.source.as_str(), ours.labels.len()),
+            ("T", "json", 0)
         );
+        assert_eq!(ours.other["priority"], 1);
         let doc = issue_from_json(r#"{"autocoder": 1, "issue": {"title": "From doc"}}"#).unwrap();
-        assert_eq!(doc["title"], "From doc");
+        assert_eq!(doc.title, "From doc");
         let github = issue_from_json(r#"{"title": "G", "number": 4, "user": {"login": "ann"}, "labels": [{"name": "bug"}], "repository_url": "https://api.github.com/repos/acme/shop"}"#).unwrap();
         assert_eq!(
-            (github["author"].as_str(), github["repo"].as_str()),
+            (github.author.as_deref(), github.repo.as_deref()),
             (Some("ann"), Some("acme/shop"))
         );
-        assert_eq!(github["labels"], json!(["bug"]));
+        assert_eq!(github.labels, ["bug"]);
         assert!(issue_from_json(r#"{"body": "no title"}"#).is_err());
+        assert!(issue_from_json(r#"{"title": "T", "labels": "bug"}"#).is_err());
     }
 }

@@ -13,13 +13,13 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use crate::doc::RunDocument;
 use crate::error::Failure;
 use crate::forge::github::{self, Api, GitHub, NetworkError};
 use crate::forge::issue_ref::{valid_name, IssueRef};
 use crate::forge::pull_request;
 use crate::git::cli::Git;
 use crate::git::commit::{commit, private_temp_path, Change, Commit};
+use crate::run_document::{HealStatus, PullRequest, RunDocument};
 
 /// What to publish, and where.
 pub struct Options {
@@ -47,31 +47,28 @@ pub enum Outcome {
     /// Nothing was pushed, for this reason (heal not green, nothing to commit).
     Refused(String),
     /// The run document's `pr`.
-    Opened(Value),
+    Opened(PullRequest),
 }
 
 /// Commits the change the document describes, pushes it and opens or updates the pull request.
 pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Outcome, Failure> {
     Git::check_confined(&options.workspace)?;
     let git = Git::open(&options.workspace)?;
-    let issue = document.get("issue").cloned();
-    let heal = document.get("heal").cloned();
-
-    let heal_status = heal
-        .as_ref()
-        .and_then(|h| h.get("status"))
-        .and_then(Value::as_str);
-    if heal.is_some() && heal_status != Some("green") && !options.draft {
-        return Ok(Outcome::Refused(format!(
-            "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
-            heal_status.unwrap_or("unknown")
-        )));
+    let issue = document.issue()?;
+    let heal = document.heal()?;
+    if let Some(heal) = &heal {
+        if heal.status != Some(HealStatus::Green) && !options.draft {
+            return Ok(Outcome::Refused(format!(
+                "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
+                heal.status.map_or("unknown", HealStatus::name)
+            )));
+        }
     }
 
     // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
     let issue_repo = issue
         .as_ref()
-        .and_then(|issue| issue.get("url")?.as_str())
+        .and_then(|issue| issue.url.as_deref())
         .and_then(|url| match IssueRef::parse(url).ok()? {
             IssueRef::GitHub {
                 owner,
@@ -86,15 +83,11 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         Failure::usage(format!("the repository has no remote `{remote}`"))
             .with_hint("add it (git remote add ...), or name another with --remote")
     })?;
-    let repo = options
-        .repo
-        .clone()
-        .or_else(|| {
-            document
-                .get("repo")
-                .and_then(Value::as_str)
-                .map(String::from)
-        })
+    let repo = match options.repo.clone() {
+        Some(repo) => Some(repo),
+        None => document.repo()?,
+    };
+    let repo = repo
         .or_else(|| {
             // The issue's own address, written by fetch-issue before anything ran in a sandbox;
             // never the workspace's remote, which sandboxed code can point anywhere. Its host
@@ -124,8 +117,7 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
 
     let change = match heal
         .as_ref()
-        .and_then(|h| h.get("diff"))
-        .and_then(Value::as_str)
+        .and_then(|heal| heal.diff.as_deref())
         .filter(|d| !d.trim().is_empty())
     {
         Some(diff) => Change::Diff(diff),
@@ -161,10 +153,19 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
             .clone()
             .unwrap_or_else(|| remote_default_branch(&git, &remote));
         let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": options.draft, "maintainer_can_modify": true});
-        return Ok(Outcome::Opened(
-            json!({"dry_run": true, "branch": branch, "base": base, "commit": commit, "draft": options.draft,
-                   "request": {"method": "POST", "url": format!("{}/repos/{owner}/{name}/pulls", api.url.trim_end_matches('/')), "body": request}}),
-        ));
+        let url = format!(
+            "{}/repos/{owner}/{name}/pulls",
+            api.url.trim_end_matches('/')
+        );
+        return Ok(Outcome::Opened(PullRequest {
+            branch,
+            base,
+            commit,
+            draft: options.draft,
+            dry_run: true,
+            request: Some(json!({"method": "POST", "url": url, "body": request})),
+            ..PullRequest::default()
+        }));
     }
 
     let forge_host = git_host(&api.url);
@@ -203,16 +204,23 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         &format!("opening (or updating) the pull request in {owner}/{name}"),
     );
     let (pull, created) = create_or_update(&client, owner, name, &branch, &request)?;
-    Ok(Outcome::Opened(json!({
-        "number": pull.get("number").and_then(Value::as_u64),
-        "url": pull.get("html_url").and_then(Value::as_str),
-        "branch": branch,
-        "base": base,
-        "commit": commit,
-        "created": created,
-        "updated": !created,
-        "draft": pull.get("draft").and_then(Value::as_bool).unwrap_or(options.draft),
-    })))
+    Ok(Outcome::Opened(PullRequest {
+        number: pull.get("number").and_then(Value::as_u64),
+        url: pull
+            .get("html_url")
+            .and_then(Value::as_str)
+            .map(String::from),
+        branch,
+        base,
+        commit,
+        created: Some(created),
+        updated: Some(!created),
+        draft: pull
+            .get("draft")
+            .and_then(Value::as_bool)
+            .unwrap_or(options.draft),
+        ..PullRequest::default()
+    }))
 }
 
 /// The host git reaches the forge at, from the API's address: github.com for api.github.com, the

@@ -5,20 +5,20 @@
 
 use serde_json::Value;
 
+use crate::run_document::Issue;
+
 /// GitHub refuses bodies over 65,536 characters; this leaves room for the notice.
 const MAX_BODY: usize = 60_000;
 /// Trailer marking commits autocoder made: only those may be replaced on a branch.
 pub const TRAILER: &str = "Generated-by: autocoder";
 
 /// `fix: <issue title>`, or the given title.
-pub fn title(given: Option<&str>, issue: Option<&Value>) -> String {
+pub fn title(given: Option<&str>, issue: Option<&Issue>) -> String {
     if let Some(title) = given {
         return title.to_string();
     }
     match issue
-        .and_then(|i| i.get("title"))
-        .and_then(Value::as_str)
-        .map(str::trim)
+        .map(|issue| issue.title.trim())
         .filter(|t| !t.is_empty())
     {
         Some(title) => format!("fix: {title}"),
@@ -27,11 +27,8 @@ pub fn title(given: Option<&str>, issue: Option<&Value>) -> String {
 }
 
 /// `autocoder/issue-42-discount-doubles` (or `autocoder/<slug>` without an issue number).
-pub fn branch_name(issue: Option<&Value>, title: &str) -> String {
-    let source = issue
-        .and_then(|i| i.get("title"))
-        .and_then(Value::as_str)
-        .unwrap_or(title);
+pub fn branch_name(issue: Option<&Issue>, title: &str) -> String {
+    let source = issue.map_or(title, |issue| issue.title.as_str());
     let mut slug = String::new();
     for ch in source.to_lowercase().chars() {
         let folded = ascii_letters(ch);
@@ -48,7 +45,7 @@ pub fn branch_name(issue: Option<&Value>, title: &str) -> String {
     }
     let slug = slug.trim_end_matches('-');
     let slug = if slug.is_empty() { "change" } else { slug };
-    match issue.and_then(|i| i.get("number")).and_then(Value::as_u64) {
+    match issue.and_then(|issue| issue.number) {
         Some(number) => format!("autocoder/issue-{number}-{slug}"),
         None => format!("autocoder/{slug}"),
     }
@@ -86,9 +83,9 @@ fn ascii_letters(ch: char) -> &'static str {
 }
 
 /// The commit message: Conventional Commits, `Fixes #N`, and our trailer.
-pub fn commit_message(title: &str, issue: Option<&Value>) -> String {
+pub fn commit_message(title: &str, issue: Option<&Issue>) -> String {
     let mut message = format!("{title}\n\n");
-    if let Some(number) = issue.and_then(|i| i.get("number")).and_then(Value::as_u64) {
+    if let Some(number) = issue.and_then(|issue| issue.number) {
         message.push_str(&format!("Fixes #{number}\n"));
     }
     message.push_str(TRAILER);
@@ -314,7 +311,11 @@ mod tests {
 
     #[test]
     fn names() {
-        let issue = json!({"number": 42, "title": "Discount doubles when buying 10+ items!"});
+        let issue = Issue {
+            number: Some(42),
+            title: "Discount doubles when buying 10+ items!".into(),
+            ..Issue::default()
+        };
         assert_eq!(
             title(None, Some(&issue)),
             "fix: Discount doubles when buying 10+ items!"

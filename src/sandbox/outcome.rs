@@ -21,7 +21,7 @@ pub struct SandboxDocument<'a> {
     pub sandbox: &'a SandboxResult,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SandboxResult {
     pub backend: BackendKind,
     pub command: Vec<String>,
@@ -40,6 +40,7 @@ pub struct SandboxResult {
     pub stderr: Option<String>,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
+    #[serde(default)]
     pub layers: Layers,
     /// Streamed stderr may have ended without a newline (unknown counts as yes): a result
     /// written after it must start a line of its own, or the command's last words would run
@@ -76,7 +77,8 @@ pub enum LimitHit {
 }
 
 /// What isolation was in force: each layer says its mechanism, so a reader can judge the result.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Layers {
     pub filesystem: FilesystemLayer,
     pub network: NetworkLayer,
@@ -88,7 +90,8 @@ pub struct Layers {
     pub degraded: Vec<Degradation>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FilesystemLayer {
     /// "landlock", "docker" or "none".
     pub mechanism: String,
@@ -101,14 +104,16 @@ pub struct FilesystemLayer {
     pub view: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NetworkLayer {
     pub allowed: bool,
     /// What blocks it: e.g. ["seccomp", "landlock", "mount-namespace"].
     pub mechanisms: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IdentityLayer {
     /// The host uid the command runs as.
     pub uid: u32,
@@ -122,7 +127,8 @@ pub struct IdentityLayer {
     pub seccomp: bool,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ResourceLayer {
     /// "cgroup-v1", "cgroup-v2", "rlimit", "docker", or "none" (the command could not join its
     /// cgroups, with --allow-degraded).
@@ -138,7 +144,8 @@ pub struct ResourceLayer {
     pub max_output_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ContainmentLayer {
     pub pid_namespace: bool,
     pub mount_namespace: bool,
@@ -146,7 +153,8 @@ pub struct ContainmentLayer {
     pub new_session: bool,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EnvironmentLayer {
     /// Names of the variables the command received (never their values).
     pub passed: Vec<String>,
@@ -154,7 +162,7 @@ pub struct EnvironmentLayer {
     pub withheld: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Degradation {
     pub layer: String,
     pub reason: String,

@@ -15,7 +15,7 @@ use crate::error::Failure;
 const OPEN_FILES: u64 = 4096;
 
 /// Which engine runs the command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     /// Landlock, seccomp, namespaces, cgroups or rlimits, in this process tree; no daemon.

@@ -9,13 +9,15 @@
 //! ```
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sandbox::outcome::SandboxResult;
 use crate::text::{cut, one_line};
 
 /// The runners `run-tests` knows, by their `--framework` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Framework {
     Pytest,
@@ -48,7 +50,7 @@ impl Framework {
 }
 
 /// How the run went, as one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Passed,
@@ -59,7 +61,8 @@ pub enum Outcome {
     Error,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct Counts {
     pub passed: u64,
     pub failed: u64,
@@ -74,7 +77,8 @@ impl Counts {
 }
 
 /// One failed or erroring test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct TestFailure {
     /// An id the runner accepts back (`run-tests --tests ID`).
     pub id: String,
@@ -148,22 +152,31 @@ impl Parsed {
 
 /// What a test run found: how it went, the counts and each failure.
 // Its schema is the MCP tool `run_tests`'s output, which leaves `sandbox` out.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TestReport {
     pub framework: Framework,
+    #[serde(default)]
     pub command: Vec<String>,
     pub outcome: Outcome,
+    #[serde(default)]
     pub exit_code: Option<i32>,
+    #[serde(default)]
     pub counts: Counts,
+    #[serde(default)]
     pub failures: Vec<TestFailure>,
     /// Failures counted but not listed (over the cap).
+    #[serde(default)]
     pub failures_omitted: u64,
     /// What stopped the build or collection, when the outcome is `build_failed`.
+    #[serde(default)]
     pub build_error: Option<String>,
+    #[serde(default)]
     pub duration_ms: u64,
     /// The last lines of the runner's output.
+    #[serde(default)]
     pub output_tail: String,
     /// The sandbox result of the run (its output is in `output_tail`); null for `--parse`.
+    #[serde(default)]
     #[schemars(skip)]
     pub sandbox: Option<SandboxResult>,
 }

@@ -1,0 +1,253 @@
+//! The run document: the JSON object that flows through a pipeline of autocoder commands.
+//!
+//! A stage reads it from stdin (when stdin is not a terminal and not empty), sets its own key and
+//! writes the whole document back; keys it does not own pass through untouched, as they were
+//! read, so users can `jq` things in between. Version 1 is marked by `"autocoder": 1`. The
+//! sections are read and written as types (`Issue`, `TestReport`, `Heal`, `PullRequest`); a
+//! section that does not have its type's shape is bad input, said with its key.
+//!
+//! ```json
+//! {"autocoder": 1, "workspace": "/src/shop", "repo": "acme/shop",
+//!  "issue": {"source": "github", "number": 42, "title": "...", "body": "...", "comments": []},
+//!  "tests": {"framework": "pytest", "outcome": "tests_failed", "counts": {...}, "failures": [...]},
+//!  "heal": {"status": "green", "diff": "..."}, "pr": {"number": 7, "branch": "...", ...}}
+//! ```
+
+mod heal;
+mod issue;
+mod pull_request;
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use self::heal::{Heal, HealStatus};
+pub use self::issue::{Comment, Issue};
+pub use self::pull_request::PullRequest;
+use crate::error::Failure;
+pub use crate::testrun::report::TestReport;
+
+/// The document format version this build reads and writes.
+pub const VERSION: u64 = 1;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDocument {
+    fields: Map<String, Value>,
+}
+
+impl Default for RunDocument {
+    fn default() -> RunDocument {
+        let mut fields = Map::new();
+        fields.insert("autocoder".into(), Value::from(VERSION));
+        RunDocument { fields }
+    }
+}
+
+impl RunDocument {
+    /// Reads the document a previous stage wrote, or starts a new one when stdin is a terminal or
+    /// empty.
+    pub fn from_stdin() -> Result<RunDocument, Failure> {
+        RunDocument::from_stdin_or_empty_pipe().map(|(document, _)| document)
+    }
+
+    /// `from_stdin`, also saying whether stdin was a pipe that closed without a byte: in a
+    /// pipeline, the stage before failed (and said why), which a stage with effects beyond its
+    /// output must not take as "no document".
+    pub fn from_stdin_or_empty_pipe() -> Result<(RunDocument, bool), Failure> {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return Ok((RunDocument::default(), false));
+        }
+        let mut text = String::new();
+        stdin.lock().read_to_string(&mut text).map_err(|err| {
+            Failure::usage(format!("cannot read the run document from stdin: {err}"))
+        })?;
+        // SAFETY: fstat of our own stdin into a zeroed struct.
+        let is_pipe = unsafe {
+            let mut stat: libc::stat = std::mem::zeroed();
+            libc::fstat(0, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO
+        };
+        Ok((RunDocument::parse(&text)?, is_pipe && text.is_empty()))
+    }
+
+    /// Parses a document; empty input starts a new one.
+    pub fn parse(text: &str) -> Result<RunDocument, Failure> {
+        if text.trim().is_empty() {
+            return Ok(RunDocument::default());
+        }
+        let value: Value = serde_json::from_str(text).map_err(|err| {
+            Failure::usage(format!("stdin is not a run document: {err}")).with_hint(
+                "pipe the output of another autocoder command, or give no stdin (< /dev/null)",
+            )
+        })?;
+        let Value::Object(mut fields) = value else {
+            return Err(Failure::usage(
+                "stdin is not a run document: expected a JSON object",
+            ));
+        };
+        match fields.get("autocoder") {
+            None => {
+                fields.insert("autocoder".into(), Value::from(VERSION));
+            }
+            Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
+            Some(other) => {
+                return Err(Failure::usage(format!(
+                    "the run document has version {other}; this autocoder reads version {VERSION}"
+                ))
+                .with_hint("use the same autocoder version for every stage of the pipeline"))
+            }
+        }
+        Ok(RunDocument { fields })
+    }
+
+    /// The workspace a stage works on: the flag's, else the document's, else the current
+    /// directory.
+    pub fn workspace(&self, flag: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {
+        if let Some(flag) = flag {
+            return Ok(flag.to_path_buf());
+        }
+        match self.fields.get("workspace") {
+            None => Ok(std::path::PathBuf::from(".")),
+            Some(Value::String(path)) if !path.is_empty() => Ok(path.into()),
+            Some(other) => Err(Failure::usage(format!(
+                "the run document's workspace is {other}, not a directory's path"
+            ))
+            .with_hint("fix the document's `workspace`, or give --workspace DIR")),
+        }
+    }
+
+    /// Whether the document names a workspace.
+    pub fn has_workspace(&self) -> bool {
+        self.fields.contains_key("workspace")
+    }
+
+    /// The GitHub repository the document is about (OWNER/NAME).
+    pub fn repo(&self) -> Result<Option<String>, Failure> {
+        self.section("repo", "OWNER/NAME")
+    }
+
+    pub fn issue(&self) -> Result<Option<Issue>, Failure> {
+        self.section("issue", "an issue (fetch-issue writes one)")
+    }
+
+    pub fn tests(&self) -> Result<Option<TestReport>, Failure> {
+        self.section("tests", "a test report (run-tests writes one)")
+    }
+
+    pub fn heal(&self) -> Result<Option<Heal>, Failure> {
+        self.section("heal", "a repair (heal writes one)")
+    }
+
+    pub fn pr(&self) -> Result<Option<PullRequest>, Failure> {
+        self.section("pr", "a pull request (open-pr writes one)")
+    }
+
+    pub fn set_workspace(&mut self, workspace: &Path) {
+        self.set("workspace", &workspace.display().to_string());
+    }
+
+    pub fn set_repo(&mut self, repo: &str) {
+        self.set("repo", repo);
+    }
+
+    pub fn set_issue(&mut self, issue: &Issue) {
+        self.set("issue", issue);
+    }
+
+    pub fn set_tests(&mut self, tests: &TestReport) {
+        self.set("tests", tests);
+    }
+
+    pub fn set_pr(&mut self, pr: &PullRequest) {
+        self.set("pr", pr);
+    }
+
+    /// The whole document, as it is written.
+    pub fn as_value(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The section `key` as a `T`; none when the document has none (or it is null).
+    fn section<T: DeserializeOwned>(&self, key: &str, shape: &str) -> Result<Option<T>, Failure> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => T::deserialize(value).map(Some).map_err(|err| {
+                Failure::usage(format!("the run document's `{key}` is not {shape}: {err}"))
+                    .with_hint(format!(
+                        "fix or remove `{key}` in the document (jq 'del(.{key})')"
+                    ))
+            }),
+        }
+    }
+
+    /// Sets a stage's key, replacing what an earlier run of the same stage wrote.
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        let value = serde_json::to_value(value).expect("a section serializes");
+        self.fields.insert(key.to_string(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_unknown_keys_and_replaces_its_own() {
+        let mut doc = RunDocument::parse(
+            r#"{"autocoder":1,"custom":{"a":1},"repo":"acme/shop","issue":{"title":"T","x":2}}"#,
+        )
+        .unwrap();
+        let mut issue = doc.issue().unwrap().unwrap();
+        assert_eq!(issue.other["x"], 2);
+        issue.title = "New".into();
+        doc.set_issue(&issue);
+        assert_eq!(doc.repo().unwrap().as_deref(), Some("acme/shop"));
+        assert_eq!(
+            Value::Object(doc.as_value().clone()),
+            serde_json::json!({"autocoder": 1, "custom": {"a": 1}, "repo": "acme/shop",
+                "issue": {"source": "", "title": "New", "body": "", "labels": [], "comments": [], "x": 2}})
+        );
+    }
+
+    #[test]
+    fn sections_are_read_as_their_types() {
+        let doc = RunDocument::parse(
+            r#"{"tests": {"framework": "pytest", "outcome": "tests_failed", "counts": {"failed": 1},
+                "failures": [{"id": "t::a", "message": "boom"}]},
+                "heal": {"status": "green", "diff": "--- a\n", "attempts": []}}"#,
+        )
+        .unwrap();
+        let tests = doc.tests().unwrap().unwrap();
+        assert_eq!(tests.outcome, crate::testrun::report::Outcome::TestsFailed);
+        assert_eq!(
+            (tests.counts.failed, tests.failures[0].id.as_str()),
+            (1, "t::a")
+        );
+        let heal = doc.heal().unwrap().unwrap();
+        assert_eq!(heal.status, Some(HealStatus::Green));
+        assert!(heal.other.contains_key("attempts"));
+        assert_eq!(doc.pr().unwrap(), None);
+        let wrong = RunDocument::parse(r#"{"heal": {"status": "blue"}}"#).unwrap();
+        let err = wrong.heal().unwrap_err();
+        assert!(
+            format!("{:#}", err.error).contains("`heal`"),
+            "{:#}",
+            err.error
+        );
+    }
+
+    #[test]
+    fn empty_input_starts_a_document() {
+        assert_eq!(RunDocument::parse("  \n").unwrap(), RunDocument::default());
+    }
+
+    #[test]
+    fn rejects_other_versions_and_non_objects() {
+        assert!(RunDocument::parse(r#"{"autocoder":2}"#).is_err());
+        assert!(RunDocument::parse("[1]").is_err());
+        assert!(RunDocument::parse("{").is_err());
+    }
+}
