@@ -4,9 +4,9 @@ DESTDIR ?=
 CARGO ?= cargo
 # The installed and benchmarked binary is linked statically, and against musl when its Rust
 # target is installed (`rustup target add x86_64-unknown-linux-musl`), else against glibc. Start-up
-# matters when the sandbox runs hundreds of times per repair: static saves about 0.3 ms, and musl
-# about 0.5 ms more on virtual machines, where glibc's start-up probes the CPU's caches with dozens
-# of CPUID instructions, each a trap to the hypervisor.
+# matters when the sandbox runs hundreds of times per repair (the README's performance section
+# has the figures): on virtual machines glibc's start-up probes the CPU's caches with dozens of
+# CPUID instructions, each a trap to the hypervisor.
 HOST := $(shell rustc -vV | sed -n 's/^host: //p')
 SYSROOT := $(shell rustc --print sysroot)
 MUSL := $(subst -gnu,-musl,$(HOST))

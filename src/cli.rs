@@ -59,7 +59,7 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-// Only the subcommand given is built: building all of them took a third of the parse. The
+// Only the subcommand given is built (building all of them slows every parse down). The
 // descriptions are on the variants, so that `--help` lists them all the same.
 #[command(defer = true)]
 pub enum Command {

@@ -4,8 +4,8 @@ fn main() {
     std::process::exit(autocoder::run(std::env::args_os()));
 }
 
-/// musl's own allocator made start-up slower than glibc's (argument parsing alone took 0.3 ms
-/// instead of 0.15); Doug Lea's, as a global allocator behind one lock, brings it back.
+/// musl's own allocator makes start-up (argument parsing above all) slower than glibc's; Doug
+/// Lea's, as a global allocator behind one lock, does not.
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;

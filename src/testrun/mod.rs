@@ -304,7 +304,7 @@ fn runner_command(
         .unwrap_or("python3")
         .to_string();
     let mut command: Vec<String> = match framework {
-        // The text output, not `--junitxml`: the report plugin costs pytest about 20 ms, and the
+        // The text output, not `--junitxml`: the report plugin slows every run down, and the
         // text has the ids, locations and messages (its summary, at the end, survives any cut).
         Framework::Pytest => vec![
             python,

@@ -1,10 +1,14 @@
-//! The integration tests: one binary (see Cargo.toml), a module per command.
+//! The integration tests: one binary (see Cargo.toml), a module per command (and per concern
+//! for the larger ones), with shared helpers: the `Test` builder (`util`), fixture repositories
+//! (`git_fixtures`), an MCP session client (`mcp_session`) and a fake GitHub (`fake_github`).
 
 mod cli;
 mod docker;
 mod fake_github;
 mod fetch_issue;
+mod git_fixtures;
 mod mcp;
+mod mcp_session;
 mod open_pr;
 mod run_tests;
 mod sandbox;

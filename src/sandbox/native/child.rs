@@ -4,7 +4,7 @@
 //!
 //! The command joins the run's cgroups itself, just before exec, by writing `0` to their `tasks`
 //! files: moving oneself takes no global lock, where moving another process (even one thread, by
-//! its pid) waits for an RCU grace period (0.5 ms to 20 ms here). The files are the parent's
+//! its pid) waits for an RCU grace period. The files are the parent's
 //! (cgroup v1 checks who opened them, not our dropped identity), handed over last, so that the
 //! parent, making the cgroups meanwhile, is done before we wait for it.
 //!
@@ -450,7 +450,7 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
 /// `trees_from` meanwhile.
 ///
 /// The view becomes the root by `chroot`, not `pivot_root`: detaching the old root after a pivot
-/// waits for an RCU grace period (a median of ~100 µs here, on the way to the command), where a
+/// waits for an RCU grace period (on the way to the command), where a
 /// namespace's teardown pays one for all its mounts at once. The host's mounts stay in the
 /// namespace, out of reach: the command has no CAP_SYS_CHROOT, the kernel lets no chrooted
 /// process make a user namespace (where it would have one), `..` stops at the root, and
