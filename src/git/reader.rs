@@ -23,6 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use wait_timeout::ChildExt;
 
 use crate::workspace::jail::{Confined, Roots};
 
@@ -463,14 +464,9 @@ impl Drop for Reader {
         }
         // SAFETY: signalling our own child, not yet reaped (try_wait just said so).
         unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while matches!(self.process.try_wait(), Ok(None)) {
-            if Instant::now() > deadline {
-                let _ = self.process.kill();
-                let _ = self.process.wait();
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        if !matches!(self.process.wait_timeout(Duration::from_secs(2)), Ok(Some(_))) {
+            let _ = self.process.kill();
+            let _ = self.process.wait();
         }
     }
 }
