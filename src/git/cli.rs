@@ -491,31 +491,6 @@ impl Git {
     }
 }
 
-/// Paths that look like they hold credentials: never committed unless named.
-pub fn looks_like_secret(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    const EXACT: &[&str] = &[
-        ".env",
-        ".netrc",
-        ".npmrc",
-        ".pypirc",
-        "credentials",
-        "credentials.json",
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        ".git-credentials",
-        "secrets.json",
-        "secrets.yml",
-        "secrets.yaml",
-    ];
-    const SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
-    EXACT.contains(&name.as_str())
-        || name.starts_with(".env.")
-        || SUFFIXES.iter().any(|s| name.ends_with(s))
-}
-
 /// The git command among `args`, past the options given to git itself (`-c key=value`).
 fn subcommand<'a>(args: &[&'a str]) -> &'a str {
     let mut words = args.iter();
@@ -548,21 +523,5 @@ mod tests {
         );
         assert_eq!(subcommand(&["status"]), "status");
         assert_eq!(subcommand(&[]), "");
-    }
-
-    #[test]
-    fn secret_paths() {
-        for path in [
-            ".env",
-            "config/.env.production",
-            "certs/server.pem",
-            "deploy/id_rsa",
-            "x/credentials.json",
-        ] {
-            assert!(looks_like_secret(path), "{path}");
-        }
-        for path in ["src/env.rs", "README.md", "keys.py", "environment.yml"] {
-            assert!(!looks_like_secret(path), "{path}");
-        }
     }
 }
