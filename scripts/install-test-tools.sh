@@ -15,14 +15,19 @@ set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
-# Debian packages: the command each one provides (checked by name), then the package.
-DEBIAN_PACKAGES=(
+# Debian packages, by the command each provides: those the tests need, then those they can do
+# without (the Docker tests skip themselves without an engine; `make bench` runs bwrap,
+# hyperfine and jq), which only root installs.
+NEEDED_PACKAGES=(
   git:git gcc:gcc make:make go:golang-go strace:strace mkfs.ext4:e2fsprogs losetup:mount
-  setpriv:util-linux unshare:util-linux docker:docker.io bwrap:bubblewrap hyperfine:hyperfine
-  jq:jq
+  setpriv:util-linux unshare:util-linux node:nodejs npm:npm
 )
+OPTIONAL_PACKAGES=(docker:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
 PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
 NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2)
+
+# mkfs.ext4 and losetup live in /usr/sbin, which an ordinary user's PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 say() { echo "install-test-tools: $*" >&2; }
 
@@ -39,15 +44,22 @@ quiet() {
   return "$rc"
 }
 
-missing_debian=()
-for entry in "${DEBIAN_PACKAGES[@]}"; do
-  command -v "${entry%%:*}" >/dev/null 2>&1 || missing_debian+=("${entry#*:}")
-done
+# The packages among "command:package" entries whose command is missing.
+missing_of() {
+  local entry
+  for entry in "$@"; do
+    command -v "${entry%%:*}" >/dev/null 2>&1 || echo "${entry#*:}"
+  done | sort -u
+}
+
+mapfile -t missing_debian < <(missing_of "${NEEDED_PACKAGES[@]}")
+mapfile -t missing_optional < <(missing_of "${OPTIONAL_PACKAGES[@]}")
 # busybox-static is a file, not a command: the Docker test image is built from it.
 if ! [ -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
-  missing_debian+=(busybox-static)
+  missing_optional+=(busybox-static)
 fi
-mapfile -t missing_debian < <(printf '%s\n' "${missing_debian[@]}" | sort -u | sed '/^$/d')
+# pip is a module of Python's, which Debian packages apart.
+python3 -m pip --version >/dev/null 2>&1 || missing_debian+=(python3-pip)
 
 # A Python package counts as there at its pinned version only.
 missing_python=()
@@ -75,18 +87,21 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
   fi
 else
-  if [ ${#missing_debian[@]} -gt 0 ]; then
+  missing_all=("${missing_debian[@]}" "${missing_optional[@]}")
+  if [ ${#missing_all[@]} -gt 0 ]; then
     command -v apt-get >/dev/null 2>&1 || {
-      say "no apt-get here to install ${missing_debian[*]}; install them with this system's package manager"
+      say "no apt-get here to install ${missing_all[*]}; install them with this system's package manager"
       exit 1
     }
     export DEBIAN_FRONTEND=noninteractive
     quiet apt-get update
-    quiet apt-get install -y --no-install-recommends ca-certificates "${missing_debian[@]}"
+    quiet apt-get install -y --no-install-recommends ca-certificates "${missing_all[@]}"
   fi
   if [ ${#missing_python[@]} -gt 0 ]; then
-    quiet python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-      "${missing_python[@]}"
+    # Debian's own Python is marked externally managed (PEP 668); the test tools go into it
+    # all the same, as root, as they would on a CI machine.
+    PIP_BREAK_SYSTEM_PACKAGES=1 quiet python3 -m pip install --quiet --disable-pip-version-check \
+      --root-user-action=ignore "${missing_python[@]}"
   fi
   # Global, so that the sample projects and tests/mcp_client.mjs need no node_modules.
   if [ ${#missing_npm[@]} -gt 0 ]; then

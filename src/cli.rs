@@ -314,7 +314,7 @@ pub struct RunTestsArgs {
 
     /// The test runner [default: detected from the project's files].
     #[arg(long, value_enum, value_name = "NAME")]
-    pub framework: Option<crate::testrun::report::Framework>,
+    pub framework: Option<crate::run_document::Framework>,
 
     /// Run this instead of the runner's usual command (shell syntax runs under sh -c).
     #[arg(long, value_name = "CMD")]

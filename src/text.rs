@@ -3,6 +3,12 @@
 //! safe to echo to a terminal. Shared by every part that shows what tests, issues and models
 //! wrote.
 
+/// About how many bytes of JSON a tool's structured result may hold (the tools' own, and the git
+/// reader's answers for them). Some clients hand the model the structured result rather than
+/// the text (Codex prefers it), so results bound themselves: lists stop and say how many more
+/// there were, long texts are cut with a note.
+pub const RESULT_BUDGET: usize = 32 << 10;
+
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
 pub fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -13,6 +19,21 @@ pub fn cut(text: &str, max: usize) -> &str {
         end -= 1;
     }
     &text[..end]
+}
+
+/// The last `max` bytes of `text`, starting at a line boundary when there is one.
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let rest = &text[start..];
+    rest.find('\n')
+        .map_or(rest, |nl| &rest[nl + 1..])
+        .to_string()
 }
 
 /// The first line of `text`, trimmed and cut to `max` bytes at a character boundary.
@@ -116,6 +137,8 @@ mod tests {
         assert_eq!(cut("héllo", 2), "h");
         assert_eq!(cut("short", 10), "short");
         assert_eq!(one_line("  first\nsecond", 3), "fir");
+        assert_eq!(tail("a\nb\nc\n", 3), "c\n");
+        assert_eq!(tail("short", 10), "short");
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if let Some(repo) = &repo {
         document.set_repo(repo);
     }
-    if !document.has_workspace() {
+    if !document.has("workspace") {
         // The top of the clone we are in, as git finds it from a subdirectory.
         let top = workspace.and_then(|dir| {
             dir.ancestors()

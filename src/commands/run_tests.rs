@@ -3,9 +3,9 @@
 use crate::cli::{GlobalArgs, RunTestsArgs};
 use crate::error::Failure;
 use crate::output::write_json;
+use crate::run_document::Outcome;
 use crate::run_document::RunDocument;
 use crate::sandbox::policy::{OutputMode, PolicyRequest};
-use crate::testrun::report::Outcome;
 use crate::testrun::{self, TestRequest};
 
 /// Output kept per stream for parsing; reports (JUnit) are read from files whatever their size.
@@ -16,7 +16,7 @@ const FILE_SIZE: u64 = 4 << 30;
 pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin()?;
     let workspace = document.workspace(args.workspace.as_deref())?;
-    let from_document = args.workspace.is_none() && document.has_workspace();
+    let from_document = args.workspace.is_none() && document.has("workspace");
     // A saved log is only read: its workspace places file paths, and need not be one a command
     // may be handed.
     let workspace = match &args.parse {
@@ -68,7 +68,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     // The workspace the tests ran in, for the next stage: a --workspace flag overrides the
     // document's.
-    if !document.has_workspace() || args.workspace.is_some() {
+    if !document.has("workspace") || args.workspace.is_some() {
         document.set_workspace(&workspace);
     }
     let passed = report.outcome == Outcome::Passed;

@@ -140,6 +140,17 @@ pub fn issue_from_json(text: &str) -> Result<Issue, Failure> {
             "give an issue object with title and body, or a run document with `issue`",
         ));
     }
+    // The repository an issue's own address names.
+    let repo_of_url = |value: &Value| {
+        let url = value
+            .get("html_url")
+            .or_else(|| value.get("url"))?
+            .as_str()?;
+        match issue_ref::IssueRef::parse(url).ok()? {
+            issue_ref::IssueRef::GitHub { owner, repo, .. } => Some(format!("{owner}/{repo}")),
+            _ => None,
+        }
+    };
     if value.get("user").is_some() || value.get("html_url").is_some() {
         // GitHub's own shape (saved from the API or `gh api`).
         let repo = value
@@ -151,28 +162,51 @@ pub fn issue_from_json(text: &str) -> Result<Issue, Failure> {
                 let owner = parts.next()?;
                 Some(format!("{owner}/{name}"))
             })
-            .or_else(|| {
-                // Saved without it (`gh issue view --json`): the issue's own address names it.
-                let url = value
-                    .get("html_url")
-                    .or_else(|| value.get("url"))?
-                    .as_str()?;
-                match issue_ref::IssueRef::parse(url).ok()? {
-                    issue_ref::IssueRef::GitHub { owner, repo, .. } => {
-                        Some(format!("{owner}/{repo}"))
-                    }
-                    _ => None,
-                }
-            });
+            .or_else(|| repo_of_url(&value));
         return Ok(issue_from_github(
             repo.as_deref().unwrap_or(""),
             &value,
             &[],
         ));
     }
+    let mut value = value;
+    from_gh_json(&mut value);
     let mut issue = Issue::deserialize(&value).map_err(not_an_issue)?;
     issue.source = "json".into();
+    if issue.repo.is_none() {
+        issue.repo = repo_of_url(&value);
+    }
     Ok(issue)
+}
+
+/// `gh issue view --json ...`'s shape made ours: its author (and its comments') are objects
+/// with a `login`, its labels objects with a `name`, a comment's time is `createdAt`.
+fn from_gh_json(issue: &mut Value) {
+    fn login(person: &mut Value) {
+        if let Some(login) = person.get("login").and_then(Value::as_str) {
+            *person = Value::String(login.to_string());
+        }
+    }
+    if let Some(author) = issue.get_mut("author") {
+        login(author);
+    }
+    if let Some(labels) = issue.get_mut("labels").and_then(Value::as_array_mut) {
+        for label in labels {
+            if let Some(name) = label.get("name").and_then(Value::as_str) {
+                *label = Value::String(name.to_string());
+            }
+        }
+    }
+    if let Some(comments) = issue.get_mut("comments").and_then(Value::as_array_mut) {
+        for comment in comments.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(author) = comment.get_mut("author") {
+                login(author);
+            }
+            if let Some(created) = comment.remove("createdAt") {
+                comment.entry("created_at").or_insert(created);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -214,5 +248,36 @@ mod tests {
         assert_eq!(github.labels, ["bug"]);
         assert!(issue_from_json(r#"{"body": "no title"}"#).is_err());
         assert!(issue_from_json(r#"{"title": "T", "labels": "bug"}"#).is_err());
+        // As `gh issue view 42 --json title,body,labels,author,url,number,state,comments` saves it.
+        let gh = issue_from_json(
+            r#"{"author": {"id": "U1", "is_bot": false, "login": "ann", "name": "Ann"},
+                "body": "It doubles.", "labels": [{"id": "L1", "name": "bug", "color": "d73a4a"}],
+                "number": 42, "state": "OPEN", "title": "Discount doubles",
+                "url": "https://github.com/acme/shop/issues/42",
+                "comments": [{"author": {"login": "bob"}, "body": "Same here.",
+                              "createdAt": "2026-11-30T10:00:00Z", "url": "https://x"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                gh.author.as_deref(),
+                gh.labels.as_slice(),
+                gh.repo.as_deref(),
+                gh.number
+            ),
+            (
+                Some("ann"),
+                &["bug".to_string()][..],
+                Some("acme/shop"),
+                Some(42)
+            )
+        );
+        assert_eq!(
+            (
+                gh.comments[0].author.as_str(),
+                gh.comments[0].created_at.as_str()
+            ),
+            ("bob", "2026-11-30T10:00:00Z")
+        );
     }
 }

@@ -18,7 +18,8 @@ use crate::forge::github::{self, Api, GitHub, NetworkError};
 use crate::forge::issue_ref::{valid_name, IssueRef};
 use crate::forge::pull_request;
 use crate::git::cli::Git;
-use crate::git::commit::{commit, private_temp_path, Change, Commit};
+use crate::git::commit::{commit, Change, Commit, LeftOut};
+use crate::git::private_temp_path;
 use crate::run_document::{HealStatus, PullRequest, RunDocument};
 
 /// What to publish, and where.
@@ -56,13 +57,13 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
     let git = Git::open(&options.workspace)?;
     let issue = document.issue()?;
     let heal = document.heal()?;
-    if let Some(heal) = &heal {
-        if heal.status != Some(HealStatus::Green) && !options.draft {
-            return Ok(Outcome::Refused(format!(
-                "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
-                heal.status.map_or("unknown", HealStatus::name)
-            )));
-        }
+    // A heal that says nothing (null, or no status) is not green either.
+    let heal_status = heal.as_ref().and_then(|heal| heal.status);
+    if document.has("heal") && heal_status != Some(HealStatus::Green) && !options.draft {
+        return Ok(Outcome::Refused(format!(
+            "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
+            heal_status.map_or("unknown", HealStatus::name)
+        )));
     }
 
     // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
@@ -120,15 +121,35 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         .and_then(|heal| heal.diff.as_deref())
         .filter(|d| !d.trim().is_empty())
     {
-        Some(diff) => Change::Diff(diff),
+        Some(diff) => Change::Diff {
+            diff,
+            whose: "heal's diff",
+        },
         None => Change::TrackedFiles,
     };
     let message = pull_request::commit_message(&title, issue.as_ref());
-    let Some(Commit { id: commit, diff }) = commit(&git, change, &options.add, &message)? else {
+    let committed = commit(&git, change, &options.add, &message)?;
+    let Some(Commit {
+        id: commit,
+        diff,
+        left_out,
+    }) = committed
+    else {
         return Ok(Outcome::Refused(
             "there is nothing to commit: no change from HEAD".into(),
         ));
     };
+    for file in left_out {
+        let warning = match file {
+            LeftOut::NewInIndex(path) => format!(
+                "{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"
+            ),
+            LeftOut::Secret(path) => {
+                format!("{path} looks like it holds credentials: left out of the commit")
+            }
+        };
+        crate::log::warn("open-pr", &warning);
+    }
     let body = pull_request::body(document.as_value(), &diff);
 
     // The issue's forge (GitHub Enterprise Server when its address is on another host) is the

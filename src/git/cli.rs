@@ -1,9 +1,10 @@
-//! The git CLI on the user's repository, made safe to run where sandboxed code has written: `.git/config` and `.gitattributes` are the sandbox's to change, so every setting that
-//! makes git run a program (hooks, fsmonitor, credential helpers, ssh commands, the ext::
-//! transport, receive-pack and upload-pack paths, external diffs, textconv, clean filters) is
-//! overridden on the command line or avoided, nothing prompts, and no optional locks are taken.
-//! Commits are made with plumbing and a private index, so the user's checkout, index and working
-//! tree are never touched.
+//! The git CLI on the user's repository, made safe to run where sandboxed code has written:
+//! `.git/config` and `.gitattributes` are the sandbox's to change, so every setting that makes git
+//! run a program (hooks, fsmonitor, credential helpers, ssh commands, the ext:: transport,
+//! receive-pack and upload-pack paths, external diffs, textconv, clean filters) is overridden on
+//! the command line or avoided, nothing prompts, and no optional locks are taken. Commits are made
+//! with plumbing and a private index, so the user's checkout, index and working tree are never
+//! touched.
 
 use std::collections::HashSet;
 use std::io::{Read, Write};

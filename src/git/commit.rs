@@ -8,19 +8,29 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
 use crate::git::cli::Git;
+use crate::git::private_temp_path;
 
 /// What goes into the commit.
 pub enum Change<'a> {
-    /// This diff, applied to HEAD.
-    Diff(&'a str),
+    /// This diff, applied to HEAD; `whose` names it in an error ("heal's diff").
+    Diff { diff: &'a str, whose: &'a str },
     /// The tracked files as they are in the working tree.
     TrackedFiles,
 }
 
-/// A commit made, and its diff from HEAD.
+/// A commit made, its diff from HEAD, and the changed files it leaves out.
 pub struct Commit {
     pub id: String,
     pub diff: String,
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A file with a change that is not committed, unless named.
+pub enum LeftOut {
+    /// Staged, but git does not track it yet.
+    NewInIndex(String),
+    /// It looks like it holds credentials.
+    Secret(String),
 }
 
 /// Commits `change` (and the files `named`, tracked or not) on top of HEAD with `message`, in no
@@ -38,21 +48,19 @@ pub fn commit(
                 .with_hint("a pull request needs a commit to branch from")
         })?;
     let index = PrivateIndex::new();
+    let mut left_out = Vec::new();
     let env = [("GIT_INDEX_FILE", index.path_str())];
     git.run(&["read-tree", "HEAD"], &env, None)?;
     match change {
-        Change::Diff(diff) => {
+        Change::Diff { diff, whose } => {
             git.run(
                 &["apply", "--cached", "--whitespace=nowarn", "-"],
                 &env,
                 Some(diff),
             )
             .map_err(|err| {
-                Failure::usage(format!(
-                    "heal's diff does not apply to HEAD: {:#}",
-                    err.error
-                ))
-                .with_hint("run open-pr on the commit heal started from")
+                Failure::usage(format!("{whose} does not apply to HEAD: {:#}", err.error))
+                    .with_hint("check out the commit it was made from, and try again")
             })?;
         }
         Change::TrackedFiles => {
@@ -67,10 +75,7 @@ pub fn commit(
                 .lines()
                 .filter(|p| !named.iter().any(|n| n == p))
             {
-                crate::log::warn(
-                    "open-pr",
-                    &format!("{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"),
-                );
+                left_out.push(LeftOut::NewInIndex(path.to_string()));
             }
             git.stage_tracked_changes(&env)?;
             let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
@@ -78,10 +83,7 @@ pub fn commit(
                 .lines()
                 .filter(|p| looks_like_secret(p) && !named.iter().any(|n| n == p))
             {
-                crate::log::warn(
-                    "open-pr",
-                    &format!("{path} looks like it holds credentials: left out of the commit"),
-                );
+                left_out.push(LeftOut::Secret(path.to_string()));
                 git.unstage(path, &env)?;
             }
         }
@@ -94,8 +96,9 @@ pub fn commit(
     if tree == head_tree {
         return Ok(None);
     }
-    let user = (git.user_config("user.name"), git.user_config("user.email"));
-    let identity = identity(&|name| std::env::var(name).ok(), user)?;
+    let identity = identity(&|name| std::env::var(name).ok(), &|key| {
+        git.user_config(key)
+    })?;
     let identity = [
         ("GIT_AUTHOR_NAME", identity.author.0.as_str()),
         ("GIT_AUTHOR_EMAIL", identity.author.1.as_str()),
@@ -119,7 +122,7 @@ pub fn commit(
         &[],
         None,
     )?;
-    Ok(Some(Commit { id, diff }))
+    Ok(Some(Commit { id, diff, left_out }))
 }
 
 /// Who the commit is by: (name, email) of its author and its committer.
@@ -130,11 +133,12 @@ struct Identity {
 }
 
 /// `AUTOCODER_AUTHOR` ("Name <email>") for both; else each name and email as git takes it: its
-/// own variable (`GIT_AUTHOR_NAME`, `GIT_COMMITTER_EMAIL`, ...), then `user` (user.name and
-/// user.email from the user's own git config), then `EMAIL` for an email.
+/// own variable (`GIT_AUTHOR_NAME`, `GIT_COMMITTER_EMAIL`, ...), then the user's own git
+/// `config` (`author.name`, then `user.name`; likewise for the committer and the emails), then
+/// `EMAIL` for an email.
 fn identity(
     env: &dyn Fn(&str) -> Option<String>,
-    user: (Option<String>, Option<String>),
+    config: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Identity, Failure> {
     let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     if let Some(author) = env("AUTOCODER_AUTHOR") {
@@ -153,15 +157,18 @@ fn identity(
             ))),
         };
     }
-    let (user_name, user_email) = user;
+    let config = |key: &str| config(key).filter(|value| !value.trim().is_empty());
     let person = |role: &str| {
-        let name = env(&format!("GIT_{role}_NAME")).or_else(|| user_name.clone());
-        let email = env(&format!("GIT_{role}_EMAIL"))
-            .or_else(|| user_email.clone())
+        let name = env(&format!("GIT_{}_NAME", role.to_uppercase()))
+            .or_else(|| config(&format!("{role}.name")))
+            .or_else(|| config("user.name"));
+        let email = env(&format!("GIT_{}_EMAIL", role.to_uppercase()))
+            .or_else(|| config(&format!("{role}.email")))
+            .or_else(|| config("user.email"))
             .or_else(|| env("EMAIL"));
         name.zip(email)
     };
-    match (person("AUTHOR"), person("COMMITTER")) {
+    match (person("author"), person("committer")) {
         (Some(author), Some(committer)) => Ok(Identity { author, committer }),
         _ => Err(Failure::usage("who is the commit's author? neither GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL (and GIT_COMMITTER_*) nor user.name and user.email in your git config say (the repository's own config is not used: sandboxed code can write it)")
             .with_hint("set them (git config --global user.name ...; git config --global user.email ...), or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL, or AUTOCODER_AUTHOR='Name <email>'")),
@@ -191,14 +198,6 @@ pub fn looks_like_secret(path: &str) -> bool {
     EXACT.contains(&name.as_str())
         || name.starts_with(".env.")
         || SUFFIXES.iter().any(|s| name.ends_with(s))
-}
-
-/// A fresh path in the temporary directory for one of this run's private files.
-pub fn private_temp_path(kind: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    std::env::temp_dir().join(format!("autocoder-{kind}-{}-{nanos}", std::process::id()))
 }
 
 /// An index file of our own, removed when done.
@@ -247,7 +246,7 @@ mod tests {
 
     #[test]
     fn the_identity_is_taken_as_git_takes_it() {
-        let env = |vars: &'static [(&str, &str)]| {
+        let vars = |vars: &'static [(&str, &str)]| {
             move |name: &str| {
                 vars.iter()
                     .find(|(key, _)| *key == name)
@@ -255,68 +254,75 @@ mod tests {
             }
         };
         let person = |name: &str, email: &str| (name.to_string(), email.to_string());
-        let config = || (Some("Dev".to_string()), Some("dev@example.com".to_string()));
-        let ci = env(&[
+        let both = |author, committer| Some(Identity { author, committer });
+        let taken = |env: &dyn Fn(&str) -> Option<String>,
+                     config: &dyn Fn(&str) -> Option<String>| {
+            identity(env, config).ok()
+        };
+        let user = vars(&[("user.name", "Dev"), ("user.email", "dev@example.com")]);
+        let nobody = vars(&[]);
+        let ci = vars(&[
             ("GIT_AUTHOR_NAME", "CI"),
             ("GIT_AUTHOR_EMAIL", "ci@example.com"),
             ("GIT_COMMITTER_NAME", "Bot"),
             ("GIT_COMMITTER_EMAIL", "bot@example.com"),
         ]);
-        let taken = |env: &dyn Fn(&str) -> Option<String>, user| identity(env, user).ok();
-        let both = |author, committer| Some(Identity { author, committer });
-        assert_eq!(
-            taken(&ci, config()),
-            both(
-                person("CI", "ci@example.com"),
-                person("Bot", "bot@example.com")
-            )
+        let ci_identity = both(
+            person("CI", "ci@example.com"),
+            person("Bot", "bot@example.com"),
         );
-        assert_eq!(
-            taken(&ci, (None, None)),
-            both(
-                person("CI", "ci@example.com"),
-                person("Bot", "bot@example.com")
-            )
-        );
+        assert_eq!(taken(&ci, &user), ci_identity);
+        assert_eq!(taken(&ci, &nobody), ci_identity);
         // Each part on its own, the config filling in the rest.
-        let name_only = env(&[("GIT_AUTHOR_NAME", "CI")]);
         assert_eq!(
-            taken(&name_only, config()),
+            taken(&vars(&[("GIT_AUTHOR_NAME", "CI")]), &user),
             both(
                 person("CI", "dev@example.com"),
                 person("Dev", "dev@example.com")
             )
         );
-        let email = env(&[("EMAIL", "mail@example.com")]);
+        let roles = vars(&[
+            ("committer.name", "Bot"),
+            ("author.email", "a@example.com"),
+            ("user.name", "Dev"),
+            ("user.email", "dev@example.com"),
+        ]);
         assert_eq!(
-            taken(&email, (Some("Dev".to_string()), None)),
+            taken(&nobody, &roles),
+            both(
+                person("Dev", "a@example.com"),
+                person("Bot", "dev@example.com")
+            )
+        );
+        assert_eq!(
+            taken(
+                &vars(&[("EMAIL", "mail@example.com")]),
+                &vars(&[("user.name", "Dev")])
+            ),
             both(
                 person("Dev", "mail@example.com"),
                 person("Dev", "mail@example.com")
             )
         );
         // The committer is needed too.
-        let author_only = env(&[
+        let author_only = vars(&[
             ("GIT_AUTHOR_NAME", "CI"),
             ("GIT_AUTHOR_EMAIL", "ci@example.com"),
         ]);
-        assert_eq!(taken(&author_only, (None, None)), None);
-        assert_eq!(taken(&env(&[]), (None, None)), None);
+        assert_eq!(taken(&author_only, &nobody), None);
+        assert_eq!(taken(&nobody, &nobody), None);
         // AUTOCODER_AUTHOR comes first, for both.
-        let fixer = env(&[
+        let fixer = vars(&[
             ("AUTOCODER_AUTHOR", "Fixer <fix@example.com>"),
             ("GIT_AUTHOR_NAME", "CI"),
         ]);
         assert_eq!(
-            taken(&fixer, config()),
+            taken(&fixer, &user),
             both(
                 person("Fixer", "fix@example.com"),
                 person("Fixer", "fix@example.com")
             )
         );
-        assert_eq!(
-            taken(&env(&[("AUTOCODER_AUTHOR", "nobody")]), config()),
-            None
-        );
+        assert_eq!(taken(&vars(&[("AUTOCODER_AUTHOR", "nobody")]), &user), None);
     }
 }

@@ -18,10 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::patch::{self, FileDiff, Hunk, Line, LineKind};
-use crate::text::Budget;
-
-/// About how many bytes of JSON the result may take (a tool's result budget).
-const RESULT_BUDGET: usize = 32 << 10;
+use crate::text::{Budget, RESULT_BUDGET};
 /// The diff text kept; beyond it, the counts still cover every file.
 const MAX_DIFF: usize = 32 << 10;
 

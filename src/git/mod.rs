@@ -9,3 +9,14 @@ pub mod diff;
 pub mod patch;
 pub mod reader;
 pub mod status;
+
+use std::path::PathBuf;
+
+/// A fresh path in the temporary directory for one of this run's private files (an index, a
+/// repository for the network steps); whoever makes it there removes it.
+pub fn private_temp_path(kind: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!("autocoder-{kind}-{}-{nanos}", std::process::id()))
+}

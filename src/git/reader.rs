@@ -1,18 +1,16 @@
-//! The git reader, which answers the git tools. The workspace's `.git` is the sandbox's to
-//! write, and git obeys much of
-//! what it finds there: filter and diff drivers, partial-clone fetches through a remote's
-//! upload-pack, submodules with configs of their own, `core.worktree`, `.git` files and
-//! alternates that point elsewhere. Switching each off from outside loses to a config swapped
-//! between a check and git's own read, so whatever reads the repository is confined by the
-//! kernel instead:
-//! `ask` asks the root's git reader: this binary run in the sandbox (its view holds
-//! only the workspace and the system directories, so gix cannot even stat the host's files, and
-//! a filter driver the repository names runs there, as it would under git), reading with gix
+//! The git reader, which answers the git tools. The workspace's `.git` is the sandbox's to write,
+//! and git obeys much of what it finds there: filter and diff drivers, partial-clone fetches
+//! through a remote's upload-pack, submodules with configs of their own, `core.worktree`, `.git`
+//! files and alternates that point elsewhere. Switching each off from outside loses to a config
+//! swapped between a check and git's own read, so whatever reads the repository is confined by the
+//! kernel instead: `ask` asks the root's git reader: this binary run in the sandbox (its view holds
+//! only the workspace and the system directories, so gix cannot even stat the host's files, and a
+//! filter driver the repository names runs there, as it would under git), reading with gix
 //! (`status`, `diff`) and keeping the repository open between calls, where a sandbox started for
 //! each `git` would cost milliseconds a call. A process, so that one blocked on a FIFO or grown
-//! huge can be stopped. It sees no config from outside the repository (as git in the sandbox
-//! sees none). For a linked worktree it is also given the main repository to read, once the
-//! worktree's pointers check out (`linked_worktree`).
+//! huge can be stopped. It sees no config from outside the repository (as git in the sandbox sees
+//! none). For a linked worktree it is also given the main repository to read, once the worktree's
+//! pointers check out (`linked_worktree`).
 
 use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -464,7 +462,10 @@ impl Drop for Reader {
         }
         // SAFETY: signalling our own child, not yet reaped (try_wait just said so).
         unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
-        if !matches!(self.process.wait_timeout(Duration::from_secs(2)), Ok(Some(_))) {
+        if !matches!(
+            self.process.wait_timeout(Duration::from_secs(2)),
+            Ok(Some(_))
+        ) {
             let _ = self.process.kill();
             let _ = self.process.wait();
         }

@@ -11,12 +11,10 @@ use gix::status::plumbing::index_as_worktree::{Change as WorktreeChange, EntrySt
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::text::Budget;
+use crate::text::{Budget, RESULT_BUDGET};
 
 /// Files listed at most; the rest are counted.
 const MAX_FILES: usize = 1000;
-/// About how many bytes of JSON the listed files may take.
-const MAX_JSON: usize = 32 << 10;
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Change {
@@ -65,7 +63,7 @@ pub fn status(repo: &gix::Repository) -> Result<Status, String> {
             },
         )
     });
-    let mut budget = Budget::new(MAX_JSON);
+    let mut budget = Budget::new(RESULT_BUDGET);
     for (path, mut change) in tracked.into_iter().chain(untracked) {
         change.path = path.to_string();
         if output.omitted == 0 && output.files.len() < MAX_FILES && budget.take(&change) {

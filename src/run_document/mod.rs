@@ -16,6 +16,7 @@
 mod heal;
 mod issue;
 mod pull_request;
+mod test_report;
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -27,8 +28,8 @@ use serde_json::{Map, Value};
 pub use self::heal::{Heal, HealStatus};
 pub use self::issue::{Comment, Issue};
 pub use self::pull_request::PullRequest;
+pub use self::test_report::{Counts, Framework, Outcome, TestFailure, TestReport};
 use crate::error::Failure;
-pub use crate::testrun::report::TestReport;
 
 /// The document format version this build reads and writes.
 pub const VERSION: u64 = 1;
@@ -119,9 +120,9 @@ impl RunDocument {
         }
     }
 
-    /// Whether the document names a workspace.
-    pub fn has_workspace(&self) -> bool {
-        self.fields.contains_key("workspace")
+    /// Whether the document has the key `key` (null or not).
+    pub fn has(&self, key: &str) -> bool {
+        self.fields.contains_key(key)
     }
 
     /// The GitHub repository the document is about (OWNER/NAME).
@@ -221,7 +222,7 @@ mod tests {
         )
         .unwrap();
         let tests = doc.tests().unwrap().unwrap();
-        assert_eq!(tests.outcome, crate::testrun::report::Outcome::TestsFailed);
+        assert_eq!(tests.outcome, Outcome::TestsFailed);
         assert_eq!(
             (tests.counts.failed, tests.failures[0].id.as_str()),
             (1, "t::a")

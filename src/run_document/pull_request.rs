@@ -6,6 +6,9 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PullRequest {
+    /// Nothing was pushed: the commit and the request are what would have been.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -21,8 +24,6 @@ pub struct PullRequest {
     pub updated: Option<bool>,
     #[serde(default)]
     pub draft: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub dry_run: bool,
     /// With --dry-run: the request that would have been sent (method, url, body).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Value>,

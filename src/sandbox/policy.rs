@@ -131,7 +131,7 @@ impl PolicyRequest {
             .collect::<Result<_, _>>()?;
         // The workspace's rule holds for every writable path.
         for path in &read_write {
-            if let Some(what) = too_wide(path) {
+            if let Some(what) = crate::workspace::too_wide(path) {
                 return Err(Failure::usage(format!(
                     "--rw {} ({what}): the command could write everything in it",
                     path.display()
@@ -205,7 +205,7 @@ pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
         ))
         .with_hint(format!("give the real path: --workspace {}", workspace.display())));
     }
-    if let Some(what) = too_wide(&workspace) {
+    if let Some(what) = crate::workspace::too_wide(&workspace) {
         return Err(Failure::usage(format!(
             "the workspace cannot be {} ({what}): the command could write everything in it",
             workspace.display()
@@ -213,65 +213,6 @@ pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
         .with_hint("run from the project's directory, or give it with --workspace DIR"));
     }
     Ok(workspace)
-}
-
-/// What a directory (canonical) is, when it holds too much to hand to a command or a model: `/`,
-/// the machine's own directories (the system's files anywhere in them), or the home directory
-/// or one holding it. Projects under `/usr/src`, `/opt`, `/srv` or `/var/lib` stay allowed.
-pub fn too_wide(dir: &Path) -> Option<&'static str> {
-    const SYSTEM_TREES: &[&str] = &[
-        "/bin",
-        "/boot",
-        "/dev",
-        "/etc",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/proc",
-        "/run",
-        "/sbin",
-        "/sys",
-        "/usr/bin",
-        "/usr/include",
-        "/usr/lib",
-        "/usr/lib32",
-        "/usr/lib64",
-        "/usr/libexec",
-        "/usr/sbin",
-        "/usr/share",
-        "/usr/local/bin",
-        "/usr/local/lib",
-        "/usr/local/sbin",
-        "/var/lib/apt",
-        "/var/lib/dpkg",
-    ];
-    const HOLDERS: &[&str] = &[
-        "/",
-        "/home",
-        "/media",
-        "/mnt",
-        "/opt",
-        "/root",
-        "/srv",
-        "/usr",
-        "/usr/local",
-        "/var",
-        "/var/cache",
-        "/var/lib",
-        "/var/log",
-    ];
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .and_then(|home| PathBuf::from(home).canonicalize().ok());
-    if SYSTEM_TREES.iter().any(|tree| dir.starts_with(tree))
-        || HOLDERS.iter().any(|holder| dir == Path::new(holder))
-    {
-        Some("the machine's own")
-    } else if home.is_some_and(|home| home.starts_with(dir)) {
-        Some("the home directory, or one that holds it")
-    } else {
-        None
-    }
 }
 
 /// `path` with its symbolic links resolved, like `canonicalize`, unless resolving it follows a
@@ -437,42 +378,6 @@ fn positive_duration(seconds: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn directories_too_wide_to_hand_over() {
-        for wide in [
-            "/",
-            "/etc",
-            "/etc/ssh",
-            "/usr/lib/x",
-            "/lib/x",
-            "/proc/1",
-            "/sys/kernel",
-            "/dev/shm",
-            "/run/secrets",
-            "/usr",
-            "/var",
-            "/var/lib",
-            "/opt",
-            "/home",
-            "/usr/local/bin/x",
-        ] {
-            assert!(too_wide(Path::new(wide)).is_some(), "{wide}");
-        }
-        for project in [
-            "/usr/src/app",
-            "/usr/library",
-            "/var/lib/jenkins/workspace/x",
-            "/opt/app",
-            "/srv/site",
-            "/home/someone/project",
-            "/tmp/ws",
-            "/app",
-            "/etcetera",
-        ] {
-            assert_eq!(too_wide(Path::new(project)), None, "{project}");
-        }
-    }
 
     #[test]
     fn sizes() {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::report::Framework;
+use crate::run_document::Framework;
 
 /// What detection found: a framework, and whether it is a guess (a Python project that names no
 /// runner gets pytest, falling back to unittest when pytest is not installed).

@@ -11,7 +11,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::frames::project_relative;
-use super::report::{for_each_line, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, MAX_DETAILS};
+use crate::run_document::TestFailure;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]

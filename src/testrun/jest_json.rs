@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::frames::project_relative;
-use super::report::{strip_ansi, Parsed, TestFailure};
+use super::report::{strip_ansi, Parsed};
+use crate::run_document::TestFailure;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

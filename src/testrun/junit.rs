@@ -7,7 +7,8 @@ use std::io::BufRead;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use super::report::{Parsed, TestFailure, MAX_DETAILS};
+use super::report::{Parsed, MAX_DETAILS};
+use crate::run_document::TestFailure;
 
 /// What a test case ended as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,7 +218,7 @@ mod tests {
         let parsed = parse(REPORT.as_bytes()).unwrap();
         assert_eq!(
             parsed.counts,
-            super::super::report::Counts {
+            crate::run_document::Counts {
                 passed: 1,
                 failed: 1,
                 errors: 1,

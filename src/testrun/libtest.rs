@@ -10,7 +10,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{for_each_line, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, MAX_DETAILS};
+use crate::run_document::TestFailure;
 
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();

@@ -22,10 +22,12 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::Path;
 
-use self::report::{tail, Framework, Outcome, Parsed, TestReport};
+use self::report::Parsed;
 use crate::error::{Failure, Kind};
+use crate::run_document::{Framework, Outcome, TestReport};
 use crate::sandbox::outcome::SandboxResult;
 use crate::sandbox::policy::{BackendKind, PolicyRequest};
+use crate::text::tail;
 
 /// How much of the runner's output the report keeps at its end.
 const OUTPUT_TAIL: usize = 4000;
@@ -709,7 +711,7 @@ mod tests {
             classify(Framework::Cargo, &result, &parsed, false),
             Outcome::Error
         );
-        parsed.push_failure(report::TestFailure {
+        parsed.push_failure(crate::run_document::TestFailure {
             id: "tests::fails".into(),
             ..Default::default()
         });

@@ -12,7 +12,8 @@ use serde::Deserialize;
 
 use super::frames::project_relative;
 use super::libtest::{panic_line, Panic};
-use super::report::{for_each_line, strip_ansi, Parsed, TestFailure};
+use super::report::{for_each_line, strip_ansi, Parsed};
+use crate::run_document::TestFailure;
 
 #[derive(Deserialize)]
 struct Event {

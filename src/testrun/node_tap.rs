@@ -9,7 +9,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, MAX_DETAILS};
+use crate::run_document::{Counts, TestFailure};
 
 /// A `not ok` test whose YAML block is being read.
 struct Pending {

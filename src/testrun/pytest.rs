@@ -9,7 +9,8 @@ use std::path::Path;
 
 use super::frames::project_relative;
 use super::junit::{self, Case};
-use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS, MAX_FAILURES};
+use super::report::{for_each_line, Parsed, MAX_DETAILS, MAX_FAILURES};
+use crate::run_document::{Counts, TestFailure};
 
 /// Reads pytest's JUnit report (written with `-o junit_family=xunit1`, which adds file and line).
 pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {

@@ -1,97 +1,9 @@
-//! The test report: what `run-tests` adds to the run document as `tests`.
-//!
-//! ```json
-//! {"framework": "pytest", "command": ["python3", "-m", "pytest", "..."], "outcome": "tests_failed",
-//!  "exit_code": 1, "counts": {"passed": 5, "failed": 4, "errors": 1, "skipped": 1},
-//!  "failures": [{"id": "tests/test_ops.py::test_mean", "file": "tests/test_ops.py", "line": 11,
-//!                "kind": "AssertionError", "message": "assert 3.0 == 4", "details": "..."}],
-//!  "duration_ms": 840, "output_tail": "...", "sandbox": {...}}
-//! ```
+//! What the runner parsers find (`Parsed`), capped as a report holds it, and the helpers they
+//! share for reading a runner's output; the report itself is the run document's `tests`
+//! (`run_document::TestReport`).
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::sandbox::outcome::SandboxResult;
+use crate::run_document::{Counts, Framework, Outcome, TestFailure, TestReport};
 use crate::text::{cut, one_line};
-
-/// The runners `run-tests` knows, by their `--framework` names.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Framework {
-    Pytest,
-    Unittest,
-    Cargo,
-    Nextest,
-    Go,
-    Node,
-    Jest,
-    Vitest,
-    Junit,
-    Make,
-}
-
-impl Framework {
-    pub fn name(self) -> &'static str {
-        match self {
-            Framework::Pytest => "pytest",
-            Framework::Unittest => "unittest",
-            Framework::Cargo => "cargo",
-            Framework::Junit => "junit",
-            Framework::Make => "make",
-            Framework::Go => "go",
-            Framework::Nextest => "nextest",
-            Framework::Node => "node",
-            Framework::Jest => "jest",
-            Framework::Vitest => "vitest",
-        }
-    }
-}
-
-/// How the run went, as one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Passed,
-    TestsFailed,
-    BuildFailed,
-    NoTests,
-    Timeout,
-    Error,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
-pub struct Counts {
-    pub passed: u64,
-    pub failed: u64,
-    pub errors: u64,
-    pub skipped: u64,
-}
-
-impl Counts {
-    pub fn total(&self) -> u64 {
-        self.passed + self.failed + self.errors + self.skipped
-    }
-}
-
-/// One failed or erroring test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
-pub struct TestFailure {
-    /// An id the runner accepts back (`run-tests --tests ID`).
-    pub id: String,
-    /// The innermost frame inside the project (not the standard library or dependencies).
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    /// The exception, assertion or panic kind.
-    pub kind: Option<String>,
-    /// One line.
-    pub message: String,
-    /// Traceback or panic text, capped.
-    pub details: String,
-}
 
 /// What a parser found in a runner's output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -150,37 +62,6 @@ impl Parsed {
     }
 }
 
-/// What a test run found: how it went, the counts and each failure.
-// Its schema is the MCP tool `run_tests`'s output, which leaves `sandbox` out.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct TestReport {
-    pub framework: Framework,
-    #[serde(default)]
-    pub command: Vec<String>,
-    pub outcome: Outcome,
-    #[serde(default)]
-    pub exit_code: Option<i32>,
-    #[serde(default)]
-    pub counts: Counts,
-    #[serde(default)]
-    pub failures: Vec<TestFailure>,
-    /// Failures counted but not listed (over the cap).
-    #[serde(default)]
-    pub failures_omitted: u64,
-    /// What stopped the build or collection, when the outcome is `build_failed`.
-    #[serde(default)]
-    pub build_error: Option<String>,
-    #[serde(default)]
-    pub duration_ms: u64,
-    /// The last lines of the runner's output.
-    #[serde(default)]
-    pub output_tail: String,
-    /// The sandbox result of the run (its output is in `output_tail`); null for `--parse`.
-    #[serde(default)]
-    #[schemars(skip)]
-    pub sandbox: Option<SandboxResult>,
-}
-
 impl TestReport {
     /// A report of what `parsed` found; `build_error` is kept only for a build failure.
     pub fn new(
@@ -216,21 +97,6 @@ pub fn cap_details(text: &str) -> String {
     let head = cut(text, MAX_DETAILS);
     let head = head.rfind('\n').map_or(head, |end| &head[..end]);
     format!("{head}\n[... {} more bytes]", text.len() - head.len())
-}
-
-/// The last `max` bytes of `text`, starting at a line boundary when there is one.
-pub fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let rest = &text[start..];
-    rest.find('\n')
-        .map_or(rest, |nl| &rest[nl + 1..])
-        .to_string()
 }
 
 /// Calls `each` with every line of a runner's output, as a stream (bounded memory whatever its
@@ -297,6 +163,5 @@ mod tests {
         let capped = cap_details(&long);
         assert!(capped.len() < MAX_DETAILS + 40);
         assert!(capped.ends_with("more bytes]"));
-        assert_eq!(tail("a\nb\nc\n", 3), "c\n");
     }
 }

@@ -8,7 +8,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{for_each_line, Counts, Parsed, TestFailure, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, MAX_DETAILS};
+use crate::run_document::{Counts, TestFailure};
 
 /// Reads unittest's output (its stderr, where it reports).
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{tool_error, Context, ToolError, RESULT_BUDGET};
-use crate::text::{json_len, json_prefix};
+use super::{tool_error, Context, ToolError};
+use crate::text::{json_len, json_prefix, RESULT_BUDGET};
 use crate::workspace::jail;
 use crate::workspace::write::{exclusive, write_atomically};
 
@@ -286,26 +286,22 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
 mod tests {
     use super::*;
 
-    fn replaced(text: &str, old: &str, new: &str, all: bool) -> Result<(String, usize), Mismatch> {
-        replace(text, old, new, all)
-    }
-
     #[test]
     fn one_occurrence_is_replaced_and_several_are_refused_with_their_lines() {
         assert_eq!(
-            replaced("a = 1\nb = 2\n", "b = 2", "b = 3", false),
+            replace("a = 1\nb = 2\n", "b = 2", "b = 3", false),
             Ok(("a = 1\nb = 3\n".into(), 1))
         );
-        assert_eq!(replaced("x\n", "y", "z", false), Err(Mismatch::NotFound));
+        assert_eq!(replace("x\n", "y", "z", false), Err(Mismatch::NotFound));
         assert_eq!(
-            replaced("x\ny\nx x\n", "x", "z", false),
+            replace("x\ny\nx x\n", "x", "z", false),
             Err(Mismatch::Ambiguous {
                 count: 3,
                 lines: vec![1, 3]
             })
         );
         assert_eq!(
-            replaced("x\ny\nx x\n", "x", "z", true),
+            replace("x\ny\nx x\n", "x", "z", true),
             Ok(("z\ny\nz z\n".into(), 3))
         );
     }
@@ -314,22 +310,22 @@ mod tests {
     fn overlapping_occurrences_are_not_unique() {
         // `}\n}` is twice in `}\n}\n}`, the two sharing a brace.
         assert!(matches!(
-            replaced("}\n}\n}", "}\n}", "]", false),
+            replace("}\n}\n}", "}\n}", "]", false),
             Err(Mismatch::Ambiguous { count: 2, .. })
         ));
         // replace_all takes those that do not overlap the one before.
-        assert_eq!(replaced("aaa", "aa", "b", true), Ok(("ba".into(), 1)));
+        assert_eq!(replace("aaa", "aa", "b", true), Ok(("ba".into(), 1)));
     }
 
     #[test]
     fn line_endings_follow_the_line_replaced() {
         let text = "one\r\ntwo\r\nthree\nfour\n";
         assert_eq!(
-            replaced(text, "one\ntwo", "1\n2", false),
+            replace(text, "one\ntwo", "1\n2", false),
             Ok(("1\r\n2\r\nthree\nfour\n".into(), 1))
         );
         assert_eq!(
-            replaced(text, "three\nfour", "3\n4", false),
+            replace(text, "three\nfour", "3\n4", false),
             Ok(("one\r\ntwo\r\n3\n4\n".into(), 1))
         );
     }
@@ -339,7 +335,7 @@ mod tests {
         let text = "a".repeat(200_000);
         let old = "a".repeat(150_000);
         assert!(matches!(
-            replaced(&text, &old, "b", false),
+            replace(&text, &old, "b", false),
             Err(Mismatch::Ambiguous { .. })
         ));
     }

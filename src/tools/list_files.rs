@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{glob_matcher, Call, Context, ToolError, RESULT_BUDGET};
-use crate::text::Budget;
+use super::{glob_matcher, Call, Context, ToolError};
+use crate::text::{Budget, RESULT_BUDGET};
 use crate::workspace::walk::{self, Kind};
 
 pub const DESCRIPTION: &str = "List the files and directories under a directory of the workspace (default: its root), \

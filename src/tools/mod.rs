@@ -150,17 +150,19 @@ pub fn invoke(
     // A bug in a tool must not leave its caller without an answer (an MCP client would wait
     // forever) nor end the process.
     let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        (tool.call)(context, call, arguments)
+        let structured = (tool.call)(context, call, arguments)?;
+        let text = tool.text.map(|text| text(&structured));
+        Ok((structured, text))
     }));
-    let structured = called
+    let (structured, text) = called
         .map_err(|_| CallError::Panicked)?
         .map_err(CallError::Tool)?;
-    let mut text = match tool.text.map(|text| text(&structured)) {
+    let mut text = match text {
         Some(text) if !text.is_empty() => text,
         _ => serde_json::to_string(&structured).unwrap_or_default(),
     };
-    // Each tool keeps its structured result within about RESULT_BUDGET itself, so this cut of
-    // the text is a last guard; the structured result stays whole, as its schema promises.
+    // Each tool keeps its structured result within about `text::RESULT_BUDGET` itself, so this
+    // cut of the text is a last guard; the structured result stays whole, as its schema promises.
     if text.len() > MAX_TEXT {
         let note = format!(
             "\n[... cut at {MAX_TEXT} of {} bytes: narrow the request (offset/limit, path, glob, \
@@ -171,11 +173,6 @@ pub fn invoke(
     }
     Ok(ToolOutput { structured, text })
 }
-
-/// About how many bytes of JSON a tool's structured result may hold. Some clients hand the
-/// model the structured result rather than the text (Codex prefers it), so the tools bound it
-/// themselves: lists stop and say how many more there were, long texts are cut with a note.
-pub const RESULT_BUDGET: usize = 32 << 10;
 
 /// The text of a result's string field (a diff).
 fn field_text(output: &Value, field: &str) -> String {
@@ -259,7 +256,7 @@ pub static CATALOGUE: &[ToolSpec] = &[
             schema::<run_command::Output>, read_only: false, destructive: true, idempotent: false),
     tool!(run_tests, "Run the tests in the sandbox", None,
             |c, call, a| run_tests::call(c, call, arguments("run_tests", a)?),
-            schema::<crate::testrun::report::TestReport>, read_only: false, destructive: false, idempotent: true),
+            schema::<crate::run_document::TestReport>, read_only: false, destructive: false, idempotent: true),
     tool!(git_status, "Git status", None,
             |c, call, a| git_status::call(c, call, arguments("git_status", a)?),
             schema::<git_status::Output>, read_only: true, destructive: false, idempotent: true),

@@ -252,7 +252,7 @@ impl Window {
         // The window stops before the line that would take it past the budget (the first
         // line is shown whatever its size).
         let added = crate::text::json_len(&self.content[start..]);
-        if start > 0 && self.json_bytes + added > super::RESULT_BUDGET {
+        if start > 0 && self.json_bytes + added > crate::text::RESULT_BUDGET {
             self.content.truncate(start);
             self.last = number - 1;
         } else {

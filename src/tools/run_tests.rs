@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::run_command::run_self;
-use super::{tool_error, Call, Context, ToolError, RESULT_BUDGET};
-use crate::text::Budget;
+use super::{tool_error, Call, Context, ToolError};
+use crate::text::{Budget, RESULT_BUDGET};
 
 pub const DESCRIPTION: &str = "Run the project's tests in the sandbox (the runner is detected: pytest, unittest, \
 cargo, nextest, go, node, jest, vitest, make) and report the outcome (passed, tests_failed, build_failed, no_tests, \

@@ -7,8 +7,8 @@ use std::ops::ControlFlow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{glob_matcher, tool_error, Call, Context, ToolError, RESULT_BUDGET};
-use crate::text::Budget;
+use super::{glob_matcher, tool_error, Call, Context, ToolError};
+use crate::text::{Budget, RESULT_BUDGET};
 use crate::workspace::jail::{self, Confined};
 use crate::workspace::walk::{self, Kind};
 

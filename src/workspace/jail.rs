@@ -87,7 +87,7 @@ impl Roots {
             }
             // Every file there would be the tools' to read and write (an editor may start the
             // server in `/` or in the home directory).
-            if let Some(what) = crate::sandbox::policy::too_wide(&canonical) {
+            if let Some(what) = super::too_wide(&canonical) {
                 return Err(format!(
                     "a root cannot be {} ({what}); name the project's directory",
                     canonical.display()

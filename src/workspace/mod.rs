@@ -9,7 +9,7 @@ pub mod write;
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What is wrong with a path, or with what was done at it, worded for whoever gave it (a user
 /// or a model): `src/x.py: no such file or directory`.
@@ -24,6 +24,65 @@ impl std::fmt::Display for PathError {
 
 pub fn path_error(message: impl Into<String>) -> PathError {
     PathError(message.into())
+}
+
+/// What a directory (canonical) is, when it holds too much to hand to a command or a model: `/`,
+/// the machine's own directories (the system's files anywhere in them), or the home directory
+/// or one holding it. Projects under `/usr/src`, `/opt`, `/srv` or `/var/lib` stay allowed.
+pub fn too_wide(dir: &Path) -> Option<&'static str> {
+    const SYSTEM_TREES: &[&str] = &[
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/proc",
+        "/run",
+        "/sbin",
+        "/sys",
+        "/usr/bin",
+        "/usr/include",
+        "/usr/lib",
+        "/usr/lib32",
+        "/usr/lib64",
+        "/usr/libexec",
+        "/usr/sbin",
+        "/usr/share",
+        "/usr/local/bin",
+        "/usr/local/lib",
+        "/usr/local/sbin",
+        "/var/lib/apt",
+        "/var/lib/dpkg",
+    ];
+    const HOLDERS: &[&str] = &[
+        "/",
+        "/home",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/root",
+        "/srv",
+        "/usr",
+        "/usr/local",
+        "/var",
+        "/var/cache",
+        "/var/lib",
+        "/var/log",
+    ];
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .and_then(|home| PathBuf::from(home).canonicalize().ok());
+    if SYSTEM_TREES.iter().any(|tree| dir.starts_with(tree))
+        || HOLDERS.iter().any(|holder| dir == Path::new(holder))
+    {
+        Some("the machine's own")
+    } else if home.is_some_and(|home| home.starts_with(dir)) {
+        Some("the home directory, or one that holds it")
+    } else {
+        None
+    }
 }
 
 /// The text of the file at `path` when it is a regular file (not a link, which could lead to a
@@ -47,4 +106,45 @@ pub fn read_regular(file: File, max: u64) -> Option<String> {
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_too_wide_to_hand_over() {
+        for wide in [
+            "/",
+            "/etc",
+            "/etc/ssh",
+            "/usr/lib/x",
+            "/lib/x",
+            "/proc/1",
+            "/sys/kernel",
+            "/dev/shm",
+            "/run/secrets",
+            "/usr",
+            "/var",
+            "/var/lib",
+            "/opt",
+            "/home",
+            "/usr/local/bin/x",
+        ] {
+            assert!(too_wide(Path::new(wide)).is_some(), "{wide}");
+        }
+        for project in [
+            "/usr/src/app",
+            "/usr/library",
+            "/var/lib/jenkins/workspace/x",
+            "/opt/app",
+            "/srv/site",
+            "/home/someone/project",
+            "/tmp/ws",
+            "/app",
+            "/etcetera",
+        ] {
+            assert_eq!(too_wide(Path::new(project)), None, "{project}");
+        }
+    }
 }

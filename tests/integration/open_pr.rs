@@ -385,6 +385,21 @@ fn refuses_without_a_green_heal_with_nothing_to_commit_or_over_foreign_commits()
         run.stderr()
     );
     assert!(document(&run).get("pr").is_none());
+    // A heal that says nothing (null) is not green either; one of the wrong shape is bad input.
+    for (heal, status, said) in [
+        (json!(null), 1, "heal is unknown"),
+        (json!({"diff": ""}), 1, "heal is unknown"),
+        (json!({"status": "blue"}), 2, "`heal` is not a repair"),
+    ] {
+        let run = Test::new_like(&repo.test)
+            .stdin(run_document(json!({ "heal": heal })))
+            .args(["open-pr", "--workspace"])
+            .args([&repo.work])
+            .args(["--api-url", github.url()])
+            .run()
+            .expect_status(status);
+        assert!(run.stderr().contains(said), "{heal}: {}", run.stderr());
+    }
 
     // An empty pipe: the stage before failed (`fetch-issue ... | open-pr`), which is no
     // document to commit the workspace for.
