@@ -15,8 +15,8 @@ RELEASE := target/$(TARGET)/release/autocoder
 STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
 # The binary is linked by the toolchain's lld, which puts the functions a sandbox run executes
 # first and together, in the order it reaches them (scripts/hot-functions.txt): the 8 MB of code
-# are then paged in a few pages at a time, not one fault per function (measured: about 30 fewer
-# page faults and 0.1 ms less per run). `make hot-functions` (uprobes, as root) lists them again
+# are then paged in a few pages at a time, not one fault per function (the README's performance
+# section has the figures). `make hot-functions` (uprobes, as root) lists them again
 # once the code has changed; a name the linker does not find is skipped. Without lld (a toolchain
 # that does not ship it) or without the list, the default linker and order.
 HOT_FUNCTIONS := scripts/hot-functions.txt

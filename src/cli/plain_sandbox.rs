@@ -1,7 +1,7 @@
 //! A plain `autocoder sandbox` command line, read without clap.
 //!
-//! The sandbox runs hundreds of times in a repair, and clap took ~0.15 ms to build its command
-//! and parse one, of a sandbox run of ~2.5 ms. Only what this reader fully understands is taken:
+//! The sandbox runs hundreds of times in a repair, and clap's building of its command and parse
+//! of one is a part of each run worth saving. Only what this reader fully understands is taken:
 //! the long flags (`--flag VALUE`, `--flag=VALUE`), `-C DIR`, `-q`, `-v`, each at most once (the
 //! lists as often as given), and the command after `--`. Anything else (--help, bundled short
 //! flags, an unknown or repeated flag, a value that starts with `-`, one that does not parse) is

@@ -10,10 +10,9 @@
 //!
 //! The program is written here rather than by a filter library: it is one filter, and it finds
 //! a call's rule by binary search over the call number. A linear chain of a few hundred
-//! instructions (what seccompiler builds for the same rules) took the kernel about 0.2 ms to
-//! load, mostly JIT-compiling it and running it once per system call number to build its cache
-//! of always-allowed calls; that was a tenth of the sandbox's own start-up time. The program is
-//! built in the parent; the child only installs it.
+//! instructions (what seccompiler builds for the same rules) takes the kernel longer to load,
+//! mostly JIT-compiling it and running it once per system call number to build its cache of
+//! always-allowed calls. The program is built in the parent; the child only installs it.
 
 use libc::sock_filter;
 
