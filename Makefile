@@ -1,4 +1,4 @@
-# autocoder: build, test, demo, bench, lint, generate, install, hot-functions.
+# autocoder: build, test, demo, bench, lint, generate, install.
 PREFIX ?= /usr/local
 DESTDIR ?=
 CARGO ?= cargo
@@ -13,31 +13,10 @@ MUSL := $(subst -gnu,-musl,$(HOST))
 TARGET := $(if $(wildcard $(SYSROOT)/lib/rustlib/$(MUSL)/lib),$(MUSL),$(HOST))
 RELEASE := target/$(TARGET)/release/autocoder
 STATIC_FLAGS := -C target-feature=+crt-static -C relocation-model=static
-# The binary is linked by the toolchain's lld, which puts the functions a sandbox run executes
-# first and together, in the order it reaches them (scripts/hot-functions.txt): the 8 MB of code
-# are then paged in a few pages at a time, not one fault per function (the README's performance
-# section has the figures). `make hot-functions` (uprobes, as root) lists them again
-# once the code has changed; a name the linker does not find is skipped. Without lld (a toolchain
-# that does not ship it) or without the list, the default linker and order.
-HOT_FUNCTIONS := scripts/hot-functions.txt
-LLD_DIR := $(SYSROOT)/lib/rustlib/$(HOST)/bin/gcc-ld
-LLD_FLAGS := -C link-arg=-fuse-ld=lld -C link-arg=-B$(LLD_DIR) \
-	-C link-arg=-Xlinker -C link-arg=--symbol-ordering-file=$(CURDIR)/$(HOT_FUNCTIONS) \
-	-C link-arg=-Xlinker -C link-arg=--no-warn-symbol-ordering
-LINK_FLAGS := $(if $(and $(wildcard $(LLD_DIR)/ld.lld),$(wildcard $(HOT_FUNCTIONS))),$(LLD_FLAGS))
-# Uprobes need root; the build does not.
-AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
-
-.PHONY: build test demo bench lint generate install hot-functions
+.PHONY: build test demo bench lint generate install
 
 build:
-	@# cargo does not know the list is an input to the link: a newer list has the binary linked again.
-	@if [ $(HOT_FUNCTIONS) -nt $(RELEASE) ]; then touch src/main.rs; fi
-	RUSTFLAGS="$(STATIC_FLAGS)" $(CARGO) rustc --release --locked --target $(TARGET) --bin autocoder -- $(LINK_FLAGS)
-
-hot-functions: build
-	$(AS_ROOT) scripts/hot-functions.py $(RELEASE) $(HOT_FUNCTIONS)
-	$(MAKE) build
+	RUSTFLAGS="$(STATIC_FLAGS)" $(CARGO) build --release --locked --target $(TARGET) --bin autocoder
 
 # The tests start real runners, SDK clients and a Docker engine: installed first, when missing.
 test:

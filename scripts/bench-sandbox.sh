@@ -16,7 +16,7 @@
 set -euo pipefail
 
 IMAGE="autocoder-test:busybox"
-TARGET=0.60
+TARGET=1.0
 
 die() { echo "bench-sandbox: $*" >&2; exit 1; }
 

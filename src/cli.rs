@@ -11,8 +11,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::log::ColorChoice;
 use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
 
-mod plain_sandbox;
-
 /// Closed-loop code repair: reproduce, repair, review and open a pull request, one JSON step at a
 /// time.
 #[derive(Debug, Parser)]
@@ -27,10 +25,9 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// Reads the command line (the program's name first): a plain `sandbox` one without clap, to
-    /// start sooner (see `plain_sandbox`), any other with clap.
+    /// Reads the command line (the program's name first).
     pub fn read(args: &[OsString]) -> Result<Cli, clap::Error> {
-        plain_sandbox::read(args).map_or_else(|| Cli::try_parse_from(args), Ok)
+        Cli::try_parse_from(args)
     }
 }
 
