@@ -4,7 +4,7 @@
 //! returns the errno on failure so the caller can say which step failed.
 
 use std::ffi::CStr;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 pub type SysResult<T> = Result<T, i32>;
 
@@ -160,25 +160,51 @@ pub fn openat2(dir: RawFd, path: &CStr, flags: i32, mode: u32, resolve: u64) -> 
 /// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
 /// canonicalized, so a symlink there now means someone swapped it since.
 pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
-    match openat2(libc::AT_FDCWD, path, libc::O_PATH, 0, RESOLVE_NO_SYMLINKS) {
-        // Without openat2 (Linux < 5.6, or inside a sandbox that refuses it): the last component
-        // at least must not be a symlink.
-        Err(libc::ENOSYS) => {
-            // SAFETY: plain open of a NUL-terminated path.
-            let fd = check(
-                unsafe {
-                    libc::open(
-                        path.as_ptr(),
-                        libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-                    )
-                }
-                .into(),
-            )?;
-            // SAFETY: the kernel just gave us this descriptor.
-            Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-        }
+    open_path_no_symlinks_at(libc::AT_FDCWD, path)
+}
+
+/// Opens `path` (relative to `dir`, or absolute) as an `O_PATH` descriptor, with ELOOP when a
+/// component is a symbolic link. Without openat2 (Linux < 5.6, or inside a sandbox that refuses
+/// it) the path is walked a component at a time, each opened beneath the last without
+/// following a link.
+pub fn open_path_no_symlinks_at(dir: RawFd, path: &CStr) -> SysResult<OwnedFd> {
+    let resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    match openat2(dir, path, libc::O_PATH, 0, resolve) {
+        Err(libc::ENOSYS) => walk_no_symlinks(dir, path.to_bytes()),
         other => other,
     }
+}
+
+fn walk_no_symlinks(dir: RawFd, path: &[u8]) -> SysResult<OwnedFd> {
+    let open = |at: RawFd, name: &[u8]| -> SysResult<OwnedFd> {
+        let name = std::ffi::CString::new(name).map_err(|_| libc::EINVAL)?;
+        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: openat of a NUL-terminated name relative to a descriptor we hold (or cwd).
+        let fd = check(unsafe { libc::openat(at, name.as_ptr(), flags) }.into())?;
+        // SAFETY: the kernel just gave us this descriptor.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+        // SAFETY: fstat into a zeroed struct.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
+            return Err(errno());
+        }
+        if stat.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            return Err(libc::ELOOP);
+        }
+        Ok(fd)
+    };
+    let mut current = if path.starts_with(b"/") {
+        open(libc::AT_FDCWD, b"/")?
+    } else {
+        open(dir, b".")?
+    };
+    for part in path
+        .split(|&byte| byte == b'/')
+        .filter(|part| !part.is_empty())
+    {
+        current = open(current.as_raw_fd(), part)?;
+    }
+    Ok(current)
 }
 
 /// Makes the current directory the process's root (`chroot`) and enters it.

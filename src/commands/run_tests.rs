@@ -24,15 +24,17 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             Failure::usage(format!("workspace {}: {err}", workspace.display()))
                 .with_hint("give an existing directory with --workspace")
         })?,
-        None => crate::sandbox::policy::checked_workspace(&workspace).map_err(|failure| {
-            if from_document {
-                failure.with_hint(
-                    "it is the run document's `workspace`; give --workspace DIR to run elsewhere",
-                )
-            } else {
-                failure
-            }
-        })?,
+        None => crate::sandbox::policy::checked_workspace(&workspace)
+            .map_err(|failure| {
+                if from_document {
+                    failure.with_hint(
+                        "it is the run document's `workspace`; give --workspace DIR to run elsewhere",
+                    )
+                } else {
+                    failure
+                }
+            })?
+            .path,
     };
 
     let report = match &args.parse {

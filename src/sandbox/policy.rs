@@ -1,8 +1,11 @@
 //! What a sandboxed run may do: the limits and paths resolved from the flags, before any backend
 //! starts. Parsing of sizes and durations lives here because the flags and the MCP tools share it.
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::ValueEnum;
@@ -59,6 +62,8 @@ pub struct SandboxPolicy {
     pub read_only: Vec<PathBuf>,
     /// Extra canonical paths the command may write.
     pub read_write: Vec<PathBuf>,
+    /// The workspace and the `read_write` paths, each as it was opened and checked.
+    pub held: Vec<HeldPath>,
     pub output: OutputMode,
     pub allow_degraded: bool,
     /// The command as given (argv[0] unresolved).
@@ -89,7 +94,8 @@ impl PolicyRequest {
     /// Checks the paths (they must exist; the workspace as `checked_workspace` says) and builds
     /// the command's environment.
     pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
-        let workspace = checked_workspace(&self.workspace)?;
+        let held_workspace = checked_workspace(&self.workspace)?;
+        let workspace = held_workspace.path.clone();
         // Links are resolved here, not trusted: one inside the workspace (or, for --ro, inside
         // a --rw path) may be the sandbox's own.
         let resolve = |path: &Path, flag: &str, writable: &[PathBuf]| {
@@ -129,16 +135,10 @@ impl PolicyRequest {
                 resolve(p, "--rw", &others)
             })
             .collect::<Result<_, _>>()?;
-        // The workspace's rule holds for every writable path.
-        for path in &read_write {
-            if let Some(what) = crate::workspace::too_wide(path) {
-                return Err(Failure::usage(format!(
-                    "--rw {} ({what}): the command could write everything in it",
-                    path.display()
-                ))
-                .with_hint("give a directory of the project's, or let it be read with --ro"));
-            }
-        }
+        // The workspace's rule holds for every writable path, and each is held as it is.
+        let held = std::iter::once(Ok(held_workspace))
+            .chain(read_write.iter().map(|path| held_writable(path)))
+            .collect::<Result<Vec<_>, _>>()?;
         let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
             .chain(read_write.iter().cloned())
             .collect();
@@ -175,6 +175,7 @@ impl PolicyRequest {
             toolchain_dirs: toolchains.readable_dirs(),
             read_only,
             read_write,
+            held,
             output: self.output,
             allow_degraded: self.allow_degraded,
             command: self.command,
@@ -182,37 +183,94 @@ impl PolicyRequest {
     }
 }
 
-/// The workspace `given`, canonical, once it is known to be one a command may be handed: an
-/// existing directory, reached through no symbolic link (a sandboxed command could have made
-/// one, in an earlier run, where the next workspace is looked for), and not `too_wide` (keys,
-/// shell start-up files, every other project).
-pub fn checked_workspace(given: &Path) -> Result<PathBuf, Failure> {
-    let workspace = existing_path(given, "--workspace")?;
-    if !workspace.is_dir() {
-        return Err(Failure::usage(format!(
-            "--workspace {}: not a directory",
-            workspace.display()
-        )));
-    }
-    let absolute = std::path::absolute(given)
-        .map_err(|err| Failure::usage(format!("--workspace {}: {err}", given.display())))?;
-    // Every link on the way counts as one the sandbox could have made (all of `/` writable).
-    if let Err(link) = resolve_without_writable_links(&absolute, &[PathBuf::from("/")]) {
-        return Err(Failure::usage(format!(
-            "--workspace {}: goes through {}, a symbolic link (a sandboxed command could have made it)",
-            given.display(),
-            link.display()
+/// A path the command may write, opened once (an `O_PATH` descriptor) and known by that
+/// descriptor from then on: the sandbox mounts the descriptor, never the name again, so a
+/// directory and a link swapped at the name meanwhile redirect nothing.
+#[derive(Debug, Clone)]
+pub struct HeldPath {
+    /// The kernel's path of what was opened (canonical).
+    pub path: PathBuf,
+    pub fd: Arc<OwnedFd>,
+}
+
+/// The workspace `given`, once it is known to be one a command may be handed: an existing
+/// directory, reached through no symbolic link (a sandboxed command could have made one, in an
+/// earlier run, where the next workspace is looked for), and not `too_wide` (keys, shell
+/// start-up files, every other project), judged by the directory itself, not its name (a bind
+/// mount of `/` elsewhere is `/`). It is opened once, and what is checked is what was opened;
+/// a relative path is taken from the current directory as it is held, not by its name.
+pub fn checked_workspace(given: &Path) -> Result<HeldPath, Failure> {
+    let shown = given.display();
+    let c_path = CString::new(given.as_os_str().as_bytes())
+        .map_err(|_| Failure::usage(format!("--workspace {shown}: contains a NUL byte")))?;
+    let opened = crate::sys::open_path_no_symlinks_at(libc::AT_FDCWD, &c_path).and_then(|fd| {
+        let is_dir = std::fs::File::from(fd.try_clone().map_err(|_| libc::EBADF)?)
+            .metadata()
+            .is_ok_and(|meta| meta.is_dir());
+        if is_dir {
+            Ok(fd)
+        } else {
+            Err(libc::ENOTDIR)
+        }
+    });
+    let fd = opened.map_err(|errno| match errno {
+        libc::ELOOP => {
+            let hint = match given.canonicalize() {
+                Ok(real) => format!("give the real path: --workspace {}", real.display()),
+                Err(_) => "give the real path".to_string(),
+            };
+            Failure::usage(format!(
+                "--workspace {shown}: goes through a symbolic link (a sandboxed command could have made it)"
+            ))
+            .with_hint(hint)
+        }
+        libc::ENOTDIR => Failure::usage(format!("--workspace {shown}: not a directory")),
+        errno => Failure::usage(format!(
+            "--workspace {shown}: {}",
+            std::io::Error::from_raw_os_error(errno)
         ))
-        .with_hint(format!("give the real path: --workspace {}", workspace.display())));
-    }
-    if let Some(what) = crate::workspace::too_wide(&workspace) {
+        .with_hint("give an existing directory"),
+    })?;
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|err| {
+        Failure::external(format!("cannot tell where --workspace {shown} is: {err}"))
+    })?;
+    if let Some(what) = crate::workspace::too_wide(fd.as_fd()) {
         return Err(Failure::usage(format!(
             "the workspace cannot be {} ({what}): the command could write everything in it",
-            workspace.display()
+            path.display()
         ))
         .with_hint("run from the project's directory, or give it with --workspace DIR"));
     }
-    Ok(workspace)
+    Ok(HeldPath {
+        path,
+        fd: Arc::new(fd),
+    })
+}
+
+/// A `--rw` path resolved as `resolve_without_writable_links` says, held as `checked_workspace`
+/// holds the workspace: opened once, with no symbolic link left on the way, and judged by what
+/// was opened.
+fn held_writable(resolved: &Path) -> Result<HeldPath, Failure> {
+    let shown = resolved.display();
+    let c_path = CString::new(resolved.as_os_str().as_bytes())
+        .map_err(|_| Failure::usage(format!("--rw {shown}: contains a NUL byte")))?;
+    let fd = crate::sys::open_path_no_symlinks(&c_path).map_err(|errno| {
+        Failure::usage(format!(
+            "--rw {shown}: {}",
+            std::io::Error::from_raw_os_error(errno)
+        ))
+        .with_hint("the path must not change while the sandbox starts (a symlink was swapped in?)")
+    })?;
+    if let Some(what) = crate::workspace::too_wide(fd.as_fd()) {
+        return Err(Failure::usage(format!(
+            "--rw {shown} ({what}): the command could write everything in it"
+        ))
+        .with_hint("give a directory of the project's, or let it be read with --ro"));
+    }
+    Ok(HeldPath {
+        path: resolved.to_path_buf(),
+        fd: Arc::new(fd),
+    })
 }
 
 /// `path` with its symbolic links resolved, like `canonicalize`, unless resolving it follows a

@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -85,15 +85,7 @@ impl Roots {
             if !canonical.is_dir() {
                 return Err(format!("root {}: not a directory", canonical.display()));
             }
-            // Every file there would be the tools' to read and write (an editor may start the
-            // server in `/` or in the home directory).
-            if let Some(what) = super::too_wide(&canonical) {
-                return Err(format!(
-                    "a root cannot be {} ({what}); name the project's directory",
-                    canonical.display()
-                ));
-            }
-            // No symlink may lead there now: the descriptor is the directory that was checked.
+            // No symlink may lead there now: the descriptor is the directory that is checked.
             let c_path = CString::new(canonical.as_os_str().as_bytes())
                 .map_err(|_| format!("root {}: contains a NUL byte", canonical.display()))?;
             let fd = open_path_no_symlinks(&c_path).map_err(|errno| {
@@ -103,6 +95,14 @@ impl Roots {
                     std::io::Error::from_raw_os_error(errno)
                 )
             })?;
+            // Every file there would be the tools' to read and write (an editor may start the
+            // server in `/` or in the home directory).
+            if let Some(what) = super::too_wide(fd.as_fd()) {
+                return Err(format!(
+                    "a root cannot be {} ({what}); name the project's directory",
+                    canonical.display()
+                ));
+            }
             roots.push(Root {
                 path: canonical,
                 given: given.clone(),

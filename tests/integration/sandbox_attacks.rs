@@ -1202,3 +1202,114 @@ fn a_filesystem_the_host_unmounts_during_a_run_is_let_go() {
     // Control: the command ran all along.
     assert!(workspace.path().join("started").exists());
 }
+
+#[test]
+fn a_workspace_swapped_with_a_link_during_the_checks_never_leads_elsewhere() {
+    use std::os::unix::ffi::OsStrExt;
+    // What a second sandboxed run can do where the next one's workspace is looked for: swap a
+    // directory and a link to somewhere else, over and over, while the victim starts.
+    let test = Test::new();
+    let secret = test.path().join("secret");
+    std::fs::create_dir(&secret).unwrap();
+    std::fs::create_dir(test.path().join("ws")).unwrap();
+    std::os::unix::fs::symlink(&secret, test.path().join("link")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let ws = std::ffi::CString::new(test.path().join("ws").as_os_str().as_bytes()).unwrap();
+        let link = std::ffi::CString::new(test.path().join("link").as_os_str().as_bytes()).unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: renameat2 of two NUL-terminated paths, exchanging them.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        ws.as_ptr(),
+                        libc::AT_FDCWD,
+                        link.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+            }
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (mut ran, mut refused) = (0, 0);
+    for _ in 0..300 {
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+        let run = Test::new_like(&test)
+            .args(["sandbox", "--workspace"])
+            .arg(test.path().join("ws"))
+            .args(["--", "touch", "planted"])
+            .run();
+        match run.status() {
+            0 => ran += 1,
+            _ => refused += 1,
+        }
+        assert!(
+            !secret.join("planted").exists(),
+            "a run wrote into the directory the link leads to (after {ran} runs, {refused} refused)"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(
+        ran > 0,
+        "no run got through ({refused} refused): the test proves nothing"
+    );
+}
+
+#[test]
+fn a_bind_mount_of_the_root_or_the_home_is_no_workspace() {
+    if !is_root() {
+        eprintln!("skipped: needs root to bind-mount / (unshare -m)");
+        return;
+    }
+    let dir = crate::util::TempDir::new();
+    let home = crate::util::TempDir::new();
+    for (source, flag) in [
+        ("/", "--workspace"),
+        ("/etc", "--workspace"),
+        (home.path().to_str().unwrap(), "--workspace"),
+        ("/", "--rw"),
+    ] {
+        let script = format!(
+            "mkdir -p x && mount --bind {source} x && HOME={home} {bin} sandbox {flag} x -- \
+             sh -c 'echo planted > x-planted'; echo \"status $?\"; \
+             test -e {source}/x-planted && echo WROTE && rm -f {source}/x-planted",
+            home = home.path().display(),
+            bin = autocoder_bin().display(),
+        );
+        let run = std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&run.stdout);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(out, "status 125\n", "{source} as {flag}: {err}");
+        assert!(
+            err.contains("the command could write everything in it"),
+            "{source} as {flag}: {err}"
+        );
+    }
+    // The control: a project's directory bound elsewhere is one.
+    let script = format!(
+        "mkdir -p project x && mount --bind project x && {bin} sandbox --workspace x -- touch made >/dev/null && ls project",
+        bin = autocoder_bin().display(),
+    );
+    let run = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "made\n",
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

@@ -5,9 +5,11 @@
 //! users' files and our home are not merely forbidden but absent; Landlock then restricts access
 //! within the view as well.
 //!
-//! Every path is opened here once, with no symlink allowed in any component (they were
-//! canonicalized, so a symlink now means one was swapped in), and the child mounts what these
-//! descriptors refer to: a path swapped after the check cannot redirect a mount.
+//! Every path is opened once, with no symlink allowed in any component (they were canonicalized,
+//! so a symlink now means one was swapped in), and the child mounts what these descriptors refer
+//! to: a path swapped after the check cannot redirect a mount. The workspace and the `--rw`
+//! paths were opened, and checked as opened, when the policy was made (`HeldPath`); the others
+//! are opened here.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -115,18 +117,15 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
 
     let mut binds = Vec::new();
     let mut open = |path: &Path, access: Access| -> Result<(), Failure> {
-        let c_path = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| Failure::usage(format!("{} contains a NUL byte", path.display())))?;
-        let fd = sys::open_path_no_symlinks(&c_path).map_err(|errno| {
-            Failure::usage(format!(
-                "cannot open {}: {}",
-                path.display(),
-                std::io::Error::from_raw_os_error(errno)
-            ))
-            .with_hint(
-                "the path must not change while the sandbox starts (a symlink was swapped in?)",
-            )
-        })?;
+        // The workspace and the --rw paths were opened and checked once: those descriptors
+        // are what is mounted, never their names again.
+        let held = policy.held.iter().find(|held| held.path == path);
+        let fd = match held {
+            Some(held) => held.fd.try_clone().map_err(|err| {
+                Failure::external(format!("cannot hold {}: {err}", path.display()))
+            })?,
+            None => open_no_symlinks(path)?,
+        };
         // SAFETY: a File borrowing our descriptor only to read its metadata, never dropped.
         let file =
             std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_raw_fd()) });
@@ -164,6 +163,20 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
         symlinks,
         read_only,
         read_write,
+    })
+}
+
+/// `path` as an `O_PATH` descriptor, through no symbolic link.
+fn open_no_symlinks(path: &Path) -> Result<OwnedFd, Failure> {
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Failure::usage(format!("{} contains a NUL byte", path.display())))?;
+    sys::open_path_no_symlinks(&c_path).map_err(|errno| {
+        Failure::usage(format!(
+            "cannot open {}: {}",
+            path.display(),
+            std::io::Error::from_raw_os_error(errno)
+        ))
+        .with_hint("the path must not change while the sandbox starts (a symlink was swapped in?)")
     })
 }
 
