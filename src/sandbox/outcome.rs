@@ -102,6 +102,9 @@ pub struct FilesystemLayer {
     /// What the command sees of the host: "allow-list" (only the paths above, in a root of
     /// their own), "host" (everything, limited by Landlock alone) or "image".
     pub view: String,
+    /// Toolchain and `PATH` directories not given to the command, each with why: the home or
+    /// one holding it, or one holding keys (`.ssh`, `.aws`, ...).
+    pub left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -1313,3 +1313,48 @@ fn a_bind_mount_of_the_root_or_the_home_is_no_workspace() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+#[test]
+fn a_home_on_path_is_not_mounted() {
+    // `PATH=~:...` (or a directory holding the home, or one holding keys) must not bring the
+    // home into view: its .ssh with it.
+    let home = crate::util::TempDir::new();
+    let key = home.write(".ssh/id_ed25519", "PRIVATE KEY\n");
+    let keys_elsewhere = crate::util::TempDir::new();
+    keys_elsewhere.write(".aws/credentials", "AWS KEY\n");
+    let tools = crate::util::TempDir::new();
+    tools.write("hello-tool", "#!/bin/sh\necho tool ran\n");
+    std::fs::set_permissions(
+        tools.path().join("hello-tool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:{}:/usr/bin:/bin",
+        home.path().display(),
+        keys_elsewhere.path().display(),
+        tools.path().display()
+    );
+    let run = Test::new()
+        .env("HOME", home.path())
+        .env("PATH", &path)
+        .args(["sandbox", "--", "sh", "-c"])
+        .arg(format!(
+            "hello-tool; cat {} {}/.aws/credentials 2>/dev/null || echo unreadable",
+            key.display(),
+            keys_elsewhere.path().display()
+        ))
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    assert_eq!(result.out(), "tool ran\nunreadable\n", "{}", result.err());
+    let left_out = result.layers["filesystem"]["left_out"].to_string();
+    assert!(
+        left_out.contains("the home directory") && left_out.contains("it holds .aws"),
+        "{left_out}"
+    );
+    assert!(
+        !left_out.contains(tools.path().to_str().unwrap()),
+        "{left_out}"
+    );
+}

@@ -110,7 +110,7 @@ fn run_with(
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let root = euid == 0;
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
-    let view = paths::plan(policy)?;
+    let mut view = paths::plan(policy)?;
     let signals = TerminationSignals::block()?;
     // Work we do beside the child once it is started: root's mount trees (handed over on the
     // channel) and the cgroups (the channel then hands over where they are).
@@ -340,6 +340,8 @@ fn run_with(
         cgroups = Some(made);
     }
     drop((report_write, stdout_write, stderr_write, stdin, ours));
+    // The view's descriptors are the child's now; what it left out is for the result.
+    let left_out = std::mem::take(&mut view.left_out);
     drop(view);
     let kill = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
@@ -474,6 +476,10 @@ fn run_with(
         .map(|p| p.display().to_string())
         .collect();
     layers.filesystem.view = if namespaced { "allow-list" } else { "host" }.into();
+    layers.filesystem.left_out = left_out
+        .iter()
+        .map(|left| format!("{} ({})", left.path.display(), left.reason))
+        .collect();
     if !namespaced {
         layers.network.mechanisms = vec!["seccomp".into(), "landlock".into()];
     }

@@ -66,6 +66,15 @@ pub struct SandboxView {
     pub symlinks: Vec<(PathBuf, PathBuf)>,
     pub read_only: Vec<PathBuf>,
     pub read_write: Vec<PathBuf>,
+    /// Toolchain and `PATH` directories not mounted, and why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A directory the command would have been given to read, left out.
+#[derive(Debug, Clone)]
+pub struct LeftOut {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
@@ -104,6 +113,26 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
         .chain(path_dirs.iter().filter(|dir| dir.is_absolute()))
         .filter_map(|dir| resolve_without_writable_links(dir, &read_write).ok())
         .collect::<Vec<_>>();
+    // Nor the home, a directory holding it, or one holding keys (a `PATH` of `~:...`).
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .and_then(|home| PathBuf::from(home).canonicalize().ok());
+    let mut left_out = Vec::new();
+    let trusted =
+        trusted
+            .into_iter()
+            .filter(|dir| match exposes_credentials(dir, home.as_deref()) {
+                Some(reason) => {
+                    left_out.push(LeftOut {
+                        path: dir.clone(),
+                        reason,
+                    });
+                    false
+                }
+                None => true,
+            });
+    let trusted: Vec<PathBuf> = trusted.collect();
+    left_out.dedup_by(|a, b| a.path == b.path);
     for dir in trusted {
         let covered = read_only
             .iter()
@@ -163,7 +192,32 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
         symlinks,
         read_only,
         read_write,
+        left_out,
     })
+}
+
+/// Directories of keys and tokens, below a home.
+const CREDENTIAL_DIRS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gh",
+    ".config/gcloud",
+];
+
+/// Why `dir` (a toolchain or `PATH` directory) must not be mounted, if it must not: it is the
+/// home (`home`) or holds it, or it holds a credential directory.
+fn exposes_credentials(dir: &Path, home: Option<&Path>) -> Option<String> {
+    if home.is_some_and(|home| home.starts_with(dir)) {
+        return Some("the home directory, or one that holds it".into());
+    }
+    CREDENTIAL_DIRS
+        .iter()
+        .find(|keys| dir.join(keys).symlink_metadata().is_ok())
+        .map(|keys| format!("it holds {keys}"))
 }
 
 /// `path` as an `O_PATH` descriptor, through no symbolic link.
