@@ -153,6 +153,8 @@ pub struct ContainmentLayer {
     pub pid_namespace: bool,
     pub mount_namespace: bool,
     pub ipc_namespace: bool,
+    /// A network namespace of the command's own, with only `lo` (with the network off).
+    pub network_namespace: bool,
     pub new_session: bool,
 }
 

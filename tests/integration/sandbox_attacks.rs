@@ -194,11 +194,15 @@ if unix_run != "-":
     probe("unix-run", lambda: connect_unix(unix_run))
 probe("unix-abstract", lambda: connect_unix("\0" + abstract))
 probe("docker-sock", lambda: connect_unix("/run/docker.sock"))
-# Controls: local IPC inside the sandbox keeps working.
+# Controls: local IPC inside the sandbox keeps working, and so does a server on its loopback.
 a, b = socket.socketpair()
 a.sendall(b"ping"); print("socketpair: " + b.recv(4).decode())
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); srv.bind("inside.sock"); srv.listen(1)
 c = connect_unix("inside.sock"); print("unix-inside: open")
+for family, host in [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]:
+    local = socket.socket(family); local.bind((host, 0)); local.listen(1)
+    socket.create_connection((host, local.getsockname()[1]), timeout=2)
+    print("loopback-" + host + ": open")
 "#;
 
 struct HostListeners {
@@ -294,17 +298,32 @@ fn no_network_and_no_host_sockets_without_the_flag() {
             "user {user:?}: {out}\n{}",
             result.err()
         );
+        // Sockets of its own namespace may be made (a UDP datagram to 127.0.0.1 goes to the
+        // command's own lo): what matters is that nothing outside is reached.
+        let inside_only = [
+            "udp",
+            "tcp6",
+            "icmp-dgram",
+            "mptcp",
+            "socketpair",
+            "unix-inside",
+            "loopback-",
+        ];
         for line in out.lines() {
-            let allowed = line.starts_with("socketpair") || line.starts_with("unix-inside");
+            let allowed = inside_only.iter().any(|probe| line.starts_with(probe));
             assert!(
                 allowed || line.ends_with(": blocked"),
                 "user {user:?}: {line}\n{out}"
             );
         }
         assert!(
-            out.contains("socketpair: ping") && out.contains("unix-inside: open"),
+            out.contains("socketpair: ping")
+                && out.contains("unix-inside: open")
+                && out.contains("loopback-127.0.0.1: open")
+                && out.contains("loopback-::1: open"),
             "controls: {out}"
         );
+        assert_eq!(result.layers["containment"]["network_namespace"], true);
         assert!(!listeners.udp_received(), "a UDP datagram reached the host");
         listeners.tcp.set_nonblocking(true).unwrap();
         assert!(
@@ -986,7 +1005,8 @@ fn the_syscall_filter_refuses_what_it_lists_and_nothing_else() {
         ("openat2", &enosys),
         ("open_tree_attr", &eperm),
         ("chroot", &eperm),
-        ("socket-inet", &eperm),
+        // IPv4 and IPv6 sockets reach nothing but the command's own namespace.
+        ("socket-inet", &"0".to_string()),
         ("socket-netlink", &eperm),
         ("socket-unix", &"0".to_string()),
         ("tiocsti", &eperm),
@@ -1357,4 +1377,57 @@ fn a_home_on_path_is_not_mounted() {
         !left_out.contains(tools.path().to_str().unwrap()),
         "{left_out}"
     );
+}
+
+#[test]
+fn the_hosts_network_is_out_of_sight_and_its_abstract_sockets_out_of_reach() {
+    use std::os::linux::net::SocketAddrExt;
+    for user in users() {
+        let tag = format!(
+            "autocoder-test-abstract-{}-{}",
+            std::process::id(),
+            user.unwrap_or(0)
+        );
+        // A host listener the command must not see in /proc/net.
+        let host = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = format!("{:04X}", host.local_addr().unwrap().port());
+        let script = format!(
+            "import socket, os, time\n\
+             s = socket.socket(socket.AF_UNIX); s.bind('\\0{tag}'); s.listen(1)\n\
+             tcp = open('/proc/net/tcp').read(); unix = open('/proc/net/unix').read()\n\
+             print('host-tcp' if ':{port} ' in tcp else 'no-host-tcp')\n\
+             print('host-unix' if 'docker.sock' in unix or '/run/' in unix else 'no-host-unix')\n\
+             print(' '.join(sorted(os.listdir('/sys/class/net'))), flush=True)\n\
+             time.sleep(3)"
+        );
+        let mut test = Test::new();
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        // Meanwhile, from the host: the name the command binds is not there.
+        let name = tag.clone();
+        let knocker = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2500);
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            let mut reached = false;
+            while std::time::Instant::now() < deadline {
+                reached |= std::os::unix::net::UnixStream::connect_addr(&addr).is_ok();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            reached
+        });
+        let run = test.args(["sandbox", "--", "python3", "-c", &script]).run();
+        let result = run.sandbox();
+        assert!(
+            !knocker.join().unwrap(),
+            "user {user:?}: the host connected to the command's abstract socket"
+        );
+        assert_eq!(
+            result.out(),
+            "no-host-tcp\nno-host-unix\nlo\n",
+            "user {user:?}: {}",
+            result.err()
+        );
+        drop(host);
+    }
 }

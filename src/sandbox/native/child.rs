@@ -48,6 +48,8 @@ pub struct ViewPlan {
     pub symlinks: Vec<(CString, CString)>,
     /// Where the parent hands over the mount trees (root), if it makes them.
     pub trees_from: Option<RawFd>,
+    /// `/sys` is a sysfs of the command's own network namespace, not the host's.
+    pub own_sysfs: bool,
     /// tmpfs options of the private /tmp and /dev/shm.
     pub tmp_options: CString,
     pub shm_options: CString,
@@ -88,6 +90,8 @@ pub struct ChildPlan {
     pub restore_cpus: Option<libc::cpu_set_t>,
     /// None when running without a mount namespace (degraded).
     pub view: Option<ViewPlan>,
+    /// The command has a network namespace of its own, whose `lo` is brought up.
+    pub loopback: bool,
     /// (uid, gid) to switch to (when started as root); also what id-mapped mounts map onto.
     pub switch_to: Option<(u32, u32)>,
     pub fs_rules: FsRules,
@@ -137,6 +141,45 @@ fn check(what: &str, ret: libc::c_int) -> Result<(), String> {
     step(what, if ret == 0 { Ok(()) } else { Err(sys::errno()) })
 }
 
+/// Brings up the network namespace's `lo`, which starts down: servers on 127.0.0.1 and ::1 then
+/// work, and nothing else is there to reach.
+fn bring_up_loopback() -> Result<(), String> {
+    /// `struct ifreq` as SIOCGIFFLAGS and SIOCSIFFLAGS use it: the name, then the flags.
+    #[repr(C)]
+    struct InterfaceFlags {
+        name: [u8; libc::IFNAMSIZ],
+        flags: libc::c_short,
+        padding: [u8; 22],
+    }
+    let mut request = InterfaceFlags {
+        name: [0; libc::IFNAMSIZ],
+        flags: 0,
+        padding: [0; 22],
+    };
+    request.name[..2].copy_from_slice(b"lo");
+    // SAFETY: a socket of our own for the ioctls, which read and write `request`.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if socket < 0 {
+            return Err(format!(
+                "cannot bring up lo: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let done = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) == 0 && {
+            request.flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) == 0
+        };
+        let err = std::io::Error::last_os_error();
+        libc::close(socket);
+        if done {
+            Ok(())
+        } else {
+            Err(format!("cannot bring up lo: {err}"))
+        }
+    }
+}
+
 /// Runs in the cloned child; never returns.
 pub fn run(plan: &ChildPlan) -> ! {
     let report = Reporter {
@@ -161,6 +204,9 @@ pub fn run(plan: &ChildPlan) -> ! {
     }
     // SAFETY: plain system call on our own process.
     unsafe { libc::setsid() };
+    if plan.loopback {
+        report.layer("network", bring_up_loopback());
+    }
     if let Some(view) = &plan.view {
         // A view half built is no layer at all, and the Landlock rules below assume the view:
         // never go on without it. The parent runs the command again without namespaces when
@@ -493,6 +539,19 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
         "cannot mount /proc",
         sys::mount(c"proc", c"proc", Some(c"proc"), proc_flags, None),
     )?;
+    if plan.own_sysfs {
+        std::fs::create_dir("sys").map_err(io("cannot create /sys".into()))?;
+        step(
+            "cannot mount /sys",
+            sys::mount(
+                c"sysfs",
+                c"sys",
+                Some(c"sysfs"),
+                proc_flags | libc::MS_RDONLY,
+                None,
+            ),
+        )?;
+    }
     step(
         "cannot mount /dev/shm",
         sys::mount(

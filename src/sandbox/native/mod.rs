@@ -110,7 +110,10 @@ fn run_with(
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let root = euid == 0;
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
-    let mut view = paths::plan(policy)?;
+    // With the network off the command gets a network namespace of its own, holding only `lo`:
+    // abstract UNIX sockets, /proc/net and /sys/class/net are that namespace's, not the host's.
+    let loopback = !policy.network;
+    let mut view = paths::plan(policy, loopback)?;
     let signals = TerminationSignals::block()?;
     // Work we do beside the child once it is started: root's mount trees (handed over on the
     // channel) and the cgroups (the channel then hands over where they are).
@@ -122,6 +125,7 @@ fn run_with(
     };
     let mut filter = FilterOptions {
         network: policy.network,
+        loopback,
         no_unix_sockets: false,
         fixed_affinity: !use_cgroups,
     };
@@ -200,8 +204,11 @@ fn run_with(
                 .cloned()
                 .chain([PathBuf::from(PRIVATE_TMP), PathBuf::from("/dev/shm")])
                 .collect(),
-            network: policy.network,
+            // In its own network namespace the command reaches nothing but itself: Landlock
+            // need not hold TCP back (loopback servers work), nor abstract sockets.
+            network: policy.network || loopback,
         },
+        loopback,
         seccomp: syscall_filter::compile(filter).map_err(Failure::external)?,
         cwd: c_path(&policy.workspace),
         program: c_path(&program),
@@ -219,6 +226,9 @@ fn run_with(
     let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if !root {
         namespaces |= libc::CLONE_NEWUSER;
+    }
+    if loopback {
+        namespaces |= libc::CLONE_NEWNET;
     }
     let cloned = match without_namespaces {
         Some(degradation) => Err(degradation),
@@ -256,6 +266,9 @@ fn run_with(
             plan.fs_rules.read_write = view.read_write.iter().cloned().chain([private.path.clone()]).collect();
             plan.self_map = None;
             plan.view = None;
+            plan.loopback = false;
+            plan.fs_rules.network = policy.network;
+            filter.loopback = false;
             plan.fs_rules.whole_view_readable = false;
             plan.switch_to = root.then_some((SANDBOX_UID, SANDBOX_UID));
             // No trees to hand over: only the cgroups' readiness tells the child we moved it.
@@ -500,6 +513,10 @@ fn run_with(
     layers.containment.pid_namespace = namespaced;
     layers.containment.mount_namespace = namespaced;
     layers.containment.ipc_namespace = namespaced;
+    layers.containment.network_namespace = namespaced && loopback;
+    if namespaced && loopback {
+        layers.network.mechanisms = vec!["network-namespace".into(), "seccomp".into()];
+    }
     for degradation in &degraded {
         match degradation.layer.as_str() {
             "filesystem" => layers.filesystem.mechanism = "none".into(),
@@ -587,6 +604,7 @@ fn view_plan(
             .map(|(link, target)| (c_path(link), c_path(target)))
             .collect(),
         trees_from,
+        own_sysfs: view.own_sysfs,
         tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
         shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),
     }

@@ -68,6 +68,8 @@ pub struct SandboxView {
     pub read_write: Vec<PathBuf>,
     /// Toolchain and `PATH` directories not mounted, and why.
     pub left_out: Vec<LeftOut>,
+    /// `/sys` is the child's to mount (a sysfs of its network namespace).
+    pub own_sysfs: bool,
 }
 
 /// A directory the command would have been given to read, left out.
@@ -77,10 +79,15 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
+/// The view for `policy`; with `own_sysfs`, `/sys` is left to the child, which mounts a sysfs
+/// of the command's own network namespace there.
+pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Failure> {
     let mut symlinks = Vec::new();
     let mut read_only = Vec::new();
-    for dir in SYSTEM_DIRS.iter().map(PathBuf::from) {
+    let system_dirs = SYSTEM_DIRS
+        .iter()
+        .filter(|dir| !(own_sysfs && **dir == "/sys"));
+    for dir in system_dirs.map(PathBuf::from) {
         match dir.symlink_metadata() {
             Ok(meta) if meta.file_type().is_symlink() => {
                 if let Ok(target) = std::fs::read_link(&dir) {
@@ -193,6 +200,7 @@ pub fn plan(policy: &SandboxPolicy) -> Result<SandboxView, Failure> {
         read_only,
         read_write,
         left_out,
+        own_sysfs,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The seccomp layer: system calls the command never needs and that reach past the other layers.
 //!
-//! Landlock's network rules cover only TCP, so with the network off every socket family but AF_UNIX
-//! is refused here (UDP, raw, netlink, MPTCP, packet). Beyond that the filter closes kernel
+//! With the network off the command has a network namespace of its own, holding only `lo`: it may
+//! then make UNIX, IPv4 and IPv6 sockets, which reach nothing but itself, and no other family
+//! (raw, netlink, packet, ...). Without that namespace every family but AF_UNIX is refused. Beyond that the filter closes kernel
 //! surfaces that bypass the rest: io_uring (socket and file operations without the syscalls above),
 //! new namespaces, mounts and roots, keyrings (shared per uid with the host), BPF, perf,
 //! userfaultfd, and TIOCSTI (typing into a terminal). `clone3` and `openat2` get ENOSYS so libc
@@ -26,6 +27,8 @@ pub type Program = Vec<sock_filter>;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FilterOptions {
     pub network: bool,
+    /// With the network off, the command has a network namespace of its own (only `lo`).
+    pub loopback: bool,
     /// No socket at all but `socketpair` (no mount namespace hides the host's UNIX sockets).
     pub no_unix_sockets: bool,
     /// No changing the CPU affinity (it holds the CPU limit when cgroups do not).
@@ -114,8 +117,8 @@ enum Rule {
     },
     /// Refused (EPERM) when argument `arg` is one of `values`.
     RefuseValues { arg: u32, values: &'static [u32] },
-    /// Allowed only when argument `arg` is `value`; refused (EPERM) otherwise.
-    AllowOnly { arg: u32, value: u32 },
+    /// Allowed only when argument `arg` is one of `values`; refused (EPERM) otherwise.
+    AllowOnly { arg: u32, values: &'static [u32] },
 }
 
 /// The rules for `options`, one per system call number, sorted by number.
@@ -125,14 +128,14 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
     if options.no_unix_sockets {
         rules.push((libc::SYS_socket, eperm));
     } else if !options.network {
-        let unix = libc::AF_UNIX as u32;
-        rules.push((
-            libc::SYS_socket,
-            Rule::AllowOnly {
-                arg: 0,
-                value: unix,
-            },
-        ));
+        const UNIX: &[u32] = &[libc::AF_UNIX as u32];
+        const LOOPBACK: &[u32] = &[
+            libc::AF_UNIX as u32,
+            libc::AF_INET as u32,
+            libc::AF_INET6 as u32,
+        ];
+        let values = if options.loopback { LOOPBACK } else { UNIX };
+        rules.push((libc::SYS_socket, Rule::AllowOnly { arg: 0, values }));
     }
     if options.fixed_affinity {
         rules.push((libc::SYS_sched_setaffinity, eperm));
@@ -276,12 +279,15 @@ fn rule_code(rule: Rule) -> Program {
             code.extend([allow, eperm]);
             code
         }
-        Rule::AllowOnly { arg, value } => vec![
-            load(arg_offset(arg)),
-            jump(libc::BPF_JEQ, value, 0, 1),
-            allow,
-            eperm,
-        ],
+        Rule::AllowOnly { arg, values } => {
+            let mut code = vec![load(arg_offset(arg))];
+            // Each match jumps over the remaining comparisons and EPERM, onto ALLOW.
+            for (i, &value) in values.iter().enumerate() {
+                code.push(jump(libc::BPF_JEQ, value, (values.len() - i) as u8, 0));
+            }
+            code.extend([eperm, allow]);
+            code
+        }
     }
 }
 
@@ -371,17 +377,18 @@ mod tests {
                 mode_bits,
             }) => refused(low(flags) & flag_bits != 0 && low(mode) & mode_bits != 0),
             Some(Rule::RefuseValues { arg, values }) => refused(values.contains(&low(arg))),
-            Some(Rule::AllowOnly { arg, value }) => refused(low(arg) != value),
+            Some(Rule::AllowOnly { arg, values }) => refused(!values.contains(&low(arg))),
         }
     }
 
     fn all_options() -> Vec<FilterOptions> {
         let mut all = Vec::new();
-        for bits in 0..8 {
+        for bits in 0..16 {
             all.push(FilterOptions {
                 network: bits & 1 != 0,
                 no_unix_sockets: bits & 2 != 0,
                 fixed_affinity: bits & 4 != 0,
+                loopback: bits & 8 != 0,
             });
         }
         all
@@ -389,7 +396,18 @@ mod tests {
 
     #[test]
     fn every_call_number_meets_its_own_rule_and_only_it() {
-        let interesting = [0, 1, 0o755, 0o4755, 0o2000, libc::O_CREAT as u64, u64::MAX];
+        let interesting = [
+            0,
+            1,
+            2,
+            10,
+            16,
+            0o755,
+            0o4755,
+            0o2000,
+            libc::O_CREAT as u64,
+            u64::MAX,
+        ];
         for options in all_options() {
             let program = compile(options).unwrap();
             let rules = rules(options);
@@ -427,6 +445,28 @@ mod tests {
         };
         let eperm = refuse(libc::EPERM);
         let (inet, unix) = (libc::AF_INET as u64, libc::AF_UNIX as u64);
+        let loopback = compile(FilterOptions {
+            loopback: true,
+            ..FilterOptions::default()
+        })
+        .unwrap();
+        let (inet6, netlink) = (libc::AF_INET6 as u64, libc::AF_NETLINK as u64);
+        assert_eq!(
+            call(&loopback, libc::SYS_socket, [inet, 1, 0, 0, 0, 0]),
+            ALLOW
+        );
+        assert_eq!(
+            call(&loopback, libc::SYS_socket, [inet6, 2, 0, 0, 0, 0]),
+            ALLOW
+        );
+        assert_eq!(
+            call(&loopback, libc::SYS_socket, [unix, 1, 0, 0, 0, 0]),
+            ALLOW
+        );
+        assert_eq!(
+            call(&loopback, libc::SYS_socket, [netlink, 3, 0, 0, 0, 0]),
+            eperm
+        );
         assert_eq!(call(&off, libc::SYS_getpid, [0; 6]), ALLOW);
         assert_eq!(call(&off, libc::SYS_mount, [0; 6]), eperm);
         assert_eq!(call(&off, libc::SYS_io_uring_setup, [0; 6]), eperm);
