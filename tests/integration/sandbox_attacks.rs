@@ -1431,3 +1431,36 @@ fn the_hosts_network_is_out_of_sight_and_its_abstract_sockets_out_of_reach() {
         drop(host);
     }
 }
+
+#[test]
+fn a_network_socket_on_stdin_is_no_way_out() {
+    use std::io::Write;
+    // Started on a connection (inetd, a CI agent's socket), the command must not write to it
+    // with the network off; what comes in on it still reaches the command.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mut server, _) = listener.accept().unwrap();
+    server.write_all(b"from the peer\n").unwrap();
+    server.shutdown(std::net::Shutdown::Write).unwrap();
+    let run = std::process::Command::new(autocoder_bin())
+        .args(["sandbox", "--", "sh", "-c", "echo LEAKED >&0; cat"])
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            client,
+        )))
+        .current_dir(crate::util::TempDir::new().path())
+        .output()
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&run.stderr)));
+    assert_eq!(result["sandbox"]["stdout"], "from the peer\n", "{result}");
+    server
+        .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = server.read_to_end(&mut got);
+    assert!(
+        !String::from_utf8_lossy(&got).contains("LEAKED"),
+        "the command wrote to the connection: {}",
+        String::from_utf8_lossy(&got)
+    );
+}

@@ -152,7 +152,7 @@ fn run_with(
             unsafe { libc::fchown(fd.as_raw_fd(), SANDBOX_UID, SANDBOX_UID) };
         }
     }
-    let stdin = open_stdin()?;
+    let (stdin, relay) = open_stdin(policy.network)?;
     let mut rlimits = vec![
         (libc::RLIMIT_FSIZE, policy.file_size_bytes),
         (
@@ -300,6 +300,10 @@ fn run_with(
     };
     // Its end is the child's: a send fails at once when the child is gone.
     drop(theirs);
+    // After the clone: the child must start from a process of one thread.
+    if let Some(relay) = relay {
+        relay.start();
+    }
     // The child builds its view meanwhile. Left alone, the scheduler mostly starts it on our CPU,
     // where it would wait until we block: it goes to another CPU, and takes back all of the
     // caller's once it has received what we send below (only then is our move sure to be done).
@@ -699,16 +703,55 @@ fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Our stdin when it is a pipe or a file; `/dev/null` instead of a terminal, so nothing inside
-/// can read (or type into) it.
-fn open_stdin() -> Result<Option<OwnedFd>, Failure> {
+/// What the command gets as stdin, when not ours as it is: `/dev/null` instead of a terminal, so
+/// nothing inside can read (or type into) it; with the network off, a pipe instead of a network
+/// socket (a connection the caller was started on would be the command's way out), with what
+/// comes in on the socket relayed into it.
+fn open_stdin(network: bool) -> Result<(Option<OwnedFd>, Option<StdinRelay>), Failure> {
     use std::io::IsTerminal;
-    if !std::io::stdin().is_terminal() {
-        return Ok(None);
+    if std::io::stdin().is_terminal() {
+        let null = std::fs::File::open("/dev/null")
+            .map_err(|err| Failure::external(format!("cannot open /dev/null: {err}")))?;
+        return Ok((Some(OwnedFd::from(null)), None));
     }
-    std::fs::File::open("/dev/null")
-        .map(|f| Some(OwnedFd::from(f)))
-        .map_err(|err| Failure::external(format!("cannot open /dev/null: {err}")))
+    if network || !is_network_socket(0) {
+        return Ok((None, None));
+    }
+    let (read, write) = pipe()?;
+    Ok((Some(read), Some(StdinRelay { write })))
+}
+
+/// Whether `fd` is a socket of a family other than AF_UNIX (a socketpair, as Node and others
+/// give their children, stays as it is).
+fn is_network_socket(fd: RawFd) -> bool {
+    let mut domain: libc::c_int = 0;
+    let mut length = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt into an int of the size given; fails (ENOTSOCK) for anything else.
+    let asked = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&mut domain as *mut libc::c_int).cast(),
+            &mut length,
+        )
+    };
+    asked == 0 && domain != libc::AF_UNIX
+}
+
+/// Copies what arrives on our stdin (a network socket) into the command's (a pipe), on a thread
+/// of its own, until either side ends.
+struct StdinRelay {
+    write: OwnedFd,
+}
+
+impl StdinRelay {
+    fn start(self) {
+        std::thread::spawn(move || {
+            let mut pipe = std::fs::File::from(self.write);
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut pipe);
+        });
+    }
 }
 
 fn hard_limit(resource: child::RlimitResource) -> u64 {
