@@ -8,7 +8,9 @@
 //! container without capabilities, which the result says. Variable values are handed to the
 //! docker client through its environment (`-e KEY`), never on its command line.
 
-use std::os::unix::fs::MetadataExt;
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -253,38 +255,107 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
 }
 
 /// Clears setuid and setgid bits on the regular files under `dir` (not following symlinks, not
-/// leaving its filesystem); returns how many files had them.
+/// leaving its filesystem); returns how many files had them. Walked by descriptors, each
+/// directory opened beneath the one above it, never by a full path: a tree deeper than PATH_MAX
+/// hides nothing.
 fn strip_setid_bits(dir: &std::path::Path) -> usize {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(top) = dir.symlink_metadata() else {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(top) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)
+    else {
+        return 0;
+    };
+    let Ok(meta) = top.metadata() else {
         return 0;
     };
     let mut stripped = 0;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else {
+    strip_below(OwnedFd::from(top), meta.dev(), &mut stripped);
+    stripped
+}
+
+/// `strip_setid_bits` for the directory open at `dir`, on device `dev`.
+fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
+    for name in entry_names(&dir) {
+        let Some(stat) = stat_at(dir.as_fd(), &name) else {
             continue;
         };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.path().symlink_metadata() else {
+        let kind = stat.st_mode & libc::S_IFMT;
+        if kind == libc::S_IFDIR && stat.st_dev == dev {
+            if let Some(below) = open_at(dir.as_fd(), &name, libc::O_DIRECTORY) {
+                strip_below(below, dev, stripped);
+            }
+        } else if kind == libc::S_IFREG && stat.st_mode & 0o6000 != 0 {
+            // Opened, then changed through the descriptor: what is changed is the file looked at.
+            let Some(file) = open_at(dir.as_fd(), &name, libc::O_NONBLOCK) else {
                 continue;
             };
-            if meta.dev() != top.dev() {
-                continue;
-            }
-            if meta.is_dir() {
-                pending.push(entry.path());
-            } else if meta.is_file() && meta.mode() & 0o6000 != 0 {
-                let mode = meta.permissions().mode() & !0o6000;
-                if std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))
-                    .is_ok()
-                {
-                    stripped += 1;
-                }
+            let file = std::fs::File::from(file);
+            let same = file.metadata().is_ok_and(|now| {
+                now.ino() == stat.st_ino && now.dev() == stat.st_dev && now.is_file()
+            });
+            let mode = std::fs::Permissions::from_mode(stat.st_mode & 0o1777);
+            if same && file.set_permissions(mode).is_ok() {
+                *stripped += 1;
             }
         }
     }
-    stripped
+}
+
+/// The names in the directory open at `dir` (not `.` nor `..`).
+fn entry_names(dir: &OwnedFd) -> Vec<CString> {
+    let Ok(copy) = dir.try_clone() else {
+        return Vec::new();
+    };
+    // SAFETY: fdopendir takes the descriptor (a duplicate of ours), closedir gives it back; the
+    // entries are read while the stream is open.
+    unsafe {
+        let stream = libc::fdopendir(copy.into_raw_fd());
+        if stream.is_null() {
+            return Vec::new();
+        }
+        let mut names = Vec::new();
+        loop {
+            let entry = libc::readdir(stream);
+            if entry.is_null() {
+                break;
+            }
+            let name = std::ffi::CStr::from_ptr((*entry).d_name.as_ptr());
+            if name != c"." && name != c".." {
+                names.push(name.to_owned());
+            }
+        }
+        libc::closedir(stream);
+        names
+    }
+}
+
+fn stat_at(dir: BorrowedFd, name: &CString) -> Option<libc::stat> {
+    // SAFETY: fstatat of a name in a directory we hold, into a zeroed struct.
+    unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        (libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0)
+            .then_some(stat)
+    }
+}
+
+fn open_at(dir: BorrowedFd, name: &CString, flags: libc::c_int) -> Option<OwnedFd> {
+    // SAFETY: openat of a name in a directory we hold; never following a final symlink.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            flags | libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    // SAFETY: the kernel just gave us this descriptor.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn key_missing(passed: &[String], key: &str) -> bool {

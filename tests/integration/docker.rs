@@ -200,4 +200,47 @@ fn no_setuid_file_outlives_a_root_container() {
         "{}",
         run.stderr()
     );
+    // Deeper than PATH_MAX (19 levels of 250-byte names): a walk by full paths stops short.
+    let level = "d".repeat(250);
+    let script = format!(
+        "i=0; while [ $i -lt 19 ]; do mkdir {level} && cd -P ./{level} || exit 1; i=$((i+1)); done; \
+         cp /bin/busybox deepshell && chmod 4755 deepshell"
+    );
+    let run = docker(&[], &script).run().expect_status(0);
+    let dir = std::fs::File::open(run.dir.path()).unwrap();
+    let mut current = std::os::fd::OwnedFd::from(dir);
+    for _ in 0..19 {
+        current = open_beneath(&current, &level);
+    }
+    let shell = open_beneath(&current, "deepshell");
+    let mode = std::fs::File::from(shell)
+        .metadata()
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o6000, 0, "the deep file kept mode {mode:o}");
+    // The tree is removed by descriptors too (rm -rf cannot take paths that long here).
+    let removed = std::process::Command::new("rm")
+        .args(["-rf", &level])
+        .current_dir(run.dir.path())
+        .status()
+        .unwrap();
+    assert!(removed.success());
+}
+
+/// The entry `name` of the directory open at `dir`, opened without following a link.
+fn open_beneath(dir: &std::os::fd::OwnedFd, name: &str) -> std::os::fd::OwnedFd {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: openat of a name in a directory we hold.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    assert!(fd >= 0, "{name:?}: {}", std::io::Error::last_os_error());
+    // SAFETY: the kernel just gave us this descriptor.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
 }
