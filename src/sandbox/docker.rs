@@ -226,6 +226,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     layers.identity.root = uid == 0;
     layers.resources.mechanism = "docker".into();
     layers.resources.cpu_mechanism = "docker".into();
+    layers.resources.memory_mechanism = "docker".into();
     layers.containment.pid_namespace = true;
     layers.containment.mount_namespace = true;
     layers.containment.ipc_namespace = true;

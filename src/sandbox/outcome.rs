@@ -141,6 +141,10 @@ pub struct ResourceLayer {
     pub cpus: f64,
     /// How the CPU limit is held: "cfs-quota", "affinity", "docker" or "none".
     pub cpu_mechanism: String,
+    /// What the memory limit counts: "cgroup" (everything the processes use: shared memory,
+    /// socket buffers, memfds), "rlimit (private memory only)" (each process's private memory,
+    /// nothing shared or queued in the kernel), "docker" or "none".
+    pub memory_mechanism: String,
     pub file_size_bytes: u64,
     pub open_files: u64,
     pub timeout_ms: u64,

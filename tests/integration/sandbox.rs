@@ -40,6 +40,14 @@ fn runs_in_the_workspace_and_reports_the_result() {
     assert_eq!(layers["identity"]["capabilities"], "none");
     assert_eq!(layers["identity"]["root"], false);
     assert_eq!(layers["containment"]["pid_namespace"], true);
+    assert_eq!(layers["containment"]["network_namespace"], true);
+    assert_eq!(layers["network"]["mechanisms"][0], "network-namespace");
+    let counted = if crate::util::is_root() {
+        "cgroup"
+    } else {
+        "rlimit (private memory only)"
+    };
+    assert_eq!(layers["resources"]["memory_mechanism"], counted);
     assert_eq!(layers["degraded"], serde_json::json!([]));
     // The workspace was given as the current directory, which the test made.
     assert!(run.stdout().contains("autocoder-test-"));
@@ -655,6 +663,11 @@ fn works_as_an_ordinary_user() {
     );
     assert_eq!(result.layers["identity"]["user_namespace"], true);
     assert_eq!(result.layers["resources"]["mechanism"], "rlimit");
+    // What rlimits cannot count is said, not left for the user to find out.
+    assert_eq!(
+        result.layers["resources"]["memory_mechanism"],
+        "rlimit (private memory only)"
+    );
 }
 
 #[test]

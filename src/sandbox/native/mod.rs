@@ -480,6 +480,12 @@ fn run_with(
     };
     layers.resources.mechanism = mechanism.into();
     layers.resources.cpu_mechanism = cpu_mechanism.into();
+    layers.resources.memory_mechanism = match mechanism {
+        "cgroup-v1" => "cgroup",
+        "rlimit" => "rlimit (private memory only)",
+        other => other,
+    }
+    .into();
     layers.filesystem.read_only = plan
         .fs_rules
         .read_only
