@@ -778,10 +778,15 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
     // Two ways a view fails to build: as root, a workspace on a filesystem without id-mapped
     // mounts (ramfs); as an ordinary user, a /proc with a directory masked (as in containers),
     // which no user namespace may mount again.
-    // Root's command runs as the sandbox uid (65500) all the same: the workspace is given to it.
-    for (uid, prepare, owner, runs_as) in [
-        (0, "mount -t ramfs ramfs ws", 65500, 65500),
-        (1500, "mount -t tmpfs -o ro tmpfs /proc/acpi", 1500, 1500),
+    // Root's command runs as a sandbox uid all the same (one of its own, which the workspace
+    // is opened to here); an ordinary user's as that user.
+    for (uid, prepare, opened_to) in [
+        (0, "mount -t ramfs ramfs ws && chmod 777 ws", "anyone"),
+        (
+            1500,
+            "mount -t tmpfs -o ro tmpfs /proc/acpi && chown 1500:1500 ws",
+            "1500",
+        ),
     ] {
         let dir = crate::util::TempDir::new();
         let secret = dir.write("secret/key.txt", "s3cret\n");
@@ -793,7 +798,7 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
         crate::util::chown_tree(&dir.path().join("secret"), uid);
         let run = |flags: &str| {
             let script = format!(
-                "{prepare} && chown {owner}:{owner} ws && cd ws && exec setpriv --reuid={uid} --regid={uid} --clear-groups {bin} sandbox {flags} -- \
+                "{prepare} && cd ws && exec setpriv --reuid={uid} --regid={uid} --clear-groups {bin} sandbox {flags} -- \
                  sh -c 'cat {secret} ; head -1 /etc/shadow ; echo x > {escape} ; id -u > inside && cat inside'",
                 bin = bin.display(),
                 secret = secret.display(),
@@ -819,12 +824,16 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
         assert_eq!(degraded.status.code(), Some(0), "uid {uid}: {stderr}");
         let result: serde_json::Value = serde_json::from_slice(&degraded.stdout).unwrap();
         let result = &result["sandbox"];
+        let runs_as = result["layers"]["identity"]["uid"].as_u64().unwrap();
         assert_eq!(
             result["stdout"],
             format!("{runs_as}\n"),
             "uid {uid}: {result}"
         );
-        assert_eq!(result["layers"]["identity"]["uid"], runs_as, "{result}");
+        match opened_to {
+            "anyone" => assert!(runs_as >= 2_000_000_000, "uid {uid} ran as {runs_as}"),
+            own => assert_eq!(runs_as.to_string(), own, "{result}"),
+        }
         assert!(!result.to_string().contains("s3cret"), "{result}");
         assert!(
             !dir.path().join("escape").exists(),

@@ -351,3 +351,42 @@ fn no_cgroup_hierarchy_gives_way_to_rlimits() {
         "{stderr}"
     );
 }
+
+#[test]
+fn concurrent_runs_started_by_root_do_not_share_per_user_limits() {
+    if !crate::util::is_root() {
+        eprintln!(
+            "skipped: as an ordinary user every run is that user (per-user limits are theirs)"
+        );
+        return;
+    }
+    // One run takes every inotify instance its uid may have (fs.inotify.max_user_instances),
+    // and holds them; another, meanwhile, must still get one.
+    let greedy = "import ctypes, time\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+                  held = []\nwhile True:\n    fd = libc.inotify_init()\n    if fd < 0: break\n    held.append(fd)\n\
+                  open('greedy-ready', 'w').write(str(len(held)))\ntime.sleep(4)\n";
+    let first = Test::new();
+    let ready = first.path().join("greedy-ready");
+    let hog =
+        std::thread::spawn(move || first.args(["sandbox", "--", "python3", "-c", greedy]).run());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ready.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ready.exists(), "the greedy run did not start");
+    let modest = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+                  print('got one' if libc.inotify_init() >= 0 else 'none left')";
+    let second = Test::new()
+        .args(["sandbox", "--", "python3", "-c", modest])
+        .run();
+    let hog = hog.join().unwrap();
+    assert_eq!(
+        second.sandbox().out(),
+        "got one\n",
+        "{}",
+        second.sandbox().err()
+    );
+    let uid = |run: &crate::util::Run| run.sandbox().layers["identity"]["uid"].as_u64().unwrap();
+    assert_ne!(uid(&hog), uid(&second), "both runs had the same uid");
+    assert!(uid(&second) >= 2_000_000_000, "{}", uid(&second));
+}

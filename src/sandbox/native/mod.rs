@@ -5,7 +5,7 @@
 //! root (see `paths`), drops to an unprivileged identity, applies Landlock and seccomp, and starts
 //! the command, which joins the run's cgroups before exec (see `child`). Meanwhile, on
 //! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
-//! (see `trees`). Started as root, the command runs as uid `SANDBOX_UID` and sees the workspace
+//! (see `trees`). Started as root, the command runs as a uid of its own (`SandboxUid`) and sees the workspace
 //! through an id-mapped mount, so it can write root's files without being root. The parent
 //! supervises with a pidfd and kills the namespace's init on timeout, which takes every process
 //! inside with it.
@@ -36,8 +36,60 @@ use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 use crate::sys;
 
-/// The host uid and gid a command started by root runs as.
-pub const SANDBOX_UID: u32 = 65_500;
+/// The host uids (and gids) commands started by root run as, one each while it runs: per-uid
+/// kernel limits (processes, inotify instances, pending signals, message queues) are then not
+/// shared between concurrent runs. Above the ranges that systemd's dynamic users and the usual
+/// subordinate ids take.
+const SANDBOX_UIDS: std::ops::Range<u32> = 2_000_000_000..2_000_004_096;
+
+/// Where the uids' slots are locked, one file each.
+const SANDBOX_UID_LOCKS: &str = "/run/autocoder/sandbox-uids";
+
+/// A uid from `SANDBOX_UIDS`, this run's until it is dropped (the lock on its slot is held).
+struct SandboxUid {
+    uid: u32,
+    _slot: std::fs::File,
+}
+
+impl SandboxUid {
+    /// Takes a free uid: the first whose slot can be locked, from a place that depends on our
+    /// pid (concurrent runs seldom try the same ones).
+    fn take() -> Result<SandboxUid, Failure> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let locks = Path::new(SANDBOX_UID_LOCKS);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(locks)
+            .map_err(|err| {
+                Failure::external(format!("cannot make {}: {err}", locks.display()))
+                    .with_hint("the sandbox keeps one lock per uid it hands out there")
+            })?;
+        let count = SANDBOX_UIDS.len() as u32;
+        let start = std::process::id() % count;
+        for step in 0..count {
+            let slot = (start + step) % count;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(locks.join(slot.to_string()))
+                .map_err(|err| Failure::external(format!("cannot take a sandbox uid: {err}")))?;
+            // SAFETY: flock on a descriptor we hold; released when it is closed.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(SandboxUid {
+                    uid: SANDBOX_UIDS.start + slot,
+                    _slot: file,
+                });
+            }
+        }
+        Err(Failure::external(format!(
+            "all {count} sandbox uids are in use by runs still going"
+        )))
+    }
+}
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     // SAFETY: plain getter.
@@ -109,6 +161,9 @@ fn run_with(
     // SAFETY: plain getters.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let root = euid == 0;
+    // Started as root, the command runs as a uid of its own, held until the run is over.
+    let sandbox_uid = root.then(SandboxUid::take).transpose()?;
+    let sandbox_id = sandbox_uid.as_ref().map_or(0, |taken| taken.uid);
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
     // With the network off the command gets a network namespace of its own, holding only `lo`:
     // abstract UNIX sockets, /proc/net and /sys/class/net are that namespace's, not the host's.
@@ -149,7 +204,7 @@ fn run_with(
         // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
         for fd in [&stdout_write, &stderr_write].into_iter().flatten() {
             // SAFETY: fchown of a pipe we made.
-            unsafe { libc::fchown(fd.as_raw_fd(), SANDBOX_UID, SANDBOX_UID) };
+            unsafe { libc::fchown(fd.as_raw_fd(), sandbox_id, sandbox_id) };
         }
     }
     let (stdin, relay) = open_stdin(policy.network)?;
@@ -190,11 +245,11 @@ fn run_with(
         view: Some(view_plan(
             &view,
             policy.memory_bytes,
-            root,
+            sandbox_uid.as_ref().map(|taken| taken.uid),
             use_cgroups,
             theirs.as_ref().filter(|_| root).map(AsRawFd::as_raw_fd),
         )),
-        switch_to: root.then_some((SANDBOX_UID, SANDBOX_UID)),
+        switch_to: root.then_some((sandbox_id, sandbox_id)),
         fs_rules: FsRules {
             whole_view_readable: true,
             read_only: view.read_only.clone(),
@@ -253,13 +308,13 @@ fn run_with(
             let private = private_dir.insert(PrivateDir::create()?);
             if root {
                 for dir in [private.path.clone(), private.path.join("home")] {
-                    std::os::unix::fs::chown(&dir, Some(SANDBOX_UID), Some(SANDBOX_UID)).map_err(|err| {
+                    std::os::unix::fs::chown(&dir, Some(sandbox_id), Some(sandbox_id)).map_err(|err| {
                         Failure::external(format!("cannot hand {} to the sandbox uid: {err}", dir.display()))
                     })?;
                 }
                 degraded.push(Degradation {
                     layer: "identity".into(),
-                    reason: format!("without a mount namespace the workspace cannot be id-mapped: the command runs as uid {SANDBOX_UID} and writes only where that uid may"),
+                    reason: format!("without a mount namespace the workspace cannot be id-mapped: the command runs as uid {sandbox_id} and writes only where that uid may"),
                 });
             }
             plan.envp = environment_block(&policy.env, Some(&private.path))?;
@@ -270,7 +325,7 @@ fn run_with(
             plan.fs_rules.network = policy.network;
             filter.loopback = false;
             plan.fs_rules.whole_view_readable = false;
-            plan.switch_to = root.then_some((SANDBOX_UID, SANDBOX_UID));
+            plan.switch_to = root.then_some((sandbox_id, sandbox_id));
             // No trees to hand over: only the cgroups' readiness tells the child we moved it.
             if plan.cgroups.is_none() {
                 plan.restore_cpus = None;
@@ -317,7 +372,7 @@ fn run_with(
     };
     if let (Some(view), Some(ours)) = (plan.view.as_ref().filter(|_| root), &ours) {
         let maker = Maker::Parent {
-            map_writable_onto: (SANDBOX_UID, SANDBOX_UID),
+            map_writable_onto: (sandbox_id, sandbox_id),
         };
         match trees::make(&view.binds, maker) {
             Ok(trees) => {
@@ -508,12 +563,12 @@ fn run_with(
     }
     let runs_as_sandbox_uid = root;
     layers.identity.uid = if runs_as_sandbox_uid {
-        SANDBOX_UID
+        sandbox_id
     } else {
         euid
     };
     layers.identity.gid = if runs_as_sandbox_uid {
-        SANDBOX_UID
+        sandbox_id
     } else {
         egid
     };
@@ -581,7 +636,7 @@ fn same_file(a: RawFd, b: RawFd) -> bool {
 fn view_plan(
     view: &SandboxView,
     memory_bytes: u64,
-    root: bool,
+    sandbox_uid: Option<u32>,
     cgroups: bool,
     trees_from: Option<RawFd>,
 ) -> ViewPlan {
@@ -590,11 +645,7 @@ fn view_plan(
     } else {
         (memory_bytes / 2, memory_bytes / 4)
     };
-    let owner = if root {
-        format!(",uid={SANDBOX_UID},gid={SANDBOX_UID}")
-    } else {
-        String::new()
-    };
+    let owner = sandbox_uid.map_or(String::new(), |id| format!(",uid={id},gid={id}"));
     let options = |text: String| CString::new(text).expect("mount options hold no NUL");
     ViewPlan {
         binds: view
