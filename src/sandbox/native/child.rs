@@ -287,7 +287,9 @@ pub fn run(plan: &ChildPlan) -> ! {
         "seccomp",
         step(
             "cannot install the seccomp filter",
-            sys::install_seccomp(&plan.seccomp),
+            plan.seccomp
+                .iter()
+                .try_for_each(|filter| sys::install_seccomp(filter)),
         ),
     );
     // The cgroups are handed over last, so that the parent has the longest time to make them.

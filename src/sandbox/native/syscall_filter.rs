@@ -9,19 +9,28 @@
 //! falls back to `clone` and `openat`, whose arguments a filter can inspect. Other architectures'
 //! system call tables (`int 0x80`) kill the process; x32 calls get ENOSYS.
 //!
-//! The program is written here rather than by a filter library: it is one filter, and it finds
-//! a call's rule by binary search over the call number. A linear chain of a few hundred
-//! instructions (what seccompiler builds for the same rules) takes the kernel longer to load,
-//! mostly JIT-compiling it and running it once per system call number to build its cache of
-//! always-allowed calls. The program is built in the parent; the child only installs it.
+//! The rules are compiled by seccompiler (the filter compiler Firecracker uses), one filter per
+//! errno the rules give (EPERM, ENOSYS); seccompiler kills a call from another architecture. On
+//! x86-64 a guard of four instructions, written here, comes first: no filter compiler can
+//! express a range of call numbers, and x32 calls (the x86-64 numbers with bit 30 set) must get
+//! ENOSYS, not pass as calls no rule names. The filters are built in the parent; the child only
+//! installs them.
+
+use std::collections::BTreeMap;
 
 use libc::sock_filter;
+use seccompiler::{
+    SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch,
+};
 
-#[cfg(not(target_arch = "x86_64"))]
-compile_error!("the seccomp filter is written for x86-64's system call numbers only");
+/// The classic BPF programs for `SECCOMP_SET_MODE_FILTER`, in the order they are installed.
+pub type Program = Vec<Vec<sock_filter>>;
 
-/// A classic BPF program for `SECCOMP_SET_MODE_FILTER`.
-pub type Program = Vec<sock_filter>;
+#[cfg(target_arch = "x86_64")]
+const TARGET: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const TARGET: TargetArch = TargetArch::aarch64;
 
 /// What the filter refuses beyond the always-refused calls.
 #[derive(Debug, Clone, Copy, Default)]
@@ -94,10 +103,8 @@ const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
 /// O_TMPFILE's own bit (an unnamed file that linkat then names, with its mode).
 const CREATING: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
 
-/// `AUDIT_ARCH_X86_64`: the architecture every call the filter lets through must come from.
-const AUDIT_ARCH: u32 = 0xc000_003e;
-
 /// Set in the number of an x32 system call (which shares x86-64's architecture value).
+#[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// What the filter does with one system call.
@@ -140,17 +147,22 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
     if options.fixed_affinity {
         rules.push((libc::SYS_sched_setaffinity, eperm));
     }
-    for (nr, mode) in [
-        (libc::SYS_chmod, 1),
+    // The calls that take a mode, by the argument that holds it (aarch64 has only the *at ones).
+    let mut with_mode = vec![
         (libc::SYS_fchmod, 1),
         (libc::SYS_fchmodat, 2),
         (FCHMODAT2, 2),
-        (libc::SYS_mkdir, 1),
         (libc::SYS_mkdirat, 2),
-        (libc::SYS_mknod, 1),
         (libc::SYS_mknodat, 2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    with_mode.extend([
+        (libc::SYS_chmod, 1),
+        (libc::SYS_mkdir, 1),
+        (libc::SYS_mknod, 1),
         (libc::SYS_creat, 1),
-    ] {
+    ]);
+    for (nr, mode) in with_mode {
         rules.push((
             nr,
             Rule::RefuseBits {
@@ -159,7 +171,10 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
             },
         ));
     }
-    for (nr, flags, mode) in [(libc::SYS_open, 1, 2), (libc::SYS_openat, 2, 3)] {
+    let mut opening = vec![(libc::SYS_openat, 2, 3)];
+    #[cfg(target_arch = "x86_64")]
+    opening.push((libc::SYS_open, 1, 2));
+    for (nr, flags, mode) in opening {
         let rule = Rule::RefuseBitsWhen {
             flags,
             flag_bits: CREATING,
@@ -197,134 +212,126 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
     rules
 }
 
-/// The filter for `options`.
+/// The filters for `options`.
 pub fn compile(options: FilterOptions) -> Result<Program, String> {
-    let mut program = vec![
-        load(ARCH_OFFSET),
-        jump(libc::BPF_JEQ, AUDIT_ARCH, 1, 0),
-        ret(libc::SECCOMP_RET_KILL_PROCESS),
-        load(NR_OFFSET),
-        jump(libc::BPF_JGE, X32_SYSCALL_BIT, 0, 1),
-        ret(refuse(libc::ENOSYS)),
-    ];
-    program.extend(search(&rules(options))?);
-    if program.len() > usize::from(u16::MAX) {
-        return Err(format!(
-            "the seccomp filter is too long ({} instructions)",
-            program.len()
-        ));
+    let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
+    for (nr, rule) in rules(options) {
+        let (errno, conditions) = seccompiler_rules(rule)?;
+        by_errno
+            .entry(errno)
+            .or_default()
+            .insert(i64::from(nr), conditions);
+    }
+    let mut program = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    program.push(x32_guard());
+    for (errno, rules) in by_errno {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            TARGET,
+        )
+        .map_err(|err| format!("cannot compile the seccomp filter: {err}"))?;
+        let compiled: seccompiler::BpfProgram = filter
+            .try_into()
+            .map_err(|err| format!("cannot compile the seccomp filter: {err}"))?;
+        program.push(
+            compiled
+                .into_iter()
+                .map(|op| sock_filter {
+                    code: op.code,
+                    jt: op.jt,
+                    jf: op.jf,
+                    k: op.k,
+                })
+                .collect(),
+        );
     }
     Ok(program)
 }
 
-/// Where `struct seccomp_data` holds the call number, the architecture and the arguments.
-const NR_OFFSET: u32 = 0;
-const ARCH_OFFSET: u32 = 4;
-/// The low 32 bits of argument `n` (little-endian).
-fn arg_offset(n: u32) -> u32 {
-    16 + 8 * n
-}
-
-/// Binary search over `rules` (sorted by number) on the loaded call number: each call's rule,
-/// and ALLOW for every call without one.
-fn search(rules: &[(u32, Rule)]) -> Result<Program, String> {
-    if rules.len() <= 4 {
-        let mut code = Vec::new();
-        for &(nr, rule) in rules {
-            let body = rule_code(rule);
-            code.push(jump(libc::BPF_JEQ, nr, 0, offset(body.len())?));
-            code.extend(body);
-        }
-        code.push(ret(libc::SECCOMP_RET_ALLOW));
-        return Ok(code);
-    }
-    let (below, from) = rules.split_at(rules.len() / 2);
-    let below = search(below)?;
-    let mut code = vec![jump(libc::BPF_JGE, from[0].0, offset(below.len())?, 0)];
-    code.extend(below);
-    code.extend(search(from)?);
-    Ok(code)
-}
-
-/// A rule's instructions, run with the call number loaded; each path ends in a return.
-fn rule_code(rule: Rule) -> Program {
-    let (allow, eperm) = (ret(libc::SECCOMP_RET_ALLOW), ret(refuse(libc::EPERM)));
-    match rule {
-        Rule::Refuse(errno) => vec![ret(refuse(errno))],
-        Rule::RefuseBits { arg, bits } => vec![
-            load(arg_offset(arg)),
-            jump(libc::BPF_JSET, bits, 0, 1),
-            eperm,
-            allow,
-        ],
+/// A rule as seccompiler takes it: the errno it gives, and the argument conditions under which
+/// it does (none: always; several rules: any of them).
+fn seccompiler_rules(rule: Rule) -> Result<(i32, Vec<SeccompRule>), String> {
+    let error = |err: seccompiler::BackendError| format!("a seccomp rule: {err}");
+    let condition = |arg: u32, op: SeccompCmpOp, value: u32| {
+        SeccompCondition::new(arg as u8, SeccompCmpArgLen::Dword, op, u64::from(value))
+            .map_err(error)
+    };
+    let each_bit = |bits: u32| {
+        (0..32)
+            .map(|n| 1u32 << n)
+            .filter(move |bit| bits & bit != 0)
+    };
+    let rule_of = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(error);
+    let rules = match rule {
+        Rule::Refuse(errno) => return Ok((errno, Vec::new())),
+        Rule::RefuseBits { arg, bits } => each_bit(bits)
+            .map(|bit| {
+                rule_of(vec![condition(
+                    arg,
+                    SeccompCmpOp::MaskedEq(bit.into()),
+                    bit,
+                )?])
+            })
+            .collect::<Result<_, _>>()?,
         Rule::RefuseBitsWhen {
             flags,
             flag_bits,
             mode,
             mode_bits,
-        } => vec![
-            load(arg_offset(flags)),
-            jump(libc::BPF_JSET, flag_bits, 0, 3),
-            load(arg_offset(mode)),
-            jump(libc::BPF_JSET, mode_bits, 0, 1),
-            eperm,
-            allow,
-        ],
-        Rule::RefuseValues { arg, values } => {
-            let mut code = vec![load(arg_offset(arg))];
-            // Each match jumps over the remaining comparisons and ALLOW, onto EPERM.
-            for (i, &value) in values.iter().enumerate() {
-                code.push(jump(libc::BPF_JEQ, value, (values.len() - i) as u8, 0));
+        } => {
+            let mut rules = Vec::new();
+            for flag in each_bit(flag_bits) {
+                for bit in each_bit(mode_bits) {
+                    rules.push(rule_of(vec![
+                        condition(flags, SeccompCmpOp::MaskedEq(flag.into()), flag)?,
+                        condition(mode, SeccompCmpOp::MaskedEq(bit.into()), bit)?,
+                    ])?);
+                }
             }
-            code.extend([allow, eperm]);
-            code
+            rules
         }
-        Rule::AllowOnly { arg, values } => {
-            let mut code = vec![load(arg_offset(arg))];
-            // Each match jumps over the remaining comparisons and EPERM, onto ALLOW.
-            for (i, &value) in values.iter().enumerate() {
-                code.push(jump(libc::BPF_JEQ, value, (values.len() - i) as u8, 0));
-            }
-            code.extend([eperm, allow]);
-            code
-        }
-    }
+        Rule::RefuseValues { arg, values } => values
+            .iter()
+            .map(|&value| rule_of(vec![condition(arg, SeccompCmpOp::Eq, value)?]))
+            .collect::<Result<_, _>>()?,
+        Rule::AllowOnly { arg, values } => vec![rule_of(
+            values
+                .iter()
+                .map(|&value| condition(arg, SeccompCmpOp::Ne, value))
+                .collect::<Result<_, _>>()?,
+        )?],
+    };
+    Ok((libc::EPERM, rules))
 }
 
-/// A forward jump over `len` instructions, which must fit in a conditional jump's 8 bits.
-fn offset(len: usize) -> Result<u8, String> {
-    u8::try_from(len)
-        .map_err(|_| format!("a seccomp filter jump over {len} instructions is too long"))
+/// ENOSYS for every x32 call, whatever the rest says (the rest sees x32 numbers as calls no
+/// rule names).
+#[cfg(target_arch = "x86_64")]
+fn x32_guard() -> Vec<sock_filter> {
+    let op = |code: u32, jt: u8, jf: u8, k: u32| sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    vec![
+        op(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 0),
+        op(
+            libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K,
+            0,
+            1,
+            X32_SYSCALL_BIT,
+        ),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, refuse(libc::ENOSYS)),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
 }
 
 fn refuse(errno: i32) -> u32 {
     libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA)
-}
-
-fn load(offset: u32) -> sock_filter {
-    statement((libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, offset)
-}
-
-fn ret(value: u32) -> sock_filter {
-    statement((libc::BPF_RET | libc::BPF_K) as u16, value)
-}
-
-fn statement(code: u16, k: u32) -> sock_filter {
-    sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-fn jump(condition: u32, k: u32, jt: u8, jf: u8) -> sock_filter {
-    sock_filter {
-        code: (libc::BPF_JMP | condition | libc::BPF_K) as u16,
-        jt,
-        jf,
-        k,
-    }
 }
 
 #[cfg(test)]
@@ -333,8 +340,26 @@ mod tests {
 
     const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
-    /// Runs `program` on one call as the kernel would, for the instructions `compile` emits.
-    fn verdict(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+    /// `AUDIT_ARCH_X86_64`, which every call from a 64-bit x86 program carries.
+    const AUDIT_ARCH: u32 = 0xc000_003e;
+
+    /// Runs `filters` on one call as the kernel would: each filter, the one installed last
+    /// first; the action that takes precedence wins (the lowest, read as signed), the first
+    /// met of equal ones.
+    fn verdict(filters: &Program, arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let action = |verdict: u32| (verdict & libc::SECCOMP_RET_ACTION_FULL) as i32;
+        let mut winner: Option<u32> = None;
+        for filter in filters.iter().rev() {
+            let verdict = run(filter, arch, nr, args);
+            if winner.is_none_or(|best| action(verdict) < action(best)) {
+                winner = Some(verdict);
+            }
+        }
+        winner.expect("at least one filter")
+    }
+
+    /// Runs one filter on one call, for the instructions seccompiler and the guard emit.
+    fn run(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&nr.to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
@@ -353,16 +378,21 @@ mod tests {
                     acc = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
                     pc + 1
                 }
+                c if c == libc::BPF_ALU | libc::BPF_AND | libc::BPF_K => {
+                    acc &= op.k;
+                    pc + 1
+                }
                 c if c == libc::BPF_RET | libc::BPF_K => return op.k,
+                c if c == libc::BPF_JMP | libc::BPF_JA => pc + 1 + op.k as usize,
                 c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => taken(acc == op.k),
                 c if c == libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K => taken(acc >= op.k),
+                c if c == libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K => taken(acc > op.k),
                 c if c == libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K => taken(acc & op.k != 0),
                 _ => panic!("unexpected instruction {code:#x} at {pc}"),
             };
         }
     }
 
-    /// What a rule means, said plainly.
     fn meaning(rule: Option<Rule>, args: [u64; 6]) -> u32 {
         let low = |n: u32| args[n as usize] as u32;
         let refused = |yes: bool| if yes { refuse(libc::EPERM) } else { ALLOW };
