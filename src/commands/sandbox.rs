@@ -6,10 +6,10 @@ use crate::cli::{GlobalArgs, SandboxArgs};
 use crate::error::Failure;
 use crate::output::write_json;
 use crate::sandbox;
-use crate::sandbox::outcome::SandboxDocument;
 use crate::sandbox::policy::{
     resolve_without_writable_links, BackendKind, OutputMode, PolicyRequest, SandboxPolicy,
 };
+use crate::sandbox::result::SandboxDocument;
 
 pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if args.image.is_some() && args.backend != BackendKind::Docker {

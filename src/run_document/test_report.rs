@@ -12,7 +12,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::outcome::SandboxResult;
+use crate::sandbox::result::SandboxResult;
 
 /// The runners `run-tests` knows, by their `--framework` names.
 #[derive(

@@ -14,8 +14,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::outcome::SandboxResult;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
+use super::result::SandboxResult;
 use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};

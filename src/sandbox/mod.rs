@@ -8,17 +8,17 @@ pub mod capture;
 pub mod docker;
 pub mod environment;
 pub mod native;
-pub mod outcome;
 pub mod policy;
 pub mod reexec;
+pub mod result;
 pub mod supervise;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use self::outcome::{Layers, LimitHit, SandboxResult};
 use self::policy::{BackendKind, OutputMode, SandboxPolicy};
+use self::result::{Layers, LimitHit, SandboxResult};
 use crate::error::{Failure, Kind};
 
 /// The command's private temporary directory (an empty tmpfs per run).

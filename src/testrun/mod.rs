@@ -25,8 +25,8 @@ use std::path::Path;
 use self::report::Parsed;
 use crate::error::{Failure, Kind};
 use crate::run_document::{Framework, Outcome, TestReport};
-use crate::sandbox::outcome::SandboxResult;
 use crate::sandbox::policy::{BackendKind, PolicyRequest};
+use crate::sandbox::result::SandboxResult;
 use crate::text::tail;
 
 /// How much of the runner's output the report keeps at its end.

@@ -26,12 +26,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::fs_rules::{FsRules, OpenedPath};
-use super::paths::Access;
 use super::syscall_filter::Program;
 use super::trees::{self, Maker};
+use super::view::Access;
 use crate::sys;
 
-/// A host path to mount at the same place in the command's view (see `paths`).
+/// A host path to mount at the same place in the command's view (see `view`).
 pub struct BindPlan {
     pub path: CString,
     /// `O_PATH` descriptor opened by the parent: the mount is made from it, not from the path.

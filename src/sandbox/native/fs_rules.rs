@@ -1,4 +1,4 @@
-//! The Landlock layer: within the command's view (see `paths`), which paths it may read and
+//! The Landlock layer: within the command's view (see `view`), which paths it may read and
 //! which it may write; what a symlink or a hardlink made in the workspace points at is checked
 //! by the kernel at open time. With the network off it also refuses TCP (ABI 4) and connecting
 //! to abstract UNIX sockets outside the sandbox (ABI 6); signals to outside processes are
@@ -18,7 +18,7 @@ use landlock::{
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 
-use super::paths::DEVICE_FILES;
+use super::view::DEVICE_FILES;
 
 /// The newest ABI this code knows; older kernels get the subset they support.
 const NEWEST_ABI: ABI = ABI::V10;

@@ -2,7 +2,7 @@
 //!
 //! One `clone3` makes the child in new mount, PID and IPC namespaces (and a user namespace when
 //! we are not root). The child builds its filesystem view from an allow-list and makes it its
-//! root (see `paths`), drops to an unprivileged identity, applies Landlock and seccomp, and starts
+//! root (see `view`), drops to an unprivileged identity, applies Landlock and seccomp, and starts
 //! the command, which joins the run's cgroups before exec (see `child`). Meanwhile, on
 //! another CPU, the parent makes the cgroups and, started as root, the view's mount trees
 //! (see `trees`). Started as root, the command runs as a uid of its own (`SandboxUid`) and sees the workspace
@@ -13,9 +13,9 @@
 pub mod cgroup;
 pub mod child;
 pub mod fs_rules;
-pub mod paths;
 pub mod syscall_filter;
 pub mod trees;
+pub mod view;
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -26,11 +26,11 @@ use std::time::Instant;
 use self::cgroup::RunCgroups;
 use self::child::{BindPlan, ChildPlan, JoinPlan, ViewPlan};
 use self::fs_rules::FsRules;
-use self::paths::SandboxView;
 use self::syscall_filter::FilterOptions;
 use self::trees::Maker;
-use super::outcome::{Degradation, SandboxResult};
+use self::view::SandboxView;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
+use super::result::{Degradation, SandboxResult};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
@@ -168,7 +168,7 @@ fn run_with(
     // With the network off the command gets a network namespace of its own, holding only `lo`:
     // abstract UNIX sockets, /proc/net and /sys/class/net are that namespace's, not the host's.
     let loopback = !policy.network;
-    let mut view = paths::plan(policy, loopback)?;
+    let mut view = view::plan(policy, loopback)?;
     let signals = TerminationSignals::block()?;
     // Work we do beside the child once it is started: root's mount trees (handed over on the
     // channel) and the cgroups (the channel then hands over where they are).

@@ -10,7 +10,7 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::child::BindPlan;
-use super::paths::Access;
+use super::view::Access;
 use crate::sys;
 
 /// Most descriptors one message carries (the kernel's limit is 253).
