@@ -97,6 +97,10 @@ pub struct TestFailure {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TestReport {
     pub framework: Framework,
+    /// What chose the framework: the project file that names it ("tox.ini runs python -m
+    /// unittest"), or "given with --framework".
+    #[serde(default)]
+    pub framework_reason: String,
     #[serde(default)]
     pub command: Vec<String>,
     pub outcome: Outcome,

@@ -59,10 +59,14 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
         ))
         .with_hint("give the project's directory"));
     }
-    let (framework, guessed) = match request.framework {
-        Some(framework) => (framework, false),
+    let (framework, guessed, reason) = match request.framework {
+        Some(framework) => (framework, false, "given with --framework".to_string()),
         None => match detect::detect(&root) {
-            Some(detect::Detected { framework, guessed }) => (framework, guessed),
+            Some(detect::Detected {
+                framework,
+                guessed,
+                reason,
+            }) => (framework, guessed, reason),
             None => return Err(Failure::usage(format!(
                 "cannot tell which test framework {} uses",
                 root.display()
@@ -88,14 +92,21 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
             crate::log::warn("run-tests", "make runs the whole suite: --tests is ignored");
         }
     }
-    match run_with(framework, &request, &root) {
+    let mut report = match run_with(framework, &request, &root) {
         // A Python project that names no runner: pytest when it is there, unittest otherwise.
         Err(failure) if guessed && failure.kind == Kind::RunnerMissing => {
             crate::log::note("run-tests", "pytest is not installed; using unittest");
-            run_with(Framework::Unittest, &request, &root)
+            let mut report = run_with(Framework::Unittest, &request, &root)?;
+            report.framework_reason = format!("{reason}; pytest is not installed");
+            return Ok(report);
         }
-        other => other,
-    }
+        other => other?,
+    };
+    report.framework_reason = match &request.command {
+        Some(_) => format!("{reason}; the command given with --command"),
+        None => reason,
+    };
+    Ok(report)
 }
 
 fn run_with(
@@ -242,11 +253,13 @@ pub fn parse_file(
     open()?.take(4096).read_to_end(&mut head).ok();
     let head = String::from_utf8_lossy(&head);
     let looks_like_xml = head.trim_start().starts_with('<');
-    let framework = match (framework, looks_like_xml) {
-        (Some(framework), _) => framework,
+    let (framework, reason) = match (framework, looks_like_xml) {
+        (Some(framework), _) => (framework, "given with --framework"),
         // pytest's own report: read for the ids pytest takes back.
-        (None, true) if head.contains("<testsuite name=\"pytest\"") => Framework::Pytest,
-        (None, true) => Framework::Junit,
+        (None, true) if head.contains("<testsuite name=\"pytest\"") => {
+            (Framework::Pytest, "the file is pytest's JUnit XML")
+        }
+        (None, true) => (Framework::Junit, "the file is JUnit XML"),
         (None, false) => {
             return Err(Failure::usage(format!(
                 "cannot tell which runner wrote {}",
@@ -290,7 +303,10 @@ pub fn parse_file(
     } else {
         Outcome::Passed
     };
-    Ok(TestReport::new(framework, Vec::new(), outcome, parsed))
+    Ok(TestReport {
+        framework_reason: reason.into(),
+        ..TestReport::new(framework, Vec::new(), outcome, parsed)
+    })
 }
 
 fn runner_command(

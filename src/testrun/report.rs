@@ -72,6 +72,7 @@ impl TestReport {
     ) -> TestReport {
         TestReport {
             framework,
+            framework_reason: String::new(),
             command,
             outcome,
             exit_code: None,

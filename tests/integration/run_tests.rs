@@ -1336,3 +1336,67 @@ fn command_overrides_the_runner_command() {
     assert_eq!(report["command"][0], "sh");
     assert_eq!(counts(&report), [2, 4, 0, 0]);
 }
+
+#[test]
+fn a_test_script_with_arguments_names_the_runner() {
+    // As zod's and fast-json-stringify's package.json have it: the runner only in the script,
+    // with arguments, and no dependency naming it (installed globally here).
+    for (script, framework) in [("vitest run", "vitest"), ("vitest --run", "vitest")] {
+        let test = with_project("vitest-sample");
+        std::fs::write(
+            test.path().join("package.json"),
+            format!(r#"{{"name": "sample", "type": "module", "scripts": {{"test": "{script}"}}}}"#),
+        )
+        .unwrap();
+        let run = test.arg("run-tests").run();
+        let report = tests_of(&run);
+        assert_eq!(report["framework"], framework, "{script}: {report:#}");
+        assert_eq!(
+            report["framework_reason"],
+            format!("package.json's test script runs {framework}")
+        );
+        assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    }
+}
+
+#[test]
+fn a_project_whose_entry_point_is_unittest_runs_its_doctests() {
+    // Shaped like more-itertools: doctests added to the suite by load_tests, and tox.ini running
+    // `python -m unittest` (pytest, installed here, would run the unit tests and skip the
+    // doctests). The doctest holds the injected bug.
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write("pkg/__init__.py", "");
+    dir.write(
+        "pkg/ops.py",
+        "def first(items):\n    \"\"\"The first item.\n\n    >>> first([1, 2])\n    1\n    \"\"\"\n    return items[-1]\n",
+    );
+    dir.write("tests/__init__.py", "");
+    dir.write(
+        "tests/test_ops.py",
+        "import doctest, unittest\nimport pkg.ops\n\n\ndef load_tests(loader, tests, ignore):\n    \
+         tests.addTests(doctest.DocTestSuite(pkg.ops))\n    return tests\n\n\n\
+         class Ops(unittest.TestCase):\n    def test_module(self):\n        self.assertTrue(pkg.ops.first)\n",
+    );
+    dir.write(
+        "setup.py",
+        "from setuptools import setup\nsetup(name='pkg')\n",
+    );
+    dir.write(
+        "tox.ini",
+        "[tox]\nenvlist = py3\n\n[testenv]\ncommands = {envpython} -m unittest {posargs}\n",
+    );
+    let run = test.arg("run-tests").run();
+    let report = tests_of(&run);
+    assert_eq!(report["framework"], "unittest", "{report:#}");
+    assert_eq!(
+        report["framework_reason"],
+        "tox.ini runs python -m unittest"
+    );
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    let failed = ids(&report);
+    assert!(
+        failed.iter().any(|id| id.contains("first")),
+        "the doctest's failure: {report:#}"
+    );
+}
