@@ -59,6 +59,13 @@ pub fn warn(command: &str, message: &str) {
     }
 }
 
+/// What the command is doing, when it may look stuck (not with -q).
+pub fn info(command: &str, message: &str) {
+    if verbosity() >= Verbosity::Normal {
+        say(&format!("autocoder {command}: {message}"));
+    }
+}
+
 /// A detail (only with -v).
 pub fn note(command: &str, message: &str) {
     if verbosity() >= Verbosity::Verbose {

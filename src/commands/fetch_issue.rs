@@ -18,7 +18,7 @@ pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = if reference == IssueRef::Stdin {
         RunDocument::default()
     } else {
-        RunDocument::from_stdin()?
+        RunDocument::from_stdin("fetch-issue")?
     };
     let workspace = std::env::current_dir()
         .ok()

@@ -7,7 +7,7 @@ use crate::output::write_json;
 use crate::run_document::RunDocument;
 
 pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
-    let (mut document, empty_pipe) = RunDocument::from_stdin_or_empty_pipe()?;
+    let (mut document, empty_pipe) = RunDocument::from_stdin_or_empty_pipe("open-pr")?;
     if empty_pipe {
         return Err(Failure::usage(
             "stdin is a pipe that gave nothing: the command before open-pr failed; nothing was pushed",

@@ -50,17 +50,32 @@ impl Default for RunDocument {
 impl RunDocument {
     /// Reads the document a previous stage wrote, or starts a new one when stdin is a terminal or
     /// empty.
-    pub fn from_stdin() -> Result<RunDocument, Failure> {
-        RunDocument::from_stdin_or_empty_pipe().map(|(document, _)| document)
+    /// `command` names the stage in the message it gives when stdin stays silent.
+    pub fn from_stdin(command: &str) -> Result<RunDocument, Failure> {
+        RunDocument::from_stdin_or_empty_pipe(command).map(|(document, _)| document)
     }
 
     /// `from_stdin`, also saying whether stdin was a pipe that closed without a byte: in a
     /// pipeline, the stage before failed (and said why), which a stage with effects beyond its
     /// output must not take as "no document".
-    pub fn from_stdin_or_empty_pipe() -> Result<(RunDocument, bool), Failure> {
+    pub fn from_stdin_or_empty_pipe(command: &str) -> Result<(RunDocument, bool), Failure> {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
             return Ok((RunDocument::default(), false));
+        }
+        // A stage started with a pipe that stays open (`sleep 15 | autocoder run-tests`) would
+        // otherwise wait without a word.
+        let mut ready = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polling our own stdin, one pollfd.
+        if unsafe { libc::poll(&mut ready, 1, 1000) } == 0 {
+            crate::log::info(
+                command,
+                "waiting for the run document on stdin (give < /dev/null to start without one)",
+            );
         }
         let mut text = String::new();
         stdin.lock().read_to_string(&mut text).map_err(|err| {

@@ -396,8 +396,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let invalid = || {
         format!("`{text}` is not a duration: use e.g. 90s, 10m, 1h30m or 1500ms (a plain number is seconds)")
     };
+    let zero =
+        || format!("`{text}` is no time at all: a limit must be more than zero, e.g. 30s or 10m");
     let trimmed = text.trim();
     if let Ok(seconds) = trimmed.parse::<f64>() {
+        if seconds == 0.0 {
+            return Err(zero());
+        }
         return positive_duration(seconds).ok_or_else(invalid);
     }
     let mut total = 0.0;
@@ -424,6 +429,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         };
         total += value * scale;
         rest = &rest[unit_len..];
+    }
+    if total == 0.0 {
+        return Err(zero());
     }
     positive_duration(total).ok_or_else(invalid)
 }
@@ -457,6 +465,10 @@ mod tests {
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         for bad in ["", "s", "10x", "-5", "0", "1h-3m"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        for zero in ["0", "0s", "0m0s"] {
+            let said = parse_duration(zero).unwrap_err();
+            assert!(said.contains("more than zero"), "{zero}: {said}");
         }
     }
 }

@@ -1400,3 +1400,31 @@ fn a_project_whose_entry_point_is_unittest_runs_its_doctests() {
         "the doctest's failure: {report:#}"
     );
 }
+
+#[test]
+fn a_silent_stdin_and_a_zero_timeout_are_said() {
+    // `sleep 2 | autocoder run-tests`: the stage says what it waits for.
+    let test = with_project("pytest-sample");
+    let mut child = std::process::Command::new(crate::util::autocoder_bin())
+        .args(["run-tests", "--framework", "pytest"])
+        .current_dir(test.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("waiting for the run document on stdin"),
+        "{stderr}"
+    );
+    let run = Test::new()
+        .args(["run-tests", "--timeout", "0"])
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("more than zero"), "{}", run.stderr());
+}
