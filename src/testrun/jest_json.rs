@@ -115,11 +115,26 @@ fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
     id.extend(test.ancestor_titles.iter().cloned());
     id.push(test.title.clone());
     let text = strip_ansi(&test.failure_messages.join("\n")).into_owned();
-    let first = text.lines().next().unwrap_or("").trim();
-    let (kind, mut message) = match first.split_once(": ") {
+    // The message is everything before the stack, on one line: a ZodError's is a JSON list over
+    // many lines, whose first line is only `[`.
+    let before_stack: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.starts_with("at "))
+        .filter(|line| !line.is_empty())
+        .collect();
+    let whole = before_stack.join(" ");
+    let (kind, mut message) = match whole.split_once(": ") {
         Some((kind, rest)) if !kind.contains(' ') => (Some(kind.to_string()), rest.to_string()),
-        _ => (None, first.to_string()),
+        _ => (None, whole.clone()),
     };
+    // Jest's matchers put the values on lines of their own: those come after, as below.
+    if let Some(end) = message
+        .find(" Expected")
+        .or_else(|| message.find(" Received"))
+    {
+        message.truncate(end);
+    }
     // Jest's matchers say what differed on their own lines.
     let values: Vec<&str> = text
         .lines()
@@ -157,5 +172,45 @@ fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
         kind,
         message,
         details: text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_over_many_lines_is_summed_up_on_one() {
+        let zod = "ZodError: [\n  {\n    \"code\": \"invalid_type\",\n    \"expected\": \"string\",\n    \"received\": \"number\",\n    \"path\": [\"name\"]\n  }\n]\n    at Object.parse (file:///p/src/schema.js:12:9)\n    at file:///p/test/schema.test.js:5:3";
+        let report = serde_json::json!({"testResults": [{"name": "/p/test/schema.test.js", "status": "failed",
+            "assertionResults": [{"ancestorTitles": ["schema"], "title": "rejects numbers", "status": "failed",
+                                  "failureMessages": [zod]}]}]});
+        let parsed = parse(&report.to_string(), Some(Path::new("/p"))).unwrap();
+        let failure = &parsed.failures[0];
+        assert_eq!(failure.kind.as_deref(), Some("ZodError"));
+        assert!(
+            failure
+                .message
+                .starts_with(r#"[ { "code": "invalid_type", "expected": "string""#),
+            "{}",
+            failure.message
+        );
+        assert!(
+            failure.details.contains("\"path\": [\"name\"]"),
+            "{}",
+            failure.details
+        );
+        assert_eq!(
+            (failure.file.as_deref(), failure.line),
+            (Some("src/schema.js"), Some(12))
+        );
+        let jest = "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3\nReceived: 2\n    at Object.<anonymous> (/p/test/a.test.js:4:17)";
+        let report = serde_json::json!({"testResults": [{"name": "/p/test/a.test.js", "status": "failed",
+            "assertionResults": [{"title": "adds", "status": "failed", "failureMessages": [jest]}]}]});
+        let parsed = parse(&report.to_string(), Some(Path::new("/p"))).unwrap();
+        assert_eq!(
+            parsed.failures[0].message,
+            "expect(received).toBe(expected) // Object.is equality (Expected: 3, Received: 2)"
+        );
     }
 }
