@@ -68,11 +68,15 @@ pub struct Counts {
     pub failed: u64,
     pub errors: u64,
     pub skipped: u64,
+    /// Expected to fail, and failed (pytest's xfailed, unittest's expected failures).
+    pub xfailed: u64,
+    /// Expected to fail, and passed (pytest's xpassed, unittest's unexpected successes).
+    pub xpassed: u64,
 }
 
 impl Counts {
     pub fn total(&self) -> u64 {
-        self.passed + self.failed + self.errors + self.skipped
+        self.passed + self.failed + self.errors + self.skipped + self.xfailed + self.xpassed
     }
 }
 

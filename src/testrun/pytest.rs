@@ -512,8 +512,16 @@ fn parse_counts(title: &str) -> Option<Counts> {
         let (n, what) = part.trim().split_once(' ')?;
         let n: u64 = n.parse().ok()?;
         known |= match what {
-            "passed" | "xpassed" => {
+            "passed" => {
                 counts.passed += n;
+                true
+            }
+            "xpassed" => {
+                counts.xpassed += n;
+                true
+            }
+            "xfailed" => {
+                counts.xfailed += n;
                 true
             }
             "failed" => {
@@ -524,7 +532,7 @@ fn parse_counts(title: &str) -> Option<Counts> {
                 counts.errors += n;
                 true
             }
-            "skipped" | "xfailed" | "deselected" => {
+            "skipped" | "deselected" => {
                 counts.skipped += n;
                 true
             }
@@ -548,8 +556,20 @@ mod tests {
                 passed: 5,
                 failed: 4,
                 errors: 1,
-                skipped: 1
+                skipped: 1,
+                ..Counts::default()
             }
+        );
+        // As pytest keeps them apart: never skips.
+        let expected = parse_counts("1 skipped, 1 xfailed, 2 xpassed in 0.01s").unwrap();
+        assert_eq!(
+            (
+                expected.skipped,
+                expected.xfailed,
+                expected.xpassed,
+                expected.passed
+            ),
+            (1, 1, 2, 0)
         );
         assert_eq!(parse_counts("no tests ran in 0.01s"), None);
         assert_eq!(parse_counts("3 workers in 2 pools"), None);

@@ -1428,3 +1428,53 @@ fn a_silent_stdin_and_a_zero_timeout_are_said() {
         .expect_status(2);
     assert!(run.stderr().contains("more than zero"), "{}", run.stderr());
 }
+
+#[test]
+fn expected_failures_are_counted_apart_from_skips() {
+    let source = "import unittest, pytest\n\n\
+                  @pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\
+                  @pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n\n\
+                  @pytest.mark.xfail(reason='fixed?')\ndef test_fixed():\n    assert True\n\n\
+                  def test_fine():\n    assert True\n";
+    let test = Test::new();
+    test.dir().write("test_marks.py", source);
+    let report = tests_of(&test.args(["run-tests", "--framework", "pytest"]).run());
+    let c = &report["counts"];
+    assert_eq!(
+        [&c["passed"], &c["skipped"], &c["xfailed"], &c["xpassed"]],
+        [1, 1, 1, 1],
+        "{report:#}"
+    );
+    assert_eq!(report["outcome"], "passed");
+    let source = "import unittest
+
+
+class Marks(unittest.TestCase):
+    @unittest.skip('later')
+    def test_later(self):
+        pass
+
+    @unittest.expectedFailure
+    def test_known(self):
+        self.fail()
+
+    @unittest.expectedFailure
+    def test_fixed(self):
+        pass
+
+    def test_fine(self):
+        pass
+";
+    let test = Test::new();
+    test.dir().write("test_marks.py", source);
+    let report = tests_of(&test.args(["run-tests", "--framework", "unittest"]).run());
+    let c = &report["counts"];
+    assert_eq!(
+        [&c["passed"], &c["skipped"], &c["xfailed"], &c["xpassed"]],
+        [1, 1, 1, 1],
+        "{report:#}"
+    );
+    // unittest fails the run for the unexpected success (Python 3.11 on): it is listed.
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    assert_eq!(report["failures"][0]["kind"], "unexpected_success");
+}
