@@ -38,29 +38,20 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     // Test results in the order they finished, with their output.
     let mut tests: Vec<(String, String)> = Vec::new();
     let mut states: HashMap<(String, String), TestState> = HashMap::new();
-    let mut build_output = String::new();
+    let mut build = BuildOutput::default();
     for_each_line(input, |line| {
         let Ok(event) = serde_json::from_str::<Event>(line) else {
             // Compiler output and `FAIL pkg [build failed]` are plain lines before Go 1.24.
-            if line.contains("[build failed]") || line.contains("[setup failed]") {
-                parsed.build_failed = true;
-            } else if build_output.len() < MAX_DETAILS
-                && !line.trim().is_empty()
-                && !line.starts_with("FAIL")
-                && !line.starts_with("ok ")
-            {
-                build_output.push_str(line);
-                build_output.push('\n');
+            if !line.starts_with("ok ") {
+                build.line(line);
             }
             return;
         };
         let Some(test) = event.test else {
             // Package-level output: a build failure in Go 1.24+ comes as events too.
             if let Some(output) = event.output.as_deref() {
-                if output.contains("[build failed]") || output.contains("[setup failed]") {
-                    parsed.build_failed = true;
-                } else if event.action == "build-output" && build_output.len() < MAX_DETAILS {
-                    build_output.push_str(output);
+                if event.action == "build-output" || output.contains(" failed]") {
+                    output.lines().for_each(|line| build.line(line));
                 }
             }
             return;
@@ -125,25 +116,99 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             _ => {}
         }
     }
-    if parsed.build_failed {
-        parsed.build_error = build_output
+    // Each package that does not build is a failure of its own, with the compiler's words
+    // for it (when the output holds them: before Go 1.24 they went to stderr).
+    for package in &build.failed {
+        let said = build.said_about(package);
+        let message = said
             .lines()
             .find(|l| l.contains(".go:"))
-            .or_else(|| build_output.lines().next())
-            .map(|l| l.trim().to_string());
-        let location = build_output
+            .map(|l| l.trim().to_string())
+            .unwrap_or_else(|| {
+                format!("{package} does not build (the compiler's messages are not in this output)")
+            });
+        let location = said
             .lines()
             .find_map(|l| source_location(l.trim(), "", root));
+        parsed.build_failed = true;
+        parsed.build_error.get_or_insert_with(|| message.clone());
         parsed.push_failure(TestFailure {
-            id: "build".into(),
+            id: package.clone(),
             file: location.as_ref().map(|l| l.0.clone()),
             line: location.map(|l| l.1),
             kind: Some("compile_error".into()),
-            message: parsed.build_error.clone().unwrap_or_default(),
-            details: build_output,
+            message,
+            details: said,
         });
     }
     Ok(parsed)
+}
+
+/// What `go test` said outside the tests' events: the compiler's messages, each section under
+/// its `# pkg [pkg.test]` header, and the packages that failed to build (`FAIL pkg [build
+/// failed]`, or `[setup failed]`).
+#[derive(Default)]
+struct BuildOutput {
+    /// (package, what was said under its header), in order.
+    sections: Vec<(String, String)>,
+    failed: Vec<String>,
+}
+
+impl BuildOutput {
+    fn line(&mut self, line: &str) {
+        if let Some(rest) = line.strip_prefix("FAIL") {
+            let rest = rest.trim();
+            if let Some(package) = rest
+                .strip_suffix("[build failed]")
+                .or_else(|| rest.strip_suffix("[setup failed]"))
+            {
+                let package = package.trim().to_string();
+                if !self.failed.contains(&package) {
+                    self.failed.push(package);
+                }
+            }
+            return;
+        }
+        if let Some(header) = line.strip_prefix("# ") {
+            let package = header.split(' ').next().unwrap_or(header).to_string();
+            self.sections.push((package, String::new()));
+            return;
+        }
+        if line.trim().is_empty() {
+            return;
+        }
+        if self.sections.is_empty() {
+            self.sections.push((String::new(), String::new()));
+        }
+        let (_, text) = self.sections.last_mut().expect("a section");
+        if text.len() < MAX_DETAILS {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+
+    /// What the compiler said about `package` (or, with no header naming it, all it said).
+    fn said_about(&self, package: &str) -> String {
+        let own: String = self
+            .sections
+            .iter()
+            .filter(|(name, _)| name == package)
+            .map(|(_, text)| text.as_str())
+            .collect();
+        if own.is_empty()
+            && !self
+                .sections
+                .iter()
+                .any(|(name, _)| self.failed.contains(name))
+        {
+            self.sections
+                .iter()
+                .map(|(_, text)| text.as_str())
+                .collect()
+        } else {
+            own
+        }
+    }
 }
 
 fn failure(test: &str, output: &str, dir: &str, root: Option<&Path>) -> TestFailure {

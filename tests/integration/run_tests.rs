@@ -815,7 +815,72 @@ fn go_run_in_the_sandbox() {
     .unwrap();
     let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
     assert_eq!(report["outcome"], "build_failed", "{report:#}");
-    assert_eq!(failure(&report, "build")["file"], "calc.go");
+    assert_eq!(failure(&report, "example.com/calc")["file"], "calc.go");
+}
+
+#[test]
+fn a_go_package_that_does_not_build_is_reported_beside_the_others() {
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write("go.mod", "module example.com/proj\n\ngo 1.19\n");
+    dir.write(
+        "ok/ok.go",
+        "package ok\n\nfunc Add(a, b int) int { return a + b }\n",
+    );
+    dir.write(
+        "ok/ok_test.go",
+        "package ok\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+    );
+    dir.write(
+        "broken/broken.go",
+        "package broken\n\nfunc Sub(a, b int) int { return a - c }\n",
+    );
+    dir.write(
+        "broken/broken_test.go",
+        "package broken\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {}\n",
+    );
+    let live = test.args(["run-tests"]).run().expect_status(1);
+    let root = live.dir.path().to_path_buf();
+    let report = tests_of(&live);
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert_eq!(report["counts"]["passed"], 1, "{report:#}");
+    let broken = failure(&report, "example.com/proj/broken");
+    assert_eq!(
+        (
+            broken["file"].as_str(),
+            broken["line"].as_u64(),
+            broken["kind"].as_str()
+        ),
+        (Some("broken/broken.go"), Some(3), Some("compile_error")),
+        "{report:#}"
+    );
+    assert!(broken["message"].as_str().unwrap().contains("undefined: c"));
+    // What a CI log keeps of `go test -json ./... > out.json`: before Go 1.24 the compiler's
+    // messages went to stderr, but the package is still named.
+    let saved = root.join("out.json");
+    let go = std::process::Command::new("go")
+        .args(["test", "-json", "./..."])
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .current_dir(&root)
+        .stdout(std::fs::File::create(&saved).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!go.success());
+    let run = Test::new()
+        .args(["run-tests", "--framework", "go", "--parse"])
+        .arg(&saved)
+        .arg("--workspace")
+        .arg(&root)
+        .run();
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert_eq!(report["counts"]["passed"], 1);
+    assert_eq!(
+        failure(&report, "example.com/proj/broken")["kind"],
+        "compile_error"
+    );
 }
 
 #[test]
