@@ -117,6 +117,12 @@ pub struct TestReport {
     /// Failures counted but not listed (over the cap).
     #[serde(default)]
     pub failures_omitted: u64,
+    /// Why the run is an `error`, in the runner's own words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What to do about the `reason`, when something fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// What stopped the build or collection, when the outcome is `build_failed`.
     #[serde(default)]
     pub build_error: Option<String>,

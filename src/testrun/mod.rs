@@ -7,6 +7,7 @@
 //! says: a run is never `passed` when the runner crashed or ran no test.
 
 pub mod detect;
+pub mod explain;
 pub mod frames;
 pub mod gotest;
 pub mod jest_json;
@@ -228,7 +229,14 @@ fn run_with(
     let mut sandbox_result = result.clone();
     sandbox_result.stdout = None;
     sandbox_result.stderr = None;
+    let why = match outcome {
+        Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
+        Outcome::Passed | Outcome::NoTests | Outcome::Timeout => None,
+        _ => explain::others_files(&output, root),
+    };
     Ok(TestReport {
+        reason: why.as_ref().map(|why| why.reason.clone()),
+        hint: why.and_then(|why| why.hint),
         exit_code: result.exit_code,
         duration_ms: result.duration_ms,
         output_tail: tail(&output, OUTPUT_TAIL),

@@ -73,6 +73,8 @@ impl TestReport {
         TestReport {
             framework,
             framework_reason: String::new(),
+            reason: None,
+            hint: None,
             command,
             outcome,
             exit_code: None,

@@ -1543,3 +1543,77 @@ class Marks(unittest.TestCase):
     assert_eq!(report["outcome"], "tests_failed", "{report:#}");
     assert_eq!(report["failures"][0]["kind"], "unexpected_success");
 }
+
+#[test]
+fn an_error_says_why_in_the_runner_s_words() {
+    let test = Test::new();
+    test.dir()
+        .write("test_a.py", "def test_a():\n    assert True\n");
+    let report = tests_of(
+        &test
+            .args([
+                "run-tests",
+                "--framework",
+                "pytest",
+                "--tests",
+                "test_a.py::test_nope",
+            ])
+            .run(),
+    );
+    assert_eq!(report["outcome"], "error", "{report:#}");
+    assert!(
+        report["reason"].as_str().unwrap().contains("not found"),
+        "{report:#}"
+    );
+    assert!(report["hint"].as_str().unwrap().contains("--tests"));
+    let test = Test::new();
+    test.dir()
+        .write("test_a.py", "def test_a():\n    assert True\n");
+    test.dir()
+        .write("pytest.ini", "[pytest]\naddopts = -p nosuchplugin\n");
+    let report = tests_of(&test.arg("run-tests").run());
+    assert_eq!(report["outcome"], "error", "{report:#}");
+    assert!(
+        report["reason"].as_str().unwrap().contains("nosuchplugin"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn files_another_user_left_in_the_workspace_are_named() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root to leave root's files in a user's workspace");
+        return;
+    }
+    // As after `sudo make test` once: a directory of root's in the user's project, which the
+    // user's sandboxed tests cannot write.
+    let test = Test::new();
+    test.dir()
+        .write("Makefile", "test:\n\techo x > state/last-run\n");
+    let root = test.path().to_path_buf();
+    let bin = root.join(".bin");
+    std::fs::create_dir(&bin).unwrap();
+    crate::util::chown_tree(&root, 1500);
+    std::fs::create_dir(root.join("state")).unwrap();
+    let home = crate::util::TempDir::new();
+    crate::util::chown_tree(home.path(), 1500);
+    let output = crate::util::autocoder_as(Some(1500), &bin)
+        .args(["run-tests", "--framework", "make"])
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&output.stderr)));
+    let report = &doc["tests"];
+    assert_ne!(report["outcome"], "passed", "{report:#}");
+    let reason = report["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("state (uid 0)"), "{report:#}");
+    assert!(
+        report["hint"].as_str().unwrap().contains("chown"),
+        "{report:#}"
+    );
+}

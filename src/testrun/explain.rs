@@ -1,0 +1,231 @@
+//! Why a run ended in `error`, in the runner's own words, with what to do about it: a test id
+//! that does not exist, a plugin that is not installed, files the sandbox cannot write (a root
+//! run's leftovers in a user's workspace), the runner's own internal error.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// The reason and, when one fits, a hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    pub reason: String,
+    pub hint: Option<String>,
+}
+
+/// Why the run whose output is `output` (stdout, then stderr) failed without a test result;
+/// `root` is the workspace, `selected` whether tests were named with `--tests`.
+pub fn why_error(output: &str, root: &Path, selected: bool) -> Explanation {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("===") && !line.starts_with("---"))
+        .collect();
+    if let Some(files) = unwritable_files(&lines, root) {
+        return files;
+    }
+    let said = runner_words(&lines);
+    let hint = if selected && (said.contains("not found:") || said.contains("no tests to run")) {
+        Some("give the id of a test as run-tests reports it (run without --tests to list them)")
+    } else if said.contains("Error importing plugin") || said.contains("No module named") {
+        Some(
+            "install what is missing in the project's environment (a .venv in the workspace is \
+             used), or take it out of the project's configuration",
+        )
+    } else if said.contains("INTERNALERROR") {
+        Some("the runner itself failed: its traceback is in output_tail")
+    } else {
+        None
+    };
+    Explanation {
+        reason: said,
+        hint: hint.map(String::from),
+    }
+}
+
+/// The line where the runner says what went wrong: pytest's `ERROR:` and the last
+/// `INTERNALERROR>` line that names an exception, cargo's `error:`, Node's `Error:`; else the
+/// last line it wrote.
+fn runner_words(lines: &[&str]) -> String {
+    let first = |prefixes: &[&str]| {
+        lines.iter().find_map(|line| {
+            prefixes
+                .iter()
+                .any(|prefix| line.starts_with(prefix))
+                .then(|| line.to_string())
+        })
+    };
+    if let Some(error) = first(&["ERROR: ", "error: ", "fatal: "]) {
+        // pytest puts the detail on the next line (`(no match in any of [...])`).
+        let at = lines.iter().position(|line| *line == error).unwrap_or(0);
+        return match lines.get(at + 1) {
+            Some(next) if next.starts_with('(') => format!("{error} {next}"),
+            _ => error,
+        };
+    }
+    if let Some(internal) = lines
+        .iter()
+        .rev()
+        .find(|line| line.starts_with("INTERNALERROR>") && line.contains("Error"))
+    {
+        return internal.to_string();
+    }
+    lines
+        .iter()
+        .rev()
+        .find(|line| line.contains("Error") || line.contains("error"))
+        .or(lines.last())
+        .map_or_else(
+            || "the runner stopped without a word".into(),
+            |line| line.to_string(),
+        )
+}
+
+/// Files of another user in the workspace that the output says could not be written (whatever
+/// the outcome: a test that fails for it fails for no fault of the code).
+pub fn others_files(output: &str, root: &Path) -> Option<Explanation> {
+    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    unwritable_files(&lines, root).filter(|found| found.reason.contains("another user"))
+}
+
+/// "Permission denied" on files in the workspace that belong to someone else: which files, whose,
+/// and what to do.
+fn unwritable_files(lines: &[&str], root: &Path) -> Option<Explanation> {
+    let denied: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| {
+            line.contains("Permission denied")
+                || line.contains("permission denied")
+                || line.contains("Read-only file system")
+        })
+        .collect();
+    let first = *denied.first()?;
+    let owner = std::fs::metadata(root).ok()?.uid();
+    let mut others: Vec<(String, u32)> = Vec::new();
+    for line in &denied {
+        for path in paths_in(line) {
+            let full = root.join(&path);
+            // Only the workspace's: the sandbox's /tmp is its own.
+            if !full.starts_with(root) {
+                continue;
+            }
+            // A file that could not be made: its directory is what is not writable.
+            let full = if full.symlink_metadata().is_ok() {
+                full
+            } else {
+                match full.parent() {
+                    Some(parent) if parent.starts_with(root) => parent.to_path_buf(),
+                    _ => continue,
+                }
+            };
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let shown = full
+                .strip_prefix(root)
+                .map_or(path.clone(), |relative| relative.display().to_string());
+            if meta.uid() != owner && !others.iter().any(|(seen, _)| *seen == shown) {
+                others.push((shown, meta.uid()));
+            }
+        }
+    }
+    if others.is_empty() {
+        return Some(Explanation {
+            reason: first.to_string(),
+            hint: Some(
+                "the sandbox lets the tests write the workspace and a private /tmp only: point \
+                 what they write there (or give the directory with --rw)"
+                    .into(),
+            ),
+        });
+    }
+    let listed: Vec<String> = others
+        .iter()
+        .take(5)
+        .map(|(path, uid)| format!("{path} (uid {uid})"))
+        .collect();
+    Some(Explanation {
+        reason: format!(
+            "{first} — the workspace holds files of another user, which stay read-only to the \
+             tests: {}",
+            listed.join(", ")
+        ),
+        hint: Some(format!(
+            "give them to the workspace's owner (sudo chown -R {owner} {}) or remove them: \
+             a run as another user (root) left them",
+            others[0].0
+        )),
+    })
+}
+
+/// The paths a message names: quoted ones (`'/w/x'`, `"x"`), and words that hold a `/`
+/// (`/w/target`, `state/last-run:`).
+fn paths_in(line: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for quote in ['\'', '"', '`'] {
+        let mut parts = line.split(quote);
+        parts.next();
+        while let Some(inside) = parts.next() {
+            if !inside.is_empty() && !inside.contains(' ') {
+                paths.push(inside.to_string());
+            }
+            parts.next();
+        }
+    }
+    paths.extend(
+        line.split_whitespace()
+            .filter(|word| !word.starts_with(['\'', '"', '`']))
+            .map(|word| word.trim_matches(|c: char| matches!(c, ',' | ':' | ';' | '(' | ')')))
+            .filter(|word| word.contains('/') && !word.contains("://"))
+            .map(String::from),
+    );
+    paths.dedup();
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runner_s_words_and_a_hint() {
+        let root = Path::new("/nonexistent");
+        let missing = "collected 0 items\n\nERROR: not found: /w/test_a.py::test_nope\n(no match in any of [<Module test_a.py>])\n";
+        let why = why_error(missing, root, true);
+        assert_eq!(
+            why.reason,
+            "ERROR: not found: /w/test_a.py::test_nope (no match in any of [<Module test_a.py>])"
+        );
+        assert!(why.hint.unwrap().contains("--tests"));
+        let plugin =
+            "ERROR: Error importing plugin \"nosuchplugin\": No module named 'nosuchplugin'\n";
+        let why = why_error(plugin, root, false);
+        assert!(why.reason.contains("nosuchplugin") && why.hint.unwrap().contains("install"));
+        let internal = "INTERNALERROR> Traceback (most recent call last):\nINTERNALERROR>   File \"x.py\", line 1\nINTERNALERROR> RuntimeError: boom\n";
+        assert_eq!(
+            why_error(internal, root, false).reason,
+            "INTERNALERROR> RuntimeError: boom"
+        );
+        assert_eq!(
+            why_error("", root, false).reason,
+            "the runner stopped without a word"
+        );
+    }
+
+    #[test]
+    fn paths_are_found_in_messages() {
+        assert_eq!(
+            paths_in("PermissionError: [Errno 13] Permission denied: '/w/.pytest_cache/v'"),
+            ["/w/.pytest_cache/v"]
+        );
+        assert_eq!(
+            paths_in("EACCES: permission denied, open '/w/out.txt'"),
+            ["/w/out.txt"]
+        );
+        assert!(paths_in("mkdir /w/target: Permission denied").contains(&"/w/target".to_string()));
+        assert!(
+            paths_in("/bin/sh: 1: cannot create state/last-run: Permission denied")
+                .contains(&"state/last-run".to_string())
+        );
+    }
+}
