@@ -75,6 +75,9 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         "sandbox",
         &format!("ended after {} ms: {ended}{limit}", result.duration_ms),
     );
+    if let Some(advice) = install_advice(&result) {
+        crate::log::warn("sandbox", advice);
+    }
     let document = SandboxDocument { sandbox: &result };
     // The file may lie in the workspace, which the command could write: the result goes
     // through the descriptor opened before (never through a link put there since), over
@@ -119,6 +122,25 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
     }
     Ok(result.exit_status())
+}
+
+/// What to do when the command tried to install packages into its toolchain: the toolchain's
+/// prefix is read-only in the sandbox, and pip's fallback, the sandbox's private home, is
+/// thrown away when the command ends. Seen in captured output only (streamed output is the
+/// user's to read).
+fn install_advice(result: &sandbox::result::SandboxResult) -> Option<&'static str> {
+    let said = |words: &str| {
+        [&result.stdout, &result.stderr]
+            .into_iter()
+            .flatten()
+            .any(|output| output.contains(words))
+    };
+    (said("pyenv: cannot rehash") || said("normal site-packages is not writeable")).then_some(
+        "the interpreter's prefix is read-only in the sandbox, and what pip puts in the \
+         sandbox's private home is discarded when the command ends; install into the \
+         workspace: a virtual environment (`python3 -m venv .venv`, then `.venv/bin/pip \
+         install ...`), or `pip install --target DIR`",
+    )
 }
 
 /// The --result file, opened (not emptied yet) before the command runs, and, when it lies

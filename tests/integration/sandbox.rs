@@ -643,6 +643,45 @@ fn global_flags_pretty_directory_and_quiet() {
     assert_eq!(run.stderr(), "");
 }
 
+/// Issue 20, item 14: pip meets the read-only interpreter prefix; the user is told where
+/// the package went and how to install it so that it stays, and that way works.
+#[test]
+fn an_install_into_the_read_only_toolchain_says_how_to_install_into_the_workspace() {
+    // A wheel made on the spot, so that pip needs no index.
+    let make_wheel = r#"
+import zipfile
+files = {
+    "tinypkg/__init__.py": "X = 1\n",
+    "tinypkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+    "tinypkg-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+with zipfile.ZipFile("tinypkg-1.0-py3-none-any.whl", "w") as wheel:
+    for name, text in files.items():
+        wheel.writestr(name, text)
+    wheel.writestr("tinypkg-1.0.dist-info/RECORD", "".join(f"{n},,\n" for n in files))
+"#;
+    let test = Test::new();
+    test.dir().write("make_wheel.py", make_wheel);
+    let script = "python3 make_wheel.py
+python3 -m pip install -q --no-index --disable-pip-version-check tinypkg-1.0-py3-none-any.whl
+python3 -m venv .venv && .venv/bin/pip install -q --no-index --disable-pip-version-check \
+tinypkg-1.0-py3-none-any.whl && .venv/bin/python -c 'import tinypkg; print(\"venv ok\")'";
+    let run = test.sandbox_sh(&["--timeout", "2m"], script).run();
+    let result = run.sandbox();
+    assert!(
+        result.out().contains("venv ok"),
+        "the advised way must work:\n{}\n{}",
+        result.out(),
+        result.err()
+    );
+    let advice = run.stderr();
+    assert!(
+        advice.contains("the interpreter's prefix is read-only in the sandbox")
+            && advice.contains("python3 -m venv .venv"),
+        "{advice}"
+    );
+}
+
 #[test]
 fn works_as_an_ordinary_user() {
     if !is_root() {
