@@ -1,6 +1,7 @@
 //! Why a run ended in `error`, in the runner's own words, with what to do about it: a test id
 //! that does not exist, a plugin that is not installed, files the sandbox cannot write (a root
-//! run's leftovers in a user's workspace), the runner's own internal error.
+//! run's leftovers in a user's workspace), the runner's own internal error; and why tests that
+//! failed may not be at fault: another user's files, the network being off.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -85,6 +86,28 @@ fn runner_words(lines: &[&str]) -> String {
 pub fn others_files(output: &str, root: &Path) -> Option<Explanation> {
     let lines: Vec<&str> = output.lines().map(str::trim).collect();
     unwritable_files(&lines, root).filter(|found| found.reason.contains("another user"))
+}
+
+/// Tests that tried to reach past loopback with the network off: the first line that says so,
+/// and the flag that lets them.
+pub fn network_off(output: &str) -> Option<Explanation> {
+    const SIGNS: [&str; 5] = [
+        "Network is unreachable",
+        "network is unreachable",
+        "ENETUNREACH",
+        "Temporary failure in name resolution",
+        "EAI_AGAIN",
+    ];
+    let line = output
+        .lines()
+        .map(str::trim)
+        .find(|line| SIGNS.iter().any(|sign| line.contains(sign)))?;
+    Some(Explanation {
+        reason: format!(
+            "{line} — the network is off in the sandbox (loopback, 127.0.0.1 and ::1, works)"
+        ),
+        hint: Some("add --network if the tests must reach other hosts".into()),
+    })
 }
 
 /// "Permission denied" on files in the workspace that belong to someone else: which files, whose,
@@ -210,6 +233,18 @@ mod tests {
             why_error("", root, false).reason,
             "the runner stopped without a word"
         );
+    }
+
+    #[test]
+    fn unreachable_hosts_are_put_down_to_the_network_being_off() {
+        let python = "E       OSError: [Errno 101] Network is unreachable\n";
+        let why = network_off(python).unwrap();
+        assert!(why.reason.starts_with(
+            "E       OSError: [Errno 101] Network is unreachable — the network is off"
+        ));
+        assert!(why.hint.unwrap().contains("--network"));
+        assert!(network_off("Error: getaddrinfo EAI_AGAIN example.com").is_some());
+        assert!(network_off("AssertionError: 1 != 2").is_none());
     }
 
     #[test]

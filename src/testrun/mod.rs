@@ -232,7 +232,11 @@ fn run_with(
     let why = match outcome {
         Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
         Outcome::Passed | Outcome::NoTests | Outcome::Timeout => None,
-        _ => explain::others_files(&output, root),
+        _ => explain::others_files(&output, root).or_else(|| {
+            (!request.sandbox.network)
+                .then(|| explain::network_off(&output))
+                .flatten()
+        }),
     };
     Ok(TestReport {
         reason: why.as_ref().map(|why| why.reason.clone()),

@@ -760,6 +760,63 @@ fn detection_reads_no_link_fifo_or_device_the_sandbox_left() {
     writer.join().unwrap();
 }
 
+/// Issue 20, item 11: with the network off, tests serve and connect on loopback (IPv4 and IPv6);
+/// one that reaches past it fails, and the report says why and which flag allows it.
+#[test]
+fn loopback_works_with_the_network_off_and_an_unreachable_host_is_explained() {
+    let test = Test::new();
+    test.dir().write(
+        "test_net.py",
+        r#"import socket
+import threading
+
+
+def echo_once(family, host):
+    server = socket.socket(family, socket.SOCK_STREAM)
+    server.bind((host, 0))
+    server.listen(1)
+
+    def serve():
+        conn, _ = server.accept()
+        conn.sendall(conn.recv(16))
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    client = socket.create_connection((host, server.getsockname()[1]), timeout=5)
+    client.sendall(b"ping")
+    assert client.recv(16) == b"ping"
+    client.close()
+    server.close()
+
+
+def test_loopback_ipv4():
+    echo_once(socket.AF_INET, "127.0.0.1")
+
+
+def test_loopback_ipv6():
+    echo_once(socket.AF_INET6, "::1")
+
+
+def test_outside_host():
+    # TEST-NET-1 (RFC 5737): never routed, so only the sandbox's answer is fast.
+    socket.create_connection(("192.0.2.1", 80), timeout=5).close()
+"#,
+    );
+    let run = test
+        .args(["run-tests", "--framework", "pytest"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(counts(&report), [2, 1, 0, 0], "{report:#}");
+    assert_eq!(ids(&report), ["test_net.py::test_outside_host"]);
+    let reason = report["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("Network is unreachable") && reason.contains("the network is off"),
+        "{report:#}"
+    );
+    assert!(report["hint"].as_str().unwrap().contains("--network"));
+}
+
 #[test]
 fn a_python_project_without_pytest_falls_back_to_unittest() {
     let test = with_project("shop-python");
