@@ -117,6 +117,10 @@ pub struct TestReport {
     /// Failures counted but not listed (over the cap).
     #[serde(default)]
     pub failures_omitted: u64,
+    /// The tests that were running when the run was stopped (a timeout): pytest's, unittest's
+    /// and Go's, whose output names a test as it starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running: Vec<String>,
     /// Why the run is an `error`, in the runner's own words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

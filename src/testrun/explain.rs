@@ -88,6 +88,24 @@ pub fn others_files(output: &str, root: &Path) -> Option<Explanation> {
     unwritable_files(&lines, root).filter(|found| found.reason.contains("another user"))
 }
 
+/// A run its timeout stopped, and the tests it stopped in.
+pub fn timed_out(timeout: std::time::Duration, running: &[String]) -> Explanation {
+    let shown: Vec<&str> = running.iter().take(5).map(String::as_str).collect();
+    let during = match shown.len() {
+        0 => String::new(),
+        1 => format!(" while {} was running", shown[0]),
+        _ => format!(" while {} were running", shown.join(", ")),
+    };
+    Explanation {
+        reason: format!("stopped by the timeout of {} s{during}", timeout.as_secs()),
+        hint: Some(
+            "give more time with --timeout, or run the tests that did not finish alone \
+             (--tests) to see whether they hang"
+                .into(),
+        ),
+    }
+}
+
 /// Tests that tried to reach past loopback with the network off: the first line that says so,
 /// and the flag that lets them.
 pub fn network_off(output: &str) -> Option<Explanation> {

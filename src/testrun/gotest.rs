@@ -4,7 +4,7 @@
 //!
 //! Exit codes: 0 passed (also when no test ran), 1 failures, 2 build failure (1 on older Go).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -37,6 +37,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let module = root.and_then(module_path);
     // Test results in the order they finished, with their output.
     let mut tests: Vec<(String, String)> = Vec::new();
+    // Tests in the order they started.
+    let mut started: Vec<(String, String)> = Vec::new();
     let mut states: HashMap<(String, String), TestState> = HashMap::new();
     let mut build = BuildOutput::default();
     for_each_line(input, |line| {
@@ -67,6 +69,10 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     }
                 }
             }
+            "run" => {
+                state.action = event.action.clone();
+                started.push((event.package, test));
+            }
             "pass" | "fail" | "skip" => {
                 state.action = event.action.clone();
                 tests.push((event.package, test));
@@ -74,6 +80,24 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             _ => {}
         }
     })?;
+    // Tests that started and did not end (the run was stopped): the innermost ones, as a
+    // running subtest's parent is running too.
+    let unfinished: Vec<&(String, String)> = started
+        .iter()
+        .filter(|key| states[*key].action == "run")
+        .collect();
+    let parents: HashSet<(&str, &str)> = unfinished
+        .iter()
+        .flat_map(|(package, test)| {
+            test.match_indices('/')
+                .map(move |(at, _)| (package.as_str(), &test[..at]))
+        })
+        .collect();
+    parsed.running = unfinished
+        .iter()
+        .filter(|(package, test)| !parents.contains(&(package.as_str(), test.as_str())))
+        .map(|(_, test)| test.clone())
+        .collect();
     // A parent test fails with its subtests: count and report only the innermost ones.
     // Which tests have subtests (`T/sub`, at any depth), and whether one of them failed. The
     // names starting with `T/` lie together in sorted order (from `T/` to just before `T0`),

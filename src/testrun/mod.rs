@@ -231,7 +231,8 @@ fn run_with(
     sandbox_result.stderr = None;
     let why = match outcome {
         Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
-        Outcome::Passed | Outcome::NoTests | Outcome::Timeout => None,
+        Outcome::Timeout => Some(explain::timed_out(policy.timeout, &parsed.running)),
+        Outcome::Passed | Outcome::NoTests => None,
         _ => explain::others_files(&output, root).or_else(|| {
             (!request.sandbox.network)
                 .then(|| explain::network_off(&output))
@@ -335,7 +336,8 @@ fn runner_command(
         .to_string();
     let mut command: Vec<String> = match framework {
         // The text output, not `--junitxml`: the report plugin slows every run down, and the
-        // text has the ids, locations and messages (its summary, at the end, survives any cut).
+        // text has the ids, locations and messages (its summary, at the end, survives any cut);
+        // `-v` names each test as it starts, for a run its timeout stops.
         Framework::Pytest => vec![
             python,
             "-m".into(),
@@ -343,6 +345,7 @@ fn runner_command(
             "-p".into(),
             "no:cacheprovider".into(),
             "-rfE".into(),
+            "-v".into(),
         ],
         Framework::Unittest => vec![python, "-m".into(), "unittest".into(), "-v".into()],
         Framework::Cargo => cargo_command(

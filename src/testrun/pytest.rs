@@ -223,6 +223,8 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut final_counts = None;
     let mut collecting = false;
     let mut in_errors = false;
+    // What `-v`'s `id RESULT [ n%]` lines said, for a run stopped before its report.
+    let mut progress = Progress::default();
     for_each_line(input, |line| {
         if line.starts_with("===") || line.starts_with("___") {
             if let Some(title) = banner_title(line, '=') {
@@ -295,7 +297,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     summary_omitted += 1;
                 }
             }
-            Section::Other => {}
+            Section::Other => progress.line(line),
         }
     })?;
 
@@ -344,11 +346,88 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         }
     }
     parsed.failures_omitted += summary_omitted;
-    parsed.counts = final_counts.unwrap_or(Counts {
-        failed: listed + summary_omitted,
-        ..Counts::default()
-    });
+    parsed.counts = match final_counts {
+        Some(counts) => counts,
+        None if progress.seen => {
+            // Stopped before the report: what finished, and the failures by name only.
+            if listed == 0 {
+                for id in progress.failed {
+                    parsed.push_failure(TestFailure {
+                        id,
+                        message: "failed; the run stopped before pytest said why".into(),
+                        ..TestFailure::default()
+                    });
+                }
+            }
+            parsed.running.extend(progress.running);
+            progress.counts
+        }
+        None => Counts {
+            failed: listed + summary_omitted,
+            ..Counts::default()
+        },
+    };
     Ok(parsed)
+}
+
+/// The lines `-v` writes for each test: its id as it starts, its result as it ends
+/// (`tests/test_x.py::test_y PASSED    [ 50%]`); a test still running is an id alone.
+#[derive(Default)]
+struct Progress {
+    seen: bool,
+    counts: Counts,
+    failed: Vec<String>,
+    running: Option<String>,
+}
+
+impl Progress {
+    fn line(&mut self, line: &str) {
+        if line.starts_with(char::is_whitespace) || !line.contains("::") {
+            return;
+        }
+        let line = match line.trim_end().strip_suffix(']') {
+            Some(rest) if rest.ends_with('%') => rest.rsplit_once(" [").map_or(line, |(l, _)| l),
+            _ => line,
+        };
+        let line = line.trim_end();
+        let result = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
+            .into_iter()
+            .filter_map(|word| {
+                line.match_indices(&format!(" {word}"))
+                    .find(|(at, said)| {
+                        line[at + said.len()..]
+                            .chars()
+                            .next()
+                            .is_none_or(|c| c == ' ')
+                    })
+                    .map(|(at, _)| (at, word))
+            })
+            .min();
+        let Some((at, word)) = result else {
+            // A path and a name with no space before the `::`: a test as it starts.
+            if !line[..line.find("::").unwrap_or(0)].contains(' ') {
+                self.running = Some(line.to_string());
+                self.seen = true;
+            }
+            return;
+        };
+        let id = line[..at].to_string();
+        let counts = &mut self.counts;
+        match word {
+            "PASSED" => counts.passed += 1,
+            "FAILED" => counts.failed += 1,
+            "ERROR" => counts.errors += 1,
+            "SKIPPED" => counts.skipped += 1,
+            "XFAIL" => counts.xfailed += 1,
+            _ => counts.xpassed += 1,
+        }
+        // A test that fails and then errors in its teardown is one failure.
+        if matches!(word, "FAILED" | "ERROR") && self.failed.last() != Some(&id) {
+            self.failed.push(id);
+        }
+        self.running = None;
+        self.seen = true;
+    }
 }
 
 /// `path::test[params] - message`: the id ends at the first ` - `, unless that falls inside the
@@ -545,6 +624,32 @@ fn parse_counts(title: &str) -> Option<Counts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verbose_log_cut_by_a_timeout() {
+        let log = "collecting ... collected 6 items\n\n\
+t.py::test_a PASSED                                       [ 16%]\n\
+t.py::test_p[odd id with spaces] FAILED                   [ 33%]\n\
+t.py::test_s SKIPPED (no reason)                          [ 50%]\n\
+t.py::test_x XFAIL (known)                                [ 66%]\n\
+t.py::test_t PASSED                                       [ 83%]\n\
+t.py::test_t ERROR                                        [ 83%]\n\
+t.py::test_hangs ";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert_eq!(
+            (
+                parsed.counts.passed,
+                parsed.counts.failed,
+                parsed.counts.errors,
+                parsed.counts.skipped,
+                parsed.counts.xfailed
+            ),
+            (2, 1, 1, 1, 1)
+        );
+        let ids: Vec<&str> = parsed.failures.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["t.py::test_p[odd id with spaces]", "t.py::test_t"]);
+        assert_eq!(parsed.running, ["t.py::test_hangs"]);
+    }
 
     #[test]
     fn counts_line() {

@@ -19,6 +19,9 @@ pub struct Parsed {
     /// The run did not finish, whatever the tests before said: a test binary was killed by a
     /// signal (a stack overflow, an abort), or the runner stopped before it wrote its report.
     pub crashed: bool,
+    /// Tests that had started and not finished where the output ends (a run stopped by its
+    /// timeout).
+    pub running: Vec<String>,
 }
 
 /// At most this many failures are listed; the rest are counted.
@@ -81,6 +84,7 @@ impl TestReport {
             counts: parsed.counts,
             failures: parsed.failures,
             failures_omitted: parsed.failures_omitted,
+            running: parsed.running,
             build_error: parsed
                 .build_error
                 .filter(|_| outcome == Outcome::BuildFailed),

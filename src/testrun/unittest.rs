@@ -22,7 +22,12 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     // Test modules that could not be imported: the build, for our purposes, failed.
     let mut unimportable: Vec<String> = Vec::new();
     let mut counts = Counts::default();
+    // What the `test (id) ... result` lines said, for a run stopped before its summary.
+    let mut progress = Progress::default();
     for_each_line(input, |line| {
+        if current.is_none() && progress.line(line) {
+            return;
+        }
         // Python 3.11+ fails the run for a test expected to fail that passed: listed as such.
         if let Some(title) = line.strip_prefix("UNEXPECTED SUCCESS: ") {
             finish(&mut parsed, current.take());
@@ -119,6 +124,19 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         counts.passed = ran.saturating_sub(
             counts.failed + counts.errors + counts.skipped + counts.xfailed + counts.xpassed,
         );
+    } else if progress.seen {
+        // Stopped before the report: what finished, and the failures by name only.
+        counts = progress.counts;
+        for id in progress.failed {
+            if !parsed.failures.iter().any(|f| f.id == id) {
+                parsed.push_failure(TestFailure {
+                    id,
+                    message: "failed; the run stopped before unittest said why".into(),
+                    ..TestFailure::default()
+                });
+            }
+        }
+        parsed.running.extend(progress.running);
     } else {
         counts.failed = parsed.failures.len() as u64;
     }
@@ -138,6 +156,62 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             });
     }
     Ok(parsed)
+}
+
+/// The verbose lines unittest writes as each test ends (`test_y (m.Case.test_y) ... ok`), or
+/// starts: the line is written in two halves, so a test still running is one without its result.
+#[derive(Default)]
+struct Progress {
+    seen: bool,
+    counts: Counts,
+    failed: Vec<String>,
+    running: Option<String>,
+    /// The line before, which names the test when a docstring takes the result's line.
+    previous: String,
+}
+
+impl Progress {
+    /// Whether `line` was one of them.
+    fn line(&mut self, line: &str) -> bool {
+        let previous = std::mem::replace(&mut self.previous, line.to_string());
+        let (title, result) = match line.trim_end().rsplit_once(" ...") {
+            Some((title, result)) => (title, result.trim()),
+            None => return false,
+        };
+        let title = if title.contains(" (") {
+            title
+        } else {
+            &previous
+        };
+        if !title.contains(" (") || title.starts_with(char::is_whitespace) {
+            return false;
+        }
+        let id = test_id(title);
+        let counts = &mut self.counts;
+        match result.split_whitespace().next().unwrap_or("") {
+            "" => {
+                self.running = Some(id);
+                self.seen = true;
+                return true;
+            }
+            "ok" => counts.passed += 1,
+            "FAIL" | "ERROR" => {
+                if result == "FAIL" {
+                    counts.failed += 1;
+                } else {
+                    counts.errors += 1;
+                }
+                self.failed.push(id);
+            }
+            "skipped" => counts.skipped += 1,
+            "expected" => counts.xfailed += 1,
+            "unexpected" => counts.xpassed += 1,
+            _ => return false,
+        }
+        self.running = None;
+        self.seen = true;
+        true
+    }
 }
 
 fn finish(parsed: &mut Parsed, failure: Option<TestFailure>) {

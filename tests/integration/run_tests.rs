@@ -320,6 +320,68 @@ fn no_tests_and_timeouts_are_not_passes() {
     assert_eq!(report["sandbox"]["limit_hit"], "time");
 }
 
+/// Issue 20, item 3: a run its timeout stops keeps what finished and names the test running.
+#[test]
+fn a_timeout_keeps_what_finished_and_names_the_test_that_was_running() {
+    let python = |framework: &str, timeout: &str| {
+        let test = Test::new();
+        test.dir().write(
+            "test_slow.py",
+            "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n    def test_a_ok(self):\n        pass\n\n    def test_b_ok(self):\n        pass\n\n    def test_c_wrong(self):\n        self.assertEqual(1, 2)\n\n    def test_d_hangs(self):\n        time.sleep(60)\n\n    def test_e_never_reached(self):\n        pass\n",
+        );
+        let run = test
+            .args(["run-tests", "--framework", framework, "--timeout", timeout])
+            .run()
+            .expect_status(1);
+        tests_of(&run)
+    };
+    for (framework, running, wrong) in [
+        (
+            "pytest",
+            "test_slow.py::T::test_d_hangs",
+            "test_slow.py::T::test_c_wrong",
+        ),
+        (
+            "unittest",
+            "test_slow.T.test_d_hangs",
+            "test_slow.T.test_c_wrong",
+        ),
+    ] {
+        let report = python(framework, "8s");
+        assert_eq!(report["outcome"], "timeout", "{report:#}");
+        assert_eq!(counts(&report), [2, 1, 0, 0], "{framework}: {report:#}");
+        assert_eq!(
+            report["running"],
+            serde_json::json!([running]),
+            "{report:#}"
+        );
+        assert_eq!(ids(&report), [wrong], "{report:#}");
+        let reason = report["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("timeout of 8 s") && reason.contains(running),
+            "{reason}"
+        );
+        assert!(report["hint"].as_str().unwrap().contains("--timeout"));
+    }
+
+    let test = Test::new();
+    test.dir()
+        .write("go.mod", "module example.com/slow\n\ngo 1.21\n");
+    test.dir().write(
+        "slow_test.go",
+        "package slow\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestOk(t *testing.T) {}\n\nfunc TestWrong(t *testing.T) { t.Fatal(\"wrong\") }\n\nfunc TestHangs(t *testing.T) {\n\tt.Run(\"inner\", func(t *testing.T) { time.Sleep(time.Minute) })\n}\n",
+    );
+    let run = test
+        .args(["run-tests", "--framework", "go", "--timeout", "20s"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "timeout", "{report:#}");
+    assert_eq!(counts(&report), [1, 1, 0, 0], "{report:#}");
+    assert_eq!(report["running"], serde_json::json!(["TestHangs/inner"]));
+    assert_eq!(ids(&report), ["TestWrong"]);
+}
+
 #[test]
 fn an_interrupted_run_ends_with_the_signal_s_status() {
     let test = Test::new();
