@@ -104,6 +104,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--pids', '--pids', [CompletionResultType]::ParameterName, 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox''s own init counts too)')
             [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the tests may use [default: all]')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
+            [CompletionResult]::new('--ro', '--ro', [CompletionResultType]::ParameterName, 'Also let the tests read PATH (a module a `replace` directive points to)')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')

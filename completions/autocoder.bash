@@ -377,7 +377,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__run__subcmd__tests)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --ro --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -428,6 +428,10 @@ _autocoder() {
                     return 0
                     ;;
                 --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

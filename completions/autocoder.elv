@@ -97,6 +97,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --pids 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox''s own init counts too)'
             cand --cpus 'CPU cores the tests may use [default: all]'
             cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
+            cand --ro 'Also let the tests read PATH (a module a `replace` directive points to)'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'

@@ -349,6 +349,10 @@ pub struct RunTestsArgs {
     /// Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment.
     #[arg(long, value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
+
+    /// Also let the tests read PATH (a module a `replace` directive points to).
+    #[arg(long, value_name = "PATH")]
+    pub ro: Vec<PathBuf>,
 }
 
 fn parse_cpus(text: &str) -> Result<f64, String> {

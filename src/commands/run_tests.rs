@@ -56,7 +56,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     file_size_bytes: FILE_SIZE,
                     network: args.network,
                     env: args.env,
-                    read_only: Vec::new(),
+                    read_only: args.ro,
                     read_write: Vec::new(),
                     output: OutputMode::Capture {
                         max_bytes: MAX_OUTPUT,

@@ -88,6 +88,34 @@ pub fn others_files(output: &str, root: &Path) -> Option<Explanation> {
     unwritable_files(&lines, root).filter(|found| found.reason.contains("another user"))
 }
 
+/// A Go module whose `replace` directive names a directory outside the workspace, which the
+/// sandbox does not show: which one, and the flag that shows it.
+pub fn replaced_outside(output: &str, root: &Path) -> Option<Explanation> {
+    let line = output.lines().map(str::trim).find(|line| {
+        line.contains("replacement directory ") && line.ends_with(" does not exist")
+    })?;
+    let (_, rest) = line.split_once("replacement directory ")?;
+    let directory = rest.strip_suffix(" does not exist")?;
+    let host = root.join(directory);
+    let (where_, hint) = match std::fs::canonicalize(&host) {
+        Ok(found) if !found.starts_with(root) => (
+            "outside the workspace, which the sandbox does not show",
+            format!("let the tests read it: run-tests --ro {}", found.display()),
+        ),
+        _ => (
+            "which does not exist",
+            format!(
+                "put the module at {}, or drop the replace directive from go.mod",
+                host.display()
+            ),
+        ),
+    };
+    Some(Explanation {
+        reason: format!("{line} — go.mod replaces a module with {directory}, {where_}"),
+        hint: Some(hint),
+    })
+}
+
 /// A run its timeout stopped, and the tests it stopped in.
 pub fn timed_out(timeout: std::time::Duration, running: &[String]) -> Explanation {
     let shown: Vec<&str> = running.iter().take(5).map(String::as_str).collect();

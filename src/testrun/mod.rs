@@ -233,11 +233,13 @@ fn run_with(
         Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
         Outcome::Timeout => Some(explain::timed_out(policy.timeout, &parsed.running)),
         Outcome::Passed | Outcome::NoTests => None,
-        _ => explain::others_files(&output, root).or_else(|| {
-            (!request.sandbox.network)
-                .then(|| explain::network_off(&output))
-                .flatten()
-        }),
+        _ => explain::others_files(&output, root)
+            .or_else(|| explain::replaced_outside(&output, root))
+            .or_else(|| {
+                (!request.sandbox.network)
+                    .then(|| explain::network_off(&output))
+                    .flatten()
+            }),
     };
     Ok(TestReport {
         reason: why.as_ref().map(|why| why.reason.clone()),

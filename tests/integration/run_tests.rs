@@ -1002,6 +1002,55 @@ fn a_go_package_that_does_not_build_is_reported_beside_the_others() {
     );
 }
 
+/// Issue 20, item 6: a module replaced with a directory outside the workspace is a build
+/// failure that names the directory and the flag; with `--ro` the tests see it and run.
+#[test]
+fn a_go_module_replaced_from_outside_the_workspace_needs_ro() {
+    let dep = crate::util::TempDir::new();
+    dep.write("go.mod", "module example.com/dep\n\ngo 1.21\n");
+    dep.write("dep.go", "package dep\n\nfunc Two() int { return 2 }\n");
+    let beside = format!("../{}", dep.path().file_name().unwrap().to_str().unwrap());
+    let project = |test: &Test| {
+        test.dir().write(
+            "go.mod",
+            &format!(
+                "module example.com/proj\n\ngo 1.21\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => {beside}\n"
+            ),
+        );
+        test.dir().write(
+            "proj_test.go",
+            "package proj\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestTwo(t *testing.T) {\n\tif dep.Two() != 2 {\n\t\tt.Fatal(\"not two\")\n\t}\n}\n",
+        );
+    };
+    let test = Test::new();
+    project(&test);
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert!(report["build_error"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("replacement directory {beside} does not exist")));
+    assert!(report["reason"]
+        .as_str()
+        .unwrap()
+        .contains("outside the workspace"));
+    let dir = dep.path().canonicalize().unwrap();
+    assert_eq!(
+        report["hint"],
+        format!("let the tests read it: run-tests --ro {}", dir.display())
+    );
+
+    let test = Test::new();
+    project(&test);
+    let run = test
+        .args(["run-tests", "--ro"])
+        .arg(&dir)
+        .run()
+        .expect_status(0);
+    assert_eq!(counts(&tests_of(&run)), [1, 0, 0, 0]);
+}
+
 #[test]
 fn a_go_project_with_vendored_modules_runs_offline() {
     let test = Test::new();
