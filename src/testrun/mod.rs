@@ -6,6 +6,7 @@
 //! The outcome is decided from the exit code first and then checked against what the output
 //! says: a run is never `passed` when the runner crashed or ran no test.
 
+pub mod cache;
 pub mod detect;
 pub mod explain;
 pub mod frames;
@@ -115,12 +116,23 @@ fn run_with(
     request: &TestRequest,
     root: &Path,
 ) -> Result<TestReport, Failure> {
+    let cache = cache::dir_for(framework, root);
     let command = match &request.command {
         Some(command) => split_command(command)?,
-        None => runner_command(framework, &request.tests, request.sandbox.network, root),
+        None => {
+            let mut command =
+                runner_command(framework, &request.tests, request.sandbox.network, root);
+            if let Some(dir) = &cache {
+                command.splice(1..1, cache::args(framework, dir));
+            }
+            command
+        }
     };
     let mut sandbox = request.sandbox.clone();
     sandbox.command = command.iter().map(OsString::from).collect();
+    if let Some(dir) = &cache {
+        sandbox.read_write.push(dir.clone());
+    }
     // The runner's variables, unless the caller set the same with --env.
     let asked: Vec<String> = sandbox
         .env
@@ -130,6 +142,7 @@ fn run_with(
     sandbox.env.extend(
         runner_env(framework, request.sandbox.network, root)
             .into_iter()
+            .chain(cache.iter().flat_map(|dir| cache::env(framework, dir)))
             .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
     );
     let policy = sandbox.resolve()?;
@@ -496,7 +509,7 @@ fn runner_env(framework: Framework, network: bool, root: &Path) -> Vec<String> {
             "RUST_BACKTRACE=0",
             "NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1",
         ],
-        // Go caches builds under $HOME (private to the run); see below for modules.
+        // Go's caches: see cache.rs and below.
         Framework::Go => &["CGO_ENABLED=0"],
         Framework::Node | Framework::Jest | Framework::Vitest => {
             &["NO_COLOR=1", "FORCE_COLOR=0", "CI=true"]
@@ -510,8 +523,12 @@ fn runner_env(framework: Framework, network: bool, root: &Path) -> Vec<String> {
         if !network {
             vars.push("GOPROXY=off".into());
         }
-        if !root.join("vendor/modules.txt").exists() {
-            vars.push("GOFLAGS=-mod=mod".into());
+        // Modules are written read-only unless -modcacherw, and the cache (see cache.rs)
+        // could then be removed only by `go clean -modcache`.
+        if root.join("vendor/modules.txt").exists() {
+            vars.push("GOFLAGS=-modcacherw".into());
+        } else {
+            vars.push("GOFLAGS=-mod=mod -modcacherw".into());
         }
     }
     vars

@@ -895,6 +895,105 @@ fn a_python_project_without_pytest_falls_back_to_unittest() {
     assert_eq!(counts(&report), [2, 4, 0, 0]);
 }
 
+/// Issue 20, item 13: Go's caches outlive a run, per workspace, in the user's cache directory,
+/// for root and for an ordinary user.
+#[test]
+fn go_s_caches_are_kept_per_workspace_between_runs() {
+    let project = |test: &Test| {
+        test.dir()
+            .write("go.mod", "module example.com/kept\n\ngo 1.21\n");
+        test.dir().write(
+            "kept_test.go",
+            "package kept\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {}\n",
+        );
+    };
+    let cache = crate::util::TempDir::new();
+    // A run in `test`'s directory, or in `workspace`.
+    let go_run = |test: Test, workspace: Option<&Path>| {
+        let run = test
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["run-tests"])
+            .args(
+                workspace
+                    .map(|dir| ["--workspace".as_ref(), dir.as_os_str()])
+                    .into_iter()
+                    .flatten(),
+            )
+            .run()
+            .expect_status(0);
+        let report = tests_of(&run);
+        assert_eq!(counts(&report), [1, 0, 0, 0], "{report:#}");
+        let kept = report["sandbox"]["layers"]["filesystem"]["read_write"][1]
+            .as_str()
+            .unwrap()
+            .to_string();
+        (
+            run,
+            report["output_tail"].as_str().unwrap().to_string(),
+            kept,
+        )
+    };
+    let first = Test::new();
+    project(&first);
+    let (first, tail, kept) = go_run(first, None);
+    assert!(!tail.contains("(cached)"), "{tail}");
+    let root = cache.path().join("autocoder/run-tests");
+    assert!(
+        Path::new(&kept).starts_with(root.canonicalize().unwrap()),
+        "{kept}"
+    );
+    assert!(Path::new(&kept).join("build").is_dir());
+    // The same workspace again: Go finds what it built and ran.
+    let (_, tail, again) = go_run(Test::new(), Some(first.dir.path()));
+    assert!(tail.contains("(cached)"), "{tail}");
+    assert_eq!(again, kept);
+    // Another workspace with the same code starts from a cache of its own.
+    let other = Test::new();
+    project(&other);
+    let (_, tail, elsewhere) = go_run(other, None);
+    assert!(!tail.contains("(cached)"), "{tail}");
+    assert_ne!(elsewhere, kept);
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 2);
+
+    if !crate::util::is_root() {
+        return;
+    }
+    // An ordinary user's runs keep theirs in their own cache directory.
+    let cache = crate::util::TempDir::new();
+    crate::util::chown_tree(cache.path(), 1500);
+    let user_run = |test: Test, workspace: Option<&Path>| {
+        let run = test
+            .run_as_user(1500)
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["run-tests"])
+            .args(
+                workspace
+                    .map(|dir| ["--workspace".as_ref(), dir.as_os_str()])
+                    .into_iter()
+                    .flatten(),
+            )
+            .run()
+            .expect_status(0);
+        let tail = tests_of(&run)["output_tail"].as_str().unwrap().to_string();
+        (run, tail)
+    };
+    let mine = Test::new();
+    project(&mine);
+    let (mine, tail) = user_run(mine, None);
+    assert!(!tail.contains("(cached)"), "{tail}");
+    let (_, tail) = user_run(Test::new(), Some(mine.dir.path()));
+    assert!(tail.contains("(cached)"), "{tail}");
+    let owner =
+        |path: &Path| std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(path).unwrap());
+    let kept = std::fs::read_dir(cache.path().join("autocoder/run-tests"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(owner(&kept.join("go/build")), 1500);
+}
+
 #[test]
 fn go_run_in_the_sandbox() {
     let run = with_project("go-sample")

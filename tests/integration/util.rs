@@ -150,7 +150,7 @@ pub struct Run {
     pub output: Output,
     /// The test's directory, kept until the run is dropped so tests can look at files.
     pub dir: TempDir,
-    /// The home of an ordinary user's run.
+    /// The home of an ordinary user's run, and the cache directory of every run.
     _home: TempDir,
 }
 
@@ -250,6 +250,10 @@ impl Test {
             .env_clear();
         for (key, value) in &self.env {
             command.env(key, value);
+        }
+        // run-tests keeps toolchain caches in the user's cache directory: the run's own.
+        if !self.env.iter().any(|(key, _)| key == "XDG_CACHE_HOME") {
+            command.env("XDG_CACHE_HOME", home.path().join(".cache"));
         }
         if let Some(uid) = self.as_user {
             // A home of its own, apart from the workspace (no workspace may hold a home).
