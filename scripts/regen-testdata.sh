@@ -77,3 +77,11 @@ capture vitest-failures "$p" env NO_COLOR=1 FORCE_COLOR=0 CI=true vitest run --r
 p=$(copy cargo-sample nextest)
 capture nextest-failures "$p" env NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1 cargo nextest run --no-fail-fast \
   --message-format libtest-json-plus --color never --offline
+
+# What a CI log holds: nextest's human output, for failures and for a compile error.
+p=$(copy cargo-sample nextest-human)
+capture nextest-human-failures "$p" cargo nextest run --no-fail-fast --color never --offline
+
+p=$(copy cargo-sample nextest-human-broken)
+sed -i 's/a + b/a + missing_value/' "$p/src/lib.rs"
+capture nextest-human-compile-error "$p" cargo nextest run --no-fail-fast --color never --offline

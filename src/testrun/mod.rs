@@ -308,7 +308,10 @@ pub fn parse_file(
         Framework::Unittest => unittest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Cargo => libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Go => gotest::parse_log(open()?, Some(root)).map_err(invalid)?,
-        Framework::Nextest => nextest::parse_log(open()?, Some(root)).map_err(invalid)?,
+        Framework::Nextest => with_build_errors(
+            nextest::parse_log(open()?, Some(root)).map_err(invalid)?,
+            libtest::parse_log(open()?, Some(root)).map_err(invalid)?,
+        ),
         Framework::Node => node_tap::parse_log(open()?, Some(root)).map_err(invalid)?,
         Framework::Jest | Framework::Vitest => jest_json::parse(
             &std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?,
@@ -611,6 +614,17 @@ fn runner_missing(framework: Framework, custom_command: bool, failure: Failure) 
     Failure::new(Kind::RunnerMissing, failure.error).with_hint(hint)
 }
 
+/// nextest's results, with the compile errors cargo reported before them (read as `cargo
+/// test`'s are).
+fn with_build_errors(mut parsed: Parsed, build: Parsed) -> Parsed {
+    if build.build_failed {
+        parsed.build_failed = true;
+        parsed.build_error = build.build_error;
+        parsed.failures.extend(build.failures);
+    }
+    parsed
+}
+
 fn parse_output(
     framework: Framework,
     stdout: &str,
@@ -642,17 +656,11 @@ fn parse_output(
         }
         Framework::Go => gotest::parse_log(format!("{stdout}\n{stderr}").as_bytes(), Some(root))
             .map_err(invalid)?,
-        Framework::Nextest => {
-            let mut parsed = nextest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?;
-            // Compile errors come from cargo, on stderr, as with `cargo test`.
-            let build = libtest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?;
-            if build.build_failed {
-                parsed.build_failed = true;
-                parsed.build_error = build.build_error;
-                parsed.failures.extend(build.failures);
-            }
-            parsed
-        }
+        // Compile errors come from cargo, on stderr, as with `cargo test`.
+        Framework::Nextest => with_build_errors(
+            nextest::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
+            libtest::parse_log(stderr.as_bytes(), Some(root)).map_err(invalid)?,
+        ),
         Framework::Node => node_tap::parse_log(stdout.as_bytes(), Some(root)).map_err(invalid)?,
         Framework::Jest | Framework::Vitest => {
             jest_json::parse(stdout, Some(root)).map_err(invalid)?

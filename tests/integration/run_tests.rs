@@ -1597,13 +1597,30 @@ fn nextest_run_in_the_sandbox() {
 }
 
 #[test]
-fn parses_nextest_events() {
-    let report = parse("outputs/nextest-failures.log", "nextest");
-    assert_eq!(counts(&report), [2, 3, 0, 1]);
-    assert_eq!(
-        failure(&report, "tests::panics_with_a_message")["message"],
-        "no values to work with"
-    );
+fn parses_nextest_events_and_its_human_output() {
+    // The events, and (issue 20, item 8) what a CI log holds without them.
+    for log in ["nextest-failures", "nextest-human-failures"] {
+        let report = parse(&format!("outputs/{log}.log"), "nextest");
+        assert_eq!(report["outcome"], "tests_failed", "{log}: {report:#}");
+        assert_eq!(counts(&report), [2, 3, 0, 1], "{log}");
+        let panicked = failure(&report, "tests::panics_with_a_message");
+        assert_eq!(panicked["message"], "no values to work with");
+        assert_eq!(
+            (panicked["file"].as_str(), panicked["line"].as_u64()),
+            (Some("src/lib.rs"), Some(38))
+        );
+        let integration = failure(&report, "integration_max");
+        assert!(integration["details"]
+            .as_str()
+            .unwrap()
+            .contains("max of 1 and 2"));
+    }
+    let report = parse("outputs/nextest-human-compile-error.log", "nextest");
+    assert_eq!(report["outcome"], "build_failed", "{report:#}");
+    assert!(report["build_error"]
+        .as_str()
+        .unwrap()
+        .contains("cannot find value `missing_value`"));
 }
 
 #[test]
