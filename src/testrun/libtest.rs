@@ -110,7 +110,12 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                 source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
         }
     })?;
-    for failure in failed {
+    for mut failure in failed {
+        let reported = failure.file.as_deref().zip(failure.line);
+        if let Some((file, line)) = super::doctest::source_location(&failure.id, reported, root) {
+            failure.file = Some(file);
+            failure.line = Some(line);
+        }
         parsed.push_failure(failure);
     }
     if parsed.build_failed {

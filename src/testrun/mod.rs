@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod detect;
+pub mod doctest;
 pub mod explain;
 pub mod frames;
 pub mod gotest;
@@ -180,7 +181,7 @@ fn run_with(
         )
         .with_hint(format!("install it: {} -m pip install pytest", command[0])));
     }
-    let mut parsed = match parse_output(framework, stdout, stderr, root) {
+    let mut parsed = match parse_output(framework, stdout, stderr, &request.tests, root) {
         // jest and vitest write no report when they stop before running anything (a preset
         // or config that does not load): the run is an error, in the runner's own words.
         Err(_)
@@ -464,7 +465,10 @@ fn runner_command(
         }
         Framework::Junit => Vec::new(),
     };
-    if framework != Framework::Make {
+    if !matches!(
+        framework,
+        Framework::Make | Framework::Cargo | Framework::Nextest
+    ) {
         command.extend(tests.iter().cloned());
     }
     command
@@ -547,10 +551,48 @@ fn cargo_command(args: &[&str], tests: &[String], network: bool) -> Vec<String> 
     if !network {
         command.push("--offline".into());
     }
-    if !tests.is_empty() {
-        command.extend(["--".into(), "--exact".into()]);
+    if tests.is_empty() {
+        return command;
+    }
+    command.push("--".into());
+    if !tests.iter().any(|id| doctest::parse_id(id).is_some()) {
+        command.push("--exact".into());
+        command.extend(tests.iter().cloned());
+        return command;
+    }
+    // rustdoc splits its filters at spaces, which every doctest's name holds: its file is the
+    // closest filter; what else it selects is left out of the report (see `only_selected`).
+    for filter in tests
+        .iter()
+        .map(|id| doctest::parse_id(id).map_or(id.as_str(), |(file, _)| file))
+    {
+        if !command.iter().any(|arg| arg == filter) {
+            command.push(filter.to_string());
+        }
     }
     command
+}
+
+/// cargo's output without the lines of tests that were not asked for, when the filters had to
+/// select more (a doctest among them).
+fn only_selected<'a>(output: &'a str, tests: &[String]) -> std::borrow::Cow<'a, str> {
+    if !tests.iter().any(|id| doctest::parse_id(id).is_some()) {
+        return output.into();
+    }
+    let mut kept = String::with_capacity(output.len());
+    for line in output.split_inclusive('\n') {
+        let other = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.trim_end().rsplit_once(" ... "))
+            .is_some_and(|(name, _)| {
+                let name = name.strip_suffix(" - should panic").unwrap_or(name);
+                !tests.iter().any(|id| id == name)
+            });
+        if !other {
+            kept.push_str(line);
+        }
+    }
+    kept.into()
 }
 
 /// One `go test -run` pattern for the ids: top-level tests by name; a subtest brings its whole
@@ -629,6 +671,7 @@ fn parse_output(
     framework: Framework,
     stdout: &str,
     stderr: &str,
+    tests: &[String],
     root: &Path,
 ) -> Result<Parsed, Failure> {
     let invalid = |err: String| {
@@ -652,7 +695,8 @@ fn parse_output(
         }
         Framework::Cargo => {
             let both = format!("{stderr}\n{stdout}");
-            libtest::parse_log(both.as_bytes(), Some(root)).map_err(invalid)?
+            libtest::parse_log(only_selected(&both, tests).as_bytes(), Some(root))
+                .map_err(invalid)?
         }
         Framework::Go => gotest::parse_log(format!("{stdout}\n{stderr}").as_bytes(), Some(root))
             .map_err(invalid)?,

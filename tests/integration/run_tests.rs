@@ -190,6 +190,94 @@ fn unittest_run_and_rerun() {
     );
 }
 
+/// Issue 20, item 7: a failed doctest is reported at its line in the source (rustdoc reports
+/// its wrapper's), and doctests run again by name, alone or with other tests.
+#[test]
+fn doctests_are_reported_where_they_fail_and_run_again_by_name() {
+    let test = Test::new();
+    test.dir().write(
+        "Cargo.toml",
+        "[package]\nname = \"doc-sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    let mut lib = vec!["//! Doctests at the lines a long file has them.".to_string()];
+    lib.extend((0..70).map(|n| format!("// filler {n}")));
+    lib.extend(
+        [
+            "/// Adds.",
+            "///",
+            "/// ```",
+            "/// let sum = doc_sample::add(1, 2);",
+            "/// assert_eq!(sum, 4);",
+            "/// ```",
+            "pub fn add(a: i32, b: i32) -> i32 {",
+            "    a + b",
+            "}",
+            "",
+            "/// Halves an even number.",
+            "///",
+            "/// ```",
+            "/// # use doc_sample::half;",
+            "/// assert_eq!(half(4), 2);",
+            "/// half(3);",
+            "/// ```",
+            "pub fn half(n: i32) -> i32 {",
+            "    assert!(n % 2 == 0, \"odd: {n}\");",
+            "    n / 2",
+            "}",
+            "",
+            "/// ```",
+            "/// assert_eq!(doc_sample::add(2, 2), 4);",
+            "/// ```",
+            "pub fn fine() {}",
+            "",
+            "#[cfg(test)]",
+            "mod tests {",
+            "    #[test]",
+            "    fn unit() {",
+            "        assert_eq!(super::add(1, 1), 2);",
+            "    }",
+            "}",
+        ]
+        .map(String::from),
+    );
+    test.dir().write("src/lib.rs", &(lib.join("\n") + "\n"));
+    let line_of = |text: &str| lib.iter().position(|line| line.contains(text)).unwrap() as u64 + 1;
+    let run = test.args(["run-tests"]).run().expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(counts(&report), [2, 2, 0, 0], "{report:#}");
+    let add_id = format!("src/lib.rs - add (line {})", line_of("/// Adds.") + 2);
+    let add = failure(&report, &add_id);
+    assert_eq!(
+        (add["file"].as_str(), add["line"].as_u64()),
+        (Some("src/lib.rs"), Some(line_of("assert_eq!(sum, 4)")))
+    );
+    // A panic inside the library is where it is.
+    let half_id = format!("src/lib.rs - half (line {})", line_of("/// Halves") + 2);
+    let half = failure(&report, &half_id);
+    assert_eq!(half["line"].as_u64(), Some(line_of("assert!(n % 2 == 0")));
+    assert_eq!(half["message"], "odd: 3");
+
+    let rerun = |tests: &[&str]| {
+        let mut again = Test::new()
+            .args(["run-tests", "--workspace"])
+            .arg(run.dir.path());
+        for id in tests {
+            again = again.args(["--tests", id]);
+        }
+        tests_of(&again.run().expect_status(1))
+    };
+    let alone = rerun(&[&add_id]);
+    assert_eq!(counts(&alone), [0, 1, 0, 0], "{alone:#}");
+    assert_eq!(ids(&alone), std::slice::from_ref(&add_id));
+    let with_a_unit_test = rerun(&[&add_id, "tests::unit"]);
+    assert_eq!(
+        counts(&with_a_unit_test),
+        [1, 1, 0, 0],
+        "{with_a_unit_test:#}"
+    );
+    assert_eq!(ids(&with_a_unit_test), [add_id]);
+}
+
 #[test]
 fn cargo_run_with_a_compile_error_and_with_failures() {
     let run = with_project("cargo-sample")
