@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::frames::project_relative;
 use super::junit::{self, Case};
-use super::report::{for_each_line, Parsed, MAX_DETAILS, MAX_FAILURES};
+use super::report::{for_each_line, Parsed, Progress, MAX_DETAILS, MAX_FAILURES};
 use crate::run_document::{Counts, TestFailure};
 
 /// Reads pytest's JUnit report (written with `-o junit_family=xunit1`, which adds file and line).
@@ -297,7 +297,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
                     summary_omitted += 1;
                 }
             }
-            Section::Other => progress.line(line),
+            Section::Other => progress_line(&mut progress, line),
         }
     })?;
 
@@ -346,88 +346,59 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         }
     }
     parsed.failures_omitted += summary_omitted;
+    // Without the final counts (a run stopped, a log cut short): the per-test lines' counts.
     parsed.counts = match final_counts {
         Some(counts) => counts,
-        None if progress.seen => {
-            // Stopped before the report: what finished, and the failures by name only.
-            if listed == 0 {
-                for id in progress.failed {
-                    parsed.push_failure(TestFailure {
-                        id,
-                        message: "failed; the run stopped before pytest said why".into(),
-                        ..TestFailure::default()
-                    });
-                }
-            }
-            parsed.running.extend(progress.running);
-            progress.counts
-        }
-        None => Counts {
+        None => progress.finish(&mut parsed, "pytest").unwrap_or(Counts {
             failed: listed + summary_omitted,
             ..Counts::default()
-        },
+        }),
     };
     Ok(parsed)
 }
 
 /// The lines `-v` writes for each test: its id as it starts, its result as it ends
 /// (`tests/test_x.py::test_y PASSED    [ 50%]`); a test still running is an id alone.
-#[derive(Default)]
-struct Progress {
-    seen: bool,
-    counts: Counts,
-    failed: Vec<String>,
-    running: Option<String>,
-}
-
-impl Progress {
-    fn line(&mut self, line: &str) {
-        if line.starts_with(char::is_whitespace) || !line.contains("::") {
-            return;
-        }
-        let line = match line.trim_end().strip_suffix(']') {
-            Some(rest) if rest.ends_with('%') => rest.rsplit_once(" [").map_or(line, |(l, _)| l),
-            _ => line,
-        };
-        let line = line.trim_end();
-        let result = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
-            .into_iter()
-            .filter_map(|word| {
-                line.match_indices(&format!(" {word}"))
-                    .find(|(at, said)| {
-                        line[at + said.len()..]
-                            .chars()
-                            .next()
-                            .is_none_or(|c| c == ' ')
-                    })
-                    .map(|(at, _)| (at, word))
-            })
-            .min();
-        let Some((at, word)) = result else {
-            // A path and a name with no space before the `::`: a test as it starts.
-            if !line[..line.find("::").unwrap_or(0)].contains(' ') {
-                self.running = Some(line.to_string());
-                self.seen = true;
-            }
-            return;
-        };
-        let id = line[..at].to_string();
-        let counts = &mut self.counts;
-        match word {
-            "PASSED" => counts.passed += 1,
-            "FAILED" => counts.failed += 1,
-            "ERROR" => counts.errors += 1,
-            "SKIPPED" => counts.skipped += 1,
-            "XFAIL" => counts.xfailed += 1,
-            _ => counts.xpassed += 1,
-        }
-        // A test that fails and then errors in its teardown is one failure.
-        if matches!(word, "FAILED" | "ERROR") && self.failed.last() != Some(&id) {
-            self.failed.push(id);
-        }
-        self.running = None;
-        self.seen = true;
+fn progress_line(progress: &mut Progress, line: &str) {
+    if line.starts_with(char::is_whitespace) || !line.contains("::") {
+        return;
     }
+    let line = match line.trim_end().strip_suffix(']') {
+        Some(rest) if rest.ends_with('%') => rest.rsplit_once(" [").map_or(line, |(l, _)| l),
+        _ => line,
+    };
+    let line = line.trim_end();
+    let result = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
+        .into_iter()
+        .filter_map(|word| {
+            line.match_indices(&format!(" {word}"))
+                .find(|(at, said)| {
+                    line[at + said.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| c == ' ')
+                })
+                .map(|(at, _)| (at, word))
+        })
+        .min();
+    let Some((at, word)) = result else {
+        // A path and a name with no space before the `::`: a test as it starts.
+        if !line[..line.find("::").unwrap_or(0)].contains(' ') {
+            progress.started(line.to_string());
+        }
+        return;
+    };
+    let id = line[..at].to_string();
+    let counts = &mut progress.counts;
+    match word {
+        "PASSED" => counts.passed += 1,
+        "FAILED" => counts.failed += 1,
+        "ERROR" => counts.errors += 1,
+        "SKIPPED" => counts.skipped += 1,
+        "XFAIL" => counts.xfailed += 1,
+        _ => counts.xpassed += 1,
+    }
+    progress.ended(id, matches!(word, "FAILED" | "ERROR"));
 }
 
 /// `path::test[params] - message`: the id ends at the first ` - `, unless that falls inside the

@@ -24,6 +24,52 @@ pub struct Parsed {
     pub running: Vec<String>,
 }
 
+/// What a runner's per-test lines said (`-v`), for a run stopped before its own report: the
+/// tests that ended, and the one that had started and not ended.
+#[derive(Default)]
+pub struct Progress {
+    pub counts: Counts,
+    seen: bool,
+    failed: Vec<String>,
+    running: Option<String>,
+}
+
+impl Progress {
+    pub fn started(&mut self, id: String) {
+        self.running = Some(id);
+        self.seen = true;
+    }
+
+    /// A test ended (its counts are the caller's to add); a failed one is listed by name.
+    pub fn ended(&mut self, id: String, failed: bool) {
+        // A test that fails and then errors in its teardown is one failure.
+        if failed && self.failed.last() != Some(&id) {
+            self.failed.push(id);
+        }
+        self.running = None;
+        self.seen = true;
+    }
+
+    /// For a run without its report: the counts, with the failures not listed yet added by
+    /// name and the test left running; `None` when no per-test line was seen.
+    pub fn finish(self, parsed: &mut Parsed, runner: &str) -> Option<Counts> {
+        if !self.seen {
+            return None;
+        }
+        for id in self.failed {
+            if !parsed.failures.iter().any(|listed| listed.id == id) {
+                parsed.push_failure(TestFailure {
+                    id,
+                    message: format!("failed; the run stopped before {runner} said why"),
+                    ..TestFailure::default()
+                });
+            }
+        }
+        parsed.running.extend(self.running);
+        Some(self.counts)
+    }
+}
+
 /// At most this many failures are listed; the rest are counted.
 pub const MAX_FAILURES: usize = 200;
 /// `details` is cut to this many bytes (at a line boundary).

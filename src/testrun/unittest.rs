@@ -8,7 +8,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::frames::project_relative;
-use super::report::{for_each_line, Parsed, MAX_DETAILS};
+use super::report::{for_each_line, Parsed, Progress, MAX_DETAILS};
 use crate::run_document::{Counts, TestFailure};
 
 /// Reads unittest's output (its stderr, where it reports).
@@ -23,7 +23,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut unimportable: Vec<String> = Vec::new();
     let mut counts = Counts::default();
     // What the `test (id) ... result` lines said, for a run stopped before its summary.
-    let mut progress = Progress::default();
+    let mut progress = VerboseLines::default();
     for_each_line(input, |line| {
         if current.is_none() && progress.line(line) {
             return;
@@ -124,19 +124,9 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         counts.passed = ran.saturating_sub(
             counts.failed + counts.errors + counts.skipped + counts.xfailed + counts.xpassed,
         );
-    } else if progress.seen {
-        // Stopped before the report: what finished, and the failures by name only.
-        counts = progress.counts;
-        for id in progress.failed {
-            if !parsed.failures.iter().any(|f| f.id == id) {
-                parsed.push_failure(TestFailure {
-                    id,
-                    message: "failed; the run stopped before unittest said why".into(),
-                    ..TestFailure::default()
-                });
-            }
-        }
-        parsed.running.extend(progress.running);
+    } else if let Some(finished) = progress.progress.finish(&mut parsed, "unittest") {
+        // Stopped before the report: what the per-test lines said.
+        counts = finished;
     } else {
         counts.failed = parsed.failures.len() as u64;
     }
@@ -161,23 +151,20 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
 /// The verbose lines unittest writes as each test ends (`test_y (m.Case.test_y) ... ok`), or
 /// starts: the line is written in two halves, so a test still running is one without its result.
 #[derive(Default)]
-struct Progress {
-    seen: bool,
-    counts: Counts,
-    failed: Vec<String>,
-    running: Option<String>,
+struct VerboseLines {
+    progress: Progress,
     /// The line before, which names the test when a docstring takes the result's line.
     previous: String,
 }
 
-impl Progress {
+impl VerboseLines {
     /// Whether `line` was one of them.
     fn line(&mut self, line: &str) -> bool {
         let previous = std::mem::replace(&mut self.previous, line.to_string());
-        let (title, result) = match line.trim_end().rsplit_once(" ...") {
-            Some((title, result)) => (title, result.trim()),
-            None => return false,
+        let Some((title, result)) = line.trim_end().rsplit_once(" ...") else {
+            return false;
         };
+        let result = result.trim();
         let title = if title.contains(" (") {
             title
         } else {
@@ -187,29 +174,21 @@ impl Progress {
             return false;
         }
         let id = test_id(title);
-        let counts = &mut self.counts;
+        let counts = &mut self.progress.counts;
         match result.split_whitespace().next().unwrap_or("") {
             "" => {
-                self.running = Some(id);
-                self.seen = true;
+                self.progress.started(id);
                 return true;
             }
             "ok" => counts.passed += 1,
-            "FAIL" | "ERROR" => {
-                if result == "FAIL" {
-                    counts.failed += 1;
-                } else {
-                    counts.errors += 1;
-                }
-                self.failed.push(id);
-            }
+            "FAIL" => counts.failed += 1,
+            "ERROR" => counts.errors += 1,
             "skipped" => counts.skipped += 1,
             "expected" => counts.xfailed += 1,
             "unexpected" => counts.xpassed += 1,
             _ => return false,
         }
-        self.running = None;
-        self.seen = true;
+        self.progress.ended(id, matches!(result, "FAIL" | "ERROR"));
         true
     }
 }

@@ -995,11 +995,15 @@ fn go_s_caches_are_kept_per_workspace_between_runs() {
             "package kept\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {}\n",
         );
     };
-    let cache = crate::util::TempDir::new();
-    // A run in `test`'s directory, or in `workspace`.
-    let go_run = |test: Test, workspace: Option<&Path>| {
+    // A run in `test`'s directory, or in `workspace`, as root or as `user`, with `cache` as the
+    // user's cache directory: the run, its output's tail and the cache directory it used.
+    let go_run = |test: Test, workspace: Option<&Path>, user: Option<u32>, cache: &Path| {
+        let test = match user {
+            Some(uid) => test.run_as_user(uid),
+            None => test,
+        };
         let run = test
-            .env("XDG_CACHE_HOME", cache.path())
+            .env("XDG_CACHE_HOME", cache)
             .args(["run-tests"])
             .args(
                 workspace
@@ -1015,15 +1019,13 @@ fn go_s_caches_are_kept_per_workspace_between_runs() {
             .as_str()
             .unwrap()
             .to_string();
-        (
-            run,
-            report["output_tail"].as_str().unwrap().to_string(),
-            kept,
-        )
+        let tail = report["output_tail"].as_str().unwrap().to_string();
+        (run, tail, kept)
     };
+    let cache = crate::util::TempDir::new();
     let first = Test::new();
     project(&first);
-    let (first, tail, kept) = go_run(first, None);
+    let (first, tail, kept) = go_run(first, None, None, cache.path());
     assert!(!tail.contains("(cached)"), "{tail}");
     let root = cache.path().join("autocoder/run-tests");
     assert!(
@@ -1032,13 +1034,13 @@ fn go_s_caches_are_kept_per_workspace_between_runs() {
     );
     assert!(Path::new(&kept).join("build").is_dir());
     // The same workspace again: Go finds what it built and ran.
-    let (_, tail, again) = go_run(Test::new(), Some(first.dir.path()));
+    let (_, tail, again) = go_run(Test::new(), Some(first.dir.path()), None, cache.path());
     assert!(tail.contains("(cached)"), "{tail}");
     assert_eq!(again, kept);
     // Another workspace with the same code starts from a cache of its own.
     let other = Test::new();
     project(&other);
-    let (_, tail, elsewhere) = go_run(other, None);
+    let (_, tail, elsewhere) = go_run(other, None, None, cache.path());
     assert!(!tail.contains("(cached)"), "{tail}");
     assert_ne!(elsewhere, kept);
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 2);
@@ -1049,37 +1051,16 @@ fn go_s_caches_are_kept_per_workspace_between_runs() {
     // An ordinary user's runs keep theirs in their own cache directory.
     let cache = crate::util::TempDir::new();
     crate::util::chown_tree(cache.path(), 1500);
-    let user_run = |test: Test, workspace: Option<&Path>| {
-        let run = test
-            .run_as_user(1500)
-            .env("XDG_CACHE_HOME", cache.path())
-            .args(["run-tests"])
-            .args(
-                workspace
-                    .map(|dir| ["--workspace".as_ref(), dir.as_os_str()])
-                    .into_iter()
-                    .flatten(),
-            )
-            .run()
-            .expect_status(0);
-        let tail = tests_of(&run)["output_tail"].as_str().unwrap().to_string();
-        (run, tail)
-    };
     let mine = Test::new();
     project(&mine);
-    let (mine, tail) = user_run(mine, None);
+    let (mine, tail, kept) = go_run(mine, None, Some(1500), cache.path());
     assert!(!tail.contains("(cached)"), "{tail}");
-    let (_, tail) = user_run(Test::new(), Some(mine.dir.path()));
+    let (_, tail, _) = go_run(Test::new(), Some(mine.dir.path()), Some(1500), cache.path());
     assert!(tail.contains("(cached)"), "{tail}");
-    let owner =
-        |path: &Path| std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(path).unwrap());
-    let kept = std::fs::read_dir(cache.path().join("autocoder/run-tests"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    assert_eq!(owner(&kept.join("go/build")), 1500);
+    let owner = std::os::unix::fs::MetadataExt::uid(
+        &std::fs::metadata(Path::new(&kept).join("build")).unwrap(),
+    );
+    assert_eq!(owner, 1500);
 }
 
 #[test]
