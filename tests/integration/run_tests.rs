@@ -381,7 +381,7 @@ fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
 }
 
 #[test]
-fn no_tests_and_timeouts_are_not_passes() {
+fn no_tests_is_not_a_pass() {
     let test = with_project("pytest-sample");
     for entry in std::fs::read_dir(test.path().join("tests"))
         .unwrap()
@@ -393,19 +393,6 @@ fn no_tests_and_timeouts_are_not_passes() {
     }
     let run = test.args(["run-tests"]).run().expect_status(1);
     assert_eq!(tests_of(&run)["outcome"], "no_tests");
-
-    let test = Test::new();
-    test.dir().write(
-        "test_slow.py",
-        "import time\n\ndef test_slow():\n    time.sleep(30)\n",
-    );
-    let run = test
-        .args(["run-tests", "--framework", "pytest", "--timeout", "1500ms"])
-        .run()
-        .expect_status(1);
-    let report = tests_of(&run);
-    assert_eq!(report["outcome"], "timeout");
-    assert_eq!(report["sandbox"]["limit_hit"], "time");
 }
 
 /// Issue 20, item 3: a run its timeout stops keeps what finished and names the test running.
@@ -437,6 +424,7 @@ fn a_timeout_keeps_what_finished_and_names_the_test_that_was_running() {
     ] {
         let report = python(framework, "8s");
         assert_eq!(report["outcome"], "timeout", "{report:#}");
+        assert_eq!(report["sandbox"]["limit_hit"], "time");
         assert_eq!(counts(&report), [2, 1, 0, 0], "{framework}: {report:#}");
         assert_eq!(
             report["running"],
