@@ -4,7 +4,8 @@
 //! heal repeats a hundred times would compile everything each time. Per workspace, so one
 //! project's poisoned cache cannot change another's results; in a place no host tool reads.
 //!
-//! Only caches keyed by content are kept: Go's build and module caches, jest's transform cache.
+//! Only caches keyed by content are kept: Go's build and module caches, jest's cache (its
+//! transforms, by content).
 //! Not Python's bytecode: it is checked against the source's mtime in seconds and its size, so
 //! an edit of the same size within the second (what heal makes) would run the old code.
 
@@ -12,13 +13,16 @@ use std::path::{Path, PathBuf};
 
 use crate::run_document::Framework;
 
-/// The cache directory for `framework` runs in the workspace `root`, made if need be; `None`
-/// when the framework keeps no cache worth keeping, or there is no cache directory to use
-/// (said once, the run goes on without).
-pub fn dir_for(framework: Framework, root: &Path) -> Option<PathBuf> {
-    let tool = match framework {
-        Framework::Go => "go",
-        Framework::Jest => "jest",
+/// The cache directory for `framework` runs in the workspace `root` (with the network on or
+/// off: Go replays a test's result from its cache, and one that passed with the network must
+/// run again without), made if need be; `None` when the framework keeps no cache worth
+/// keeping, no cache directory is set (no `XDG_CACHE_HOME`, no `HOME`), or the one set is not
+/// this user's to use (said; the run goes on without).
+pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathBuf> {
+    let tool = match (framework, network) {
+        (Framework::Go, false) => "go",
+        (Framework::Go, true) => "go-network",
+        (Framework::Jest, _) => "jest",
         _ => return None,
     };
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -34,21 +38,20 @@ pub fn dir_for(framework: Framework, root: &Path) -> Option<PathBuf> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let dir = base
-        .join("autocoder/run-tests")
+    let below = Path::new("autocoder/run-tests")
         .join(format!(
             "{name}-{:016x}",
             fnv1a(root.as_os_str().as_encoded_bytes())
         ))
         .join(tool);
-    match make_private_dir(&dir) {
+    match make_private_dir(&base, &below) {
         Ok(dir) => Some(dir),
         Err(err) => {
             crate::log::warn(
                 "run-tests",
                 &format!(
                     "cannot keep {tool}'s cache in {}: {err}; this run starts without one",
-                    dir.display()
+                    base.join(&below).display()
                 ),
             );
             None
@@ -75,21 +78,53 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
     }
 }
 
-/// `dir` and its missing parents, readable by the user alone; `dir` as the sandbox will mount
-/// it (no link on the way).
-fn make_private_dir(dir: &Path) -> std::io::Result<PathBuf> {
+/// `base/below`, made where missing, readable by this user alone, and the path the sandbox
+/// mounts. `base` and each directory below it must be a directory of this user's, not a link:
+/// one another user owns or could swap (root running with a user's `HOME`) would let the
+/// sandboxed tests write where that user chose, and leave that user files it cannot remove.
+fn make_private_dir(base: &Path, below: &Path) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let dir = dir.canonicalize()?;
-    // A directory someone else made there is not ours to hand to the sandbox.
     // SAFETY: geteuid has no preconditions.
-    if std::fs::metadata(&dir)?.uid() != unsafe { libc::geteuid() } {
-        return Err(std::io::Error::other("it belongs to another user"));
+    let euid = unsafe { libc::geteuid() };
+    let ours = |dir: &Path| -> std::io::Result<()> {
+        let meta = std::fs::symlink_metadata(dir)?;
+        if meta.file_type().is_symlink() {
+            return Err(std::io::Error::other(format!(
+                "{} is a link",
+                dir.display()
+            )));
+        }
+        if !meta.is_dir() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a directory",
+                dir.display()
+            )));
+        }
+        if meta.uid() != euid {
+            return Err(std::io::Error::other(format!(
+                "{} belongs to uid {}, not to this user (uid {euid})",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        Ok(())
+    };
+    let make = |dir: &Path| match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+        _ => ours(dir),
+    };
+    if std::fs::symlink_metadata(base).is_err() {
+        // A cache directory made in someone else's directory would be theirs to swap.
+        ours(base.parent().unwrap_or(base))?;
     }
-    Ok(dir)
+    make(base)?;
+    let mut dir = base.to_path_buf();
+    for part in below.components() {
+        dir.push(part);
+        make(&dir)?;
+    }
+    // The sandbox opens the path again, refusing links on the way: the base's own are resolved.
+    Ok(base.canonicalize()?.join(below))
 }
 
 /// FNV-1a, 64 bits: a name for the workspace's path that stays the same across builds.

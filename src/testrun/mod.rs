@@ -117,7 +117,7 @@ fn run_with(
     request: &TestRequest,
     root: &Path,
 ) -> Result<TestReport, Failure> {
-    let cache = cache::dir_for(framework, root);
+    let cache = cache::dir_for(framework, root, request.sandbox.network);
     let command = match &request.command {
         Some(command) => split_command(command)?,
         None => {

@@ -2,6 +2,7 @@
 //! parsers on the outputs those runners produced (testdata/outputs, made by
 //! scripts/regen-testdata.sh).
 
+use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -983,72 +984,90 @@ fn go_s_caches_are_kept_per_workspace_between_runs() {
             "package kept\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {}\n",
         );
     };
-    // A run in `test`'s directory, or in `workspace`, as root or as `user`, with `cache` as the
-    // user's cache directory: the run, its output's tail and the cache directory it used.
-    let go_run = |test: Test, workspace: Option<&Path>, user: Option<u32>, cache: &Path| {
+    // A run of `run-tests ARGS` from `test`'s directory, as root or as `user`, with `cache` as
+    // the user's cache directory: the run, its report, and its output's tail.
+    let go_run = |test: Test, args: &[&OsStr], user: Option<u32>, cache: &Path| {
         let test = match user {
             Some(uid) => test.run_as_user(uid),
             None => test,
         };
         let run = test
             .env("XDG_CACHE_HOME", cache)
-            .args(["run-tests"])
-            .args(
-                workspace
-                    .map(|dir| ["--workspace".as_ref(), dir.as_os_str()])
-                    .into_iter()
-                    .flatten(),
-            )
+            .arg("run-tests")
+            .args(args)
             .run()
             .expect_status(0);
         let report = tests_of(&run);
         assert_eq!(counts(&report), [1, 0, 0, 0], "{report:#}");
-        let kept = report["sandbox"]["layers"]["filesystem"]["read_write"][1]
-            .as_str()
-            .unwrap()
-            .to_string();
         let tail = report["output_tail"].as_str().unwrap().to_string();
-        (run, tail, kept)
+        (run, report, tail)
     };
+    let kept_in = |report: &Value| {
+        let kept = &report["sandbox"]["layers"]["filesystem"]["read_write"][1];
+        PathBuf::from(kept.as_str().unwrap())
+    };
+    fn workspace(run: &Run) -> [&OsStr; 2] {
+        ["--workspace".as_ref(), run.dir.path().as_os_str()]
+    }
     let cache = crate::util::TempDir::new();
     let first = Test::new();
     project(&first);
-    let (first, tail, kept) = go_run(first, None, None, cache.path());
+    let (first, report, tail) = go_run(first, &[], None, cache.path());
     assert!(!tail.contains("(cached)"), "{tail}");
+    let kept = kept_in(&report);
     let root = cache.path().join("autocoder/run-tests");
-    assert!(
-        Path::new(&kept).starts_with(root.canonicalize().unwrap()),
-        "{kept}"
-    );
-    assert!(Path::new(&kept).join("build").is_dir());
+    assert!(kept.starts_with(root.canonicalize().unwrap()), "{kept:?}");
+    assert!(kept.join("build").is_dir());
     // The same workspace again: Go finds what it built and ran.
-    let (_, tail, again) = go_run(Test::new(), Some(first.dir.path()), None, cache.path());
+    let (_, report, tail) = go_run(Test::new(), &workspace(&first), None, cache.path());
     assert!(tail.contains("(cached)"), "{tail}");
-    assert_eq!(again, kept);
+    assert_eq!(kept_in(&report), kept);
+    // With the network on, a cache of its own: a pass had online is not replayed offline.
+    let mut online = workspace(&first).to_vec();
+    online.push("--network".as_ref());
+    let (_, report, tail) = go_run(Test::new(), &online, None, cache.path());
+    assert!(!tail.contains("(cached)"), "{tail}");
+    assert_eq!(kept_in(&report).file_name().unwrap(), "go-network");
     // Another workspace with the same code starts from a cache of its own.
     let other = Test::new();
     project(&other);
-    let (_, tail, elsewhere) = go_run(other, None, None, cache.path());
+    let (other, report, tail) = go_run(other, &[], None, cache.path());
     assert!(!tail.contains("(cached)"), "{tail}");
+    let elsewhere = kept_in(&report);
     assert_ne!(elsewhere, kept);
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 2);
+    // A link put in the cache's place is not followed: the run goes on without a cache.
+    let target = crate::util::TempDir::new();
+    std::fs::remove_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(target.path(), &elsewhere).unwrap();
+    let (run, report, _) = go_run(Test::new(), &workspace(&other), None, cache.path());
+    assert_ne!(kept_in(&report), elsewhere);
+    assert!(run.stderr().contains("is a link"), "{}", run.stderr());
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 
     if !crate::util::is_root() {
         return;
     }
+    // Root with a cache directory of another user's (sudo keeping HOME) uses none.
+    let theirs = crate::util::TempDir::new();
+    crate::util::chown_tree(theirs.path(), 1500);
+    let (run, report, _) = go_run(Test::new(), &workspace(&first), None, theirs.path());
+    assert!(!kept_in(&report).starts_with(theirs.path()));
+    assert!(
+        run.stderr().contains("belongs to uid 1500"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(std::fs::read_dir(theirs.path()).unwrap().count(), 0);
     // An ordinary user's runs keep theirs in their own cache directory.
-    let cache = crate::util::TempDir::new();
-    crate::util::chown_tree(cache.path(), 1500);
     let mine = Test::new();
     project(&mine);
-    let (mine, tail, kept) = go_run(mine, None, Some(1500), cache.path());
+    let (mine, report, tail) = go_run(mine, &[], Some(1500), theirs.path());
     assert!(!tail.contains("(cached)"), "{tail}");
-    let (_, tail, _) = go_run(Test::new(), Some(mine.dir.path()), Some(1500), cache.path());
+    let (_, _, tail) = go_run(Test::new(), &workspace(&mine), Some(1500), theirs.path());
     assert!(tail.contains("(cached)"), "{tail}");
-    let owner = std::os::unix::fs::MetadataExt::uid(
-        &std::fs::metadata(Path::new(&kept).join("build")).unwrap(),
-    );
-    assert_eq!(owner, 1500);
+    let build = std::fs::metadata(kept_in(&report).join("build")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&build), 1500);
 }
 
 #[test]
