@@ -139,7 +139,8 @@ fn install_advice(result: &sandbox::result::SandboxResult) -> Option<&'static st
         "the interpreter's prefix is read-only in the sandbox, and what pip puts in the \
          sandbox's private home is discarded when the command ends; install into the \
          workspace: a virtual environment (`python3 -m venv .venv`, then `.venv/bin/pip \
-         install ...`), or `pip install --target DIR`",
+         install ...`), or `pip install --target DIR` with DIR in the workspace (and \
+         PYTHONPATH=DIR)",
     )
 }
 

@@ -6,6 +6,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::run_document::TestFailure;
+
 /// The reason and, when one fits, a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Explanation {
@@ -116,8 +118,9 @@ pub fn replaced_outside(output: &str, root: &Path) -> Option<Explanation> {
     })
 }
 
-/// A run its timeout stopped, and the tests it stopped in.
-pub fn timed_out(timeout: std::time::Duration, running: &[String]) -> Explanation {
+/// A run its timeout stopped, the tests it stopped in, and whether the output was cut (its
+/// counts are then of the part kept).
+pub fn timed_out(timeout: std::time::Duration, running: &[String], cut: bool) -> Explanation {
     let shown: Vec<&str> = running.iter().take(5).map(String::as_str).collect();
     let during = match shown.len() {
         0 => String::new(),
@@ -125,7 +128,15 @@ pub fn timed_out(timeout: std::time::Duration, running: &[String]) -> Explanatio
         _ => format!(" while {} were running", shown.join(", ")),
     };
     Explanation {
-        reason: format!("stopped by the timeout of {} s{during}", timeout.as_secs()),
+        reason: format!(
+            "stopped by the timeout of {}{during}{}",
+            seconds(timeout),
+            if cut {
+                "; the output was cut at its cap, so the counts are of the part kept"
+            } else {
+                ""
+            }
+        ),
         hint: Some(
             "give more time with --timeout, or run the tests that did not finish alone \
              (--tests) to see whether they hang"
@@ -134,23 +145,60 @@ pub fn timed_out(timeout: std::time::Duration, running: &[String]) -> Explanatio
     }
 }
 
-/// Tests that tried to reach past loopback with the network off: the first line that says so,
-/// and the flag that lets them.
-pub fn network_off(output: &str) -> Option<Explanation> {
-    const SIGNS: [&str; 5] = [
+/// `30 s`, `1.5 s`.
+fn seconds(duration: std::time::Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+/// Tests that tried to reach past loopback with the network off: the first failure that says
+/// so (else a plain line of the output, never a runner's JSON), and the flag that lets them.
+pub fn network_off(failures: &[TestFailure], output: &str) -> Option<Explanation> {
+    const SIGNS: [&str; 7] = [
         "Network is unreachable",
         "network is unreachable",
         "ENETUNREACH",
         "Temporary failure in name resolution",
         "EAI_AGAIN",
+        // A host's local DNS stub (systemd-resolved) is on the host's loopback, not ours.
+        "127.0.0.53:53",
+        "module lookup disabled by GOPROXY=off",
     ];
-    let line = output
-        .lines()
-        .map(str::trim)
-        .find(|line| SIGNS.iter().any(|sign| line.contains(sign)))?;
+    let says = |text: &str| SIGNS.iter().any(|sign| text.contains(sign));
+    let said = failures
+        .iter()
+        .find_map(|failure| {
+            let line = if says(&failure.message) {
+                failure.message.as_str()
+            } else {
+                failure.details.lines().find(|line| says(line))?
+            };
+            Some(format!("{}: {}", failure.id, line.trim()))
+        })
+        .or_else(|| {
+            output
+                .lines()
+                .map(str::trim)
+                .find(|line| says(line) && !line.starts_with('{'))
+                .map(String::from)
+        })?;
+    let said = crate::text::one_line(&said, 300);
+    if said.contains("GOPROXY=off") {
+        return Some(Explanation {
+            reason: format!("{said} — the network is off, so Go fetches no module"),
+            hint: Some(
+                "add --network to let Go fetch them, or vendor them in the workspace (go mod \
+                 vendor)"
+                    .into(),
+            ),
+        });
+    }
     Some(Explanation {
         reason: format!(
-            "{line} — the network is off in the sandbox (loopback, 127.0.0.1 and ::1, works)"
+            "{said} — the network is off in the sandbox (loopback, 127.0.0.1 and ::1, works)"
         ),
         hint: Some("add --network if the tests must reach other hosts".into()),
     })
@@ -284,13 +332,23 @@ mod tests {
     #[test]
     fn unreachable_hosts_are_put_down_to_the_network_being_off() {
         let python = "E       OSError: [Errno 101] Network is unreachable\n";
-        let why = network_off(python).unwrap();
+        let why = network_off(&[], python).unwrap();
         assert!(why.reason.starts_with(
             "E       OSError: [Errno 101] Network is unreachable — the network is off"
         ));
         assert!(why.hint.unwrap().contains("--network"));
-        assert!(network_off("Error: getaddrinfo EAI_AGAIN example.com").is_some());
-        assert!(network_off("AssertionError: 1 != 2").is_none());
+        assert!(network_off(&[], "Error: getaddrinfo EAI_AGAIN example.com").is_some());
+        assert!(network_off(&[], "AssertionError: 1 != 2").is_none());
+        // A runner's JSON is never the reason: the failure that says it is.
+        let json = r#"{"Action":"output","Output":"dial tcp: lookup x: Temporary failure in name resolution"}"#;
+        assert!(network_off(&[], json).is_none());
+        let failure = TestFailure {
+            id: "TestLookup".into(),
+            message: "lookup example.com: Temporary failure in name resolution".into(),
+            ..TestFailure::default()
+        };
+        let why = network_off(&[failure], json).unwrap();
+        assert!(why.reason.starts_with("TestLookup: lookup example.com"));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use std::path::Path;
 
 use self::report::Parsed;
 use crate::error::{Failure, Kind};
-use crate::run_document::{Framework, Outcome, TestReport};
+use crate::run_document::{Framework, Outcome, TestFailure, TestReport};
 use crate::sandbox::policy::{BackendKind, PolicyRequest};
 use crate::sandbox::result::SandboxResult;
 use crate::text::tail;
@@ -233,6 +233,21 @@ fn run_with(
             parsed.counts.skipped = parsed.counts.skipped.max(skipped);
         }
     }
+    // A test that started and never ended, in a run no timeout stopped: the test binary
+    // stopped under it (os.Exit, a crash, the runner's own timeout), a failure of that test.
+    if !result.timed_out {
+        for id in std::mem::take(&mut parsed.running) {
+            parsed.counts.failed += 1;
+            parsed.push_failure(TestFailure {
+                id,
+                kind: Some("did_not_finish".into()),
+                message: "started and never ended: the test process stopped while it ran (an \
+                          exit, a crash, or the runner's own timeout); output_tail says more"
+                    .into(),
+                ..TestFailure::default()
+            });
+        }
+    }
     let outcome = classify(framework, &result, &parsed, !request.tests.is_empty());
     let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
     output.push_str(stdout);
@@ -245,13 +260,17 @@ fn run_with(
     sandbox_result.stderr = None;
     let why = match outcome {
         Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
-        Outcome::Timeout => Some(explain::timed_out(policy.timeout, &parsed.running)),
+        Outcome::Timeout => Some(explain::timed_out(
+            policy.timeout,
+            &parsed.running,
+            result.stdout_truncated || result.stderr_truncated,
+        )),
         Outcome::Passed | Outcome::NoTests => None,
         _ => explain::others_files(&output, root)
             .or_else(|| explain::replaced_outside(&output, root))
             .or_else(|| {
                 (!request.sandbox.network)
-                    .then(|| explain::network_off(&output))
+                    .then(|| explain::network_off(&parsed.failures, &output))
                     .flatten()
             }),
     };

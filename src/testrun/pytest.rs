@@ -358,9 +358,11 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
 }
 
 /// The lines `-v` writes for each test: its id as it starts, its result as it ends
-/// (`tests/test_x.py::test_y PASSED    [ 50%]`); a test still running is an id alone.
+/// (`tests/test_x.py::test_y PASSED    [ 50%]`); a test still running is an id alone. With
+/// `-s`, what the test prints comes between the two, and the result may start a line.
 fn progress_line(progress: &mut Progress, line: &str) {
-    if line.starts_with(char::is_whitespace) || !line.contains("::") {
+    const RESULTS: [&str; 6] = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"];
+    if line.starts_with(char::is_whitespace) {
         return;
     }
     let line = match line.trim_end().strip_suffix(']') {
@@ -368,29 +370,29 @@ fn progress_line(progress: &mut Progress, line: &str) {
         _ => line,
     };
     let line = line.trim_end();
-    let result = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
-        .into_iter()
-        .filter_map(|word| {
-            line.match_indices(&format!(" {word}"))
-                .find(|(at, said)| {
-                    line[at + said.len()..]
-                        .chars()
-                        .next()
-                        .is_none_or(|c| c == ' ')
-                })
-                .map(|(at, _)| (at, word))
-        })
-        .min();
-    let Some((at, word)) = result else {
-        // A path and a name with no space before the `::`: a test as it starts.
-        if !line[..line.find("::").unwrap_or(0)].contains(' ') {
-            progress.started(line.to_string());
-        }
+    let result_of = |text: &str| {
+        text.split_whitespace()
+            .find_map(|word| RESULTS.into_iter().find(|result| *result == word))
+    };
+    let (id, result) = if line.contains("::") && !line[..line.find("::").unwrap()].contains(' ') {
+        let id = id_part(line);
+        (id.to_string(), result_of(&line[id.len()..]))
+    } else if let (Some(running), Some(result)) = (
+        progress.running(),
+        RESULTS
+            .into_iter()
+            .find(|result| line.split(' ').next() == Some(*result)),
+    ) {
+        (running.to_string(), Some(result))
+    } else {
         return;
     };
-    let id = line[..at].to_string();
+    let Some(result) = result else {
+        progress.started(id);
+        return;
+    };
     let counts = &mut progress.counts;
-    match word {
+    match result {
         "PASSED" => counts.passed += 1,
         "FAILED" => counts.failed += 1,
         "ERROR" => counts.errors += 1,
@@ -398,7 +400,22 @@ fn progress_line(progress: &mut Progress, line: &str) {
         "XFAIL" => counts.xfailed += 1,
         _ => counts.xpassed += 1,
     }
-    progress.ended(id, matches!(word, "FAILED" | "ERROR"));
+    progress.ended(id, matches!(result, "FAILED" | "ERROR"));
+}
+
+/// A test id at the start of `line`: up to the first space outside its parameters' brackets
+/// (`test_p[odd id] PASSED`).
+fn id_part(line: &str) -> &str {
+    let mut depth = 0usize;
+    for (at, c) in line.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => return &line[..at],
+            _ => {}
+        }
+    }
+    line
 }
 
 /// `path::test[params] - message`: the id ends at the first ` - `, unless that falls inside the
@@ -620,6 +637,16 @@ t.py::test_hangs ";
         let ids: Vec<&str> = parsed.failures.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["t.py::test_p[odd id with spaces]", "t.py::test_t"]);
         assert_eq!(parsed.running, ["t.py::test_hangs"]);
+        // Result words inside the parameters, and (`-s`) what the tests printed.
+        let log = "t.py::test_p[x FAILED y] PASSED                [ 33%]\n\
+t.py::test_q[q PASSED r] FAILED                                    [ 66%]\n\
+t.py::test_printing hello\n\
+PASSED\n\
+t.py::test_hang hanging";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert_eq!((parsed.counts.passed, parsed.counts.failed), (2, 1));
+        assert_eq!(parsed.failures[0].id, "t.py::test_q[q PASSED r]");
+        assert_eq!(parsed.running, ["t.py::test_hang"]);
     }
 
     #[test]

@@ -40,6 +40,11 @@ impl Progress {
         self.seen = true;
     }
 
+    /// The test that started last and has not ended.
+    pub fn running(&self) -> Option<&str> {
+        self.running.as_deref()
+    }
+
     /// A test ended (its counts are the caller's to add); a failed one is listed by name.
     pub fn ended(&mut self, id: String, failed: bool) {
         // A test that fails and then errors in its teardown is one failure.

@@ -161,36 +161,66 @@ impl VerboseLines {
     /// Whether `line` was one of them.
     fn line(&mut self, line: &str) -> bool {
         let previous = std::mem::replace(&mut self.previous, line.to_string());
-        let Some((title, result)) = line.trim_end().rsplit_once(" ...") else {
-            return false;
+        let line = line.trim_end();
+        let (id, result) = match line.rsplit_once(" ...") {
+            Some((title, result)) => {
+                // A docstring's first line takes the title's place: the title is the line before.
+                let title = if is_title(title) { title } else { &previous };
+                if !is_title(title) {
+                    return false;
+                }
+                (test_id(title), result.trim())
+            }
+            // What a test wrote to stderr came after its title: the result is on a line of its
+            // own.
+            None => match (self.progress.running(), result_kind(line)) {
+                (Some(running), Some(_)) => (running.to_string(), line),
+                _ => return false,
+            },
         };
-        let result = result.trim();
-        let title = if title.contains(" (") {
-            title
-        } else {
-            &previous
-        };
-        if !title.contains(" (") || title.starts_with(char::is_whitespace) {
-            return false;
-        }
-        let id = test_id(title);
         let counts = &mut self.progress.counts;
-        match result.split_whitespace().next().unwrap_or("") {
-            "" => {
+        match result_kind(result) {
+            Some("ok") => counts.passed += 1,
+            Some("FAIL") => counts.failed += 1,
+            Some("ERROR") => counts.errors += 1,
+            Some("skipped") => counts.skipped += 1,
+            Some("expected") => counts.xfailed += 1,
+            Some(_) => counts.xpassed += 1,
+            // Not ended yet, or it wrote to stderr before its result.
+            None => {
                 self.progress.started(id);
                 return true;
             }
-            "ok" => counts.passed += 1,
-            "FAIL" => counts.failed += 1,
-            "ERROR" => counts.errors += 1,
-            "skipped" => counts.skipped += 1,
-            "expected" => counts.xfailed += 1,
-            "unexpected" => counts.xpassed += 1,
-            _ => return false,
         }
         self.progress.ended(id, matches!(result, "FAIL" | "ERROR"));
         true
     }
+}
+
+/// The result a verbose line ends a test with, by its first word.
+fn result_kind(result: &str) -> Option<&'static str> {
+    match result.split_whitespace().next()? {
+        "ok" => Some("ok"),
+        "FAIL" => Some("FAIL"),
+        "ERROR" => Some("ERROR"),
+        "skipped" => Some("skipped"),
+        "expected" if result.starts_with("expected failure") => Some("expected"),
+        "unexpected" if result.starts_with("unexpected success") => Some("unexpected"),
+        _ => None,
+    }
+}
+
+/// `test_y (tests.test_x.Case.test_y)`: a name and a dotted path, unlike a docstring.
+fn is_title(title: &str) -> bool {
+    let Some((name, rest)) = title.split_once(" (") else {
+        return false;
+    };
+    let Some(path) = rest.strip_suffix(')') else {
+        return false;
+    };
+    let word =
+        |text: &str| !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_');
+    word(name) && path.contains('.') && path.split('.').all(word)
 }
 
 fn finish(parsed: &mut Parsed, failure: Option<TestFailure>) {
@@ -280,6 +310,22 @@ FAILED (failures=1)
                 Some(4)
             )
         );
+    }
+
+    #[test]
+    fn a_verbose_log_cut_by_a_timeout() {
+        let log = "test_a (m.T.test_a)
+Checks (with care). ... ok
+test_b (m.T.test_b) ... noise on stderr
+FAIL
+test_c (m.T.test_c) ... skipped 'later'
+test_d (m.T.test_d)
+Hangs (forever). ... ";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        let c = &parsed.counts;
+        assert_eq!((c.passed, c.failed, c.skipped), (1, 1, 1));
+        assert_eq!(parsed.failures[0].id, "m.T.test_b");
+        assert_eq!(parsed.running, ["m.T.test_d"]);
     }
 
     #[test]

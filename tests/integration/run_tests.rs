@@ -457,6 +457,19 @@ fn a_timeout_keeps_what_finished_and_names_the_test_that_was_running() {
     assert_eq!(counts(&report), [1, 1, 0, 0], "{report:#}");
     assert_eq!(report["running"], serde_json::json!(["TestHangs/inner"]));
     assert_eq!(ids(&report), ["TestWrong"]);
+
+    // Without a timeout, a test that never ended is a failure of its own.
+    let test = Test::new();
+    test.dir()
+        .write("go.mod", "module example.com/exits\n\ngo 1.21\n");
+    test.dir().write(
+        "exits_test.go",
+        "package exits\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestOk(t *testing.T) {}\n\nfunc TestExits(t *testing.T) { os.Exit(3) }\n",
+    );
+    let report = tests_of(&test.args(["run-tests"]).run().expect_status(1));
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    assert_eq!(report["running"], Value::Null);
+    assert_eq!(failure(&report, "TestExits")["kind"], "did_not_finish");
 }
 
 #[test]
