@@ -794,11 +794,7 @@ fn mounts_made_for_the_view_never_reach_the_callers_namespace() {
         shared = shared.display(),
         bin = autocoder_bin().display(),
     );
-    let run = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let run = crate::util::sh_in_private_mounts(dir.path(), &script);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
         "made-inside\n0\n",
@@ -843,11 +839,7 @@ fn a_view_that_cannot_be_built_is_never_half_used() {
                 secret = secret.display(),
                 escape = dir.path().join("escape").display(),
             );
-            std::process::Command::new("unshare")
-                .args(["-m", "--propagation", "private", "sh", "-c", &script])
-                .current_dir(dir.path())
-                .output()
-                .unwrap()
+            crate::util::sh_in_private_mounts(dir.path(), &script)
         };
         let refused = run("");
         assert_eq!(

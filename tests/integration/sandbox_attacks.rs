@@ -1225,7 +1225,6 @@ fn a_filesystem_the_host_unmounts_during_a_run_is_let_go() {
 
 #[test]
 fn a_workspace_swapped_with_a_link_during_the_checks_never_leads_elsewhere() {
-    use std::os::unix::ffi::OsStrExt;
     // What a second sandboxed run can do where the next one's workspace is looked for: swap a
     // directory and a link to somewhere else, over and over, while the victim starts.
     let test = Test::new();
@@ -1233,27 +1232,8 @@ fn a_workspace_swapped_with_a_link_during_the_checks_never_leads_elsewhere() {
     std::fs::create_dir(&secret).unwrap();
     std::fs::create_dir(test.path().join("ws")).unwrap();
     std::os::unix::fs::symlink(&secret, test.path().join("link")).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let stop = stop.clone();
-        let ws = std::ffi::CString::new(test.path().join("ws").as_os_str().as_bytes()).unwrap();
-        let link = std::ffi::CString::new(test.path().join("link").as_os_str().as_bytes()).unwrap();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                // SAFETY: renameat2 of two NUL-terminated paths, exchanging them.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_renameat2,
-                        libc::AT_FDCWD,
-                        ws.as_ptr(),
-                        libc::AT_FDCWD,
-                        link.as_ptr(),
-                        libc::RENAME_EXCHANGE,
-                    )
-                };
-            }
-        })
-    };
+    let swapper =
+        crate::util::PathSwapper::start(&test.path().join("ws"), &test.path().join("link"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let (mut ran, mut refused) = (0, 0);
     while ran + refused < 300 && std::time::Instant::now() < deadline {
@@ -1271,8 +1251,7 @@ fn a_workspace_swapped_with_a_link_during_the_checks_never_leads_elsewhere() {
         }
     }
     // Stopped before anything is asserted, so that the test's directory can be removed.
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(
         !secret.join("planted").exists(),
         "a run wrote into the directory the link leads to (after {ran} runs, {refused} refused)"
@@ -1304,11 +1283,7 @@ fn a_bind_mount_of_the_root_or_the_home_is_no_workspace() {
             home = home.path().display(),
             bin = autocoder_bin().display(),
         );
-        let run = std::process::Command::new("unshare")
-            .args(["-m", "--propagation", "private", "sh", "-c", &script])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let run = crate::util::sh_in_private_mounts(dir.path(), &script);
         let out = String::from_utf8_lossy(&run.stdout);
         let err = String::from_utf8_lossy(&run.stderr);
         assert_eq!(out, "status 125\n", "{source} as {flag}: {err}");
@@ -1322,11 +1297,7 @@ fn a_bind_mount_of_the_root_or_the_home_is_no_workspace() {
         "mkdir -p project x && mount --bind project x && {bin} sandbox --workspace x -- touch made >/dev/null && ls project",
         bin = autocoder_bin().display(),
     );
-    let run = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let run = crate::util::sh_in_private_mounts(dir.path(), &script);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
         "made\n",

@@ -370,3 +370,58 @@ impl SandboxResult {
         self.stderr.as_deref().unwrap_or("")
     }
 }
+
+/// Exchanges two paths (`renameat2` with `RENAME_EXCHANGE`) over and over on a thread of its
+/// own until stopped or dropped: the race against a check that goes by name twice.
+pub struct PathSwapper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl PathSwapper {
+    pub fn start(a: &Path, b: &Path) -> PathSwapper {
+        use std::os::unix::ffi::OsStrExt;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+        let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: two valid NUL-terminated paths. By number: musl has no wrapper.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+            }
+        });
+        PathSwapper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for PathSwapper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `sh -c SCRIPT` in `dir`, in a mount namespace of its own (`unshare -m`, private
+/// propagation), so the mounts the script makes never reach the host's.
+pub fn sh_in_private_mounts(dir: &Path, script: &str) -> Output {
+    Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script])
+        .current_dir(dir)
+        .output()
+        .expect("start unshare")
+}

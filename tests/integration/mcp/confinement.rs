@@ -267,27 +267,8 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
     let dir = TempDir::new();
     dir.write("sub/inside.txt", "needle inside\n");
     std::os::unix::fs::symlink(host.path(), dir.path().join("link")).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let stop = stop.clone();
-        let sub = std::ffi::CString::new(dir.path().join("sub").to_str().unwrap()).unwrap();
-        let link = std::ffi::CString::new(dir.path().join("link").to_str().unwrap()).unwrap();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                // SAFETY: two valid NUL-terminated paths. By number: musl has no wrapper.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_renameat2,
-                        libc::AT_FDCWD,
-                        sub.as_ptr(),
-                        libc::AT_FDCWD,
-                        link.as_ptr(),
-                        libc::RENAME_EXCHANGE,
-                    )
-                };
-            }
-        })
-    };
+    let swapper =
+        crate::util::PathSwapper::start(&dir.path().join("sub"), &dir.path().join("link"));
     let mut session = initialized(dir.path());
     let mut leaked = Vec::new();
     for _ in 0..300 {
@@ -304,8 +285,7 @@ fn a_directory_swapped_for_a_link_during_a_walk_shows_nothing_outside() {
             }
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(
         leaked.is_empty(),
         "{} answers showed the host: {}",
