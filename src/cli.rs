@@ -70,6 +70,21 @@ pub enum Command {
     /// repositories) and goes only to github.com's API or one named; an API implied by an issue's
     /// address gets GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN instead, when GH_HOST names it.
     FetchIssue(FetchIssueArgs),
+    /// Repair the code until the failing tests pass, with a model, in a private copy.
+    ///
+    /// Reads the run document (its `issue`, and its `tests` when they were run in this workspace;
+    /// else the tests are run first) and writes it back with `heal`: the status (green, red,
+    /// no_change, budget_exhausted), each attempt (the edits, which applied and why not, the tests'
+    /// outcome, tokens, seconds), the diff and the final test run. The model is any OpenAI-
+    /// compatible server or Anthropic: --model/--base-url, else AUTOCODER_MODEL/AUTOCODER_BASE_URL
+    /// (then OPENAI_BASE_URL); the key from AUTOCODER_API_KEY, else OPENAI_API_KEY or
+    /// ANTHROPIC_API_KEY. A key alone configures nothing. Candidates are tested in the sandbox:
+    /// the failing tests first, then the whole suite; a change that breaks a passing test is
+    /// undone. Only a green change is written to the workspace, and only to files nobody changed
+    /// meanwhile; otherwise the change is in heal.diff and a patch file. Test files are read-only
+    /// unless --allow-test-edits. Exit status: 0 green, 1 not green (the document is still
+    /// written), 2 bad input, 3 the model or the environment failed.
+    Heal(HealArgs),
     /// Serve autocoder's tools to editors and agents over the Model Context Protocol (stdio).
     ///
     /// The tools (list_files, read_file, search_text, edit_file, write_file, run_command,
@@ -118,6 +133,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::FetchIssue(_) => "fetch-issue",
+            Command::Heal(_) => "heal",
             Command::Mcp(_) => "mcp",
             Command::OpenPr(_) => "open-pr",
             Command::RunTests(_) => "run-tests",
@@ -233,6 +249,80 @@ pub struct FetchIssueArgs {
     /// Skip the issue's comments.
     #[arg(long)]
     pub no_comments: bool,
+}
+
+/// Which engine makes the changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// The offline engine first, then the model when one is configured.
+    Auto,
+    /// A language model.
+    Llm,
+    /// The offline engine (mutations of the failing code; no model).
+    Mutate,
+}
+
+// The flags of `autocoder heal`: no doc comment, which would replace the description on
+// `Command::Heal`.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder open-pr\n  autocoder heal --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b < /dev/null\n  ANTHROPIC_API_KEY=... autocoder heal --model claude-sonnet-4-5 --max-attempts 2\n  autocoder run-tests | autocoder heal --events heal.jsonl --patch-out fix.patch"
+)]
+pub struct HealArgs {
+    /// The project to repair [default: the run document's workspace, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// The engine that makes the changes.
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+
+    /// The model's wire format [default: anthropic for api.anthropic.com or a claude-* model
+    /// without a base URL, else openai].
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::llm::Provider>,
+
+    /// The model's name [default: AUTOCODER_MODEL; with a local server's URL, its first model].
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// The API's base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else
+    /// OPENAI_BASE_URL, else the provider's].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Attempts at most.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: u32,
+
+    /// Tokens (in and out, all attempts) at most.
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u64>,
+
+    /// The whole repair's wall time at most, e.g. 10m.
+    #[arg(long, value_name = "DUR", default_value = "30m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+
+    /// One test run's time at most.
+    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
+    pub test_timeout: std::time::Duration,
+
+    /// Let the model edit test files too (read-only otherwise).
+    #[arg(long)]
+    pub allow_test_edits: bool,
+
+    /// Write one JSON line per step (model call, edit, test run) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+
+    /// Write the change as a patch to FILE [default: when it is not applied, a file in the
+    /// workspace's .git/autocoder].
+    #[arg(long, value_name = "FILE")]
+    pub patch_out: Option<PathBuf>,
+
+    /// Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
 }
 
 // The flags of `autocoder mcp`: no doc comment, which would replace the description on

@@ -2,6 +2,7 @@
 
 pub mod fetch_issue;
 pub mod generate;
+pub mod heal;
 pub mod mcp;
 pub mod open_pr;
 pub mod run_tests;
@@ -14,6 +15,7 @@ use crate::error::Failure;
 pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
     match command {
         Command::FetchIssue(args) => fetch_issue::run(args, global),
+        Command::Heal(args) => heal::run(args, global),
         Command::Mcp(args) => mcp::run(args),
         Command::OpenPr(args) => open_pr::run(args, global),
         Command::RunTests(args) => run_tests::run(args, global),

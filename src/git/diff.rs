@@ -775,6 +775,32 @@ impl Format {
     }
 }
 
+/// The patch `git diff` writes for the file at `path` changed from `before` to `after` (None: it
+/// does not exist), made without a repository: heal's change, which `git apply` takes back.
+pub fn text_patch(path: &str, before: Option<&[u8]>, after: Option<&[u8]>, mode: u32) -> String {
+    let side = |content: Option<&[u8]>| {
+        content.map(|_| patch::Side {
+            path: path.as_bytes().to_vec(),
+            mode,
+        })
+    };
+    let file = FileDiff {
+        old: side(before),
+        new: side(after),
+        similarity: None,
+        index: None,
+        hunks: Some(hunks(
+            before.unwrap_or_default(),
+            after.unwrap_or_default(),
+            Algorithm::Myers,
+            3,
+        )),
+    };
+    let mut out = String::new();
+    patch::write(&file, &patch::Format::default(), &mut out);
+    out
+}
+
 /// The hunks that turn `before` into `after`, as git makes them: `algorithm` with the indent
 /// heuristic, `context` lines around changes, changes closer than twice that joined, and the
 /// nearest line above that starts with a letter, `_` or `$` as the function.

@@ -177,6 +177,11 @@ impl RunDocument {
         self.set("tests", tests);
     }
 
+    /// Sets `heal` from what heal wrote (its own type, of which `Heal` reads a part).
+    pub fn set_heal<T: Serialize>(&mut self, heal: &T) {
+        self.set("heal", heal);
+    }
+
     pub fn set_pr(&mut self, pr: &PullRequest) {
         self.set("pr", pr);
     }

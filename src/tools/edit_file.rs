@@ -240,10 +240,26 @@ fn with_crlf(text: &str) -> String {
     text.replace('\n', "\r\n")
 }
 
-/// "No match", with the file's lines most like old_string's first line (the first 10,000
-/// lines, each compared on its first 500 characters with a time bound: comparing is quadratic
-/// in their length).
+/// "No match", with the file's lines most like old_string's first line.
 fn no_match_hint(path: &str, text: &str, old: &str) -> String {
+    let closest = closest_lines(text, old);
+    let mut message = format!("old_string was not found in {path}");
+    if closest.is_empty() {
+        message.push_str("; read the file again with read_file and copy the text exactly");
+    } else {
+        message.push_str("; the closest lines are:");
+        for (line, content) in closest {
+            message.push_str(&format!("\n{line}\t{content}"));
+        }
+        message.push_str("\ncopy the text exactly, whitespace included");
+    }
+    message
+}
+
+/// The three lines of `text` most like `wanted`'s first line that is not blank (numbered from
+/// 1), of those alike by more than half: the first 10,000 lines, each compared on its first 500
+/// characters within a second, as comparing is quadratic in their length.
+pub fn closest_lines<'a>(text: &'a str, wanted: &str) -> Vec<(usize, &'a str)> {
     fn head(line: &str) -> &str {
         let line = line.trim();
         &line[..line
@@ -251,7 +267,7 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
             .nth(500)
             .map_or(line.len(), |(at, _)| at)]
     }
-    let wanted = head(old.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
+    let wanted = head(wanted.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
     // A second in all: past it, the lines seen so far are ranked.
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     let mut scored: Vec<(f32, usize, &str)> = text
@@ -269,17 +285,11 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
         .filter(|(score, _, _)| *score > 0.5)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut message = format!("old_string was not found in {path}");
-    if scored.is_empty() {
-        message.push_str("; read the file again with read_file and copy the text exactly");
-    } else {
-        message.push_str("; the closest lines are:");
-        for (_, line, content) in scored.iter().take(3) {
-            message.push_str(&format!("\n{line}\t{content}"));
-        }
-        message.push_str("\ncopy the text exactly, whitespace included");
-    }
-    message
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, line, content)| (line, content))
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::fake_github::{FakeGitHub, Reply};
+use crate::fake_server::{FakeServer, Reply};
 use crate::util::{Run, Test};
 
 const ISSUE: &str = r#"{"number": 42, "title": "Discount doubles", "body": "Buying 10 costs less than 9.",
@@ -23,7 +23,7 @@ fn comment(author: &str, body: &str) -> String {
 
 #[test]
 fn fetches_the_issue_and_every_comment_page() {
-    let github = FakeGitHub::start(vec![
+    let github = FakeServer::start(vec![
         ("GET /repos/acme/shop/issues/42", vec![Reply::json(200, ISSUE)]),
         (
             "GET /repos/acme/shop/issues/42/comments?per_page=100",
@@ -69,7 +69,7 @@ fn fetches_the_issue_and_every_comment_page() {
 #[test]
 fn a_pull_request_is_flagged_and_comments_can_be_skipped() {
     let pull = ISSUE.replace(r#""comments": 3"#, r#""pull_request": {"url": "x"}"#);
-    let github = FakeGitHub::start(vec![(
+    let github = FakeServer::start(vec![(
         "GET /repos/acme/shop/issues/42",
         vec![Reply::json(200, &pull)],
     )]);
@@ -128,7 +128,7 @@ fn errors_say_what_happened_and_what_to_do() {
             run.stderr()
         );
     }
-    let github = FakeGitHub::start(vec![
+    let github = FakeServer::start(vec![
         (
             "GET /repos/acme/private/issues/1",
             vec![Reply::json(404, r#"{"message": "Not Found"}"#)],
@@ -204,7 +204,7 @@ fn errors_say_what_happened_and_what_to_do() {
 
 #[test]
 fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
-    let github = FakeGitHub::start(vec![
+    let github = FakeServer::start(vec![
         (
             "GET /repos/acme/shop/issues/42",
             vec![
@@ -275,7 +275,7 @@ fn rate_limits_are_waited_out_or_reported_with_when_to_retry() {
 
 #[test]
 fn an_issue_number_uses_the_origin_remote() {
-    let github = FakeGitHub::start(vec![
+    let github = FakeServer::start(vec![
         (
             "GET /repos/acme/shop/issues/7",
             vec![Reply::json(200, &ISSUE.replace("42", "7"))],
@@ -365,8 +365,8 @@ fn an_issue_number_uses_the_origin_remote() {
 #[test]
 fn the_token_goes_to_the_api_alone() {
     // A next page on another server is not followed: the token would go with it.
-    let elsewhere = FakeGitHub::start(vec![]);
-    let github = FakeGitHub::start(vec![
+    let elsewhere = FakeServer::start(vec![]);
+    let github = FakeServer::start(vec![
         (
             "GET /repos/acme/shop/issues/42",
             vec![Reply::json(200, ISSUE)],

@@ -1,12 +1,14 @@
 //! The integration tests: one binary (see Cargo.toml), a module per command (and per concern
 //! for the larger ones), with shared helpers: the `Test` builder (`util`), fixture repositories
-//! (`git_fixtures`), an MCP session client (`mcp_session`) and a fake GitHub (`fake_github`).
+//! (`git_fixtures`), an MCP session client (`mcp_session`) and a fake HTTP server for GitHub and
+//! the model providers (`fake_server`).
 
 mod cli;
 mod docker;
-mod fake_github;
+mod fake_server;
 mod fetch_issue;
 mod git_fixtures;
+mod heal;
 mod mcp;
 mod mcp_session;
 mod open_pr;

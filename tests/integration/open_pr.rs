@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::fake_github::{FakeGitHub, Reply};
+use crate::fake_server::{FakeServer, Reply};
 use crate::util::{git, Run, Test};
 
 const TOKEN: &str = "ghp_opentestsecret987";
@@ -126,8 +126,8 @@ impl Repo {
 
     /// A fake GitHub answering `replies`; open-pr pushes to `https://ITS-HOST/acme/shop.git`,
     /// which the user's own config sends to the local bare remote.
-    fn github(&self, replies: Vec<(&str, Vec<Reply>)>) -> FakeGitHub {
-        let github = FakeGitHub::start(replies);
+    fn github(&self, replies: Vec<(&str, Vec<Reply>)>) -> FakeServer {
+        let github = FakeServer::start(replies);
         let host = github.url().trim_start_matches("http://");
         let mut config = std::fs::OpenOptions::new()
             .append(true)
@@ -201,7 +201,7 @@ fn open_pr(repo: &Repo, flags: &[&str]) -> Test {
 }
 
 /// Runs open-pr on `repo` against a fake GitHub that creates the pull request; it must succeed.
-fn open_pr_creating(repo: &Repo) -> (Run, FakeGitHub) {
+fn open_pr_creating(repo: &Repo) -> (Run, FakeServer) {
     let github = repo.github(vec![
         (
             "GET /repos/acme/shop",
@@ -689,7 +689,7 @@ fn the_network_steps_ignore_what_the_sandbox_wrote_into_git_config() {
     repo.dirty();
     // A server that would ask for credentials, and what sandboxed code could write to send the
     // push and the token there, or through a proxy without TLS checks.
-    let thief = FakeGitHub::start(vec![]);
+    let thief = FakeServer::start(vec![]);
     let host = thief.url().trim_start_matches("http://").to_string();
     for (key, value) in [
         (

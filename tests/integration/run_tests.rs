@@ -9,30 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{Run, Test};
-
-fn testdata(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(path)
-}
-
-/// A test whose directory holds a copy of a sample project.
-fn with_project(name: &str) -> Test {
-    let test = Test::new();
-    copy_dir(&testdata(&format!("projects/{name}")), test.path());
-    test
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
+use crate::util::{copy_dir, testdata, with_project, Run, Test};
 
 /// The `tests` object of the document a run wrote.
 #[track_caller]

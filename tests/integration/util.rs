@@ -425,3 +425,27 @@ pub fn sh_in_private_mounts(dir: &Path, script: &str) -> Output {
         .output()
         .expect("start unshare")
 }
+
+/// A path in the repository's testdata.
+pub fn testdata(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(path)
+}
+
+/// A test whose directory holds a copy of a sample project.
+pub fn with_project(name: &str) -> Test {
+    let test = Test::new();
+    copy_dir(&testdata(&format!("projects/{name}")), test.path());
+    test
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}

@@ -1,6 +1,7 @@
-//! A loopback stand-in for GitHub's REST API: a std-only HTTP/1.1 server on 127.0.0.1:0 that
-//! serves scripted responses per path (in order, the last one repeating), records every request
-//! for the test to assert on, and checks on drop that every scripted path was requested.
+//! A loopback stand-in for the HTTP APIs autocoder calls (GitHub's, the model providers'): a
+//! std-only HTTP/1.1 server on 127.0.0.1:0 that serves scripted responses per path (in order, the
+//! last one repeating), records every request for the test to assert on, and checks on drop that
+//! every scripted path was requested.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -51,7 +52,7 @@ pub struct Request {
     pub body: String,
 }
 
-pub struct FakeGitHub {
+pub struct FakeServer {
     base: String,
     requests: Arc<Mutex<Vec<Request>>>,
     scripted: Vec<String>,
@@ -59,9 +60,9 @@ pub struct FakeGitHub {
     thread: Option<JoinHandle<()>>,
 }
 
-impl FakeGitHub {
+impl FakeServer {
     /// Serves `routes`: "METHOD /path?query" → replies.
-    pub fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeGitHub {
+    pub fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let scripted = routes.iter().map(|(k, _)| k.to_string()).collect();
@@ -86,7 +87,7 @@ impl FakeGitHub {
                 }
             })
         };
-        FakeGitHub {
+        FakeServer {
             base,
             requests,
             scripted,
@@ -104,7 +105,7 @@ impl FakeGitHub {
     }
 }
 
-impl Drop for FakeGitHub {
+impl Drop for FakeServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(self.base.trim_start_matches("http://"));
@@ -120,7 +121,7 @@ impl Drop for FakeGitHub {
             for route in &self.scripted {
                 assert!(
                     seen.contains(route),
-                    "the fake GitHub was never asked for {route}; it saw {seen:?}"
+                    "the fake server was never asked for {route}; it saw {seen:?}"
                 );
             }
         }

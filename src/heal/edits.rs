@@ -1,0 +1,283 @@
+//! The edits a model asks for, read from its text: SEARCH/REPLACE blocks, each after the line
+//! that names its file (Aider's format, which models write best), and applied to a workspace
+//! one file at a time: a file's blocks all apply or none does. What did not apply is said
+//! exactly, with the lines that came closest, for the model's next attempt.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::matching;
+use super::tree::Tree;
+use crate::tools::edit_file::{closest_lines, Mismatch};
+
+/// One block as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub path: String,
+    pub search: String,
+    pub replace: String,
+}
+
+/// The blocks found in a reply, and what could not be read as one.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub edits: Vec<Edit>,
+    pub problems: Vec<String>,
+}
+
+/// What became of one block.
+#[derive(Debug, Clone, Serialize)]
+pub struct Applied {
+    pub path: String,
+    pub applied: bool,
+    /// How the SEARCH text was found (`exact`, `indentation`, ...) or `new_file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<&'static str>,
+    /// Why it was not applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+fn marker(line: &str, symbol: char, word: &str) -> bool {
+    let line = line.trim_end();
+    let rest = line.trim_start_matches(symbol);
+    (5..=9).contains(&(line.len() - rest.len())) && rest.trim() == word
+}
+
+/// The blocks in `text`.
+pub fn parse(text: &str) -> Parsed {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut parsed = Parsed::default();
+    let mut last_path: Option<String> = None;
+    let mut at = 0;
+    while at < lines.len() {
+        if !marker(lines[at], '<', "SEARCH") {
+            at += 1;
+            continue;
+        }
+        let number = parsed.edits.len() + parsed.problems.len() + 1;
+        let path = path_above(&lines[..at]).or_else(|| last_path.clone());
+        let divider = (at + 1..lines.len()).find(|&i| marker(lines[i], '=', ""));
+        let end = divider.and_then(|d| (d + 1..lines.len()).find(|&i| marker(lines[i], '>', "REPLACE")));
+        let (Some(divider), Some(end)) = (divider, end) else {
+            parsed.problems.push(format!(
+                "block {number} is not closed (`=======` and `>>>>>>> REPLACE` must follow `<<<<<<< SEARCH`); it was not applied"
+            ));
+            break;
+        };
+        let joined = |range: std::ops::Range<usize>| {
+            let mut text = lines[range].join("\n");
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text
+        };
+        match path {
+            Some(path) => {
+                parsed.edits.push(Edit {
+                    path: path.clone(),
+                    search: joined(at + 1..divider),
+                    replace: joined(divider + 1..end),
+                });
+                last_path = Some(path);
+            }
+            None => parsed.problems.push(format!(
+                "block {number} names no file: put the file's path on the line before ```"
+            )),
+        }
+        at = end + 1;
+    }
+    parsed
+}
+
+/// The file a block is for: the nearest line above it that is not a fence and looks like a
+/// path (bold, backticks, `#` and a trailing colon taken off).
+fn path_above(lines: &[&str]) -> Option<String> {
+    for line in lines.iter().rev().take(3) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("```") {
+            continue;
+        }
+        let path = line
+            .trim_start_matches('#')
+            .trim()
+            .trim_matches(|c| c == '*' || c == '`')
+            .trim_end_matches(':')
+            .trim();
+        let path = path.strip_prefix("File:").unwrap_or(path).trim();
+        return (!path.is_empty() && !path.contains(char::is_whitespace) && !marker(line, '>', "REPLACE"))
+            .then(|| path.to_string());
+    }
+    None
+}
+
+/// Applies `edits` to `tree`, each file's blocks together; test files (`is_test`) only when
+/// `test_edits`.
+pub fn apply(tree: &mut Tree, edits: &[Edit], test_edits: bool) -> Vec<Applied> {
+    let mut by_file: BTreeMap<&str, Vec<&Edit>> = BTreeMap::new();
+    for edit in edits {
+        by_file.entry(edit.path.as_str()).or_default().push(edit);
+    }
+    let mut outcomes = Vec::new();
+    for (path, blocks) in by_file {
+        let refused = |reason: String| Applied {
+            path: path.to_string(),
+            applied: false,
+            matched: None,
+            reason: Some(reason),
+        };
+        if !test_edits && is_test_file(path) {
+            outcomes.extend(blocks.iter().map(|_| {
+                refused(format!(
+                    "{path} is a test file and tests are read-only (fix the code, not the test)"
+                ))
+            }));
+            continue;
+        }
+        let current = match tree.read(path) {
+            Ok(current) => current,
+            Err(err) => {
+                outcomes.extend(blocks.iter().map(|_| refused(err.clone())));
+                continue;
+            }
+        };
+        let mut text = current.clone().unwrap_or_default();
+        let mut results = Vec::new();
+        let mut failed = false;
+        for edit in &blocks {
+            let result = if edit.search.trim().is_empty() {
+                if current.is_none() || text.trim().is_empty() {
+                    text = edit.replace.clone();
+                    Ok("new_file")
+                } else {
+                    Err(format!(
+                        "the SEARCH part is empty but {path} exists: quote the lines to replace"
+                    ))
+                }
+            } else if current.is_none() {
+                Err(format!(
+                    "{path} does not exist (to create it, leave the SEARCH part empty)"
+                ))
+            } else {
+                match matching::replace_once(&text, &edit.search, &edit.replace) {
+                    Ok((updated, how)) => {
+                        text = updated;
+                        Ok(how.name())
+                    }
+                    Err(mismatch) => Err(mismatch_reason(path, &text, &edit.search, mismatch)),
+                }
+            };
+            failed |= result.is_err();
+            results.push(result);
+        }
+        if !failed {
+            if let Err(err) = tree.write(path, &text) {
+                failed = true;
+                results = results.into_iter().map(|_| Err(err.clone())).collect();
+            }
+        }
+        for result in results {
+            outcomes.push(match result {
+                Ok(how) if !failed => Applied {
+                    path: path.to_string(),
+                    applied: true,
+                    matched: Some(how),
+                    reason: None,
+                },
+                Ok(_) => refused(format!(
+                    "not applied: another block for {path} did not match, and a file's blocks apply together; send it again with the fixed one"
+                )),
+                Err(reason) => refused(reason),
+            });
+        }
+    }
+    outcomes
+}
+
+/// Why a SEARCH text was not taken, with where it was seen or what came closest.
+fn mismatch_reason(path: &str, text: &str, search: &str, mismatch: Mismatch) -> String {
+    match mismatch {
+        Mismatch::Ambiguous { count, lines } => format!(
+            "the SEARCH text is in {path} {count} times (lines {}): add lines around it to make it unique",
+            lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Mismatch::NotFound => {
+            let closest = closest_lines(text, search);
+            let mut reason = format!("the SEARCH text is not in {path}");
+            if closest.is_empty() {
+                reason.push_str("; copy the lines exactly as the file has them");
+            } else {
+                reason.push_str("; the closest lines are:");
+                for (line, content) in closest {
+                    reason.push_str(&format!("\n{line}\t{content}"));
+                }
+            }
+            reason
+        }
+    }
+}
+
+/// Whether a path is a test by the runners' conventions: under `tests`, `test`, `__tests__`,
+/// `spec` or `testdata`, or named `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
+/// `*.test.*`, `*.spec.*`.
+pub fn is_test_file(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let (name, dirs) = parts.split_last().map_or(("", &[][..]), |(n, d)| (*n, d));
+    dirs.iter()
+        .any(|dir| matches!(*dir, "tests" | "test" | "__tests__" | "spec" | "testdata"))
+        || (name.starts_with("test_") && name.ends_with(".py"))
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+        || name.ends_with("_test.go")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_read_with_the_path_above_their_fence() {
+        let reply = "Fix the bound.\n\nshop/pricing.py\n```python\n<<<<<<< SEARCH\n    if q > 50:\n=======\n    if q >= 50:\n>>>>>>> REPLACE\n```\n\n**`shop/other.py`**\n```\n<<<<<<< SEARCH\na\n=======\n>>>>>>> REPLACE\n```\n";
+        let parsed = parse(reply);
+        assert_eq!(parsed.problems, Vec::<String>::new());
+        assert_eq!(
+            parsed.edits,
+            vec![
+                Edit {
+                    path: "shop/pricing.py".into(),
+                    search: "    if q > 50:\n".into(),
+                    replace: "    if q >= 50:\n".into()
+                },
+                Edit {
+                    path: "shop/other.py".into(),
+                    search: "a\n".into(),
+                    replace: "".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_block_without_a_path_is_for_the_file_before_and_a_cut_block_is_said() {
+        let reply = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nz\n=======\n";
+        let parsed = parse(reply);
+        assert_eq!(parsed.edits.len(), 1);
+        assert_eq!(parsed.problems.len(), 1);
+        assert!(parsed.problems[0].contains("block 2 is not closed"));
+        let parsed = parse("```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```");
+        assert!(parsed.problems[0].contains("names no file"));
+    }
+
+    #[test]
+    fn test_files_are_known_by_the_runners_conventions() {
+        for path in ["tests/test_a.py", "pkg/test_a.py", "a_test.go", "src/x.test.ts", "__tests__/a.js", "conftest.py", "crate/tests/it.rs"] {
+            assert!(is_test_file(path), "{path}");
+        }
+        for path in ["shop/pricing.py", "src/lib.rs", "contest.py", "latest.go"] {
+            assert!(!is_test_file(path), "{path}");
+        }
+    }
+}

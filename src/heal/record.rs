@@ -1,0 +1,128 @@
+//! What heal writes: the document's `heal` (each attempt, the diff, the final test run) and the
+//! `--events` file, one JSON line per step. Neither holds a prompt's text, only its hash.
+
+use std::io::Write;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::edits::Applied;
+use crate::run_document::{Counts, HealStatus, Outcome, TestReport};
+
+/// The document's `heal`.
+#[derive(Debug, Serialize)]
+pub struct HealReport {
+    pub mode: &'static str,
+    pub status: HealStatus,
+    /// The engine whose change was kept (none when nothing was).
+    pub engine: Option<&'static str>,
+    pub model: Option<ModelShown>,
+    /// Why it ended.
+    pub reason: String,
+    pub attempts: Vec<AttemptRecord>,
+    /// Tests whose outcome changed between two runs of the same code: left out of the green and
+    /// regression decisions.
+    pub flaky: Vec<String>,
+    /// The tests that failed before heal started.
+    pub failing_before: Vec<String>,
+    pub diff: String,
+    pub files_changed: Vec<String>,
+    /// Whether the change was written to the workspace (only a green one is).
+    pub applied: bool,
+    /// Where the change was written as a patch, when it was not applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_file: Option<String>,
+    pub tokens: Tokens,
+    /// What ended it early: the model or the environment failing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorShown>,
+    /// The last full run of the tests, on the change kept.
+    pub tests: Option<TestReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ModelShown {
+    pub provider: &'static str,
+    pub name: String,
+    pub base_url: String,
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Tokens {
+    #[serde(rename = "in")]
+    pub input: u64,
+    #[serde(rename = "out")]
+    pub output: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorShown {
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// One attempt: what was asked for, what applied, how the tests went.
+#[derive(Debug, Serialize)]
+pub struct AttemptRecord {
+    pub number: u32,
+    pub engine: &'static str,
+    pub edits: Vec<Applied>,
+    /// What in the reply could not be read as an edit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// The reply was cut off at the token limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_off: bool,
+    /// The tests' outcome: of the failing tests alone when those still failed, else of all.
+    pub outcome: Option<Outcome>,
+    pub counts: Option<Counts>,
+    /// Whether the whole suite ran (not only the tests that failed before).
+    pub whole_suite: bool,
+    pub still_failing: Vec<String>,
+    /// Tests that passed before and failed after this change.
+    pub regressions: Vec<String>,
+    /// Whether the change stays (a change that breaks a passing test is undone).
+    pub kept: bool,
+    pub tokens: Tokens,
+    pub model_seconds: f64,
+    pub test_seconds: f64,
+}
+
+/// The `--events` file: one JSON object per line, each with the milliseconds since heal began.
+pub struct Events {
+    out: Option<std::fs::File>,
+    started: Instant,
+}
+
+impl Events {
+    pub fn new(out: Option<std::fs::File>) -> Events {
+        Events {
+            out,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn emit(&mut self, event: &str, mut fields: Value) {
+        let Some(out) = &mut self.out else {
+            return;
+        };
+        let mut line = json!({"event": event, "ms": self.started.elapsed().as_millis() as u64});
+        if let (Some(line), Some(fields)) = (line.as_object_mut(), fields.as_object_mut()) {
+            line.append(fields);
+        }
+        // An events file that cannot be written must not end the repair.
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// A short, stable hash of a prompt (FNV-1a, 64 bits): equal prompts have equal hashes.
+pub fn prompt_hash(system: &str, user: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in system.bytes().chain([0]).chain(user.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}

@@ -1,0 +1,228 @@
+//! The private copy of the workspace heal works in, and the way its change reaches the user's
+//! tree. The copy is made once per run (`std::fs::copy`, which the kernel turns into a reflink
+//! where the filesystem shares blocks), without `.git`; candidates are written and tested there
+//! only. What heal wrote is held in memory, so code the tests ran cannot change the diff. The
+//! user's tree is written at the end, only the files heal changed, and only when each is still
+//! as heal found it: a file someone else changed meanwhile means nothing is applied.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::Failure;
+use crate::workspace::jail::{self, Roots};
+use crate::workspace::read_regular;
+use crate::workspace::write::write_atomically;
+
+/// The largest file heal reads or writes.
+const MAX_FILE: u64 = 16 << 20;
+
+/// What heal changed: each file's content, None for a file that does not exist.
+pub type Contents = BTreeMap<String, Option<String>>;
+
+/// The copy, removed when dropped.
+pub struct Tree {
+    dir: PathBuf,
+    work: PathBuf,
+    roots: Roots,
+    /// Each changed file as it was before heal's first write.
+    originals: Contents,
+    /// Each changed file as heal last wrote it.
+    current: Contents,
+}
+
+impl Tree {
+    /// A private copy of `workspace` (a directory of mode 700 in the temporary directory).
+    pub fn copy_of(workspace: &Path) -> Result<Tree, Failure> {
+        let dir = std::env::temp_dir().join(format!(
+            "autocoder-heal-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|err| {
+                Failure::external(format!("cannot make heal's copy in {}: {err}", dir.display()))
+                    .with_hint("set TMPDIR to a writable directory")
+            })?;
+        let work = dir.join("work");
+        let copied = copy_dir(workspace, &work).and_then(|_| {
+            // The copy is the sandbox's workspace: its own directory's mode, not 700's parent.
+            let mode = std::fs::metadata(workspace)?.mode() & 0o7777;
+            std::fs::set_permissions(&work, std::fs::Permissions::from_mode(mode))
+        });
+        let roots = copied
+            .map_err(|err| err.to_string())
+            .and_then(|_| Roots::new(std::slice::from_ref(&work)).map_err(|err| err.to_string()));
+        match roots {
+            Ok(roots) => Ok(Tree {
+                dir,
+                work,
+                roots,
+                originals: Contents::new(),
+                current: Contents::new(),
+            }),
+            Err(err) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(Failure::external(format!(
+                    "cannot copy {} for heal: {err}",
+                    workspace.display()
+                )))
+            }
+        }
+    }
+
+    /// The copy's root, where the tests run.
+    pub fn path(&self) -> &Path {
+        &self.work
+    }
+
+    /// The file's text: as heal wrote it, else as the copy holds it; None when there is none.
+    pub fn read(&self, path: &str) -> Result<Option<String>, String> {
+        if let Some(content) = self.current.get(path) {
+            return Ok(content.clone());
+        }
+        read_file(&self.roots, path)
+    }
+
+    /// Writes the file in the copy (through the jail: the tests may have put a link there).
+    pub fn write(&mut self, path: &str, text: &str) -> Result<(), String> {
+        if path.split('/').any(|part| part == ".git") {
+            return Err(format!("{path} is inside .git; edit the project's files"));
+        }
+        if !self.originals.contains_key(path) {
+            let original = read_file(&self.roots, path)?;
+            self.originals.insert(path.to_string(), original);
+        }
+        let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
+        write_atomically(&confined, text.as_bytes(), true).map_err(|err| err.0)?;
+        self.current.insert(path.to_string(), Some(text.to_string()));
+        Ok(())
+    }
+
+    /// The changed files as they are now.
+    pub fn contents(&self) -> Contents {
+        self.current
+            .iter()
+            .filter(|(path, content)| self.originals.get(*path) != Some(content))
+            .map(|(path, content)| (path.clone(), content.clone()))
+            .collect()
+    }
+
+    /// Puts the copy back to `state` (what `contents` gave): files changed since are rewritten,
+    /// files heal created since are removed.
+    pub fn restore(&mut self, state: &Contents) -> Result<(), String> {
+        let paths: Vec<String> = self.current.keys().cloned().collect();
+        for path in paths {
+            let wanted = state
+                .get(&path)
+                .cloned()
+                .unwrap_or_else(|| self.originals[&path].clone());
+            if self.current.get(&path) == Some(&wanted) {
+                continue;
+            }
+            match &wanted {
+                Some(text) => self.write(&path, text)?,
+                None => {
+                    let confined = self.roots.confine_file(&path).map_err(|err| err.0)?;
+                    let _ = std::fs::remove_file(self.work.join(&confined.relative));
+                    self.current.insert(path, None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The change from the state heal started in, as `git diff` writes it.
+    pub fn diff(&self) -> String {
+        self.contents()
+            .iter()
+            .map(|(path, now)| {
+                let before = self.originals.get(path).cloned().flatten();
+                crate::git::diff::text_patch(
+                    path,
+                    before.as_deref().map(str::as_bytes),
+                    now.as_deref().map(str::as_bytes),
+                    0o100644,
+                )
+            })
+            .collect()
+    }
+
+    /// Writes the change into `workspace` when every file it touches is still as heal found
+    /// it; otherwise writes nothing and names the files that changed meanwhile.
+    pub fn apply_to(&self, workspace: &Path) -> Result<Result<(), Vec<String>>, Failure> {
+        let roots = Roots::new(&[workspace.to_path_buf()])
+            .map_err(|err| Failure::external(format!("{}: {err}", workspace.display())))?;
+        let changes = self.contents();
+        let mut moved = Vec::new();
+        for path in changes.keys() {
+            let there = read_file(&roots, path).map_err(Failure::external)?;
+            if there != self.originals[path] {
+                moved.push(path.clone());
+            }
+        }
+        if !moved.is_empty() {
+            return Ok(Err(moved));
+        }
+        for (path, content) in &changes {
+            let confined = roots
+                .confine_file(path)
+                .map_err(|err| Failure::external(err.0))?;
+            match content {
+                Some(text) => write_atomically(&confined, text.as_bytes(), true)
+                    .map_err(|err| Failure::external(format!("cannot write {path}: {}", err.0)))?,
+                None => false,
+            };
+        }
+        Ok(Ok(()))
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A file's text through the jail; None when there is no such file.
+fn read_file(roots: &Roots, path: &str) -> Result<Option<String>, String> {
+    let confined = roots.confine_file(path).map_err(|err| err.0)?;
+    match jail::open(&confined, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0) {
+        Ok(file) => match file.metadata() {
+            Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE => Ok(read_regular(file, MAX_FILE)),
+            Ok(_) => Err(format!("{path} is not a regular file of at most 16 MiB")),
+            Err(err) => Err(format!("{path}: {err}")),
+        },
+        Err(err) if err.0.ends_with("no such file or directory") => Ok(None),
+        Err(err) => Err(err.0),
+    }
+}
+
+/// Copies the directory `from` to `to`: files with their modes, links as links, no `.git`, no
+/// sockets, FIFOs or devices.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().mode(0o700).create(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let (source, target) = (entry.path(), to.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_dir(&source, &target)?;
+            let mode = entry.metadata()?.mode() & 0o7777;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &target)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! `autocoder heal` with a model: loopback fake OpenAI and Anthropic servers scripted per test
+//! (asserting on what they receive), the sample projects' real tests run in the real sandbox.
+
+use serde_json::{json, Value};
+
+use crate::fake_server::{FakeServer, Reply, Request};
+use crate::util::{git, is_root, with_project, Run, Test};
+
+const KEY: &str = "sk-test-key-4242";
+/// A credential in heal's environment, which must reach no request.
+const GITHUB_SECRET: &str = "ghp_never-leave-this-machine";
+
+const FIX_DISCOUNT: &str = "The discount is subtracted.\n\nshop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
+const FIX_BULK: &str = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if quantity > 50:\n        return 20\n    if quantity > 10:\n=======\n    if quantity >= 50:\n        return 20\n    if quantity >= 10:\n>>>>>>> REPLACE\n```\n";
+const CHAT: &str = "POST /v1/chat/completions";
+
+/// A chat completion whose answer is `text`.
+fn chat(text: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "fake-coder",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1200, "completion_tokens": 80}})
+        .to_string(),
+    )
+}
+
+/// The shop sample as a clone with one commit, and heal pointed at `server`.
+fn shop(server: &FakeServer) -> Test {
+    let test = with_project("shop-python");
+    git(test.path(), &["init", "-q", "-b", "main"]);
+    git(test.path(), &["add", "-A"]);
+    git(
+        test.path(),
+        &["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "shop"],
+    );
+    test.args(["heal", "--base-url", &format!("{}/v1", server.url()), "--model", "fake-coder"])
+        .env("AUTOCODER_API_KEY", KEY)
+        .env("GITHUB_TOKEN", GITHUB_SECRET)
+}
+
+#[track_caller]
+fn heal_of(run: &Run) -> Value {
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
+        panic!("stdout is not JSON ({err})\n{}\n{}", run.stdout(), run.stderr())
+    });
+    doc["heal"].clone()
+}
+
+fn pricing(run: &Run) -> String {
+    std::fs::read_to_string(run.dir.path().join("shop/pricing.py")).unwrap()
+}
+
+/// The messages of a chat completion request, by role.
+fn message(request: &Request, role: &str) -> String {
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == role)
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+fn no_secret_in(requests: &[Request]) {
+    for request in requests {
+        assert!(!request.body.contains(GITHUB_SECRET), "a secret reached the model");
+        assert!(!request.body.contains(KEY), "the key reached a prompt");
+    }
+}
+
+#[test]
+fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}\n{FIX_BULK}"))])]);
+    let run = shop(&server).arg("--events").arg("events.jsonl").run().expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(heal["engine"], "llm");
+    assert_eq!(heal["applied"], true);
+    assert_eq!(heal["attempts"].as_array().unwrap().len(), 1);
+    let attempt = &heal["attempts"][0];
+    assert_eq!(attempt["edits"].as_array().unwrap().len(), 2);
+    assert_eq!(attempt["edits"][0]["matched"], "exact");
+    assert_eq!(attempt["whole_suite"], true);
+    assert_eq!(attempt["tokens"], json!({"in": 1200, "out": 80}));
+    assert_eq!(heal["tests"]["outcome"], "passed");
+    assert_eq!(heal["files_changed"], json!(["shop/pricing.py"]));
+    assert_eq!(heal["failing_before"].as_array().unwrap().len(), 4);
+    assert!(pricing(&run).contains("if quantity >= 50:"));
+    // The diff is git's, and applies to the commit heal started from.
+    let diff = heal["diff"].as_str().unwrap();
+    assert!(diff.starts_with("diff --git a/shop/pricing.py b/shop/pricing.py\n"), "{diff}");
+    git(run.dir.path(), &["stash", "-q"]);
+    std::fs::write(run.dir.path().join("heal.patch"), diff).unwrap();
+    git(run.dir.path(), &["apply", "--check", "heal.patch"]);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.headers["authorization"], format!("Bearer {KEY}"));
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    assert_eq!(body["model"], "fake-coder");
+    let (system, user) = (message(request, "system"), message(request, "user"));
+    assert!(system.contains("<<<<<<< SEARCH") && system.contains("shop/pricing.py\n"));
+    // The failures, the code they run through, and the issue's words are in the message.
+    assert!(user.contains("test_quarter_off"), "{user}");
+    assert!(user.contains("return price_cents * percent // 100"), "{user}");
+    assert!(!user.contains(&run.dir.path().display().to_string()), "an absolute path: {user}");
+    no_secret_in(&requests);
+
+    let events = std::fs::read_to_string(run.dir.path().join("events.jsonl")).unwrap();
+    let kinds: Vec<String> = events
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("model_call"));
+    assert!(kinds.contains(&"edit".to_string()) && kinds.contains(&"tests".to_string()));
+    assert_eq!(kinds.last().map(String::as_str), Some("end"));
+    assert!(!events.contains(KEY));
+}
+
+#[test]
+fn the_second_attempt_sees_what_the_first_left_failing_with_the_same_prefix() {
+    let server = FakeServer::start(vec![(CHAT, vec![chat(FIX_DISCOUNT), chat(FIX_BULK)])]);
+    let run = shop(&server).run().expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let attempts = heal["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0]["kept"], true);
+    assert_eq!(attempts[0]["whole_suite"], true);
+    assert_eq!(attempts[0]["still_failing"].as_array().unwrap().len(), 2);
+    let requests = server.requests();
+    assert_eq!(message(&requests[0], "system"), message(&requests[1], "system"));
+    let second = message(&requests[1], "user");
+    assert!(second.contains("attempt 1: 1 block applied; 2 of 4 failing tests fixed"), "{second}");
+    assert!(second.contains("test_ten_items_get_ten_percent"), "{second}");
+    assert!(!second.contains("test_quarter_off:"), "a fixed test is still shown: {second}");
+    assert!(second.contains("(100 - percent)"), "the change so far is not shown: {second}");
+}
+
+#[test]
+fn a_block_that_does_not_match_is_answered_with_the_closest_lines() {
+    let wrong = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percentage // 100\n=======\n    return 0\n>>>>>>> REPLACE\n```\n";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(wrong), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let run = shop(&server).run().expect_status(0);
+    let heal = heal_of(&run);
+    let first = &heal["attempts"][0];
+    assert_eq!(first["edits"][0]["applied"], false);
+    assert!(first["edits"][0]["reason"].as_str().unwrap().contains("not in shop/pricing.py"));
+    let second = message(&server.requests()[1], "user");
+    assert!(second.contains("the closest lines are:"), "{second}");
+    assert!(second.contains("8\t    return price_cents * percent // 100"), "{second}");
+    assert!(second.contains("attempt 1: no block applied"), "{second}");
+}
+
+#[test]
+fn a_change_that_breaks_a_passing_test_is_undone_and_the_next_one_kept() {
+    // Fixes the quarter off, but drops the guard a passing test checks.
+    let breaking = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if not 0 <= percent <= 100:\n        raise ValueError(f\"discount must be 0-100%, got {percent}\")\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(breaking), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let run = shop(&server).run().expect_status(0);
+    let heal = heal_of(&run);
+    let first = &heal["attempts"][0];
+    assert_eq!(first["kept"], false, "{heal:#}");
+    let regressions = first["regressions"].as_array().unwrap();
+    assert!(regressions.iter().any(|r| r.as_str().unwrap().contains("test_rejects_negative_discount")), "{first:#}");
+    assert_eq!(heal["status"], "green");
+    assert!(pricing(&run).contains("raise ValueError"), "the undone change was kept");
+    let second = message(&server.requests()[1], "user");
+    assert!(second.contains("undone: it broke tests that passed before"), "{second}");
+    // The change so far is none: the broken one was taken back.
+    assert!(!second.contains("The change so far"), "{second}");
+}
+
+#[test]
+fn no_progress_stops_early_and_leaves_the_workspace_as_it_was() {
+    let comment = |n: u32| {
+        format!("shop/pricing.py\n```python\n<<<<<<< SEARCH\ndef bulk_discount(quantity: int) -> int:\n=======\n# look {n}\ndef bulk_discount(quantity: int) -> int:\n>>>>>>> REPLACE\n```\n")
+    };
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&comment(1)), chat(&comment(2)), chat(&comment(3))])]);
+    let before = std::fs::read_to_string(crate::util::testdata("projects/shop-python/shop/pricing.py")).unwrap();
+    let run = shop(&server).run().expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "no_change", "{heal:#}");
+    assert_eq!(heal["attempts"].as_array().unwrap().len(), 2);
+    assert!(heal["reason"].as_str().unwrap().contains("no progress"));
+    assert_eq!(heal["diff"], "");
+    assert_eq!(pricing(&run), before);
+}
+
+#[test]
+fn a_spent_attempt_budget_leaves_the_best_change_in_a_patch_not_the_workspace() {
+    let server = FakeServer::start(vec![(CHAT, vec![chat(FIX_DISCOUNT)])]);
+    let test = shop(&server).args(["--max-attempts", "1"]);
+    let before = std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap();
+    let run = test.run().expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "budget_exhausted", "{heal:#}");
+    assert_eq!(heal["applied"], false);
+    assert_eq!(pricing(&run), before);
+    let patch = heal["patch_file"].as_str().unwrap();
+    assert!(patch.starts_with(&format!("{}/.git/autocoder/", run.dir.path().canonicalize().unwrap().display())), "{patch}");
+    assert_eq!(std::fs::read_to_string(patch).unwrap(), heal["diff"].as_str().unwrap());
+    assert!(heal["diff"].as_str().unwrap().contains("+    return price_cents * (100 - percent) // 100"));
+    // The final run is of the whole suite, on the change kept.
+    assert_eq!(heal["tests"]["counts"]["failed"], 2, "{:#}", heal["tests"]);
+    git(run.dir.path(), &["apply", "--check", patch]);
+}
+
+#[test]
+fn test_files_are_read_only_unless_allowed() {
+    let cheat = "tests/test_pricing.py\n```python\n<<<<<<< SEARCH\n        self.assertEqual(discounted(1000, 25), 750)\n=======\n        self.assertEqual(discounted(1000, 25), 250)\n>>>>>>> REPLACE\n```\n";
+    let server = FakeServer::start(vec![(CHAT, vec![chat(cheat), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let run = shop(&server).run().expect_status(0);
+    let heal = heal_of(&run);
+    let refused = &heal["attempts"][0]["edits"][0];
+    assert_eq!(refused["applied"], false);
+    assert!(refused["reason"].as_str().unwrap().contains("test file"), "{refused:#}");
+    assert!(!heal["files_changed"].to_string().contains("tests/"));
+}
+
+#[test]
+fn the_users_other_uncommitted_changes_stay_as_they_were() {
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let test = shop(&server);
+    std::fs::write(test.path().join("NOTES.md"), "mine, untracked\n").unwrap();
+    std::fs::write(test.path().join("shop/__init__.py"), "# edited, not committed\n").unwrap();
+    let run = test.run().expect_status(0);
+    assert_eq!(std::fs::read_to_string(run.dir.path().join("NOTES.md")).unwrap(), "mine, untracked\n");
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("shop/__init__.py")).unwrap(),
+        "# edited, not committed\n"
+    );
+    assert_eq!(heal_of(&run)["files_changed"], json!(["shop/pricing.py"]));
+    let status = git(run.dir.path(), &["status", "--porcelain"]);
+    assert!(status.contains(" M shop/pricing.py") && status.contains("?? NOTES.md"), "{status}");
+}
+
+#[test]
+fn a_refused_key_exits_3_with_a_hint_and_writes_nothing() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![Reply::json(401, r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#)],
+    )]);
+    let run = shop(&server).run().expect_status(3);
+    assert_eq!(run.stdout(), "");
+    assert!(run.stderr().contains("answered 401: Incorrect API key provided"), "{}", run.stderr());
+    assert!(run.stderr().contains("AUTOCODER_API_KEY"), "{}", run.stderr());
+    assert!(!run.stderr().contains(KEY));
+}
+
+#[test]
+fn server_errors_and_rate_limits_are_waited_out() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            Reply::json(503, r#"{"error": {"message": "overloaded"}}"#),
+            Reply::json(429, r#"{"error": {"message": "slow down"}}"#).header("retry-after", "1"),
+            chat(&format!("{FIX_DISCOUNT}{FIX_BULK}")),
+        ],
+    )]);
+    let run = shop(&server).run().expect_status(0);
+    assert_eq!(heal_of(&run)["status"], "green");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn a_server_that_hangs_up_is_an_error_after_retries() {
+    let server = FakeServer::start(vec![(CHAT, vec![Reply::hang_up()])]);
+    let run = shop(&server).run().expect_status(3);
+    assert!(run.stderr().contains("did not answer"), "{}", run.stderr());
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn a_failure_after_an_attempt_still_writes_what_was_found() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(FIX_DISCOUNT), Reply::json(400, r#"{"error": {"message": "context length exceeded"}}"#)],
+    )]);
+    let run = shop(&server).run().expect_status(3);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "red", "{heal:#}");
+    assert!(heal["error"]["message"].as_str().unwrap().contains("context length exceeded"));
+    assert!(heal["diff"].as_str().unwrap().contains("(100 - percent)"));
+    assert!(heal["patch_file"].is_string());
+}
+
+#[test]
+fn thinking_in_the_content_and_reasoning_fields_is_left_out() {
+    let reply = Reply::json(
+        200,
+        &json!({"choices": [{"message": {"role": "assistant",
+            "content": format!("<think>the bound is off\n<<<<<<< SEARCH</think>\n{FIX_DISCOUNT}{FIX_BULK}"),
+            "reasoning_content": "more thoughts"}, "finish_reason": "stop"}]})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![(CHAT, vec![reply])]);
+    let run = shop(&server).run().expect_status(0);
+    assert_eq!(heal_of(&run)["attempts"][0]["edits"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
+    let reply = Reply::json(
+        200,
+        &json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": format!("{FIX_DISCOUNT}{FIX_BULK}")}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 900, "output_tokens": 60}})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![("POST /v1/messages", vec![reply])]);
+    let test = with_project("shop-python");
+    let run = test
+        .args(["heal", "--provider", "anthropic", "--base-url", server.url(), "--model", "claude-test"])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("GITHUB_TOKEN", GITHUB_SECRET)
+        .run()
+        .expect_status(0);
+    assert_eq!(heal_of(&run)["status"], "green");
+    let requests = server.requests();
+    let request = &requests[0];
+    assert_eq!(request.headers["x-api-key"], KEY);
+    assert_eq!(request.headers["anthropic-version"], "2023-06-01");
+    assert!(!request.headers.contains_key("authorization"));
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert!(body["max_tokens"].as_u64().unwrap() > 0);
+    no_secret_in(&requests);
+}
+
+#[test]
+fn without_a_model_heal_says_how_to_name_one() {
+    let run = with_project("shop-python")
+        .args(["heal"])
+        .env("OPENAI_API_KEY", KEY)
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("no model is configured"), "{}", run.stderr());
+    assert!(run.stderr().contains("--base-url"), "{}", run.stderr());
+}
+
+#[test]
+fn a_local_server_without_a_named_model_is_asked_for_its_first() {
+    let server = FakeServer::start(vec![
+        ("GET /v1/models", vec![Reply::json(200, r#"{"object": "list", "data": [{"id": "qwen2.5-coder:7b", "object": "model"}]}"#)]),
+        (CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))]),
+    ]);
+    let run = with_project("shop-python")
+        .args(["heal"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .run()
+        .expect_status(0);
+    assert_eq!(heal_of(&run)["model"]["name"], "qwen2.5-coder:7b");
+    let requests = server.requests();
+    let body: Value = serde_json::from_str(&requests[1].body).unwrap();
+    assert_eq!(body["model"], "qwen2.5-coder:7b");
+    assert!(!requests[1].headers.contains_key("authorization"));
+}
+
+#[test]
+fn a_go_project_is_repaired_too() {
+    let fix = "calc.go\n```go\n<<<<<<< SEARCH\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n=======\n\tif a < b {\n\t\treturn b\n\t}\n\treturn a\n>>>>>>> REPLACE\n```\n\ncalc.go\n```go\n<<<<<<< SEARCH\n\treturn values[i]\n=======\n\tif i < 0 || i >= len(values) {\n\t\treturn 0\n\t}\n\treturn values[i]\n>>>>>>> REPLACE\n```\n";
+    let server = FakeServer::start(vec![(CHAT, vec![chat(fix)])]);
+    let run = with_project("go-sample")
+        .args(["heal", "--base-url", &format!("{}/v1", server.url()), "--model", "m"])
+        .run();
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(run.status(), 0);
+    let user = message(&server.requests()[0], "user");
+    assert!(user.contains("calc.go\n```\n"), "the code under test is not shown: {user}");
+}
+
+#[test]
+fn an_ordinary_user_heals_their_own_tree() {
+    if !is_root() {
+        return;
+    }
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let run = shop(&server).run_as_user(4242).run().expect_status(0);
+    assert!(pricing(&run).contains("if quantity >= 50:"));
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(run.dir.path().join("shop/pricing.py")).unwrap());
+    assert_eq!(owner, 4242);
+}
