@@ -55,7 +55,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         None => None,
     };
     let mut events = Events::new(events);
-    let session = Session::new(model, MODEL_CALL)?;
+    let session = std::sync::Arc::new(Session::new(model, MODEL_CALL)?);
     let healed = heal::heal(
         HealRequest {
             workspace: workspace.clone(),
@@ -70,7 +70,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             patch_out: args.patch_out,
             env: args.env,
         },
-        &session,
+        session,
         &mut events,
     )?;
     events.emit(
@@ -83,7 +83,9 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let status = healed.report.status;
     document.set_heal(&healed.report);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
-    Ok(if healed.failed {
+    Ok(if let Some(signal) = healed.interrupted {
+        128 + signal
+    } else if healed.failed {
         if let Some(error) = &healed.report.error {
             crate::log::error("heal", &error.message, error.hint.as_deref());
         }

@@ -59,7 +59,8 @@ pub fn parse(text: &str) -> Parsed {
         let number = parsed.edits.len() + parsed.problems.len() + 1;
         let path = path_above(&lines[..at]).or_else(|| last_path.clone());
         let divider = (at + 1..lines.len()).find(|&i| marker(lines[i], '=', ""));
-        let end = divider.and_then(|d| (d + 1..lines.len()).find(|&i| marker(lines[i], '>', "REPLACE")));
+        let end =
+            divider.and_then(|d| (d + 1..lines.len()).find(|&i| marker(lines[i], '>', "REPLACE")));
         let (Some(divider), Some(end)) = (divider, end) else {
             parsed.problems.push(format!(
                 "block {number} is not closed (`=======` and `>>>>>>> REPLACE` must follow `<<<<<<< SEARCH`); it was not applied"
@@ -106,8 +107,10 @@ fn path_above(lines: &[&str]) -> Option<String> {
             .trim_end_matches(':')
             .trim();
         let path = path.strip_prefix("File:").unwrap_or(path).trim();
-        return (!path.is_empty() && !path.contains(char::is_whitespace) && !marker(line, '>', "REPLACE"))
-            .then(|| path.to_string());
+        return (!path.is_empty()
+            && !path.contains(char::is_whitespace)
+            && !marker(line, '>', "REPLACE"))
+        .then(|| path.to_string());
     }
     None
 }
@@ -262,7 +265,8 @@ mod tests {
 
     #[test]
     fn a_second_block_without_a_path_is_for_the_file_before_and_a_cut_block_is_said() {
-        let reply = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nz\n=======\n";
+        let reply =
+            "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nz\n=======\n";
         let parsed = parse(reply);
         assert_eq!(parsed.edits.len(), 1);
         assert_eq!(parsed.problems.len(), 1);
@@ -273,7 +277,15 @@ mod tests {
 
     #[test]
     fn test_files_are_known_by_the_runners_conventions() {
-        for path in ["tests/test_a.py", "pkg/test_a.py", "a_test.go", "src/x.test.ts", "__tests__/a.js", "conftest.py", "crate/tests/it.rs"] {
+        for path in [
+            "tests/test_a.py",
+            "pkg/test_a.py",
+            "a_test.go",
+            "src/x.test.ts",
+            "__tests__/a.js",
+            "conftest.py",
+            "crate/tests/it.rs",
+        ] {
             assert!(is_test_file(path), "{path}");
         }
         for path in ["shop/pricing.py", "src/lib.rs", "contest.py", "latest.go"] {

@@ -29,8 +29,15 @@ impl Matched {
     }
 }
 
+/// How a pass reads a line before comparing it.
+type Normal = fn(&str) -> String;
+
 /// `text` with `search` replaced by `replace`, and how it was found.
-pub fn replace_once(text: &str, search: &str, replace: &str) -> Result<(String, Matched), Mismatch> {
+pub fn replace_once(
+    text: &str,
+    search: &str,
+    replace: &str,
+) -> Result<(String, Matched), Mismatch> {
     match edit_file::replace(text, search, replace, false) {
         Ok((updated, _)) => return Ok((updated, Matched::Exact)),
         Err(ambiguous @ Mismatch::Ambiguous { .. }) => return Err(ambiguous),
@@ -42,13 +49,17 @@ pub fn replace_once(text: &str, search: &str, replace: &str) -> Result<(String, 
     if wanted.is_empty() {
         return Err(Mismatch::NotFound);
     }
-    let passes: [(Matched, fn(&str) -> String); 3] = [
-        (Matched::TrailingWhitespace, |line| line.trim_end().to_string()),
+    let passes: [(Matched, Normal); 3] = [
+        (Matched::TrailingWhitespace, |line| {
+            line.trim_end().to_string()
+        }),
         (Matched::Trimmed, |line| line.trim().to_string()),
         (Matched::Punctuation, |line| ascii_punctuation(line.trim())),
     ];
     for (index, (how, normal)) in passes.iter().enumerate() {
-        let found = windows(&lines, &wanted, |file, wanted| normal(file) == normal(wanted));
+        let found = windows(&lines, &wanted, |file, wanted| {
+            normal(file) == normal(wanted)
+        });
         if let Some(result) = decided(&lines, &found, &wanted, &replacement, *how)? {
             return Ok(result);
         }
@@ -59,7 +70,9 @@ pub fn replace_once(text: &str, search: &str, replace: &str) -> Result<(String, 
                 .into_iter()
                 .filter(|&at| offset(&lines[at..at + wanted.len()], &wanted).is_some())
                 .collect::<Vec<_>>();
-            if let Some(result) = decided(&lines, &found, &wanted, &replacement, Matched::Indentation)? {
+            if let Some(result) =
+                decided(&lines, &found, &wanted, &replacement, Matched::Indentation)?
+            {
                 return Ok(result);
             }
         }
@@ -133,7 +146,11 @@ fn offset<'a>(file: &[&'a str], wanted: &[&'a str]) -> Option<(&'a str, &'a str)
 fn spliced(lines: &[&str], at: usize, wanted: &[&str], replacement: &[&str]) -> String {
     let run = &lines[at..at + wanted.len()];
     let (add, remove) = offset(run, wanted).unwrap_or_else(|| first_line_offset(run, wanted));
-    let ending = if run[0].ends_with("\r\n") { "\r\n" } else { "\n" };
+    let ending = if run[0].ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let last_ended = run.last().is_some_and(|line| line.ends_with('\n'));
     let mut out: String = lines[..at].concat();
     for (index, line) in replacement.iter().enumerate() {
@@ -152,7 +169,11 @@ fn spliced(lines: &[&str], at: usize, wanted: &[&str], replacement: &[&str]) -> 
 /// The offset of the run's first line that is not blank against the model's.
 fn first_line_offset<'a>(run: &[&'a str], wanted: &[&'a str]) -> (&'a str, &'a str) {
     let indent = |line: &'a str| &line[..line.len() - line.trim_start().len()];
-    let Some((line, want)) = run.iter().zip(wanted).find(|(l, w)| !l.trim().is_empty() && !w.trim().is_empty()) else {
+    let Some((line, want)) = run
+        .iter()
+        .zip(wanted)
+        .find(|(l, w)| !l.trim().is_empty() && !w.trim().is_empty())
+    else {
         return ("", "");
     };
     let (have, asked) = (indent(line), indent(want));
@@ -168,9 +189,18 @@ fn first_line_offset<'a>(run: &[&'a str], wanted: &[&'a str]) -> (&'a str, &'a s
 /// The lines of `text` (without their endings) without blank lines at either end: a stray blank
 /// line around a model's block is not part of what it means.
 fn without_blank_ends(text: &str) -> Vec<&str> {
-    let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    let start = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(start, |at| at + 1);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let start = lines
+        .iter()
+        .position(|l| !l.trim().is_empty())
+        .unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(start, |at| at + 1);
     lines[start..end].to_vec()
 }
 
@@ -202,8 +232,12 @@ mod tests {
 
     #[test]
     fn trailing_white_space_and_stray_blank_lines_are_forgiven() {
-        let (out, how) =
-            replace_once(FILE, "\n    if x > 1:   \n        return x\n\n", "    if x >= 1:\n        return x\n").unwrap();
+        let (out, how) = replace_once(
+            FILE,
+            "\n    if x > 1:   \n        return x\n\n",
+            "    if x >= 1:\n        return x\n",
+        )
+        .unwrap();
         assert_eq!(how, Matched::TrailingWhitespace);
         assert_eq!(out, FILE.replace("x > 1", "x >= 1"));
     }
@@ -227,10 +261,17 @@ mod tests {
     #[test]
     fn trimmed_lines_and_curly_quotes_match_last() {
         let file = "msg = \"it's\"\n  call( a )\n";
-        let (out, how) = replace_once(file, "msg = \u{201c}it\u{2019}s\u{201d}", "msg = \"ok\"").unwrap();
-        assert_eq!((out.as_str(), how), ("msg = \"ok\"\n  call( a )\n", Matched::Punctuation));
+        let (out, how) =
+            replace_once(file, "msg = \u{201c}it\u{2019}s\u{201d}", "msg = \"ok\"").unwrap();
+        assert_eq!(
+            (out.as_str(), how),
+            ("msg = \"ok\"\n  call( a )\n", Matched::Punctuation)
+        );
         let (out, how) = replace_once(file, "\tcall( a )", "call(b)").unwrap();
-        assert_eq!((out.as_str(), how), ("msg = \"it's\"\n  call(b)\n", Matched::Trimmed));
+        assert_eq!(
+            (out.as_str(), how),
+            ("msg = \"it's\"\n  call(b)\n", Matched::Trimmed)
+        );
     }
 
     #[test]
@@ -238,9 +279,15 @@ mod tests {
         let file = "a = 1\nb = 2\na = 1 \n";
         assert_eq!(
             replace_once(file, "a = 1\n", "a = 3\n"),
-            Err(Mismatch::Ambiguous { count: 2, lines: vec![1, 3] })
+            Err(Mismatch::Ambiguous {
+                count: 2,
+                lines: vec![1, 3]
+            })
         );
-        assert_eq!(replace_once(file, "c = 1", "c = 2"), Err(Mismatch::NotFound));
+        assert_eq!(
+            replace_once(file, "c = 1", "c = 2"),
+            Err(Mismatch::NotFound)
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod tree;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -23,6 +24,7 @@ use crate::error::Failure;
 use crate::llm::{Prompt, Session};
 use crate::run_document::{Framework, HealStatus, Issue, Outcome, TestReport};
 use crate::sandbox::policy::{OutputMode, PolicyRequest};
+use crate::sandbox::supervise::TerminationSignals;
 use crate::testrun::{self, TestRequest};
 
 /// Tokens a reply may take.
@@ -48,11 +50,12 @@ pub struct HealRequest {
     pub env: Vec<String>,
 }
 
-/// How heal ended: the report, and whether the model or the environment failed on the way
-/// (exit 3, the report still written).
+/// How heal ended: the report, whether the model or the environment failed on the way (exit
+/// 3, the report still written), and the signal that interrupted it.
 pub struct Healed {
     pub report: HealReport,
     pub failed: bool,
+    pub interrupted: Option<i32>,
 }
 
 /// Whether a run's failures can be selected by id and rerun alone.
@@ -63,9 +66,12 @@ fn selectable(framework: Framework) -> bool {
 /// The repair loop with a model.
 pub fn heal(
     mut request: HealRequest,
-    session: &Session,
+    session: Arc<Session>,
     events: &mut Events,
 ) -> Result<Healed, Failure> {
+    // SIGINT, SIGTERM and SIGHUP are read, not obeyed: an interrupted repair ends between steps,
+    // with the user's tree as it was and the document written.
+    let signals = TerminationSignals::block()?;
     let started = Instant::now();
     let deadline = started + request.timeout;
     let secrets = prompt::secrets(session.model().api_key());
@@ -99,6 +105,7 @@ pub fn heal(
         return Ok(Healed {
             report,
             failed: false,
+            interrupted: baseline.interrupted,
         });
     }
     let files = prompt::project_files(tree.path());
@@ -121,10 +128,14 @@ pub fn heal(
     let mut stalled = 0;
     let mut budget_hit = None;
     let mut stop = None;
+    let mut interrupted = None;
 
     for number in 1..=request.max_attempts {
         if Instant::now() >= deadline {
-            budget_hit = Some(format!("the time budget ({} s) ran out", request.timeout.as_secs()));
+            budget_hit = Some(format!(
+                "the time budget ({} s) ran out",
+                request.timeout.as_secs()
+            ));
             break;
         }
         if let Some(limit) = request.token_budget {
@@ -159,14 +170,17 @@ pub fn heal(
             ),
         );
         let asked = Instant::now();
-        let reply = match session.ask(&Prompt {
-            system: &system,
-            user: &user,
-            max_tokens: REPLY_TOKENS,
-        }) {
-            Ok(reply) => reply,
-            Err(failure) => {
-                events.emit("model_error", json!({"attempt": number, "error": failure.error.to_string()}));
+        let reply = match ask(&session, &system, &user, &signals) {
+            Asked::Interrupted(signal) => {
+                interrupted = Some(signal);
+                break;
+            }
+            Asked::Answered(Ok(reply)) => reply,
+            Asked::Answered(Err(failure)) => {
+                events.emit(
+                    "model_error",
+                    json!({"attempt": number, "error": failure.error.to_string()}),
+                );
                 report.error = Some(ErrorShown {
                     message: format!("{:#}", failure.error),
                     hint: failure.hint.clone(),
@@ -235,8 +249,13 @@ pub fn heal(
         }
         let diff = tree.diff();
         if !seen_diffs.insert(diff.clone()) {
-            crate::log::info("heal", &format!("attempt {number}: the same change as an earlier attempt"));
-            history.push(format!("attempt {number}: the same change as an earlier attempt"));
+            crate::log::info(
+                "heal",
+                &format!("attempt {number}: the same change as an earlier attempt"),
+            );
+            history.push(format!(
+                "attempt {number}: the same change as an earlier attempt"
+            ));
             report.attempts.push(attempt);
             stop = Some("the model repeated a change already tried".into());
             break;
@@ -246,6 +265,16 @@ pub fn heal(
         let result = validate(&request, &tree, &baseline, best.score, events, number);
         attempt.test_seconds = tested.elapsed().as_secs_f64();
         let (result, whole_suite) = match result {
+            Ok((result, _))
+                if result
+                    .sandbox
+                    .as_ref()
+                    .is_some_and(|s| s.interrupted.is_some()) =>
+            {
+                interrupted = result.sandbox.as_ref().and_then(|s| s.interrupted);
+                report.attempts.push(attempt);
+                break;
+            }
             Ok(result) => result,
             Err(failure) => {
                 report.error = Some(ErrorShown {
@@ -279,10 +308,16 @@ pub fn heal(
             };
             report.attempts.push(attempt);
             report.status = HealStatus::Green;
-            report.reason = format!("green after {number} attempt{}", if number == 1 { "" } else { "s" });
+            report.reason = format!(
+                "green after {number} attempt{}",
+                if number == 1 { "" } else { "s" }
+            );
             break;
         }
-        let score = (result.outcome == Outcome::BuildFailed, judged.still_failing.len());
+        let score = (
+            result.outcome == Outcome::BuildFailed,
+            judged.still_failing.len(),
+        );
         // Only a change the whole suite ran on is known to break nothing: the tree stays at the
         // best such change between attempts.
         if whole_suite && judged.regressions.is_empty() && score < best.score {
@@ -297,7 +332,10 @@ pub fn heal(
             };
         } else {
             let why = if !judged.regressions.is_empty() {
-                format!("it broke tests that passed before ({})", judged.regressions.join(", "))
+                format!(
+                    "it broke tests that passed before ({})",
+                    judged.regressions.join(", ")
+                )
             } else if score > best.score {
                 "it fixed fewer of the failing tests than the change kept".to_string()
             } else {
@@ -310,7 +348,11 @@ pub fn heal(
         }
         report.attempts.push(attempt);
         let now = signature(&result);
-        stalled = if now == last_signature { stalled + 1 } else { 0 };
+        stalled = if now == last_signature {
+            stalled + 1
+        } else {
+            0
+        };
         last_signature = now;
         if stalled >= 2 {
             stop = Some("no progress: the same tests failed the same way twice".into());
@@ -318,12 +360,67 @@ pub fn heal(
         }
     }
 
-    if report.status != HealStatus::Green && budget_hit.is_none() && stop.is_none() {
+    if let Some(signal) = interrupted.or_else(|| signals.take()) {
+        interrupted = Some(signal);
+        stop = Some(format!(
+            "interrupted by signal {signal}; nothing was written to the workspace"
+        ));
+        if report.status == HealStatus::Green {
+            report.status = HealStatus::Red;
+        }
+    } else if report.status != HealStatus::Green && budget_hit.is_none() && stop.is_none() {
         budget_hit = Some(format!("all {} attempts were made", request.max_attempts));
     }
-    finish(&request, &mut tree, best, &baseline, &mut report, budget_hit, stop)?;
+    finish(
+        &request,
+        &mut tree,
+        best,
+        &baseline,
+        &mut report,
+        budget_hit,
+        stop,
+    )?;
     let failed = report.error.is_some();
-    Ok(Healed { report, failed })
+    Ok(Healed {
+        report,
+        failed,
+        interrupted,
+    })
+}
+
+enum Asked {
+    Answered(Result<crate::llm::Reply, Failure>),
+    Interrupted(i32),
+}
+
+/// Asks the model on a thread of its own, so that a signal ends the wait at once (the thread is
+/// left to its request; no sandbox is started after an interruption, so no fork sees it).
+fn ask(session: &Arc<Session>, system: &str, user: &str, signals: &TerminationSignals) -> Asked {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (session, system, user) = (Arc::clone(session), system.to_string(), user.to_string());
+    std::thread::spawn(move || {
+        let reply = session.ask(&Prompt {
+            system: &system,
+            user: &user,
+            max_tokens: REPLY_TOKENS,
+        });
+        let _ = sender.send(reply);
+    });
+    loop {
+        match receiver.recv_timeout(Duration::from_millis(100)) {
+            Ok(reply) => return Asked::Answered(reply),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Asked::Answered(Err(Failure::external(
+                    "the model call ended without an answer",
+                )))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(signal) = signals.take() {
+                    return Asked::Interrupted(signal);
+                }
+            }
+        }
+    }
 }
 
 /// The best state so far: one that builds before one that does not, then the fewest originally
@@ -370,7 +467,10 @@ fn finish(
                 report.applied = true;
                 crate::log::info(
                     "heal",
-                    &format!("green: {} written to the workspace", report.files_changed.join(", ")),
+                    &format!(
+                        "green: {} written to the workspace",
+                        report.files_changed.join(", ")
+                    ),
                 );
                 if request.patch_out.is_none() {
                     return Ok(());
@@ -401,7 +501,10 @@ fn finish(
         }
         Err(err) => crate::log::warn(
             "heal",
-            &format!("cannot write the patch to {}: {err}; it is in heal.diff", path.display()),
+            &format!(
+                "cannot write the patch to {}: {err}; it is in heal.diff",
+                path.display()
+            ),
         ),
     }
     Ok(())
@@ -437,7 +540,11 @@ fn edit_feedback(attempt: &AttemptRecord) -> String {
     let failed: Vec<&Applied> = attempt.edits.iter().filter(|e| !e.applied).collect();
     for (index, edit) in attempt.edits.iter().enumerate() {
         if let Some(reason) = &edit.reason {
-            out.push_str(&format!("Block {} ({}) was not applied: {reason}\n", index + 1, edit.path));
+            out.push_str(&format!(
+                "Block {} ({}) was not applied: {reason}\n",
+                index + 1,
+                edit.path
+            ));
         }
     }
     for problem in &attempt.problems {
@@ -461,7 +568,13 @@ fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
     let mut signature: Vec<_> = report
         .failures
         .iter()
-        .map(|f| (f.id.clone(), f.kind.clone(), prompt::without_timings(&f.message)))
+        .map(|f| {
+            (
+                f.id.clone(),
+                f.kind.clone(),
+                prompt::without_timings(&f.message),
+            )
+        })
         .collect();
     signature.sort();
     signature
@@ -510,8 +623,18 @@ fn validate(
         .cloned()
         .collect();
     let framework = baseline.report.framework;
-    if selectable(framework) && !failing.is_empty() && baseline.report.outcome == Outcome::TestsFailed {
-        crate::log::info("heal", &format!("attempt {attempt}: testing the {} failing test{}", failing.len(), if failing.len() == 1 { "" } else { "s" }));
+    if selectable(framework)
+        && !failing.is_empty()
+        && baseline.report.outcome == Outcome::TestsFailed
+    {
+        crate::log::info(
+            "heal",
+            &format!(
+                "attempt {attempt}: testing the {} failing test{}",
+                failing.len(),
+                if failing.len() == 1 { "" } else { "s" }
+            ),
+        );
         let first = run(request, tree, failing.clone())?;
         events.emit("tests", json!({"attempt": attempt, "scope": "failing", "outcome": first.outcome, "counts": first.counts, "duration_ms": first.duration_ms}));
         // Worth the whole suite only when it fixed more than the change kept.
@@ -521,7 +644,10 @@ fn validate(
             return Ok((first, false));
         }
     }
-    crate::log::info("heal", &format!("attempt {attempt}: running the whole suite"));
+    crate::log::info(
+        "heal",
+        &format!("attempt {attempt}: running the whole suite"),
+    );
     let all = run(request, tree, Vec::new())?;
     events.emit("tests", json!({"attempt": attempt, "scope": "all", "outcome": all.outcome, "counts": all.counts, "duration_ms": all.duration_ms}));
     Ok((all, true))
@@ -535,6 +661,8 @@ struct Baseline {
     flaky: BTreeSet<String>,
     /// Set when there is nothing to repair, and why.
     nothing_to_do: Option<String>,
+    /// The signal that stopped a baseline run.
+    interrupted: Option<i32>,
 }
 
 /// A run judged against the baseline.
@@ -573,10 +701,17 @@ impl Baseline {
         request.framework = Some(report.framework);
         let mut baseline = Baseline {
             failing: failing_ids(&report),
+            interrupted: report.sandbox.as_ref().and_then(|s| s.interrupted),
             report,
             flaky: BTreeSet::new(),
             nothing_to_do: None,
         };
+        if let Some(signal) = baseline.interrupted {
+            baseline.nothing_to_do = Some(format!(
+                "interrupted by signal {signal} before the first attempt"
+            ));
+            return Ok(baseline);
+        }
         match baseline.report.outcome {
             Outcome::TestsFailed | Outcome::BuildFailed => {}
             Outcome::Passed => {
@@ -590,21 +725,48 @@ impl Baseline {
                     .with_hint("add a test that shows the bug, then run heal"))
             }
             Outcome::Timeout => {
-                return Err(Failure::external("the tests ran out of time before heal began")
-                    .with_hint("give the tests more time with --test-timeout"))
+                return Err(
+                    Failure::external("the tests ran out of time before heal began")
+                        .with_hint("give the tests more time with --test-timeout"),
+                )
             }
             Outcome::Error => {
                 return Err(Failure::external(format!(
                     "the tests could not be run: {}",
-                    baseline.report.reason.as_deref().unwrap_or("the runner failed")
+                    baseline
+                        .report
+                        .reason
+                        .as_deref()
+                        .unwrap_or("the runner failed")
                 ))
-                .with_hint(baseline.report.hint.clone().unwrap_or_else(|| "run `autocoder run-tests` to see why".into())))
+                .with_hint(
+                    baseline
+                        .report
+                        .hint
+                        .clone()
+                        .unwrap_or_else(|| "run `autocoder run-tests` to see why".into()),
+                ))
             }
         }
-        if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework) {
+        if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
+        {
             let ids: Vec<String> = baseline.failing.iter().cloned().collect();
-            crate::log::info("heal", &format!("running the {} failing test{} again, to tell flaky ones", ids.len(), if ids.len() == 1 { "" } else { "s" }));
+            crate::log::info(
+                "heal",
+                &format!(
+                    "running the {} failing test{} again, to tell flaky ones",
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" }
+                ),
+            );
             let again = run(request, tree, ids)?;
+            if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
+                baseline.interrupted = Some(signal);
+                baseline.nothing_to_do = Some(format!(
+                    "interrupted by signal {signal} before the first attempt"
+                ));
+                return Ok(baseline);
+            }
             let failed_again = failing_ids(&again);
             baseline.flaky = baseline
                 .failing
@@ -613,10 +775,23 @@ impl Baseline {
                 .cloned()
                 .collect();
             if !baseline.flaky.is_empty() {
-                crate::log::warn("heal", &format!("flaky (failed, then passed): {}", baseline.flaky.iter().cloned().collect::<Vec<_>>().join(", ")));
+                crate::log::warn(
+                    "heal",
+                    &format!(
+                        "flaky (failed, then passed): {}",
+                        baseline
+                            .flaky
+                            .iter()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
             }
             if baseline.flaky.len() == baseline.failing.len() {
-                baseline.nothing_to_do = Some("the failing tests passed when run again: they are flaky, not broken".into());
+                baseline.nothing_to_do = Some(
+                    "the failing tests passed when run again: they are flaky, not broken".into(),
+                );
             }
         }
         Ok(baseline)
@@ -643,7 +818,10 @@ impl Baseline {
             .filter(|id| !self.failing.contains(*id) && !self.flaky.contains(*id))
             .cloned()
             .collect();
-        let runs = matches!(run.outcome, Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed);
+        let runs = matches!(
+            run.outcome,
+            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
+        );
         if !runs && regressions.is_empty() {
             regressions.push(format!("the suite ({})", outcome_name(run)));
         }

@@ -116,7 +116,11 @@ pub fn groups(failures: &[TestFailure]) -> Vec<Group<'_>> {
     let mut order: Vec<(Option<&str>, Option<&str>, Option<u32>)> = Vec::new();
     let mut by_key: BTreeMap<usize, Vec<&TestFailure>> = BTreeMap::new();
     for failure in failures {
-        let key = (failure.kind.as_deref(), failure.file.as_deref(), failure.line);
+        let key = (
+            failure.kind.as_deref(),
+            failure.file.as_deref(),
+            failure.line,
+        );
         let index = order.iter().position(|k| *k == key).unwrap_or_else(|| {
             order.push(key);
             order.len() - 1
@@ -185,16 +189,24 @@ pub fn message(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
         }
         if !first.details.trim().is_empty() {
             out.push_str("```\n");
-            out.push_str(&without_timings(crate::text::cut(first.details.trim(), 2500)));
+            out.push_str(&without_timings(crate::text::cut(
+                first.details.trim(),
+                2500,
+            )));
             out.push_str("\n```\n");
         }
     }
     if groups.len() > GROUPS {
-        out.push_str(&format!("\n({} more groups not shown)\n", groups.len() - GROUPS));
+        out.push_str(&format!(
+            "\n({} more groups not shown)\n",
+            groups.len() - GROUPS
+        ));
     }
     let mut tail = String::new();
     if !attempt.diff.is_empty() {
-        tail.push_str("\n## The change so far (already applied; your blocks apply on top of it)\n```diff\n");
+        tail.push_str(
+            "\n## The change so far (already applied; your blocks apply on top of it)\n```diff\n",
+        );
         tail.push_str(crate::text::cut(attempt.diff, 8000));
         tail.push_str("```\n");
     }
@@ -229,9 +241,14 @@ fn code(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
         };
         let shown = shown_part(&text, &lines);
         let fence = if shown.contains("```") { "````" } else { "```" };
-        let block = format!("\n{path}\n{fence}\n{shown}{}{fence}\n", if shown.ends_with('\n') { "" } else { "\n" });
+        let block = format!(
+            "\n{path}\n{fence}\n{shown}{}{fence}\n",
+            if shown.ends_with('\n') { "" } else { "\n" }
+        );
         if out.len() + block.len() > budget {
-            out.push_str(&format!("\n({path} and other files left out for length; they are in the list above)\n"));
+            out.push_str(&format!(
+                "\n({path} and other files left out for length; they are in the list above)\n"
+            ));
             break;
         }
         out.push_str(&block);
@@ -307,7 +324,10 @@ fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
             let module = capture[1].replace('.', "/");
             wanted.push(format!("{module}.py"));
             wanted.push(format!("{module}/__init__.py"));
-            for name in capture[2].split([',', '(', ')', ' ']).filter(|n| !n.is_empty()) {
+            for name in capture[2]
+                .split([',', '(', ')', ' '])
+                .filter(|n| !n.is_empty())
+            {
                 wanted.push(format!("{module}/{name}.py"));
             }
         }
@@ -315,11 +335,22 @@ fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
             wanted.push(format!("{}.py", capture[1].replace('.', "/")));
         }
     } else {
-        let js = Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#).unwrap();
+        let js = Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
+            .unwrap();
         let dir = Path::new(test).parent().unwrap_or(Path::new(""));
         for capture in js.captures_iter(text) {
             let joined = normalized(&dir.join(&capture[1]));
-            for suffix in ["", ".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", "/index.js", "/index.ts"] {
+            for suffix in [
+                "",
+                ".js",
+                ".ts",
+                ".mjs",
+                ".cjs",
+                ".jsx",
+                ".tsx",
+                "/index.js",
+                "/index.ts",
+            ] {
                 wanted.push(format!("{joined}{suffix}"));
             }
         }
@@ -412,9 +443,20 @@ fn shown_part(text: &str, lines: &[usize]) -> String {
 
 fn starts_a_definition(line: &str) -> bool {
     let line = line.trim_start();
-    ["def ", "async def ", "class ", "fn ", "pub fn ", "pub(crate) fn ", "func ", "function ", "export function ", "impl "]
-        .iter()
-        .any(|start| line.starts_with(start))
+    [
+        "def ",
+        "async def ",
+        "class ",
+        "fn ",
+        "pub fn ",
+        "pub(crate) fn ",
+        "func ",
+        "function ",
+        "export function ",
+        "impl ",
+    ]
+    .iter()
+    .any(|start| line.starts_with(start))
 }
 
 /// Test output without durations: "in 0.03s", "(12 ms)", "0.004s".
@@ -471,29 +513,55 @@ mod tests {
         ];
         let groups = groups(&failures);
         assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0].tests.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(
+            groups[0]
+                .tests
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "c"]
+        );
     }
 
     #[test]
     fn python_and_javascript_imports_name_the_source_files() {
-        let files: Vec<String> = ["shop/pricing.py", "shop/__init__.py", "src/util.js", "src/index.js"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let files: Vec<String> = [
+            "shop/pricing.py",
+            "shop/__init__.py",
+            "src/util.js",
+            "src/index.js",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(
-            imports("tests/test_pricing.py", "import unittest\nfrom shop.pricing import bulk_discount, discounted\n", &files),
+            imports(
+                "tests/test_pricing.py",
+                "import unittest\nfrom shop.pricing import bulk_discount, discounted\n",
+                &files
+            ),
             ["shop/pricing.py"]
         );
         assert_eq!(
-            imports("src/util.test.js", "const { a } = require('./util');\nimport x from \"../src/index.js\";\n", &files),
+            imports(
+                "src/util.test.js",
+                "const { a } = require('./util');\nimport x from \"../src/index.js\";\n",
+                &files
+            ),
             ["src/util.js", "src/index.js"]
         );
-        assert_eq!(same_stem("tests/test_pricing.py", &files), ["shop/pricing.py"]);
+        assert_eq!(
+            same_stem("tests/test_pricing.py", &files),
+            ["shop/pricing.py"]
+        );
     }
 
     #[test]
     fn timings_and_secrets_are_taken_out() {
-        assert_eq!(without_timings("1 failed in 0.03s (12 ms)"), "1 failed in <time> (<time>)");
+        assert_eq!(
+            without_timings("1 failed in 0.03s (12 ms)"),
+            "1 failed in <time> (<time>)"
+        );
         assert_eq!(
             withheld("key sk-abcdefgh in sk-abcdefgh!", &["sk-abcdefgh".into()]),
             "key [withheld] in [withheld]!"
@@ -504,7 +572,11 @@ mod tests {
     fn a_long_file_is_shown_around_its_frames_from_the_definition() {
         let mut text = String::new();
         for i in 1..=1000 {
-            text.push_str(&if i == 500 { "def target():\n".to_string() } else { format!("x{i} = {i}\n") });
+            text.push_str(&if i == 500 {
+                "def target():\n".to_string()
+            } else {
+                format!("x{i} = {i}\n")
+            });
         }
         let shown = shown_part(&text, &[510]);
         assert!(shown.starts_with("...\ndef target():\n"));

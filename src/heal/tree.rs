@@ -45,8 +45,11 @@ impl Tree {
             .mode(0o700)
             .create(&dir)
             .map_err(|err| {
-                Failure::external(format!("cannot make heal's copy in {}: {err}", dir.display()))
-                    .with_hint("set TMPDIR to a writable directory")
+                Failure::external(format!(
+                    "cannot make heal's copy in {}: {err}",
+                    dir.display()
+                ))
+                .with_hint("set TMPDIR to a writable directory")
             })?;
         let work = dir.join("work");
         let copied = copy_dir(workspace, &work).and_then(|_| {
@@ -99,7 +102,8 @@ impl Tree {
         }
         let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
         write_atomically(&confined, text.as_bytes(), true).map_err(|err| err.0)?;
-        self.current.insert(path.to_string(), Some(text.to_string()));
+        self.current
+            .insert(path.to_string(), Some(text.to_string()));
         Ok(())
     }
 
@@ -191,9 +195,15 @@ impl Drop for Tree {
 /// A file's text through the jail; None when there is no such file.
 fn read_file(roots: &Roots, path: &str) -> Result<Option<String>, String> {
     let confined = roots.confine_file(path).map_err(|err| err.0)?;
-    match jail::open(&confined, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0) {
+    match jail::open(
+        &confined,
+        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        0,
+    ) {
         Ok(file) => match file.metadata() {
-            Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE => Ok(read_regular(file, MAX_FILE)),
+            Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE => {
+                Ok(read_regular(file, MAX_FILE))
+            }
             Ok(_) => Err(format!("{path} is not a regular file of at most 16 MiB")),
             Err(err) => Err(format!("{path}: {err}")),
         },

@@ -84,9 +84,7 @@ impl Model {
         let provider = flags.provider.unwrap_or_else(|| match &named_url {
             Some(url) if url.contains("anthropic.com") => Provider::Anthropic,
             Some(_) => Provider::Openai,
-            None if name.as_deref().is_some_and(|n| n.starts_with("claude")) => {
-                Provider::Anthropic
-            }
+            None if name.as_deref().is_some_and(|n| n.starts_with("claude")) => Provider::Anthropic,
             None => Provider::Openai,
         });
         let base_url = named_url
@@ -100,7 +98,9 @@ impl Model {
             return Err(Failure::usage(format!(
                 "the model's base URL `{base_url}` is not an http:// or https:// URL"
             ))
-            .with_hint("give --base-url http://127.0.0.1:11434/v1 (Ollama) or the provider's URL"));
+            .with_hint(
+                "give --base-url http://127.0.0.1:11434/v1 (Ollama) or the provider's URL",
+            ));
         }
         let api_key = env("AUTOCODER_API_KEY").or_else(|| match provider {
             Provider::Openai => env("OPENAI_API_KEY"),
@@ -108,10 +108,8 @@ impl Model {
         });
         let hosted = base_url.starts_with(OPENAI_URL) || base_url.starts_with(ANTHROPIC_URL);
         if name.is_none() && hosted {
-            return Err(Failure::usage(format!(
-                "{base_url} needs a model's name"
-            ))
-            .with_hint("give --model NAME or set AUTOCODER_MODEL"));
+            return Err(Failure::usage(format!("{base_url} needs a model's name"))
+                .with_hint("give --model NAME or set AUTOCODER_MODEL"));
         }
         Ok(Some(Model {
             provider,
@@ -328,7 +326,10 @@ mod tests {
             server_message(r#"{"error": {"message": "Incorrect API key"}}"#),
             "Incorrect API key"
         );
-        assert_eq!(server_message(r#"{"error": "model not found"}"#), "model not found");
+        assert_eq!(
+            server_message(r#"{"error": "model not found"}"#),
+            "model not found"
+        );
         assert_eq!(server_message("Bad Gateway\n<html>"), "Bad Gateway");
     }
 }

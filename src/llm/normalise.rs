@@ -86,7 +86,9 @@ pub fn anthropic_message(value: &Value) -> Result<Reply, String> {
         without_thinking(&block_text("text", "text")),
         &block_text("thinking", "thinking"),
         cut_off,
-        usage("input_tokens") + usage("cache_creation_input_tokens") + usage("cache_read_input_tokens"),
+        usage("input_tokens")
+            + usage("cache_creation_input_tokens")
+            + usage("cache_read_input_tokens"),
         usage("output_tokens"),
     )
 }
@@ -164,7 +166,10 @@ mod tests {
             "reasoning_content": "hmm"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 3}}))
         .unwrap();
-        assert_eq!((reply.text.as_str(), reply.tokens_in, reply.tokens_out), ("fix", 10, 3));
+        assert_eq!(
+            (reply.text.as_str(), reply.tokens_in, reply.tokens_out),
+            ("fix", 10, 3)
+        );
         let reply = chat_completion(&json!({"choices": [{"message": {"content":
             [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}}]}))
         .unwrap();
@@ -176,7 +181,10 @@ mod tests {
         assert_eq!(without_thinking("<think>x</think>\nanswer"), "answer");
         assert_eq!(without_thinking("reasoning</think>answer"), "answer");
         assert_eq!(without_thinking("answer <think>cut off"), "answer");
-        assert_eq!(without_thinking("a<think>1</think>b<think>2</think>c"), "abc");
+        assert_eq!(
+            without_thinking("a<think>1</think>b<think>2</think>c"),
+            "abc"
+        );
     }
 
     #[test]
@@ -193,9 +201,11 @@ mod tests {
             "reasoning_content": "thinking..."}, "finish_reason": "length"}]}));
         assert!(cut.unwrap_err().contains("cut off"));
         assert!(chat_completion(&json!({"choices": []})).is_err());
-        assert!(chat_completion(&json!({"error": {"message": "overloaded"}}))
-            .unwrap_err()
-            .contains("overloaded"));
+        assert!(
+            chat_completion(&json!({"error": {"message": "overloaded"}}))
+                .unwrap_err()
+                .contains("overloaded")
+        );
     }
 
     #[test]
@@ -203,7 +213,10 @@ mod tests {
         let reply = chat_completion(&json!({"message": {"role": "assistant", "content": "ok",
             "thinking": "..."}, "done_reason": "stop", "prompt_eval_count": 7, "eval_count": 2}))
         .unwrap();
-        assert_eq!((reply.text.as_str(), reply.tokens_in, reply.tokens_out), ("ok", 7, 2));
+        assert_eq!(
+            (reply.text.as_str(), reply.tokens_in, reply.tokens_out),
+            ("ok", 7, 2)
+        );
         let reply = anthropic_message(&json!({"content": [{"type": "thinking", "thinking": "hm",
             "signature": "s"}, {"type": "text", "text": "done"}], "stop_reason": "max_tokens",
             "usage": {"input_tokens": 5, "cache_read_input_tokens": 100, "output_tokens": 9}}))

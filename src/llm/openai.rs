@@ -72,7 +72,10 @@ pub fn first_model(http: &Client, model: &Model) -> Result<String, Failure> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| {
-            Failure::external(format!("the model server at {} lists no model", model.base_url))
-                .with_hint("load a model in the server, or name one with --model")
+            Failure::external(format!(
+                "the model server at {} lists no model",
+                model.base_url
+            ))
+            .with_hint("load a model in the server, or name one with --model")
         })
 }

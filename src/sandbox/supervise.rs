@@ -155,7 +155,7 @@ impl TerminationSignals {
     }
 
     /// The signal received since the last call, if any.
-    fn take(&self) -> Option<i32> {
+    pub fn take(&self) -> Option<i32> {
         // SAFETY: reading one siginfo record into a buffer of its size.
         unsafe {
             let mut info: libc::signalfd_siginfo = std::mem::zeroed();

@@ -12,6 +12,8 @@ use std::thread::JoinHandle;
 
 #[derive(Debug, Clone)]
 pub struct Reply {
+    /// How long to wait before answering (cut short when the server stops).
+    pub delay: std::time::Duration,
     pub status: u16,
     pub headers: Vec<(String, String)>,
     /// `{base}` is replaced by the server's URL (for `Link` headers that point back here).
@@ -21,6 +23,7 @@ pub struct Reply {
 impl Reply {
     pub fn json(status: u16, body: &str) -> Reply {
         Reply {
+            delay: std::time::Duration::ZERO,
             status,
             headers: Vec::new(),
             body: body.to_string(),
@@ -30,10 +33,17 @@ impl Reply {
     /// Closes the connection without answering, as if the network failed after the request.
     pub fn hang_up() -> Reply {
         Reply {
+            delay: std::time::Duration::ZERO,
             status: 0,
             headers: Vec::new(),
             body: String::new(),
         }
+    }
+
+    /// Answers after `delay`.
+    pub fn delayed(mut self, delay: std::time::Duration) -> Reply {
+        self.delay = delay;
+        self
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Reply {
@@ -82,7 +92,7 @@ impl FakeServer {
                         break;
                     }
                     if let Ok(stream) = stream {
-                        serve(stream, &routes, &requests, &base);
+                        serve(stream, &routes, &requests, &base, &stop);
                     }
                 }
             })
@@ -133,6 +143,7 @@ fn serve(
     routes: &Mutex<HashMap<String, Vec<Reply>>>,
     requests: &Mutex<Vec<Request>>,
     base: &str,
+    stop: &AtomicBool,
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
@@ -174,6 +185,10 @@ fn serve(
             None => Reply::json(404, r#"{"message": "Not Found"}"#),
         }
     };
+    let until = std::time::Instant::now() + reply.delay;
+    while std::time::Instant::now() < until && !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     if reply.status == 0 {
         return;
     }

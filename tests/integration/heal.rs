@@ -1,10 +1,13 @@
 //! `autocoder heal` with a model: loopback fake OpenAI and Anthropic servers scripted per test
 //! (asserting on what they receive), the sample projects' real tests run in the real sandbox.
 
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
-use crate::util::{git, is_root, with_project, Run, Test};
+use crate::util::{autocoder_bin, git, is_root, with_project, Run, TempDir, Test};
 
 const KEY: &str = "sk-test-key-4242";
 /// A credential in heal's environment, which must reach no request.
@@ -33,17 +36,35 @@ fn shop(server: &FakeServer) -> Test {
     git(test.path(), &["add", "-A"]);
     git(
         test.path(),
-        &["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "shop"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "shop",
+        ],
     );
-    test.args(["heal", "--base-url", &format!("{}/v1", server.url()), "--model", "fake-coder"])
-        .env("AUTOCODER_API_KEY", KEY)
-        .env("GITHUB_TOKEN", GITHUB_SECRET)
+    test.args([
+        "heal",
+        "--base-url",
+        &format!("{}/v1", server.url()),
+        "--model",
+        "fake-coder",
+    ])
+    .env("AUTOCODER_API_KEY", KEY)
+    .env("GITHUB_TOKEN", GITHUB_SECRET)
 }
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
     let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
-        panic!("stdout is not JSON ({err})\n{}\n{}", run.stdout(), run.stderr())
+        panic!(
+            "stdout is not JSON ({err})\n{}\n{}",
+            run.stdout(),
+            run.stderr()
+        )
     });
     doc["heal"].clone()
 }
@@ -66,15 +87,25 @@ fn message(request: &Request, role: &str) -> String {
 
 fn no_secret_in(requests: &[Request]) {
     for request in requests {
-        assert!(!request.body.contains(GITHUB_SECRET), "a secret reached the model");
+        assert!(
+            !request.body.contains(GITHUB_SECRET),
+            "a secret reached the model"
+        );
         assert!(!request.body.contains(KEY), "the key reached a prompt");
     }
 }
 
 #[test]
 fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
-    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}\n{FIX_BULK}"))])]);
-    let run = shop(&server).arg("--events").arg("events.jsonl").run().expect_status(0);
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}\n{FIX_BULK}"))],
+    )]);
+    let run = shop(&server)
+        .arg("--events")
+        .arg("events.jsonl")
+        .run()
+        .expect_status(0);
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "green", "{heal:#}");
     assert_eq!(heal["engine"], "llm");
@@ -91,7 +122,10 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     assert!(pricing(&run).contains("if quantity >= 50:"));
     // The diff is git's, and applies to the commit heal started from.
     let diff = heal["diff"].as_str().unwrap();
-    assert!(diff.starts_with("diff --git a/shop/pricing.py b/shop/pricing.py\n"), "{diff}");
+    assert!(
+        diff.starts_with("diff --git a/shop/pricing.py b/shop/pricing.py\n"),
+        "{diff}"
+    );
     git(run.dir.path(), &["stash", "-q"]);
     std::fs::write(run.dir.path().join("heal.patch"), diff).unwrap();
     git(run.dir.path(), &["apply", "--check", "heal.patch"]);
@@ -106,14 +140,25 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     assert!(system.contains("<<<<<<< SEARCH") && system.contains("shop/pricing.py\n"));
     // The failures, the code they run through, and the issue's words are in the message.
     assert!(user.contains("test_quarter_off"), "{user}");
-    assert!(user.contains("return price_cents * percent // 100"), "{user}");
-    assert!(!user.contains(&run.dir.path().display().to_string()), "an absolute path: {user}");
+    assert!(
+        user.contains("return price_cents * percent // 100"),
+        "{user}"
+    );
+    assert!(
+        !user.contains(&run.dir.path().display().to_string()),
+        "an absolute path: {user}"
+    );
     no_secret_in(&requests);
 
     let events = std::fs::read_to_string(run.dir.path().join("events.jsonl")).unwrap();
     let kinds: Vec<String> = events
         .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap()["event"].as_str().unwrap().to_string())
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(kinds.first().map(String::as_str), Some("model_call"));
     assert!(kinds.contains(&"edit".to_string()) && kinds.contains(&"tests".to_string()));
@@ -133,12 +178,27 @@ fn the_second_attempt_sees_what_the_first_left_failing_with_the_same_prefix() {
     assert_eq!(attempts[0]["whole_suite"], true);
     assert_eq!(attempts[0]["still_failing"].as_array().unwrap().len(), 2);
     let requests = server.requests();
-    assert_eq!(message(&requests[0], "system"), message(&requests[1], "system"));
+    assert_eq!(
+        message(&requests[0], "system"),
+        message(&requests[1], "system")
+    );
     let second = message(&requests[1], "user");
-    assert!(second.contains("attempt 1: 1 block applied; 2 of 4 failing tests fixed"), "{second}");
-    assert!(second.contains("test_ten_items_get_ten_percent"), "{second}");
-    assert!(!second.contains("test_quarter_off:"), "a fixed test is still shown: {second}");
-    assert!(second.contains("(100 - percent)"), "the change so far is not shown: {second}");
+    assert!(
+        second.contains("attempt 1: 1 block applied; 2 of 4 failing tests fixed"),
+        "{second}"
+    );
+    assert!(
+        second.contains("test_ten_items_get_ten_percent"),
+        "{second}"
+    );
+    assert!(
+        !second.contains("test_quarter_off:"),
+        "a fixed test is still shown: {second}"
+    );
+    assert!(
+        second.contains("(100 - percent)"),
+        "the change so far is not shown: {second}"
+    );
 }
 
 #[test]
@@ -152,10 +212,16 @@ fn a_block_that_does_not_match_is_answered_with_the_closest_lines() {
     let heal = heal_of(&run);
     let first = &heal["attempts"][0];
     assert_eq!(first["edits"][0]["applied"], false);
-    assert!(first["edits"][0]["reason"].as_str().unwrap().contains("not in shop/pricing.py"));
+    assert!(first["edits"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not in shop/pricing.py"));
     let second = message(&server.requests()[1], "user");
     assert!(second.contains("the closest lines are:"), "{second}");
-    assert!(second.contains("8\t    return price_cents * percent // 100"), "{second}");
+    assert!(
+        second.contains("8\t    return price_cents * percent // 100"),
+        "{second}"
+    );
     assert!(second.contains("attempt 1: no block applied"), "{second}");
 }
 
@@ -172,11 +238,23 @@ fn a_change_that_breaks_a_passing_test_is_undone_and_the_next_one_kept() {
     let first = &heal["attempts"][0];
     assert_eq!(first["kept"], false, "{heal:#}");
     let regressions = first["regressions"].as_array().unwrap();
-    assert!(regressions.iter().any(|r| r.as_str().unwrap().contains("test_rejects_negative_discount")), "{first:#}");
+    assert!(
+        regressions.iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .contains("test_rejects_negative_discount")),
+        "{first:#}"
+    );
     assert_eq!(heal["status"], "green");
-    assert!(pricing(&run).contains("raise ValueError"), "the undone change was kept");
+    assert!(
+        pricing(&run).contains("raise ValueError"),
+        "the undone change was kept"
+    );
     let second = message(&server.requests()[1], "user");
-    assert!(second.contains("undone: it broke tests that passed before"), "{second}");
+    assert!(
+        second.contains("undone: it broke tests that passed before"),
+        "{second}"
+    );
     // The change so far is none: the broken one was taken back.
     assert!(!second.contains("The change so far"), "{second}");
 }
@@ -186,8 +264,14 @@ fn no_progress_stops_early_and_leaves_the_workspace_as_it_was() {
     let comment = |n: u32| {
         format!("shop/pricing.py\n```python\n<<<<<<< SEARCH\ndef bulk_discount(quantity: int) -> int:\n=======\n# look {n}\ndef bulk_discount(quantity: int) -> int:\n>>>>>>> REPLACE\n```\n")
     };
-    let server = FakeServer::start(vec![(CHAT, vec![chat(&comment(1)), chat(&comment(2)), chat(&comment(3))])]);
-    let before = std::fs::read_to_string(crate::util::testdata("projects/shop-python/shop/pricing.py")).unwrap();
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&comment(1)), chat(&comment(2)), chat(&comment(3))],
+    )]);
+    let before = std::fs::read_to_string(crate::util::testdata(
+        "projects/shop-python/shop/pricing.py",
+    ))
+    .unwrap();
     let run = shop(&server).run().expect_status(1);
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "no_change", "{heal:#}");
@@ -208,9 +292,21 @@ fn a_spent_attempt_budget_leaves_the_best_change_in_a_patch_not_the_workspace() 
     assert_eq!(heal["applied"], false);
     assert_eq!(pricing(&run), before);
     let patch = heal["patch_file"].as_str().unwrap();
-    assert!(patch.starts_with(&format!("{}/.git/autocoder/", run.dir.path().canonicalize().unwrap().display())), "{patch}");
-    assert_eq!(std::fs::read_to_string(patch).unwrap(), heal["diff"].as_str().unwrap());
-    assert!(heal["diff"].as_str().unwrap().contains("+    return price_cents * (100 - percent) // 100"));
+    assert!(
+        patch.starts_with(&format!(
+            "{}/.git/autocoder/",
+            run.dir.path().canonicalize().unwrap().display()
+        )),
+        "{patch}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(patch).unwrap(),
+        heal["diff"].as_str().unwrap()
+    );
+    assert!(heal["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+    return price_cents * (100 - percent) // 100"));
     // The final run is of the whole suite, on the change kept.
     assert_eq!(heal["tests"]["counts"]["failed"], 2, "{:#}", heal["tests"]);
     git(run.dir.path(), &["apply", "--check", patch]);
@@ -219,42 +315,73 @@ fn a_spent_attempt_budget_leaves_the_best_change_in_a_patch_not_the_workspace() 
 #[test]
 fn test_files_are_read_only_unless_allowed() {
     let cheat = "tests/test_pricing.py\n```python\n<<<<<<< SEARCH\n        self.assertEqual(discounted(1000, 25), 750)\n=======\n        self.assertEqual(discounted(1000, 25), 250)\n>>>>>>> REPLACE\n```\n";
-    let server = FakeServer::start(vec![(CHAT, vec![chat(cheat), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(cheat), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
     let run = shop(&server).run().expect_status(0);
     let heal = heal_of(&run);
     let refused = &heal["attempts"][0]["edits"][0];
     assert_eq!(refused["applied"], false);
-    assert!(refused["reason"].as_str().unwrap().contains("test file"), "{refused:#}");
+    assert!(
+        refused["reason"].as_str().unwrap().contains("test file"),
+        "{refused:#}"
+    );
     assert!(!heal["files_changed"].to_string().contains("tests/"));
 }
 
 #[test]
 fn the_users_other_uncommitted_changes_stay_as_they_were() {
-    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
     let test = shop(&server);
     std::fs::write(test.path().join("NOTES.md"), "mine, untracked\n").unwrap();
-    std::fs::write(test.path().join("shop/__init__.py"), "# edited, not committed\n").unwrap();
+    std::fs::write(
+        test.path().join("shop/__init__.py"),
+        "# edited, not committed\n",
+    )
+    .unwrap();
     let run = test.run().expect_status(0);
-    assert_eq!(std::fs::read_to_string(run.dir.path().join("NOTES.md")).unwrap(), "mine, untracked\n");
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("NOTES.md")).unwrap(),
+        "mine, untracked\n"
+    );
     assert_eq!(
         std::fs::read_to_string(run.dir.path().join("shop/__init__.py")).unwrap(),
         "# edited, not committed\n"
     );
     assert_eq!(heal_of(&run)["files_changed"], json!(["shop/pricing.py"]));
     let status = git(run.dir.path(), &["status", "--porcelain"]);
-    assert!(status.contains(" M shop/pricing.py") && status.contains("?? NOTES.md"), "{status}");
+    assert!(
+        status.contains(" M shop/pricing.py") && status.contains("?? NOTES.md"),
+        "{status}"
+    );
 }
 
 #[test]
 fn a_refused_key_exits_3_with_a_hint_and_writes_nothing() {
     let server = FakeServer::start(vec![(
         CHAT,
-        vec![Reply::json(401, r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#)],
+        vec![Reply::json(
+            401,
+            r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#,
+        )],
     )]);
     let run = shop(&server).run().expect_status(3);
     assert_eq!(run.stdout(), "");
-    assert!(run.stderr().contains("answered 401: Incorrect API key provided"), "{}", run.stderr());
-    assert!(run.stderr().contains("AUTOCODER_API_KEY"), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("answered 401: Incorrect API key provided"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("AUTOCODER_API_KEY"),
+        "{}",
+        run.stderr()
+    );
     assert!(!run.stderr().contains(KEY));
 }
 
@@ -285,12 +412,18 @@ fn a_server_that_hangs_up_is_an_error_after_retries() {
 fn a_failure_after_an_attempt_still_writes_what_was_found() {
     let server = FakeServer::start(vec![(
         CHAT,
-        vec![chat(FIX_DISCOUNT), Reply::json(400, r#"{"error": {"message": "context length exceeded"}}"#)],
+        vec![
+            chat(FIX_DISCOUNT),
+            Reply::json(400, r#"{"error": {"message": "context length exceeded"}}"#),
+        ],
     )]);
     let run = shop(&server).run().expect_status(3);
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "red", "{heal:#}");
-    assert!(heal["error"]["message"].as_str().unwrap().contains("context length exceeded"));
+    assert!(heal["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("context length exceeded"));
     assert!(heal["diff"].as_str().unwrap().contains("(100 - percent)"));
     assert!(heal["patch_file"].is_string());
 }
@@ -306,7 +439,13 @@ fn thinking_in_the_content_and_reasoning_fields_is_left_out() {
     );
     let server = FakeServer::start(vec![(CHAT, vec![reply])]);
     let run = shop(&server).run().expect_status(0);
-    assert_eq!(heal_of(&run)["attempts"][0]["edits"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        heal_of(&run)["attempts"][0]["edits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -321,7 +460,15 @@ fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
     let server = FakeServer::start(vec![("POST /v1/messages", vec![reply])]);
     let test = with_project("shop-python");
     let run = test
-        .args(["heal", "--provider", "anthropic", "--base-url", server.url(), "--model", "claude-test"])
+        .args([
+            "heal",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            server.url(),
+            "--model",
+            "claude-test",
+        ])
         .env("ANTHROPIC_API_KEY", KEY)
         .env("GITHUB_TOKEN", GITHUB_SECRET)
         .run()
@@ -346,14 +493,24 @@ fn without_a_model_heal_says_how_to_name_one() {
         .env("OPENAI_API_KEY", KEY)
         .run()
         .expect_status(2);
-    assert!(run.stderr().contains("no model is configured"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("no model is configured"),
+        "{}",
+        run.stderr()
+    );
     assert!(run.stderr().contains("--base-url"), "{}", run.stderr());
 }
 
 #[test]
 fn a_local_server_without_a_named_model_is_asked_for_its_first() {
     let server = FakeServer::start(vec![
-        ("GET /v1/models", vec![Reply::json(200, r#"{"object": "list", "data": [{"id": "qwen2.5-coder:7b", "object": "model"}]}"#)]),
+        (
+            "GET /v1/models",
+            vec![Reply::json(
+                200,
+                r#"{"object": "list", "data": [{"id": "qwen2.5-coder:7b", "object": "model"}]}"#,
+            )],
+        ),
         (CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))]),
     ]);
     let run = with_project("shop-python")
@@ -373,13 +530,22 @@ fn a_go_project_is_repaired_too() {
     let fix = "calc.go\n```go\n<<<<<<< SEARCH\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n=======\n\tif a < b {\n\t\treturn b\n\t}\n\treturn a\n>>>>>>> REPLACE\n```\n\ncalc.go\n```go\n<<<<<<< SEARCH\n\treturn values[i]\n=======\n\tif i < 0 || i >= len(values) {\n\t\treturn 0\n\t}\n\treturn values[i]\n>>>>>>> REPLACE\n```\n";
     let server = FakeServer::start(vec![(CHAT, vec![chat(fix)])]);
     let run = with_project("go-sample")
-        .args(["heal", "--base-url", &format!("{}/v1", server.url()), "--model", "m"])
+        .args([
+            "heal",
+            "--base-url",
+            &format!("{}/v1", server.url()),
+            "--model",
+            "m",
+        ])
         .run();
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
     assert_eq!(run.status(), 0);
     let user = message(&server.requests()[0], "user");
-    assert!(user.contains("calc.go\n```\n"), "the code under test is not shown: {user}");
+    assert!(
+        user.contains("calc.go\n```\n"),
+        "the code under test is not shown: {user}"
+    );
 }
 
 #[test]
@@ -387,9 +553,101 @@ fn an_ordinary_user_heals_their_own_tree() {
     if !is_root() {
         return;
     }
-    let server = FakeServer::start(vec![(CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))])]);
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
     let run = shop(&server).run_as_user(4242).run().expect_status(0);
     assert!(pricing(&run).contains("if quantity >= 50:"));
-    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(run.dir.path().join("shop/pricing.py")).unwrap());
+    let owner = std::os::unix::fs::MetadataExt::uid(
+        &std::fs::metadata(run.dir.path().join("shop/pricing.py")).unwrap(),
+    );
     assert_eq!(owner, 4242);
+}
+
+#[test]
+fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            chat(FIX_DISCOUNT),
+            chat(FIX_BULK).delayed(Duration::from_secs(60)),
+        ],
+    )]);
+    let test = shop(&server);
+    let before = std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap();
+    // A home apart from the workspace, which may not hold one.
+    let home = TempDir::new();
+    let mut child = Command::new(autocoder_bin())
+        .args([
+            "heal",
+            "--base-url",
+            &format!("{}/v1", server.url()),
+            "--model",
+            "fake-coder",
+        ])
+        .current_dir(test.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join(".cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.requests().len() < 2 {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "heal never asked a second time: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = Instant::now();
+    let pid = child.id();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(10),
+        "heal did not stop at once"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let heal = &doc["heal"];
+    assert!(
+        heal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by signal 2"),
+        "{heal:#}"
+    );
+    assert_eq!(heal["status"], "red");
+    // What the first attempt found is kept, in the document and a patch; the tree is untouched.
+    assert!(heal["diff"].as_str().unwrap().contains("(100 - percent)"));
+    assert!(heal["patch_file"].is_string());
+    assert_eq!(
+        std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap(),
+        before
+    );
+    let copies = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("autocoder-heal-{pid}-"))
+        })
+        .count();
+    assert_eq!(copies, 0, "heal's private copy was left behind");
 }
