@@ -38,11 +38,12 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         ));
     };
     // The document's test run is the baseline only when it was run here.
-    let ran_here = document
-        .workspace(None)
-        .ok()
-        .and_then(|path| path.canonicalize().ok())
-        .is_some_and(|path| path == workspace);
+    let ran_here = document.has("workspace")
+        && document
+            .workspace(None)
+            .ok()
+            .and_then(|path| path.canonicalize().ok())
+            .is_some_and(|path| path == workspace);
     let baseline = match document.tests()? {
         Some(tests) if ran_here && tests.sandbox.is_some() => Some(tests),
         _ => None,

@@ -1,7 +1,10 @@
-//! The edits a model asks for, read from its text: SEARCH/REPLACE blocks, each after the line
-//! that names its file (Aider's format, which models write best), and applied to a workspace
-//! one file at a time: a file's blocks all apply or none does. What did not apply is said
-//! exactly, with the lines that came closest, for the model's next attempt.
+//! The edits a model asks for, read from its text, and applied to a workspace one file at a
+//! time: a file's blocks all apply or none does. Read are SEARCH/REPLACE blocks, each after the
+//! line that names its file (Aider's format, which models write best and the prompt asks for);
+//! the `*** Begin Patch` envelope (Codex's `apply_patch`); unified-diff hunks, whose line
+//! numbers are not trusted; and, in a reply with none of those, whole files in a fence after
+//! their path. Each becomes a search-and-replace, matched by `matching`. What did not apply is
+//! said exactly, with the lines that came closest, for the model's next attempt.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +20,8 @@ pub struct Edit {
     pub path: String,
     pub search: String,
     pub replace: String,
+    /// `replace` is the whole file.
+    pub whole_file: bool,
 }
 
 /// The blocks found in a reply, and what could not be read as one.
@@ -45,9 +50,24 @@ fn marker(line: &str, symbol: char, word: &str) -> bool {
     (5..=9).contains(&(line.len() - rest.len())) && rest.trim() == word
 }
 
-/// The blocks in `text`.
+/// The edits in `text`, in every format read.
 pub fn parse(text: &str) -> Parsed {
     let lines: Vec<&str> = text.lines().collect();
+    let mut parsed = search_replace_blocks(&lines);
+    let patches = patch_envelopes(&lines);
+    let diffs = unified_diffs(&lines);
+    for other in [patches, diffs] {
+        parsed.edits.extend(other.edits);
+        parsed.problems.extend(other.problems);
+    }
+    if parsed.edits.is_empty() && parsed.problems.is_empty() {
+        parsed.edits = whole_files(&lines);
+    }
+    parsed
+}
+
+/// SEARCH/REPLACE blocks.
+fn search_replace_blocks(lines: &[&str]) -> Parsed {
     let mut parsed = Parsed::default();
     let mut last_path: Option<String> = None;
     let mut at = 0;
@@ -80,6 +100,7 @@ pub fn parse(text: &str) -> Parsed {
                     path: path.clone(),
                     search: joined(at + 1..divider),
                     replace: joined(divider + 1..end),
+                    whole_file: false,
                 });
                 last_path = Some(path);
             }
@@ -90,6 +111,175 @@ pub fn parse(text: &str) -> Parsed {
         at = end + 1;
     }
     parsed
+}
+
+/// The `*** Begin Patch` envelope: `*** Update File: P` with `@@` sections of ` `, `-` and `+`
+/// lines, `*** Add File: P` with `+` lines; a file is not deleted.
+fn patch_envelopes(lines: &[&str]) -> Parsed {
+    let mut parsed = Parsed::default();
+    let mut path: Option<(String, bool)> = None;
+    let mut hunk: Vec<&str> = Vec::new();
+    let mut flush = |path: &Option<(String, bool)>, hunk: &mut Vec<&str>, parsed: &mut Parsed| {
+        if let Some((path, added)) = path {
+            if !hunk.is_empty() || *added {
+                parsed.edits.push(hunk_edit(path, hunk, *added));
+            }
+        }
+        hunk.clear();
+    };
+    let mut inside = false;
+    for line in lines {
+        let trimmed = line.trim_end();
+        if trimmed == "*** Begin Patch" {
+            inside = true;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if trimmed == "*** End Patch" {
+            flush(&path, &mut hunk, &mut parsed);
+            path = None;
+            inside = false;
+        } else if let Some(p) = trimmed.strip_prefix("*** Update File:") {
+            flush(&path, &mut hunk, &mut parsed);
+            path = Some((p.trim().to_string(), false));
+        } else if let Some(p) = trimmed.strip_prefix("*** Add File:") {
+            flush(&path, &mut hunk, &mut parsed);
+            path = Some((p.trim().to_string(), true));
+        } else if let Some(p) = trimmed.strip_prefix("*** Delete File:") {
+            flush(&path, &mut hunk, &mut parsed);
+            path = None;
+            parsed.problems.push(format!(
+                "{} was not deleted: heal does not delete files; change their code instead",
+                p.trim()
+            ));
+        } else if trimmed.starts_with("@@") || trimmed == "*** End of File" {
+            flush(&path, &mut hunk, &mut parsed);
+        } else if path.is_some() {
+            hunk.push(line);
+        }
+    }
+    if inside {
+        flush(&path, &mut hunk, &mut parsed);
+    }
+    parsed
+}
+
+/// Unified-diff hunks after `--- A` and `+++ B` lines (`a/` and `b/` taken off; `/dev/null` on
+/// the old side makes a new file); the `@@` line numbers are not used.
+fn unified_diffs(lines: &[&str]) -> Parsed {
+    let mut parsed = Parsed::default();
+    let mut at = 0;
+    while at + 1 < lines.len() {
+        let (Some(old), Some(new)) = (
+            lines[at].strip_prefix("--- "),
+            lines[at + 1].strip_prefix("+++ "),
+        ) else {
+            at += 1;
+            continue;
+        };
+        let side = |name: &str| {
+            let name = name.split('\t').next().unwrap_or(name).trim();
+            name.strip_prefix("a/")
+                .or_else(|| name.strip_prefix("b/"))
+                .unwrap_or(name)
+                .to_string()
+        };
+        let added = old.trim() == "/dev/null";
+        let path = side(new);
+        at += 2;
+        let mut hunk: Vec<&str> = Vec::new();
+        while at < lines.len() {
+            let line = lines[at];
+            if line.starts_with("@@") {
+                if !hunk.is_empty() {
+                    parsed.edits.push(hunk_edit(&path, &hunk, added));
+                    hunk.clear();
+                }
+            } else if line.starts_with([' ', '-', '+'])
+                && !(line.starts_with("--- ")
+                    && lines
+                        .get(at + 1)
+                        .is_some_and(|next| next.starts_with("+++ ")))
+            {
+                hunk.push(line);
+            } else if line.is_empty() {
+                // An empty context line, its space lost on the way.
+                hunk.push(" ");
+            } else if !line.starts_with('\\') {
+                break;
+            }
+            at += 1;
+        }
+        while hunk.last() == Some(&" ") {
+            hunk.pop();
+        }
+        if !hunk.is_empty() || added {
+            parsed.edits.push(hunk_edit(&path, &hunk, added));
+        }
+    }
+    parsed
+}
+
+/// A hunk of ` `, `-` and `+` lines as a search (context and removed lines) and its replacement
+/// (context and added lines).
+fn hunk_edit(path: &str, hunk: &[&str], added: bool) -> Edit {
+    let (mut search, mut replace) = (String::new(), String::new());
+    for line in hunk {
+        let (mark, rest) = match line.chars().next() {
+            Some(mark @ (' ' | '-' | '+')) => (mark, &line[1..]),
+            // A context line whose leading space was lost.
+            _ => (' ', *line),
+        };
+        let text = format!("{rest}\n");
+        match mark {
+            '-' => search.push_str(&text),
+            '+' => replace.push_str(&text),
+            _ => {
+                search.push_str(&text);
+                replace.push_str(&text);
+            }
+        }
+    }
+    if added {
+        search.clear();
+    }
+    Edit {
+        path: path.to_string(),
+        search,
+        replace,
+        whole_file: false,
+    }
+}
+
+/// Whole files: a fence right after a line that names a path, its content the file's.
+fn whole_files(lines: &[&str]) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let opens = lines[at].trim_start().starts_with("```");
+        let path = (opens && at > 0)
+            .then(|| path_above(&lines[at - 1..at]))
+            .flatten();
+        let Some(path) = path.filter(|p| p.contains('.') || p.contains('/')) else {
+            at += 1;
+            continue;
+        };
+        let Some(close) = (at + 1..lines.len()).find(|&i| lines[i].trim() == "```") else {
+            break;
+        };
+        let mut content = lines[at + 1..close].join("\n");
+        content.push('\n');
+        edits.push(Edit {
+            path,
+            search: String::new(),
+            replace: content,
+            whole_file: true,
+        });
+        at = close + 1;
+    }
+    edits
 }
 
 /// The file a block is for: the nearest line above it that is not a fence and looks like a
@@ -149,7 +339,14 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], test_edits: bool) -> Vec<Applied> 
         let mut results = Vec::new();
         let mut failed = false;
         for edit in &blocks {
-            let result = if edit.search.trim().is_empty() {
+            let result = if edit.whole_file {
+                text = edit.replace.clone();
+                Ok(if current.is_some() {
+                    "whole_file"
+                } else {
+                    "new_file"
+                })
+            } else if edit.search.trim().is_empty() {
                 if current.is_none() || text.trim().is_empty() {
                     text = edit.replace.clone();
                     Ok("new_file")
@@ -252,12 +449,14 @@ mod tests {
                 Edit {
                     path: "shop/pricing.py".into(),
                     search: "    if q > 50:\n".into(),
-                    replace: "    if q >= 50:\n".into()
+                    replace: "    if q >= 50:\n".into(),
+                    whole_file: false,
                 },
                 Edit {
                     path: "shop/other.py".into(),
                     search: "a\n".into(),
-                    replace: "".into()
+                    replace: "".into(),
+                    whole_file: false,
                 },
             ]
         );
@@ -273,6 +472,76 @@ mod tests {
         assert!(parsed.problems[0].contains("block 2 is not closed"));
         let parsed = parse("```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```");
         assert!(parsed.problems[0].contains("names no file"));
+    }
+
+    fn edit(path: &str, search: &str, replace: &str) -> Edit {
+        Edit {
+            path: path.into(),
+            search: search.into(),
+            replace: replace.into(),
+            whole_file: false,
+        }
+    }
+
+    #[test]
+    fn codex_patch_envelopes_become_one_edit_per_section() {
+        let reply = "*** Begin Patch\n*** Update File: shop/pricing.py\n@@ def bulk_discount(quantity: int) -> int:\n     \"\"\"Percent off.\"\"\"\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n@@\n-    if quantity > 10:\n+    if quantity >= 10:\n*** Add File: shop/new.py\n+X = 1\n*** Delete File: old.py\n*** End Patch\n";
+        let parsed = parse(reply);
+        assert_eq!(
+            parsed.edits,
+            vec![
+                edit(
+                    "shop/pricing.py",
+                    "    \"\"\"Percent off.\"\"\"\n    if quantity > 50:\n        return 20\n",
+                    "    \"\"\"Percent off.\"\"\"\n    if quantity >= 50:\n        return 20\n"
+                ),
+                edit(
+                    "shop/pricing.py",
+                    "    if quantity > 10:\n",
+                    "    if quantity >= 10:\n"
+                ),
+                edit("shop/new.py", "", "X = 1\n"),
+            ]
+        );
+        assert!(parsed.problems[0].contains("old.py was not deleted"));
+    }
+
+    #[test]
+    fn unified_diff_hunks_are_read_without_their_line_numbers() {
+        let reply = "```diff\n--- a/calc.go\n+++ b/calc.go\n@@ -99,3 +99,3 @@ func Max(a, b int) int {\n \tif a < b {\n-\t\treturn a\n+\t\treturn b\n \t}\n\n--- /dev/null\n+++ b/extra.go\n@@ -0,0 +1 @@\n+package calc\n```\n";
+        let parsed = parse(reply);
+        assert_eq!(
+            parsed.edits,
+            vec![
+                edit(
+                    "calc.go",
+                    "\tif a < b {\n\t\treturn a\n\t}\n",
+                    "\tif a < b {\n\t\treturn b\n\t}\n"
+                ),
+                edit("extra.go", "", "package calc\n"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reply_with_no_other_edit_may_give_whole_files() {
+        let parsed = parse("Here it is.\n\nsrc/a.py\n```python\nx = 1\n```\n");
+        assert_eq!(
+            parsed.edits,
+            vec![Edit {
+                path: "src/a.py".into(),
+                search: String::new(),
+                replace: "x = 1\n".into(),
+                whole_file: true,
+            }]
+        );
+        // A fence with a block in it is not a whole file.
+        let parsed = parse("a.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n");
+        assert!(!parsed.edits[0].whole_file);
+        // Nor is a snippet after prose.
+        assert!(parse("Change it like this:\n```python\nx = 1\n```\n")
+            .edits
+            .is_empty());
     }
 
     #[test]

@@ -565,20 +565,11 @@ fn an_ordinary_user_heals_their_own_tree() {
     assert_eq!(owner, 4242);
 }
 
-#[test]
-fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
-    let server = FakeServer::start(vec![(
-        CHAT,
-        vec![
-            chat(FIX_DISCOUNT),
-            chat(FIX_BULK).delayed(Duration::from_secs(60)),
-        ],
-    )]);
-    let test = shop(&server);
-    let before = std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap();
-    // A home apart from the workspace, which may not hold one.
+/// heal started in `test`'s directory and left running, with a home of its own (the workspace
+/// may not hold one).
+fn spawn_heal(test: &Test, server: &FakeServer) -> (std::process::Child, TempDir) {
     let home = TempDir::new();
-    let mut child = Command::new(autocoder_bin())
+    let child = Command::new(autocoder_bin())
         .args([
             "heal",
             "--base-url",
@@ -596,6 +587,68 @@ fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    (child, home)
+}
+
+/// Waits until `server` has had `count` requests.
+fn wait_for_requests(server: &FakeServer, count: usize, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.requests().len() < count {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
+            panic!("heal never made request {count}: {stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_file_changed_meanwhile_is_not_overwritten_and_the_change_goes_to_a_patch() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}")).delayed(Duration::from_secs(2))],
+    )]);
+    let test = shop(&server);
+    let (mut child, _home) = spawn_heal(&test, &server);
+    wait_for_requests(&server, 1, &mut child);
+    let mine = "# the user's own edit, made while heal ran\n";
+    std::fs::write(test.path().join("shop/pricing.py"), mine).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "shop/pricing.py changed in the workspace while heal ran: nothing was applied"
+        ),
+        "{stderr}"
+    );
+    let heal = serde_json::from_slice::<Value>(&output.stdout).unwrap()["heal"].clone();
+    assert_eq!(
+        (heal["status"].as_str(), heal["applied"].as_bool()),
+        (Some("green"), Some(false))
+    );
+    assert_eq!(
+        std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap(),
+        mine
+    );
+    let patch = std::fs::read_to_string(heal["patch_file"].as_str().unwrap()).unwrap();
+    assert!(patch.contains("+    if quantity >= 10:"), "{patch}");
+}
+
+#[test]
+fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            chat(FIX_DISCOUNT),
+            chat(FIX_BULK).delayed(Duration::from_secs(60)),
+        ],
+    )]);
+    let test = shop(&server);
+    let before = std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap();
+    let (mut child, _home) = spawn_heal(&test, &server);
     let deadline = Instant::now() + Duration::from_secs(60);
     while server.requests().len() < 2 {
         if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
@@ -650,4 +703,107 @@ fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
         })
         .count();
     assert_eq!(copies, 0, "heal's private copy was left behind");
+}
+
+#[test]
+fn the_documents_test_run_of_this_workspace_is_the_baseline() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let test = shop(&server);
+    let tested = Test::new()
+        .args(["run-tests", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    let run = test
+        .stdin(tested.output.stdout.clone())
+        .run()
+        .expect_status(0);
+    assert!(
+        !run.stderr().contains("running the tests to see what fails"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("running the 4 failing tests again"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(heal_of(&run)["status"], "green");
+}
+
+#[test]
+fn codex_patches_unified_diffs_and_whole_files_are_applied_too() {
+    let envelope = "*** Begin Patch\n*** Update File: shop/pricing.py\n@@\n-    return price_cents * percent // 100\n+    return price_cents * (100 - percent) // 100\n@@ def bulk_discount(quantity: int) -> int:\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n*** End Patch\n";
+    let unified = "```diff\n--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -1,1 +1,1 @@\n-    return price_cents * percent // 100\n+    return price_cents * (100 - percent) // 100\n@@ -12,4 +12,4 @@\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n```\n";
+    let fixed = std::fs::read_to_string(crate::util::testdata(
+        "projects/shop-python/shop/pricing.py",
+    ))
+    .unwrap()
+    .replace(
+        "price_cents * percent // 100",
+        "price_cents * (100 - percent) // 100",
+    )
+    .replace("quantity > ", "quantity >= ");
+    let whole = format!("shop/pricing.py\n```python\n{fixed}```\n");
+    for (reply, matched) in [
+        (envelope, "exact"),
+        (unified, "exact"),
+        (whole.as_str(), "whole_file"),
+    ] {
+        let server = FakeServer::start(vec![(CHAT, vec![chat(reply)])]);
+        let run = shop(&server).run();
+        let heal = heal_of(&run);
+        assert_eq!(heal["status"], "green", "{reply}\n{heal:#}");
+        assert_eq!(heal["attempts"][0]["edits"][0]["matched"], matched);
+        assert_eq!(pricing(&run), fixed);
+    }
+}
+
+#[test]
+fn heal_pipes_into_open_pr_whose_commit_holds_exactly_its_change() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let test = shop(&server);
+    git(
+        test.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/acme/shop.git",
+        ],
+    );
+    let healed = test.run().expect_status(0);
+    let run = Test::new()
+        .stdin(healed.output.stdout.clone())
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--repo",
+            "acme/shop",
+            "--base",
+            "main",
+        ])
+        .env("AUTOCODER_AUTHOR", "autocoder test <t@example.invalid>")
+        .run()
+        .expect_status(0);
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
+    let branch = doc["pr"]["branch"].as_str().unwrap();
+    let scratch = format!("refs/autocoder/dry-run/{branch}");
+    let work = healed.dir.path();
+    assert_eq!(
+        git(work, &["diff", "--name-only", "HEAD", &scratch]),
+        "shop/pricing.py\n"
+    );
+    assert_eq!(
+        git(work, &["show", &format!("{scratch}:shop/pricing.py")]),
+        std::fs::read_to_string(work.join("shop/pricing.py")).unwrap()
+    );
+    let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
+    assert!(body.contains("Repair: **green**"), "{body}");
 }
