@@ -119,7 +119,7 @@ fn patch_envelopes(lines: &[&str]) -> Parsed {
     let mut parsed = Parsed::default();
     let mut path: Option<(String, bool)> = None;
     let mut hunk: Vec<&str> = Vec::new();
-    let mut flush = |path: &Option<(String, bool)>, hunk: &mut Vec<&str>, parsed: &mut Parsed| {
+    let flush = |path: &Option<(String, bool)>, hunk: &mut Vec<&str>, parsed: &mut Parsed| {
         if let Some((path, added)) = path {
             if !hunk.is_empty() || *added {
                 parsed.edits.push(hunk_edit(path, hunk, *added));
