@@ -30,6 +30,7 @@ bench: build
 	@scripts/bench-sandbox.sh $(RELEASE)
 	@scripts/bench-run-tests.sh $(RELEASE)
 	@scripts/bench-mcp.sh $(RELEASE)
+	@scripts/bench-heal.sh $(RELEASE)
 
 lint:
 	$(CARGO) fmt --check

@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'Fetch the issue a repair starts from, into the run document')
+            [CompletionResult]::new('heal', 'heal', [CompletionResultType]::ParameterValue, 'Repair the code until the failing tests pass, with a model, in a private copy')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
             [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
@@ -52,6 +53,31 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--no-comments', '--no-comments', [CompletionResultType]::ParameterName, 'Skip the issue''s comments')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'autocoder;heal' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The project to repair [default: the run document''s workspace, else the current directory]')
+            [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'The engine that makes the changes')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'The model''s wire format [default: anthropic for api.anthropic.com or a claude-* model without a base URL, else openai]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model''s name [default: AUTOCODER_MODEL; with a local server''s URL, its first model]')
+            [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'The API''s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider''s]')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts at most')
+            [CompletionResult]::new('--token-budget', '--token-budget', [CompletionResultType]::ParameterName, 'Tokens (in and out, all attempts) at most')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'The whole repair''s wall time at most, e.g. 10m')
+            [CompletionResult]::new('--test-timeout', '--test-timeout', [CompletionResultType]::ParameterName, 'One test run''s time at most')
+            [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Write one JSON line per step (model call, edit, test run) to FILE')
+            [CompletionResult]::new('--patch-out', '--patch-out', [CompletionResultType]::ParameterName, 'Write the change as a patch to FILE [default: when it is not applied, a file in the workspace''s .git/autocoder]')
+            [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--allow-test-edits', '--allow-test-edits', [CompletionResultType]::ParameterName, 'Let the model edit test files too (read-only otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -171,6 +197,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
         }
         'autocoder;help' {
             [CompletionResult]::new('fetch-issue', 'fetch-issue', [CompletionResultType]::ParameterValue, 'Fetch the issue a repair starts from, into the run document')
+            [CompletionResult]::new('heal', 'heal', [CompletionResultType]::ParameterValue, 'Repair the code until the failing tests pass, with a model, in a private copy')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
             [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
@@ -181,6 +208,9 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help;fetch-issue' {
+            break
+        }
+        'autocoder;help;heal' {
             break
         }
         'autocoder;help;mcp' {

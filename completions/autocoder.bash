@@ -25,6 +25,9 @@ _autocoder() {
             autocoder,git-reader)
                 cmd="autocoder__subcmd__git__subcmd__reader"
                 ;;
+            autocoder,heal)
+                cmd="autocoder__subcmd__heal"
+                ;;
             autocoder,help)
                 cmd="autocoder__subcmd__help"
                 ;;
@@ -49,6 +52,9 @@ _autocoder() {
             autocoder__subcmd__help,git-reader)
                 cmd="autocoder__subcmd__help__subcmd__git__subcmd__reader"
                 ;;
+            autocoder__subcmd__help,heal)
+                cmd="autocoder__subcmd__help__subcmd__heal"
+                ;;
             autocoder__subcmd__help,help)
                 cmd="autocoder__subcmd__help__subcmd__help"
                 ;;
@@ -71,7 +77,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue mcp open-pr run-tests sandbox generate git-reader help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,8 +176,78 @@ _autocoder() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autocoder__subcmd__heal)
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --engine --provider --model --base-url --max-attempts --token-budget --timeout --test-timeout --allow-test-edits --events --patch-out --env --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "auto llm mutate" -- "${cur}"))
+                    return 0
+                    ;;
+                --provider)
+                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-attempts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --patch-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autocoder__subcmd__help)
-            opts="fetch-issue mcp open-pr run-tests sandbox generate git-reader help"
+            opts="fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -213,6 +289,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help__subcmd__git__subcmd__reader)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__help__subcmd__heal)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

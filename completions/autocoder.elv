@@ -30,6 +30,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand heal 'Repair the code until the failing tests pass, with a model, in a private copy'
             cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
@@ -48,6 +49,30 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand -v 'Explain each step on stderr'
             cand --verbose 'Explain each step on stderr'
             cand --no-comments 'Skip the issue''s comments'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'autocoder;heal'= {
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
+            cand --workspace 'The project to repair [default: the run document''s workspace, else the current directory]'
+            cand --engine 'The engine that makes the changes'
+            cand --provider 'The model''s wire format [default: anthropic for api.anthropic.com or a claude-* model without a base URL, else openai]'
+            cand --model 'The model''s name [default: AUTOCODER_MODEL; with a local server''s URL, its first model]'
+            cand --base-url 'The API''s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider''s]'
+            cand --max-attempts 'Attempts at most'
+            cand --token-budget 'Tokens (in and out, all attempts) at most'
+            cand --timeout 'The whole repair''s wall time at most, e.g. 10m'
+            cand --test-timeout 'One test run''s time at most'
+            cand --events 'Write one JSON line per step (model call, edit, test run) to FILE'
+            cand --patch-out 'Write the change as a patch to FILE [default: when it is not applied, a file in the workspace''s .git/autocoder]'
+            cand --env 'Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
+            cand --allow-test-edits 'Let the model edit test files too (read-only otherwise)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -160,6 +185,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         }
         &'autocoder;help'= {
             cand fetch-issue 'Fetch the issue a repair starts from, into the run document'
+            cand heal 'Repair the code until the failing tests pass, with a model, in a private copy'
             cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
@@ -169,6 +195,8 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'autocoder;help;fetch-issue'= {
+        }
+        &'autocoder;help;heal'= {
         }
         &'autocoder;help;mcp'= {
         }

@@ -34,6 +34,7 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -s v -l verbose -d 'Ex
 complete -c autocoder -n "__fish_autocoder_needs_command" -s h -l help -d 'Print help'
 complete -c autocoder -n "__fish_autocoder_needs_command" -s V -l version -d 'Print version'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "heal" -d 'Repair the code until the failing tests pass, with a model, in a private copy'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
@@ -51,6 +52,30 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s q -l
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -l no-comments -d 'Skip the issue\'s comments'
 complete -c autocoder -n "__fish_autocoder_using_subcommand fetch-issue" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l workspace -d 'The project to repair [default: the run document\'s workspace, else the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l engine -d 'The engine that makes the changes' -r -f -a "auto\t'The offline engine first, then the model when one is configured'
+llm\t'A language model'
+mutate\t'The offline engine (mutations of the failing code; no model)'"
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l provider -d 'The model\'s wire format [default: anthropic for api.anthropic.com or a claude-* model without a base URL, else openai]' -r -f -a "openai\t'Chat completions, as OpenAI and every local server serve them'
+anthropic\t'Anthropic\'s Messages API'"
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l model -d 'The model\'s name [default: AUTOCODER_MODEL; with a local server\'s URL, its first model]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l base-url -d 'The API\'s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider\'s]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l max-attempts -d 'Attempts at most' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l token-budget -d 'Tokens (in and out, all attempts) at most' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l timeout -d 'The whole repair\'s wall time at most, e.g. 10m' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l test-timeout -d 'One test run\'s time at most' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l events -d 'Write one JSON line per step (model call, edit, test run) to FILE' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l patch-out -d 'Write the change as a patch to FILE [default: when it is not applied, a file in the workspace\'s .git/autocoder]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l env -d 'Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l allow-test-edits -d 'Let the model edit test files too (read-only otherwise)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
@@ -150,11 +175,12 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l prett
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "git-reader" -d 'The MCP server\'s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue mcp open-pr run-tests sandbox generate git-reader help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "heal" -d 'Repair the code until the failing tests pass, with a model, in a private copy'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "git-reader" -d 'The MCP server\'s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -65,6 +65,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     image: None,
                     command: Vec::new(),
                 },
+                caches_of: None,
             })?
         }
     };

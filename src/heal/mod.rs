@@ -76,7 +76,7 @@ pub fn heal(
     let deadline = started + request.timeout;
     let secrets = prompt::secrets(session.model().api_key());
     let mut tree = Tree::copy_of(&request.workspace)?;
-    let baseline = Baseline::find(&mut request, &tree)?;
+    let baseline = Baseline::find(&mut request, &tree, events)?;
     let model = session.model();
     let mut report = HealReport {
         mode: "repair",
@@ -603,6 +603,7 @@ fn run(request: &HealRequest, tree: &Tree, tests: Vec<String>) -> Result<TestRep
             image: None,
             command: Vec::new(),
         },
+        caches_of: Some(request.workspace.clone()),
     })
 }
 
@@ -690,12 +691,18 @@ const BUILD: &str = "build";
 
 impl Baseline {
     /// The document's run of this workspace, or a new one, and the failing tests run again.
-    fn find(request: &mut HealRequest, tree: &Tree) -> Result<Baseline, Failure> {
+    fn find(
+        request: &mut HealRequest,
+        tree: &Tree,
+        events: &mut Events,
+    ) -> Result<Baseline, Failure> {
         let report = match request.baseline.take() {
             Some(report) => report,
             None => {
                 crate::log::info("heal", "running the tests to see what fails");
-                run(request, tree, Vec::new())?
+                let report = run(request, tree, Vec::new())?;
+                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts, "duration_ms": report.duration_ms}));
+                report
             }
         };
         request.framework = Some(report.framework);
@@ -760,6 +767,7 @@ impl Baseline {
                 ),
             );
             let again = run(request, tree, ids)?;
+            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts, "duration_ms": again.duration_ms}));
             if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
                 baseline.interrupted = Some(signal);
                 baseline.nothing_to_do = Some(format!(

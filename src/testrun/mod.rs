@@ -45,6 +45,9 @@ pub struct TestRequest {
     pub tests: Vec<String>,
     /// The sandbox to run in; its `command` is filled in here.
     pub sandbox: PolicyRequest,
+    /// The workspace whose toolchain caches the run shares (heal's copy shares its original's);
+    /// None: the run's own.
+    pub caches_of: Option<std::path::PathBuf>,
 }
 
 /// Runs the tests and reads the result.
@@ -117,7 +120,8 @@ fn run_with(
     request: &TestRequest,
     root: &Path,
 ) -> Result<TestReport, Failure> {
-    let cache = cache::dir_for(framework, root, request.sandbox.network);
+    let cache_root = request.caches_of.as_deref().unwrap_or(root);
+    let cache = cache::dir_for(framework, cache_root, request.sandbox.network);
     let command = match &request.command {
         Some(command) => split_command(command)?,
         None => {
