@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# demo.sh: what `make demo` shows, on built-in defaults (no keys, no network): the bundled
-# sample issue is fetched, the bundled sample project's tests run inside the sandbox and fail (the
-# sample has bugs on purpose), and the failures come back as data in the run document; the MCP
-# server answers as an editor would see it; a fix made by hand (heal's part, still to come) is
-# tested again and turned into the pull request open-pr would send. It grows with every
-# capability autocoder gains.
+# demo.sh: what `make demo` shows, on built-in defaults (no keys, no network, no model): the
+# whole pipeline on the bundled sample. The sample issue is fetched, the sample project's tests
+# run inside the sandbox and fail (it has bugs on purpose), the failures come back as data in the
+# run document, heal's offline engine repairs them (no model is called), and the repair becomes
+# the pull request open-pr would send (--dry-run: nothing is pushed); the MCP server answers as
+# an editor would see it. The documents are kept in a directory named at the end. It grows with
+# every capability autocoder gains.
 set -euo pipefail
 
 bin=${1:-target/release/autocoder}
 sample=testdata/projects/shop-python
 issue=testdata/issues/shop-discount.md
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cp -r "$sample/." "$work"
 # The sample as a clone of its repository would be (open-pr commits to it; nothing is pushed).
 git -C "$work" init -q -b main
@@ -73,27 +73,39 @@ server.wait()
 PY
 
 echo
-echo "\$ # the fix, by hand here (heal will make it), tested again, and the pull request it makes:"
-echo "\$ autocoder run-tests < run.json | autocoder open-pr --dry-run --repo acme/shop --base main"
-sed -i -e 's|price_cents \* percent // 100|price_cents * (100 - percent) // 100|' \
-  -e 's|quantity > 50|quantity >= 50|' -e 's|quantity > 10|quantity >= 10|' "$work/shop/pricing.py"
-fixed=0
-"$bin" run-tests --workspace "$work" --timeout 60s <"$work/run.json" >"$work/fixed.json" || fixed=$?
+echo "\$ autocoder heal --engine mutate < run.json    # the offline engine: no model, no network"
+healed=0
+"$bin" heal --engine mutate --workspace "$work" <"$work/run.json" >"$work/healed.json" || healed=$?
+python3 - "$work/healed.json" <<'PY'
+import json, sys
+heal = json.load(open(sys.argv[1]))["heal"]
+tests = heal["tests"]
+print()
+print(f"Repair: {heal['status']} - {heal['reason']} ({heal['candidates_tried']} candidates tested in the sandbox)")
+for attempt in heal["attempts"]:
+    print(f"  kept: {attempt['change']}")
+print(f"Tests after: {tests['outcome']} - {tests['counts']['passed']} passed, {tests['counts']['failed']} failed")
+print()
+print(heal["diff"], end="")
+PY
+
+echo
+echo "\$ autocoder open-pr --dry-run --repo acme/shop --base main < healed.json"
 AUTOCODER_AUTHOR="autocoder demo <demo@example.invalid>" \
-  "$bin" open-pr --dry-run --repo acme/shop --base main --workspace "$work" <"$work/fixed.json" >"$work/pr.json"
+  "$bin" open-pr --dry-run --repo acme/shop --base main --workspace "$work" <"$work/healed.json" >"$work/pr.json"
 python3 - "$work/pr.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-tests, pr = doc["tests"], doc["pr"]
-print()
-print(f"Tests: {tests['outcome']} - {tests['counts']['passed']} passed, {tests['counts']['failed']} failed")
+pr = doc["pr"]
 request = pr["request"]
+print()
 print(f"Commit {pr['commit'][:12]} on {pr['branch']} (in refs/autocoder/dry-run/, nothing pushed)")
 print(f"{request['method']} {request['url']}")
 print(f"  title: {request['body']['title']}")
-for line in request["body"]["body"].splitlines()[:6]:
+for line in request["body"]["body"].splitlines()[:8]:
     print("  |", line)
 PY
 echo
-echo "Next (on their way): heal makes the fix itself, review checks it."
-[ "$status" -eq 1 ] && [ "$fixed" -eq 0 ]
+echo "The run documents (run.json, healed.json, pr.json) and the repaired sample are in $work."
+echo "Next (on their way): review checks the change before the pull request."
+[ "$status" -eq 1 ] && [ "$healed" -eq 0 ]

@@ -291,9 +291,17 @@ pub struct HealArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
-    /// Attempts at most.
+    /// The model's attempts at most.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_attempts: u32,
+
+    /// The offline engine's candidates at most.
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_candidates: u32,
+
+    /// With --engine auto and a model: the offline engine's time before the model's turn.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
+    pub mutate_time: std::time::Duration,
 
     /// Tokens (in and out, all attempts) at most.
     #[arg(long, value_name = "N")]

@@ -1,11 +1,12 @@
 //! `autocoder heal`: the run document's failing tests in, a verified change out (`heal`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{Engine, GlobalArgs, HealArgs};
 use crate::error::Failure;
 use crate::heal::record::Events;
-use crate::heal::{self, HealRequest};
+use crate::heal::{self, HealRequest, ModelEngine, MutateEngine, Stage};
 use crate::llm::{Model, ModelFlags, Session};
 use crate::output::write_json;
 use crate::run_document::{HealStatus, RunDocument};
@@ -17,26 +18,32 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin("heal")?;
     let workspace = document.workspace(args.workspace.as_deref())?;
     let workspace = crate::sandbox::policy::checked_workspace(&workspace)?.path;
-    if args.engine == Engine::Mutate {
-        return Err(Failure::usage(
-            "the offline engine (--engine mutate) is not in this build yet",
-        )
-        .with_hint("use a model: --model NAME and --base-url URL (or AUTOCODER_MODEL / AUTOCODER_BASE_URL)"));
-    }
     let flags = ModelFlags {
         provider: args.provider,
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
-    let Some(model) = Model::configured(&flags, |name| std::env::var(name).ok())? else {
-        return Err(Failure::usage(
-            "no model is configured, and the offline engine is not in this build yet",
-        )
-        .with_hint(
-            "name a model: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b (Ollama), or \
-             AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone (OPENAI_API_KEY) is not enough",
-        ));
+    let model = match args.engine {
+        Engine::Mutate => None,
+        Engine::Auto => Model::configured(&flags, |name| std::env::var(name).ok())?,
+        Engine::Llm => Some(
+            Model::configured(&flags, |name| std::env::var(name).ok())?.ok_or_else(|| {
+                Failure::usage("--engine llm needs a model, and none is configured").with_hint(
+                    "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b \
+                     (Ollama), or AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone \
+                     (OPENAI_API_KEY) is not enough",
+                )
+            })?,
+        ),
     };
+    // Said now, not after the baseline's runs.
+    if let Some(bad) = args.env.iter().find(|flag| {
+        let name = flag.split_once('=').map_or(flag.as_str(), |(name, _)| name);
+        name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        return Err(Failure::usage(format!("--env {bad}: not KEY or KEY=VALUE"))
+            .with_hint("give a variable's name, with =VALUE to set it"));
+    }
     // The document's test run is the baseline only when it was run here.
     let ran_here = document.has("workspace")
         && document
@@ -56,24 +63,45 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         None => None,
     };
     let mut events = Events::new(events);
-    let session = std::sync::Arc::new(Session::new(model, MODEL_CALL)?);
-    let healed = heal::heal(
-        HealRequest {
-            workspace: workspace.clone(),
-            issue: document.issue()?,
-            baseline,
-            framework: None,
-            max_attempts: args.max_attempts,
-            token_budget: args.token_budget,
-            timeout: args.timeout,
-            test_timeout: args.test_timeout,
-            allow_test_edits: args.allow_test_edits,
-            patch_out: args.patch_out,
-            env: args.env,
-        },
-        session,
-        &mut events,
-    )?;
+    let session = match model {
+        Some(model) => Some(Arc::new(Session::new(model, MODEL_CALL)?)),
+        None => None,
+    };
+    let request = HealRequest {
+        workspace: workspace.clone(),
+        issue: document.issue()?,
+        baseline,
+        framework: None,
+        framework_reason: None,
+        token_budget: args.token_budget,
+        timeout: args.timeout,
+        test_timeout: args.test_timeout,
+        allow_test_edits: args.allow_test_edits,
+        patch_out: args.patch_out,
+        env: args.env.clone(),
+    };
+    let mut stages = Vec::new();
+    if args.engine != Engine::Llm {
+        stages.push(Stage {
+            engine: Box::new(MutateEngine::default()),
+            attempts: args.max_candidates,
+            // Alone, it has the whole time; before a model, a small part of it.
+            time: (args.engine == Engine::Auto && session.is_some()).then_some(args.mutate_time),
+        });
+    }
+    if let Some(session) = &session {
+        let files = heal::prompt::project_files(&workspace);
+        stages.push(Stage {
+            engine: Box::new(ModelEngine::new(
+                Arc::clone(session),
+                &files,
+                heal::prompt::secrets(session.model().api_key(), &args.env, &workspace),
+            )),
+            attempts: args.max_attempts,
+            time: None,
+        });
+    }
+    let healed = heal::heal(request, session.as_deref(), stages, &mut events)?;
     events.emit(
         "end",
         serde_json::json!({"status": healed.report.status.name(), "attempts": healed.report.attempts.len()}),

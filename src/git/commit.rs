@@ -194,7 +194,7 @@ pub fn looks_like_secret(path: &str) -> bool {
         "secrets.yml",
         "secrets.yaml",
     ];
-    const SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
+    const SUFFIXES: &[&str] = &[".env", ".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
     EXACT.contains(&name.as_str())
         || name.starts_with(".env.")
         || SUFFIXES.iter().any(|s| name.ends_with(s))

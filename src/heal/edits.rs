@@ -6,7 +6,7 @@
 //! their path. Each becomes a search-and-replace, matched by `matching`. What did not apply is
 //! said exactly, with the lines that came closest, for the model's next attempt.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -305,27 +305,121 @@ fn path_above(lines: &[&str]) -> Option<String> {
     None
 }
 
-/// Applies `edits` to `tree`, each file's blocks together; test files (`is_test`) only when
-/// `test_edits`.
-pub fn apply(tree: &mut Tree, edits: &[Edit], test_edits: bool) -> Vec<Applied> {
-    let mut by_file: BTreeMap<&str, Vec<&Edit>> = BTreeMap::new();
-    for edit in edits {
-        by_file.entry(edit.path.as_str()).or_default().push(edit);
+/// What may be changed.
+#[derive(Debug, Default)]
+pub struct Rules {
+    pub allow_test_edits: bool,
+    /// The files the failing tests are in, whatever their names: tests too.
+    pub test_files: BTreeSet<String>,
+}
+
+/// Files that run outside the sandbox when the user opens, enters or pushes the project
+/// (editor tasks, direnv, CI, commit hooks): heal never writes them.
+const RUN_OUTSIDE: &[&str] = &[
+    ".github/",
+    ".gitlab-ci.yml",
+    ".circleci/",
+    ".vscode/",
+    ".idea/",
+    ".devcontainer/",
+    ".husky/",
+    ".envrc",
+    ".pre-commit-config.yaml",
+    ".gitattributes",
+    ".gitmodules",
+];
+
+/// `path` as one spelling (`./a//b` is `a/b`), or why it is refused.
+fn normalized(path: &str) -> Result<String, String> {
+    let shown = crate::text::sanitize_for_terminal(path);
+    if path.starts_with('/') {
+        return Err(format!(
+            "{shown} is absolute: give the path from the project's root"
+        ));
     }
+    let invisible = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
+    if path.chars().any(invisible) || path.contains('\\') {
+        return Err(format!(
+            "{shown}: the path holds a control character, a backslash or an invisible one; give a plain path"
+        ));
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                return Err(format!(
+                    "{shown}: `..` may not be in a path; give it from the project's root"
+                ))
+            }
+            part => parts.push(part),
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("`{shown}` names no file"));
+    }
+    Ok(parts.join("/"))
+}
+
+/// Why `path` may not be changed, if it may not.
+fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
+    if path.split('/').any(|part| part == ".git") {
+        return Some(format!("{path} is git's own: heal does not change it"));
+    }
+    if crate::git::commit::looks_like_secret(path) {
+        return Some(format!(
+            "{path} looks like it holds credentials: heal does not read or change it"
+        ));
+    }
+    if RUN_OUTSIDE
+        .iter()
+        .any(|p| path == p.trim_end_matches('/') || (p.ends_with('/') && path.starts_with(p)))
+    {
+        return Some(format!(
+            "{path} runs outside the sandbox (editor tasks, direnv, CI, hooks): heal does not change it"
+        ));
+    }
+    if !rules.allow_test_edits && (is_test_file(path) || rules.test_files.contains(path)) {
+        return Some(format!(
+            "{path} is a test file and tests are read-only (fix the code, not the test)"
+        ));
+    }
+    if tree.through_link(path) {
+        return Some(format!(
+            "{path} leads through a symbolic link: edit the file by its own path"
+        ));
+    }
+    None
+}
+
+/// Applies `edits` to `tree`, each file's blocks together, as `rules` allow.
+pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
+    let mut by_file: BTreeMap<String, Vec<&Edit>> = BTreeMap::new();
     let mut outcomes = Vec::new();
-    for (path, blocks) in by_file {
+    for edit in edits {
+        match normalized(&edit.path) {
+            Ok(path) => by_file.entry(path).or_default().push(edit),
+            Err(reason) => outcomes.push(Applied {
+                path: crate::text::sanitize_for_terminal(&edit.path),
+                applied: false,
+                matched: None,
+                reason: Some(reason),
+            }),
+        }
+    }
+    for (path, blocks) in &by_file {
+        let path = path.as_str();
         let refused = |reason: String| Applied {
             path: path.to_string(),
             applied: false,
             matched: None,
             reason: Some(reason),
         };
-        if !test_edits && is_test_file(path) {
-            outcomes.extend(blocks.iter().map(|_| {
-                refused(format!(
-                    "{path} is a test file and tests are read-only (fix the code, not the test)"
-                ))
-            }));
+        if let Some(reason) = forbidden(tree, path, rules) {
+            outcomes.extend(blocks.iter().map(|_| refused(reason.clone())));
             continue;
         }
         let current = match tree.read(path) {
@@ -338,14 +432,22 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], test_edits: bool) -> Vec<Applied> 
         let mut text = current.clone().unwrap_or_default();
         let mut results = Vec::new();
         let mut failed = false;
-        for edit in &blocks {
+        for edit in blocks.iter() {
             let result = if edit.whole_file {
-                text = edit.replace.clone();
-                Ok(if current.is_some() {
-                    "whole_file"
-                } else {
-                    "new_file"
-                })
+                match current
+                    .as_deref()
+                    .map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace))
+                {
+                    Ok(()) => {
+                        text = edit.replace.clone();
+                        Ok(if current.is_some() {
+                            "whole_file"
+                        } else {
+                            "new_file"
+                        })
+                    }
+                    Err(reason) => Err(reason),
+                }
             } else if edit.search.trim().is_empty() {
                 if current.is_none() || text.trim().is_empty() {
                     text = edit.replace.clone();
@@ -392,7 +494,44 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], test_edits: bool) -> Vec<Applied> 
             });
         }
     }
+    // A reason may name the copy (a refused absolute path): the model knows only the project.
+    for outcome in &mut outcomes {
+        if let Some(reason) = &mut outcome.reason {
+            *reason = tree.without_copy_path(reason);
+        }
+    }
     outcomes
+}
+
+/// Whether `new` can be the whole of a file that held `old`: not a snippet that leaves most of
+/// it out, nor one that says it elides the rest ("# ... rest unchanged").
+fn whole_file_fits(path: &str, old: &str, new: &str) -> Result<(), String> {
+    let lines = |text: &str| text.lines().filter(|l| !l.trim().is_empty()).count();
+    let elides = new.lines().any(|line| {
+        let line = line.trim_start().to_ascii_lowercase();
+        let comment = ["#", "//", "/*", "*", "<!--"]
+            .iter()
+            .any(|c| line.starts_with(c));
+        let dots = line.contains("...") || line.contains('…');
+        comment
+            && dots
+            && [
+                "rest",
+                "existing",
+                "unchanged",
+                "remaining",
+                "same",
+                "omitted",
+            ]
+            .iter()
+            .any(|w| line.contains(w))
+    });
+    if elides || lines(new) * 2 < lines(old) {
+        return Err(format!(
+            "the whole {path} was sent, but it leaves out most of the file (or says it elides it): send SEARCH/REPLACE blocks for the lines to change"
+        ));
+    }
+    Ok(())
 }
 
 /// Why a SEARCH text was not taken, with where it was seen or what came closest.

@@ -1,34 +1,36 @@
-//! `heal`'s repair loop: failing tests in, a verified change out. Every engine runs in it (the
-//! model's today); the loop owns what makes a change trustworthy: the baseline (what fails,
-//! what is flaky), validation in the sandbox (the failing tests first, then the whole suite),
-//! the best state kept (a change that breaks a passing test is undone), the stopping rules, and
-//! the user's tree, which only a green change reaches, at the end, through `tree`.
+//! `heal`'s repair loop: failing tests in, a verified change out. Every engine runs in it, one
+//! after another (`--engine auto`: the offline engine, then the model): an engine proposes
+//! edits, the loop owns what makes a change trustworthy: the baseline (what fails, what is
+//! flaky), validation in the sandbox (the failing tests first, then the whole suite), the best
+//! state kept (a change that breaks a passing test is undone), the stopping rules, and the
+//! user's tree, which only a green change reaches, at the end, through `tree`.
 
+mod baseline;
 pub mod edits;
 pub mod matching;
+mod model;
+mod mutate;
 pub mod prompt;
 pub mod record;
 pub mod tree;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use self::edits::Applied;
+use self::baseline::{run, selectable, signature, Baseline};
+use self::edits::{Applied, Edit};
 use self::record::{AttemptRecord, ErrorShown, Events, HealReport, ModelShown, Tokens};
 use self::tree::{Contents, Tree};
 use crate::error::Failure;
-use crate::llm::{Prompt, Session};
-use crate::run_document::{Framework, HealStatus, Issue, Outcome, TestReport};
-use crate::sandbox::policy::{OutputMode, PolicyRequest};
+use crate::llm::Session;
+use crate::run_document::{Framework, HealStatus, Issue, Outcome, TestFailure, TestReport};
 use crate::sandbox::supervise::TerminationSignals;
-use crate::testrun::{self, TestRequest};
 
-/// Tokens a reply may take.
-const REPLY_TOKENS: u32 = 4096;
+pub use self::model::ModelEngine;
+pub use self::mutate::MutateEngine;
 
 /// A repair to make.
 pub struct HealRequest {
@@ -38,11 +40,12 @@ pub struct HealRequest {
     /// A test run of this workspace the document holds, taken as the baseline's first run.
     pub baseline: Option<TestReport>,
     pub framework: Option<Framework>,
-    pub max_attempts: u32,
+    /// Why that runner (the baseline's reason, kept for every run).
+    pub framework_reason: Option<String>,
     pub token_budget: Option<u64>,
     /// The whole repair's wall time.
     pub timeout: Duration,
-    /// One test run's.
+    /// One run of the whole suite's.
     pub test_timeout: Duration,
     pub allow_test_edits: bool,
     pub patch_out: Option<PathBuf>,
@@ -58,37 +61,102 @@ pub struct Healed {
     pub interrupted: Option<i32>,
 }
 
-/// Whether a run's failures can be selected by id and rerun alone.
-fn selectable(framework: Framework) -> bool {
-    !matches!(framework, Framework::Make | Framework::Junit)
+/// What makes changes: the model, or the offline engine.
+pub trait Engine {
+    fn name(&self) -> &'static str;
+    /// Whether it searches through many small candidates (the offline engine), not a few
+    /// considered attempts: then the same failures twice do not end it, a repeated change is
+    /// skipped, only the candidates kept are recorded, and the failing tests get a short time.
+    fn searches(&self) -> bool;
+    /// The next change to try on the tree's state (the best so far).
+    fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure>;
 }
 
-/// The repair loop with a model.
+/// What an engine is shown: the state it works from.
+pub struct Context<'a> {
+    pub issue: Option<&'a Issue>,
+    /// The failures of the best state so far.
+    pub failures: &'a [TestFailure],
+    pub build_error: Option<&'a str>,
+    pub files: &'a [String],
+    pub diff: &'a str,
+    /// One line per earlier attempt.
+    pub history: &'a [String],
+    /// What the last attempt's edits got back.
+    pub feedback: &'a str,
+    pub number: u32,
+    pub signals: &'a TerminationSignals,
+}
+
+/// An engine's answer.
+pub enum Proposed {
+    Edits(Proposal),
+    /// It has nothing more to try.
+    Exhausted,
+    /// A signal came while it worked.
+    Interrupted(i32),
+}
+
+#[derive(Default)]
+pub struct Proposal {
+    pub edits: Vec<Edit>,
+    /// What could not be read as an edit.
+    pub problems: Vec<String>,
+    pub cut_off: bool,
+    pub tokens: Tokens,
+    pub model_seconds: f64,
+    pub prompt_hash: Option<String>,
+    /// What the change is, for people (the offline engine's candidates).
+    pub label: Option<String>,
+}
+
+/// One engine's turn: how many attempts and how long it may take.
+pub struct Stage {
+    pub engine: Box<dyn Engine>,
+    pub attempts: u32,
+    pub time: Option<Duration>,
+}
+
+/// How a stage ended.
+enum End {
+    Green,
+    /// A limit: the next stage may go on.
+    Budget(String),
+    /// The engine has nothing more (or no progress): the next stage may go on.
+    Spent(String),
+    /// The model or the tests failed: the repair ends.
+    Failed(String),
+    Interrupted(i32),
+}
+
+/// The repair: `stages` in turn, until one is green.
 pub fn heal(
     mut request: HealRequest,
-    session: Arc<Session>,
+    model: Option<&Session>,
+    stages: Vec<Stage>,
     events: &mut Events,
 ) -> Result<Healed, Failure> {
     // SIGINT, SIGTERM and SIGHUP are read, not obeyed: an interrupted repair ends between steps,
     // with the user's tree as it was and the document written.
     let signals = TerminationSignals::block()?;
-    let started = Instant::now();
-    let deadline = started + request.timeout;
-    let secrets = prompt::secrets(session.model().api_key());
+    let deadline = Instant::now() + request.timeout;
     let mut tree = Tree::copy_of(&request.workspace)?;
     let baseline = Baseline::find(&mut request, &tree, events)?;
-    let model = session.model();
     let mut report = HealReport {
         mode: "repair",
         status: HealStatus::NoChange,
         engine: None,
-        model: Some(ModelShown {
-            provider: model.provider.name(),
-            name: model.name.clone().unwrap_or_default(),
-            base_url: crate::http::without_userinfo(&model.base_url),
+        model: model.map(|session| {
+            let model = session.model();
+            ModelShown {
+                provider: model.provider.name(),
+                name: model.name.clone().unwrap_or_default(),
+                base_url: crate::http::without_userinfo(&model.base_url),
+            }
         }),
         reason: String::new(),
         attempts: Vec::new(),
+        candidates_tried: 0,
         flaky: baseline.flaky.iter().cloned().collect(),
         failing_before: baseline.failing.iter().cloned().collect(),
         diff: String::new(),
@@ -109,318 +177,86 @@ pub fn heal(
         });
     }
     let files = prompt::project_files(tree.path());
-    let system = prompt::withheld(&prompt::system(&files), &secrets);
-
-    let mut best = Best {
-        contents: Contents::new(),
-        score: (
-            baseline.report.outcome == Outcome::BuildFailed,
-            baseline.failing.len(),
-        ),
-        report: None,
-    };
-    let mut current_failures = baseline.report.failures.clone();
-    let mut current_build_error = baseline.report.build_error.clone();
-    let mut history: Vec<String> = Vec::new();
-    let mut feedback = String::new();
-    let mut seen_diffs: BTreeSet<String> = BTreeSet::new();
-    let mut last_signature = signature(&baseline.report);
-    let mut stalled = 0;
-    let mut budget_hit = None;
-    let mut stop = None;
-    let mut interrupted = None;
-
-    for number in 1..=request.max_attempts {
-        if Instant::now() >= deadline {
-            budget_hit = Some(format!(
-                "the time budget ({} s) ran out",
-                request.timeout.as_secs()
-            ));
-            break;
-        }
-        if let Some(limit) = request.token_budget {
-            let used = report.tokens.input + report.tokens.output;
-            if used >= limit {
-                budget_hit = Some(format!("the token budget ({limit}) is spent ({used} used)"));
-                break;
-            }
-        }
-        let diff = tree.diff();
-        let user = prompt::message(
-            &prompt::Attempt {
-                issue: request.issue.as_ref(),
-                failures: &current_failures,
-                build_error: current_build_error.as_deref(),
-                files: &files,
-                diff: &diff,
-                history: &history,
-                feedback: &feedback,
-            },
-            &tree,
-            prompt::MAX_CHARS.saturating_sub(system.len()),
-        );
-        let user = prompt::withheld(&user, &secrets);
-        crate::log::info(
-            "heal",
-            &format!(
-                "attempt {number}/{}: asking {} (~{} tokens)",
-                request.max_attempts,
-                model.name.as_deref().unwrap_or("the model"),
-                (system.len() + user.len()) / 4
+    let mut repair = Repair {
+        best: Best {
+            contents: Contents::new(),
+            score: (
+                baseline.report.outcome == Outcome::BuildFailed,
+                baseline.failing.len(),
             ),
-        );
-        let asked = Instant::now();
-        let reply = match ask(&session, &system, &user, &signals) {
-            Asked::Interrupted(signal) => {
-                interrupted = Some(signal);
-                break;
-            }
-            Asked::Answered(Ok(reply)) => reply,
-            Asked::Answered(Err(failure)) => {
-                events.emit(
-                    "model_error",
-                    json!({"attempt": number, "error": failure.error.to_string()}),
-                );
-                report.error = Some(ErrorShown {
-                    message: format!("{:#}", failure.error),
-                    hint: failure.hint.clone(),
-                });
-                stop = Some("the model failed".to_string());
-                if report.attempts.is_empty() {
-                    return Err(failure);
-                }
-                break;
-            }
-        };
-        let model_seconds = asked.elapsed().as_secs_f64();
-        let tokens = Tokens {
-            input: reply.tokens_in,
-            output: reply.tokens_out,
-        };
-        report.tokens.input += tokens.input;
-        report.tokens.output += tokens.output;
-        events.emit(
-            "model_call",
-            json!({"attempt": number, "tokens_in": tokens.input, "tokens_out": tokens.output,
-                   "latency_ms": (model_seconds * 1000.0) as u64, "prompt_hash": record::prompt_hash(&system, &user),
-                   "cut_off": reply.cut_off}),
-        );
-
-        let parsed = edits::parse(&reply.text);
-        let applied = edits::apply(&mut tree, &parsed.edits, request.allow_test_edits);
-        for edit in &applied {
-            events.emit(
-                "edit",
-                json!({"attempt": number, "path": edit.path, "applied": edit.applied,
-                       "matched": edit.matched, "reason": edit.reason}),
-            );
-        }
-        let mut attempt = AttemptRecord {
-            number,
-            engine: "llm",
-            edits: applied,
-            problems: parsed.problems,
-            cut_off: reply.cut_off,
-            outcome: None,
-            counts: None,
-            whole_suite: false,
-            still_failing: Vec::new(),
-            regressions: Vec::new(),
-            kept: false,
-            tokens,
-            model_seconds,
-            test_seconds: 0.0,
-        };
-        feedback = edit_feedback(&attempt);
-        let applied_count = attempt.edits.iter().filter(|e| e.applied).count();
-        if applied_count == 0 {
-            let why = if attempt.edits.is_empty() && attempt.problems.is_empty() {
-                "the reply held no SEARCH/REPLACE block"
-            } else {
-                "no block applied"
-            };
-            if attempt.edits.is_empty() && attempt.problems.is_empty() {
-                feedback = "Your reply held no SEARCH/REPLACE block; reply with blocks in the format shown.".into();
-            }
-            crate::log::info("heal", &format!("attempt {number}: {why}"));
-            history.push(format!("attempt {number}: {why}"));
-            report.attempts.push(attempt);
-            continue;
-        }
-        let diff = tree.diff();
-        if !seen_diffs.insert(diff.clone()) {
-            crate::log::info(
-                "heal",
-                &format!("attempt {number}: the same change as an earlier attempt"),
-            );
-            history.push(format!(
-                "attempt {number}: the same change as an earlier attempt"
-            ));
-            report.attempts.push(attempt);
-            stop = Some("the model repeated a change already tried".into());
-            break;
-        }
-
-        let tested = Instant::now();
-        let result = validate(&request, &tree, &baseline, best.score, events, number);
-        attempt.test_seconds = tested.elapsed().as_secs_f64();
-        let (result, whole_suite) = match result {
-            Ok((result, _))
-                if result
-                    .sandbox
-                    .as_ref()
-                    .is_some_and(|s| s.interrupted.is_some()) =>
-            {
-                interrupted = result.sandbox.as_ref().and_then(|s| s.interrupted);
-                report.attempts.push(attempt);
-                break;
-            }
-            Ok(result) => result,
-            Err(failure) => {
-                report.error = Some(ErrorShown {
-                    message: format!("{:#}", failure.error),
-                    hint: failure.hint.clone(),
-                });
-                report.attempts.push(attempt);
-                stop = Some("the tests could not be run".into());
-                break;
-            }
-        };
-        let judged = baseline.judge(&result);
-        attempt.outcome = Some(result.outcome);
-        attempt.counts = Some(result.counts);
-        attempt.whole_suite = whole_suite;
-        attempt.still_failing = judged.still_failing.clone();
-        attempt.regressions = judged.regressions.clone();
-        let green = whole_suite && judged.still_failing.is_empty() && judged.regressions.is_empty();
-        let summary = format!(
-            "attempt {number}: {applied_count} block{} applied; {}",
-            if applied_count == 1 { "" } else { "s" },
-            judged.summary(baseline.failing.len())
-        );
-        crate::log::info("heal", &summary);
-        if green {
-            attempt.kept = true;
-            best = Best {
-                contents: tree.contents(),
-                score: (false, 0),
-                report: Some(result),
-            };
-            report.attempts.push(attempt);
-            report.status = HealStatus::Green;
-            report.reason = format!(
-                "green after {number} attempt{}",
-                if number == 1 { "" } else { "s" }
-            );
-            break;
-        }
-        let score = (
-            result.outcome == Outcome::BuildFailed,
-            judged.still_failing.len(),
-        );
-        // Only a change the whole suite ran on is known to break nothing: the tree stays at the
-        // best such change between attempts.
-        if whole_suite && judged.regressions.is_empty() && score < best.score {
-            attempt.kept = true;
-            history.push(summary);
-            current_failures = result.failures.clone();
-            current_build_error = result.build_error.clone();
-            best = Best {
-                contents: tree.contents(),
-                score,
-                report: Some(result.clone()),
-            };
-        } else {
-            let why = if !judged.regressions.is_empty() {
-                format!(
-                    "it broke tests that passed before ({})",
-                    judged.regressions.join(", ")
-                )
-            } else if score > best.score {
-                "it fixed fewer of the failing tests than the change kept".to_string()
-            } else {
-                "it fixed none of the failing tests the change kept leaves".to_string()
-            };
-            let undone = format!("that change was undone: {why}");
-            feedback.push_str(&format!("\n{undone}\n"));
-            history.push(format!("{summary}; {undone}"));
-            tree.restore(&best.contents).map_err(Failure::external)?;
-        }
-        report.attempts.push(attempt);
-        let now = signature(&result);
-        stalled = if now == last_signature {
-            stalled + 1
-        } else {
-            0
-        };
-        last_signature = now;
-        if stalled >= 2 {
-            stop = Some("no progress: the same tests failed the same way twice".into());
-            break;
+            report: None,
+            engine: None,
+        },
+        last_signature: signature(&baseline.report),
+        request: &request,
+        tree: &mut tree,
+        baseline: &baseline,
+        report: &mut report,
+        rules: edits::Rules {
+            allow_test_edits: request.allow_test_edits,
+            test_files: test_files(&baseline.report.failures, &files),
+        },
+        files,
+        history: Vec::new(),
+        feedback: String::new(),
+        seen_diffs: BTreeSet::new(),
+        stalled: 0,
+        number: 0,
+        events,
+        signals: &signals,
+        deadline,
+    };
+    let mut end = End::Spent("no engine ran".into());
+    for mut stage in stages {
+        end = repair.stage(&mut stage)?;
+        match end {
+            End::Budget(_) | End::Spent(_) if Instant::now() < deadline => continue,
+            _ => break,
         }
     }
-
-    if let Some(signal) = interrupted.or_else(|| signals.take()) {
-        interrupted = Some(signal);
-        stop = Some(format!(
-            "interrupted by signal {signal}; nothing was written to the workspace"
-        ));
-        if report.status == HealStatus::Green {
-            report.status = HealStatus::Red;
-        }
-    } else if report.status != HealStatus::Green && budget_hit.is_none() && stop.is_none() {
-        budget_hit = Some(format!("all {} attempts were made", request.max_attempts));
+    let best = std::mem::replace(
+        &mut repair.best,
+        Best {
+            contents: Contents::new(),
+            score: (false, 0),
+            report: None,
+            engine: None,
+        },
+    );
+    drop(repair);
+    let (budget_hit, stop, interrupted) = match end {
+        End::Green => (None, None, None),
+        End::Budget(why) => (Some(why), None, None),
+        End::Spent(why) | End::Failed(why) => (None, Some(why), None),
+        End::Interrupted(signal) => (
+            None,
+            Some(format!(
+                "interrupted by signal {signal}; nothing was written to the workspace"
+            )),
+            Some(signal),
+        ),
+    };
+    if interrupted.is_some() && report.status == HealStatus::Green {
+        report.status = HealStatus::Red;
     }
     finish(
         &request,
-        &mut tree,
+        &tree,
         best,
         &baseline,
         &mut report,
         budget_hit,
         stop,
     )?;
+    if report.status != HealStatus::Green && report.reason.is_empty() {
+        report.reason = "no change made the failing tests pass".into();
+    }
     let failed = report.error.is_some();
     Ok(Healed {
         report,
         failed,
         interrupted,
     })
-}
-
-enum Asked {
-    Answered(Result<crate::llm::Reply, Failure>),
-    Interrupted(i32),
-}
-
-/// Asks the model on a thread of its own, so that a signal ends the wait at once (the thread is
-/// left to its request; no sandbox is started after an interruption, so no fork sees it).
-fn ask(session: &Arc<Session>, system: &str, user: &str, signals: &TerminationSignals) -> Asked {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    let (session, system, user) = (Arc::clone(session), system.to_string(), user.to_string());
-    std::thread::spawn(move || {
-        let reply = session.ask(&Prompt {
-            system: &system,
-            user: &user,
-            max_tokens: REPLY_TOKENS,
-        });
-        let _ = sender.send(reply);
-    });
-    loop {
-        match receiver.recv_timeout(Duration::from_millis(100)) {
-            Ok(reply) => return Asked::Answered(reply),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Asked::Answered(Err(Failure::external(
-                    "the model call ended without an answer",
-                )))
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(signal) = signals.take() {
-                    return Asked::Interrupted(signal);
-                }
-            }
-        }
-    }
 }
 
 /// The best state so far: one that builds before one that does not, then the fewest originally
@@ -430,21 +266,440 @@ struct Best {
     score: (bool, usize),
     /// Its whole-suite run; none for the state heal started in.
     report: Option<TestReport>,
+    /// The engine that made it.
+    engine: Option<&'static str>,
 }
 
-/// The end: the best state in the copy, its status, diff and final run, and the change in the
-/// user's tree (green) or in a patch file (not green, or the tree moved meanwhile).
+/// The loop's state across stages.
+struct Repair<'a> {
+    request: &'a HealRequest,
+    tree: &'a mut Tree,
+    baseline: &'a Baseline,
+    report: &'a mut HealReport,
+    best: Best,
+    files: Vec<String>,
+    rules: edits::Rules,
+    history: Vec<String>,
+    feedback: String,
+    seen_diffs: BTreeSet<String>,
+    last_signature: Vec<(String, Option<String>, String)>,
+    stalled: u32,
+    /// The attempts made, over all stages.
+    number: u32,
+    events: &'a mut Events,
+    signals: &'a TerminationSignals,
+    deadline: Instant,
+}
+
+/// What one attempt came to.
+enum Step {
+    Next,
+    End(End),
+}
+
+impl Repair<'_> {
+    /// One engine's attempts, until green, its limits, or it has nothing more.
+    fn stage(&mut self, stage: &mut Stage) -> Result<End, Failure> {
+        let engine = stage.engine.as_mut();
+        let deadline = stage.time.map_or(self.deadline, |time| {
+            self.deadline.min(Instant::now() + time)
+        });
+        self.stalled = 0;
+        for made in 0..stage.attempts {
+            if let Some(signal) = self.signals.take() {
+                return Ok(End::Interrupted(signal));
+            }
+            if Instant::now() >= deadline {
+                let time = stage.time.unwrap_or(self.request.timeout);
+                return Ok(End::Budget(format!(
+                    "the time budget ({}) ran out",
+                    shown_duration(time)
+                )));
+            }
+            if let Some(limit) = self.request.token_budget {
+                let used = self.report.tokens.input + self.report.tokens.output;
+                if used >= limit {
+                    return Ok(End::Budget(format!(
+                        "the token budget ({limit}) is spent ({used} used)"
+                    )));
+                }
+            }
+            let _ = made;
+            if let Step::End(end) = self.attempt(engine)? {
+                return Ok(end);
+            }
+        }
+        Ok(End::Budget(if engine.searches() {
+            format!("{} candidates were tried", self.report.candidates_tried)
+        } else {
+            format!("all {} attempts were made", stage.attempts)
+        }))
+    }
+
+    /// Asks the engine once, applies its edits, tests them, keeps or undoes them.
+    fn attempt(&mut self, engine: &mut dyn Engine) -> Result<Step, Failure> {
+        let number = self.number + 1;
+        let searches = engine.searches();
+        let diff = self.tree.diff();
+        let failures = self
+            .best
+            .report
+            .as_ref()
+            .unwrap_or(&self.baseline.report)
+            .clone();
+        let context = Context {
+            issue: self.request.issue.as_ref(),
+            failures: &failures.failures,
+            build_error: failures.build_error.as_deref(),
+            files: &self.files,
+            diff: &diff,
+            history: &self.history,
+            feedback: &self.feedback,
+            number,
+            signals: self.signals,
+        };
+        let proposal = match engine.propose(&context, self.tree) {
+            Ok(Proposed::Edits(proposal)) => proposal,
+            Ok(Proposed::Exhausted) => {
+                return Ok(Step::End(End::Spent(format!(
+                    "the {} engine had nothing more to try",
+                    engine.name()
+                ))))
+            }
+            Ok(Proposed::Interrupted(signal)) => return Ok(Step::End(End::Interrupted(signal))),
+            Err(failure) => {
+                self.events.emit(
+                    "model_error",
+                    json!({"attempt": number, "error": failure.error.to_string()}),
+                );
+                if self.report.attempts.is_empty() && self.report.candidates_tried == 0 {
+                    return Err(failure);
+                }
+                self.report.error = Some(ErrorShown {
+                    message: format!("{:#}", failure.error),
+                    hint: failure.hint.clone(),
+                });
+                return Ok(Step::End(End::Failed(format!(
+                    "the {} engine failed",
+                    engine.name()
+                ))));
+            }
+        };
+        self.number = number;
+        if searches {
+            self.report.candidates_tried += 1;
+        } else {
+            self.report.tokens.input += proposal.tokens.input;
+            self.report.tokens.output += proposal.tokens.output;
+            self.events.emit(
+                "model_call",
+                json!({"attempt": number, "tokens_in": proposal.tokens.input,
+                       "tokens_out": proposal.tokens.output,
+                       "latency_ms": (proposal.model_seconds * 1000.0) as u64,
+                       "prompt_hash": proposal.prompt_hash, "cut_off": proposal.cut_off}),
+            );
+        }
+        let applied = edits::apply(self.tree, &proposal.edits, &self.rules);
+        for edit in &applied {
+            self.events.emit(
+                "edit",
+                json!({"attempt": number, "engine": engine.name(), "path": edit.path,
+                       "applied": edit.applied, "matched": edit.matched, "reason": edit.reason,
+                       "change": proposal.label}),
+            );
+        }
+        let mut attempt = AttemptRecord {
+            number,
+            engine: engine.name(),
+            change: proposal.label.clone(),
+            edits: applied,
+            problems: proposal.problems,
+            cut_off: proposal.cut_off,
+            outcome: None,
+            counts: None,
+            whole_suite: false,
+            still_failing: Vec::new(),
+            regressions: Vec::new(),
+            kept: false,
+            tokens: proposal.tokens,
+            model_seconds: proposal.model_seconds,
+            test_seconds: 0.0,
+        };
+        self.feedback = edit_feedback(&attempt);
+        let applied_count = attempt.edits.iter().filter(|e| e.applied).count();
+        if applied_count == 0 {
+            let why = if attempt.edits.is_empty() && attempt.problems.is_empty() {
+                self.feedback = "Your reply held no SEARCH/REPLACE block; reply with blocks in the format shown.".into();
+                "the reply held no SEARCH/REPLACE block"
+            } else {
+                "no block applied"
+            };
+            self.say(searches, &format!("attempt {number}: {why}"));
+            self.history.push(format!("attempt {number}: {why}"));
+            self.record(searches, attempt);
+            return Ok(Step::Next);
+        }
+        if !self.seen_diffs.insert(self.tree.diff()) {
+            if let Some(end) = self.undo() {
+                return Ok(end);
+            }
+            if searches {
+                return Ok(Step::Next);
+            }
+            crate::log::info(
+                "heal",
+                &format!("attempt {number}: the same change as an earlier attempt"),
+            );
+            self.history.push(format!(
+                "attempt {number}: the same change as an earlier attempt"
+            ));
+            self.record(searches, attempt);
+            return Ok(Step::End(End::Spent(
+                "the model repeated a change already tried".into(),
+            )));
+        }
+        let tested = Instant::now();
+        let result = self.validate(number, searches);
+        attempt.test_seconds = tested.elapsed().as_secs_f64();
+        let (result, whole_suite) = match result {
+            Ok((result, _))
+                if result
+                    .sandbox
+                    .as_ref()
+                    .is_some_and(|s| s.interrupted.is_some()) =>
+            {
+                let signal = result
+                    .sandbox
+                    .as_ref()
+                    .and_then(|s| s.interrupted)
+                    .unwrap_or(2);
+                if let Some(end) = self.undo() {
+                    return Ok(end);
+                }
+                self.record(searches, attempt);
+                return Ok(Step::End(End::Interrupted(signal)));
+            }
+            Ok(result) => result,
+            Err(failure) => {
+                self.report.error = Some(ErrorShown {
+                    message: format!("{:#}", failure.error),
+                    hint: failure.hint.clone(),
+                });
+                if let Some(end) = self.undo() {
+                    return Ok(end);
+                }
+                self.record(searches, attempt);
+                return Ok(Step::End(End::Failed("the tests could not be run".into())));
+            }
+        };
+        let judged = self.baseline.judge(&result);
+        attempt.outcome = Some(result.outcome);
+        attempt.counts = Some(result.counts);
+        attempt.whole_suite = whole_suite;
+        attempt.still_failing = judged.still_failing.clone();
+        attempt.regressions = judged.regressions.clone();
+        let what = match &attempt.change {
+            Some(change) => change.clone(),
+            None => format!(
+                "{applied_count} block{} applied",
+                if applied_count == 1 { "" } else { "s" }
+            ),
+        };
+        let summary = format!(
+            "attempt {number}: {what}; {}",
+            judged.summary(self.baseline.failing.len())
+        );
+        let green = whole_suite && judged.still_failing.is_empty() && judged.regressions.is_empty();
+        let score = (
+            result.outcome == Outcome::BuildFailed,
+            judged.still_failing.len(),
+        );
+        // Only a change the whole suite ran on is known to break nothing: the tree stays at the
+        // best such change between attempts.
+        if green || (whole_suite && judged.regressions.is_empty() && score < self.best.score) {
+            crate::log::info("heal", &summary);
+            attempt.kept = true;
+            self.history.push(summary);
+            self.best = Best {
+                contents: self.tree.contents(),
+                score,
+                report: Some(result.clone()),
+                engine: Some(engine.name()),
+            };
+        } else {
+            self.say(searches, &summary);
+            let why = if !judged.regressions.is_empty() {
+                format!(
+                    "it broke tests that passed before ({})",
+                    judged.regressions.join(", ")
+                )
+            } else if score > self.best.score {
+                "it fixed fewer of the failing tests than the change kept".to_string()
+            } else {
+                "it fixed none of the failing tests the change kept leaves".to_string()
+            };
+            let undone = format!("that change was undone: {why}");
+            self.feedback.push_str(&format!("\n{undone}\n"));
+            if !searches {
+                self.history.push(format!("{summary}; {undone}"));
+            }
+            if let Some(end) = self.undo() {
+                return Ok(end);
+            }
+        }
+        self.record(searches, attempt);
+        if green {
+            self.report.status = HealStatus::Green;
+            self.report.reason = match searches {
+                true => format!("green after {} candidates", self.report.candidates_tried),
+                false => format!(
+                    "green after {number} attempt{}",
+                    if number == 1 { "" } else { "s" }
+                ),
+            };
+            return Ok(Step::End(End::Green));
+        }
+        let now = signature(&result);
+        self.stalled = if now == self.last_signature {
+            self.stalled + 1
+        } else {
+            0
+        };
+        self.last_signature = now;
+        if self.stalled >= 2 && !searches {
+            return Ok(Step::End(End::Spent(
+                "no progress: the same tests failed the same way twice".into(),
+            )));
+        }
+        Ok(Step::Next)
+    }
+
+    /// Puts the copy back to the best state; when that fails (code the tests ran got in the
+    /// way), the repair ends, with what it found.
+    fn undo(&mut self) -> Option<Step> {
+        let err = self.tree.restore(&self.best.contents).err()?;
+        self.report.error = Some(ErrorShown {
+            message: format!(
+                "cannot put heal's copy back to the best change: {}",
+                self.tree.without_copy_path(&err)
+            ),
+            hint: None,
+        });
+        Some(Step::End(End::Failed(
+            "the copy could not be put back".into(),
+        )))
+    }
+
+    /// Keeps the attempt's record: every one of a model's, only those kept of a search's.
+    fn record(&mut self, searches: bool, attempt: AttemptRecord) {
+        if !searches || attempt.kept {
+            self.report.attempts.push(attempt);
+        }
+    }
+
+    /// A step said: on stderr for a model's attempts, with -v for a search's candidates.
+    fn say(&self, searches: bool, message: &str) {
+        if searches {
+            crate::log::note("heal", message);
+        } else {
+            crate::log::info("heal", message);
+        }
+    }
+
+    /// The tests that failed first, then (when they show progress) all: the run that decides,
+    /// and whether it was of the whole suite. A search's candidates get a short time for the
+    /// failing tests (a mutant may loop): twice the baseline's, at least 2 s.
+    fn validate(&mut self, attempt: u32, searches: bool) -> Result<(TestReport, bool), Failure> {
+        let baseline = self.baseline;
+        let failing: Vec<String> = baseline
+            .failing
+            .iter()
+            .filter(|id| !baseline.flaky.contains(*id))
+            .cloned()
+            .collect();
+        if selectable(baseline.report.framework)
+            && !failing.is_empty()
+            && baseline.report.outcome == Outcome::TestsFailed
+        {
+            let timeout = match searches {
+                true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
+                false => self.request.test_timeout,
+            };
+            self.say(
+                searches,
+                &format!(
+                    "attempt {attempt}: testing the {} failing test{}",
+                    failing.len(),
+                    if failing.len() == 1 { "" } else { "s" }
+                ),
+            );
+            let first = run(self.request, self.tree, failing, timeout)?;
+            self.events.emit("tests", json!({"attempt": attempt, "scope": "failing", "outcome": first.outcome, "counts": first.counts, "duration_ms": first.duration_ms}));
+            // Worth the whole suite only when it fixed more than the change kept.
+            let still = baseline.judge(&first).still_failing.len();
+            let runs = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
+            if !runs || (false, still) >= self.best.score {
+                return Ok((first, false));
+            }
+        }
+        self.say(
+            searches,
+            &format!("attempt {attempt}: running the whole suite"),
+        );
+        let all = run(
+            self.request,
+            self.tree,
+            Vec::new(),
+            self.request.test_timeout,
+        )?;
+        self.events.emit("tests", json!({"attempt": attempt, "scope": "all", "outcome": all.outcome, "counts": all.counts, "duration_ms": all.duration_ms}));
+        Ok((all, true))
+    }
+}
+
+/// The files the failing tests are in, from their ids (`shop/tests.py::test_a`,
+/// `tests.test_a.T.test_b`, `__tests__/a.test.js > adds`), among the project's files.
+fn test_files(failures: &[TestFailure], files: &[String]) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for failure in failures {
+        let id = failure.id.as_str();
+        let mut spellings = vec![
+            id.split("::").next().unwrap_or(id).to_string(),
+            id.split(" > ").next().unwrap_or(id).to_string(),
+        ];
+        let dotted: Vec<&str> = id.split('.').collect();
+        for end in 1..dotted.len() {
+            spellings.push(format!("{}.py", dotted[..end].join("/")));
+        }
+        found.extend(spellings.into_iter().filter(|path| files.contains(path)));
+    }
+    found
+}
+
+/// A duration as a person reads it: 60s, 1500ms, 30m.
+fn shown_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms % 60_000 == 0 && ms > 0 {
+        format!("{} min", ms / 60_000)
+    } else if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// The end: the best state's status, diff and final run, and the change in the user's tree
+/// (green) or in a patch file (not green, or the tree moved meanwhile).
 fn finish(
     request: &HealRequest,
-    tree: &mut Tree,
+    tree: &Tree,
     best: Best,
     baseline: &Baseline,
     report: &mut HealReport,
     budget_hit: Option<String>,
     stop: Option<String>,
 ) -> Result<(), Failure> {
-    tree.restore(&best.contents).map_err(Failure::external)?;
-    report.diff = tree.diff();
+    report.diff = tree.diff_of(&best.contents);
     report.files_changed = best.contents.keys().cloned().collect();
     if report.status != HealStatus::Green {
         report.status = match (&budget_hit, best.contents.is_empty()) {
@@ -452,45 +707,44 @@ fn finish(
             (None, true) => HealStatus::NoChange,
             (None, false) => HealStatus::Red,
         };
-        report.reason = budget_hit
-            .or(stop)
-            .unwrap_or_else(|| format!("{} attempts made, none green", report.attempts.len()));
+        report.reason = budget_hit.or(stop).unwrap_or_default();
     }
-    report.engine = (!best.contents.is_empty()).then_some("llm");
+    report.engine = best.engine;
     report.tests = Some(best.report.unwrap_or_else(|| baseline.report.clone()));
     if report.diff.is_empty() {
         return Ok(());
     }
+    let shown = crate::text::sanitize_for_terminal(&report.files_changed.join(", "));
     if report.status == HealStatus::Green {
-        match tree.apply_to(&request.workspace)? {
-            Ok(()) => {
+        match tree.apply_to(&request.workspace, &best.contents)? {
+            tree::Applied::Done => {
                 report.applied = true;
-                crate::log::info(
-                    "heal",
-                    &format!(
-                        "green: {} written to the workspace",
-                        report.files_changed.join(", ")
-                    ),
-                );
+                crate::log::info("heal", &format!("green: {shown} written to the workspace"));
                 if request.patch_out.is_none() {
                     return Ok(());
                 }
             }
-            Err(moved) => crate::log::warn(
+            tree::Applied::Moved(moved) => crate::log::warn(
                 "heal",
                 &format!(
                     "{} changed in the workspace while heal ran: nothing was applied",
-                    moved.join(", ")
+                    crate::text::sanitize_for_terminal(&moved.join(", "))
                 ),
             ),
+            tree::Applied::Failed(message) => {
+                report.error = Some(ErrorShown {
+                    message,
+                    hint: Some("make the files writable and apply the patch (git apply)".into()),
+                })
+            }
         }
     }
-    let path = request
-        .patch_out
-        .clone()
-        .unwrap_or_else(|| default_patch_path(&request.workspace));
-    match write_patch(&path, &report.diff) {
-        Ok(()) => {
+    let written = match &request.patch_out {
+        Some(path) => write_patch(path, &report.diff, false).map(|()| path.clone()),
+        None => write_default_patch(&request.workspace, &report.diff),
+    };
+    match written {
+        Ok(path) => {
             if !report.applied {
                 crate::log::info(
                     "heal",
@@ -501,35 +755,49 @@ fn finish(
         }
         Err(err) => crate::log::warn(
             "heal",
-            &format!(
-                "cannot write the patch to {}: {err}; it is in heal.diff",
-                path.display()
-            ),
+            &format!("cannot write the patch: {err}; it is in heal.diff"),
         ),
     }
     Ok(())
 }
 
-/// `.git/autocoder/heal-TIME.patch` in the workspace's repository, else in the temporary
-/// directory.
-fn default_patch_path(workspace: &Path) -> PathBuf {
-    let time = std::time::SystemTime::now()
+/// Writes the patch as a new file of the user's own (mode 600) in the workspace's
+/// `.git/autocoder`, else in the temporary directory, under a name no one else has made: a link
+/// put there beforehand is not followed.
+fn write_default_patch(workspace: &Path, diff: &str) -> std::io::Result<PathBuf> {
+    let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .unwrap_or_default();
     let git = workspace.join(".git");
     let dir = if git.is_dir() && !git.is_symlink() {
         git.join("autocoder")
     } else {
         std::env::temp_dir()
     };
-    dir.join(format!("heal-{time}.patch"))
+    let path = dir.join(format!(
+        "heal-{}-{}-{}.patch",
+        since.as_secs(),
+        std::process::id(),
+        since.subsec_nanos()
+    ));
+    write_patch(&path, diff, true).map(|()| path)
 }
 
-fn write_patch(path: &Path, diff: &str) -> std::io::Result<()> {
+/// Writes `diff` to `path`; `fresh`: only as a file that did not exist, never through a link.
+fn write_patch(path: &Path, diff: &str, fresh: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(path, diff)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).mode(0o600);
+    if fresh {
+        options.create_new(true).custom_flags(libc::O_NOFOLLOW);
+    } else {
+        options.create(true).truncate(true);
+    }
+    options.open(path)?.write_all(diff.as_bytes())
 }
 
 /// What the model is told about its blocks: each one that did not apply and why, and what could
@@ -561,297 +829,4 @@ fn edit_feedback(attempt: &AttemptRecord) -> String {
         out.push_str("Your reply was cut off at the token limit: send fewer, smaller blocks.\n");
     }
     out
-}
-
-/// What a run's failures look like, to tell progress from none.
-fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
-    let mut signature: Vec<_> = report
-        .failures
-        .iter()
-        .map(|f| {
-            (
-                f.id.clone(),
-                f.kind.clone(),
-                prompt::without_timings(&f.message),
-            )
-        })
-        .collect();
-    signature.sort();
-    signature
-}
-
-/// Runs the tests in the copy: `tests` alone, or all when empty.
-fn run(request: &HealRequest, tree: &Tree, tests: Vec<String>) -> Result<TestReport, Failure> {
-    let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
-    testrun::run(TestRequest {
-        framework: request.framework,
-        command: None,
-        tests,
-        sandbox: PolicyRequest {
-            workspace: tree.path().to_path_buf(),
-            timeout: request.test_timeout,
-            memory_bytes: 2 << 30,
-            pids: 512,
-            cpus,
-            file_size_bytes: 1 << 30,
-            network: false,
-            env: request.env.clone(),
-            read_only: Vec::new(),
-            read_write: Vec::new(),
-            output: OutputMode::Capture { max_bytes: 8 << 20 },
-            allow_degraded: false,
-            image: None,
-            command: Vec::new(),
-        },
-        caches_of: Some(request.workspace.clone()),
-    })
-}
-
-/// The tests that failed first, then (when they pass) all: the run that decides, and whether it
-/// was of the whole suite.
-fn validate(
-    request: &HealRequest,
-    tree: &Tree,
-    baseline: &Baseline,
-    best: (bool, usize),
-    events: &mut Events,
-    attempt: u32,
-) -> Result<(TestReport, bool), Failure> {
-    let failing: Vec<String> = baseline
-        .failing
-        .iter()
-        .filter(|id| !baseline.flaky.contains(*id))
-        .cloned()
-        .collect();
-    let framework = baseline.report.framework;
-    if selectable(framework)
-        && !failing.is_empty()
-        && baseline.report.outcome == Outcome::TestsFailed
-    {
-        crate::log::info(
-            "heal",
-            &format!(
-                "attempt {attempt}: testing the {} failing test{}",
-                failing.len(),
-                if failing.len() == 1 { "" } else { "s" }
-            ),
-        );
-        let first = run(request, tree, failing.clone())?;
-        events.emit("tests", json!({"attempt": attempt, "scope": "failing", "outcome": first.outcome, "counts": first.counts, "duration_ms": first.duration_ms}));
-        // Worth the whole suite only when it fixed more than the change kept.
-        let still = baseline.judge(&first).still_failing.len();
-        let runs = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
-        if !runs || (false, still) >= best {
-            return Ok((first, false));
-        }
-    }
-    crate::log::info(
-        "heal",
-        &format!("attempt {attempt}: running the whole suite"),
-    );
-    let all = run(request, tree, Vec::new())?;
-    events.emit("tests", json!({"attempt": attempt, "scope": "all", "outcome": all.outcome, "counts": all.counts, "duration_ms": all.duration_ms}));
-    Ok((all, true))
-}
-
-/// What the repair starts from.
-struct Baseline {
-    report: TestReport,
-    /// The ids that failed (a build error counts as one, `build`).
-    failing: BTreeSet<String>,
-    flaky: BTreeSet<String>,
-    /// Set when there is nothing to repair, and why.
-    nothing_to_do: Option<String>,
-    /// The signal that stopped a baseline run.
-    interrupted: Option<i32>,
-}
-
-/// A run judged against the baseline.
-struct Judged {
-    still_failing: Vec<String>,
-    regressions: Vec<String>,
-}
-
-impl Judged {
-    fn summary(&self, failing_before: usize) -> String {
-        let mut out = format!(
-            "{} of {failing_before} failing test{} fixed",
-            failing_before - self.still_failing.len().min(failing_before),
-            if failing_before == 1 { "" } else { "s" }
-        );
-        if !self.regressions.is_empty() {
-            out.push_str(&format!(", {} broken", self.regressions.len()));
-        }
-        out
-    }
-}
-
-/// The id a run that did not build stands under.
-const BUILD: &str = "build";
-
-impl Baseline {
-    /// The document's run of this workspace, or a new one, and the failing tests run again.
-    fn find(
-        request: &mut HealRequest,
-        tree: &Tree,
-        events: &mut Events,
-    ) -> Result<Baseline, Failure> {
-        let report = match request.baseline.take() {
-            Some(report) => report,
-            None => {
-                crate::log::info("heal", "running the tests to see what fails");
-                let report = run(request, tree, Vec::new())?;
-                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts, "duration_ms": report.duration_ms}));
-                report
-            }
-        };
-        request.framework = Some(report.framework);
-        let mut baseline = Baseline {
-            failing: failing_ids(&report),
-            interrupted: report.sandbox.as_ref().and_then(|s| s.interrupted),
-            report,
-            flaky: BTreeSet::new(),
-            nothing_to_do: None,
-        };
-        if let Some(signal) = baseline.interrupted {
-            baseline.nothing_to_do = Some(format!(
-                "interrupted by signal {signal} before the first attempt"
-            ));
-            return Ok(baseline);
-        }
-        match baseline.report.outcome {
-            Outcome::TestsFailed | Outcome::BuildFailed => {}
-            Outcome::Passed => {
-                baseline.nothing_to_do = Some(
-                    "every test passes already: nothing to repair (a test that shows the bug comes first)".into(),
-                );
-                return Ok(baseline);
-            }
-            Outcome::NoTests => {
-                return Err(Failure::usage("the project has no tests to repair against")
-                    .with_hint("add a test that shows the bug, then run heal"))
-            }
-            Outcome::Timeout => {
-                return Err(
-                    Failure::external("the tests ran out of time before heal began")
-                        .with_hint("give the tests more time with --test-timeout"),
-                )
-            }
-            Outcome::Error => {
-                return Err(Failure::external(format!(
-                    "the tests could not be run: {}",
-                    baseline
-                        .report
-                        .reason
-                        .as_deref()
-                        .unwrap_or("the runner failed")
-                ))
-                .with_hint(
-                    baseline
-                        .report
-                        .hint
-                        .clone()
-                        .unwrap_or_else(|| "run `autocoder run-tests` to see why".into()),
-                ))
-            }
-        }
-        if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
-        {
-            let ids: Vec<String> = baseline.failing.iter().cloned().collect();
-            crate::log::info(
-                "heal",
-                &format!(
-                    "running the {} failing test{} again, to tell flaky ones",
-                    ids.len(),
-                    if ids.len() == 1 { "" } else { "s" }
-                ),
-            );
-            let again = run(request, tree, ids)?;
-            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts, "duration_ms": again.duration_ms}));
-            if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
-                baseline.interrupted = Some(signal);
-                baseline.nothing_to_do = Some(format!(
-                    "interrupted by signal {signal} before the first attempt"
-                ));
-                return Ok(baseline);
-            }
-            let failed_again = failing_ids(&again);
-            baseline.flaky = baseline
-                .failing
-                .iter()
-                .filter(|id| !failed_again.contains(*id) && again.outcome != Outcome::Error)
-                .cloned()
-                .collect();
-            if !baseline.flaky.is_empty() {
-                crate::log::warn(
-                    "heal",
-                    &format!(
-                        "flaky (failed, then passed): {}",
-                        baseline
-                            .flaky
-                            .iter()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-            if baseline.flaky.len() == baseline.failing.len() {
-                baseline.nothing_to_do = Some(
-                    "the failing tests passed when run again: they are flaky, not broken".into(),
-                );
-            }
-        }
-        Ok(baseline)
-    }
-
-    /// Which of the baseline's failures still fail in `run`, and which tests it breaks.
-    fn judge(&self, run: &TestReport) -> Judged {
-        let failed = failing_ids(run);
-        // Before, nothing ran: whatever fails now is still to fix, none of it a regression.
-        if self.report.outcome == Outcome::BuildFailed {
-            return Judged {
-                still_failing: failed.into_iter().collect(),
-                regressions: Vec::new(),
-            };
-        }
-        let still_failing = self
-            .failing
-            .iter()
-            .filter(|id| failed.contains(*id) && !self.flaky.contains(*id))
-            .cloned()
-            .collect();
-        let mut regressions: Vec<String> = failed
-            .iter()
-            .filter(|id| !self.failing.contains(*id) && !self.flaky.contains(*id))
-            .cloned()
-            .collect();
-        let runs = matches!(
-            run.outcome,
-            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
-        );
-        if !runs && regressions.is_empty() {
-            regressions.push(format!("the suite ({})", outcome_name(run)));
-        }
-        Judged {
-            still_failing,
-            regressions,
-        }
-    }
-}
-
-fn outcome_name(run: &TestReport) -> String {
-    serde_json::to_value(run.outcome)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// The ids of a run's failures; `build` for a run that did not build.
-fn failing_ids(report: &TestReport) -> BTreeSet<String> {
-    let mut ids: BTreeSet<String> = report.failures.iter().map(|f| f.id.clone()).collect();
-    if report.outcome == Outcome::BuildFailed && ids.is_empty() {
-        ids.insert(BUILD.into());
-    }
-    ids
 }

@@ -315,7 +315,7 @@ fn context_files(attempt: &Attempt, tree: &Tree) -> Vec<(String, Vec<usize>)> {
 }
 
 /// The project files a test file imports: Python modules and JavaScript relative imports.
-fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
+pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
     let mut wanted = Vec::new();
     if test.ends_with(".py") {
         let from = Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").unwrap();
@@ -380,7 +380,7 @@ fn normalized(path: &Path) -> String {
 
 /// Source files whose name is the test's without its test marks (`test_pricing.py`,
 /// `pricing.test.js`, `pricing_test.go` → `pricing.*`).
-fn same_stem(test: &str, files: &[String]) -> Vec<String> {
+pub fn same_stem(test: &str, files: &[String]) -> Vec<String> {
     let name = test.rsplit('/').next().unwrap_or(test);
     let stem = name.split('.').next().unwrap_or(name);
     let stem = stem
@@ -477,20 +477,70 @@ pub fn withheld(text: &str, secrets: &[String]) -> String {
     out
 }
 
-/// The secrets to withhold from everything heal writes: the environment's credential values
-/// (8 characters or more, so that a `TOKEN=1` does not blank every 1) and the key.
-pub fn secrets(api_key: Option<&str>) -> Vec<String> {
+/// The secrets to withhold from everything the model is sent: the values of this
+/// environment's credential-looking variables and of those given to the tests (`--env
+/// KEY=VALUE`), the values in the workspace's credential files (`.env`, `*.pem`, ...; its top
+/// two levels), and the key. Each of 8 characters or more, so that a `TOKEN=1` does not blank
+/// every 1.
+pub fn secrets(api_key: Option<&str>, env_flags: &[String], workspace: &Path) -> Vec<String> {
+    let looks_secret = crate::sandbox::environment::looks_like_secret;
     let mut secrets: Vec<String> = std::env::vars()
-        .filter(|(name, value)| {
-            crate::sandbox::environment::looks_like_secret(name) && value.len() >= 8
-        })
+        .filter(|(name, _)| looks_secret(name))
         .map(|(_, value)| value)
+        .chain(env_flags.iter().filter_map(|flag| {
+            let (name, value) = flag.split_once('=')?;
+            looks_secret(name).then(|| value.to_string())
+        }))
+        .chain(secret_file_values(workspace))
         .chain(api_key.map(str::to_string))
+        .filter(|value| value.len() >= 8)
         .collect();
     // The longest first: a secret that contains another is replaced whole.
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     secrets.dedup();
     secrets
+}
+
+/// The values in the workspace's credential files: each `KEY=VALUE` (or `KEY: VALUE`) line's
+/// value, unquoted, and every other line (a key file's).
+fn secret_file_values(workspace: &Path) -> Vec<String> {
+    let mut values = Vec::new();
+    let dirs = std::fs::read_dir(workspace)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git")
+        .map(|e| e.path())
+        .chain([workspace.to_path_buf()]);
+    for dir in dirs {
+        for entry in std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !crate::git::commit::looks_like_secret(&name) {
+                continue;
+            }
+            let Some(text) = crate::workspace::read_regular_file(&entry.path(), 1 << 20) else {
+                continue;
+            };
+            for line in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                let value = line
+                    .split_once('=')
+                    .or_else(|| line.split_once(": "))
+                    .map_or(line, |(_, value)| value)
+                    .trim()
+                    .trim_matches(|c| c == '"' || c == '\'');
+                values.push(value.to_string());
+            }
+        }
+    }
+    values
 }
 
 #[cfg(test)]

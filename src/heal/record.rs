@@ -20,7 +20,10 @@ pub struct HealReport {
     pub model: Option<ModelShown>,
     /// Why it ended.
     pub reason: String,
+    /// A model's attempts, and the offline engine's candidates that were kept.
     pub attempts: Vec<AttemptRecord>,
+    /// The offline engine's candidates tested.
+    pub candidates_tried: u64,
     /// Tests whose outcome changed between two runs of the same code: left out of the green and
     /// regression decisions.
     pub flaky: Vec<String>,
@@ -68,6 +71,9 @@ pub struct ErrorShown {
 pub struct AttemptRecord {
     pub number: u32,
     pub engine: &'static str,
+    /// What the change is (the offline engine's: "`q > 50` → `q >= 50` at shop/pricing.py:13").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
     pub edits: Vec<Applied>,
     /// What in the reply could not be read as an edit.
     #[serde(skip_serializing_if = "Vec::is_empty")]

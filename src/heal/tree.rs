@@ -101,10 +101,31 @@ impl Tree {
             self.originals.insert(path.to_string(), original);
         }
         let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
-        write_atomically(&confined, text.as_bytes(), true).map_err(|err| err.0)?;
+        // Code the tests ran may have put a link where the file was: it goes, the file comes
+        // back (beneath the copy's root only; the jail sees to that).
+        if write_atomically(&confined, text.as_bytes(), true).is_err() {
+            remove_file(&self.roots, path)?;
+            write_atomically(&confined, text.as_bytes(), true).map_err(|err| err.0)?;
+        }
         self.current
             .insert(path.to_string(), Some(text.to_string()));
         Ok(())
+    }
+
+    /// Whether `path` leads through a symbolic link in the copy (a link the project holds, or
+    /// one its tests made): an edit there could land in a file other than the one named.
+    pub fn through_link(&self, path: &str) -> bool {
+        let mut at = self.work.clone();
+        path.split('/').any(|part| {
+            at.push(part);
+            std::fs::symlink_metadata(&at).is_ok_and(|meta| meta.file_type().is_symlink())
+        })
+    }
+
+    /// `text` with the copy's place taken out: the project's own paths, as the model knows them.
+    pub fn without_copy_path(&self, text: &str) -> String {
+        let root = self.work.display().to_string();
+        text.replace(&format!("{root}/"), "").replace(&root, ".")
     }
 
     /// The changed files as they are now.
@@ -131,8 +152,7 @@ impl Tree {
             match &wanted {
                 Some(text) => self.write(&path, text)?,
                 None => {
-                    let confined = self.roots.confine_file(&path).map_err(|err| err.0)?;
-                    let _ = std::fs::remove_file(self.work.join(&confined.relative));
+                    remove_file(&self.roots, &path)?;
                     self.current.insert(path, None);
                 }
             }
@@ -140,9 +160,10 @@ impl Tree {
         Ok(())
     }
 
-    /// The change from the state heal started in, as `git diff` writes it.
-    pub fn diff(&self) -> String {
-        self.contents()
+    /// The change `state` makes (what `contents` gave) from the state heal started in, as
+    /// `git diff` writes it.
+    pub fn diff_of(&self, state: &Contents) -> String {
+        state
             .iter()
             .map(|(path, now)| {
                 let before = self.originals.get(path).cloned().flatten();
@@ -156,34 +177,105 @@ impl Tree {
             .collect()
     }
 
-    /// Writes the change into `workspace` when every file it touches is still as heal found
-    /// it; otherwise writes nothing and names the files that changed meanwhile.
-    pub fn apply_to(&self, workspace: &Path) -> Result<Result<(), Vec<String>>, Failure> {
+    /// The change in the copy now.
+    pub fn diff(&self) -> String {
+        self.diff_of(&self.contents())
+    }
+
+    /// Writes `state` into `workspace` when every file it touches is still as heal found it.
+    /// A write that fails takes back those made before it: the tree is never left half changed.
+    pub fn apply_to(&self, workspace: &Path, state: &Contents) -> Result<Applied, Failure> {
         let roots = Roots::new(&[workspace.to_path_buf()])
             .map_err(|err| Failure::external(format!("{}: {err}", workspace.display())))?;
-        let changes = self.contents();
         let mut moved = Vec::new();
-        for path in changes.keys() {
+        for path in state.keys() {
             let there = read_file(&roots, path).map_err(Failure::external)?;
             if there != self.originals[path] {
                 moved.push(path.clone());
             }
         }
         if !moved.is_empty() {
-            return Ok(Err(moved));
+            return Ok(Applied::Moved(moved));
         }
-        for (path, content) in &changes {
-            let confined = roots
-                .confine_file(path)
-                .map_err(|err| Failure::external(err.0))?;
-            match content {
-                Some(text) => write_atomically(&confined, text.as_bytes(), true)
-                    .map_err(|err| Failure::external(format!("cannot write {path}: {}", err.0)))?,
-                None => false,
+        let mut written: Vec<&str> = Vec::new();
+        for (path, content) in state {
+            let result = match content {
+                Some(text) => write_file(&roots, path, text),
+                None => remove_file(&roots, path),
             };
+            if let Err(err) = result {
+                let mut undone = true;
+                for done in &written {
+                    undone &= match &self.originals[*done] {
+                        Some(text) => write_file(&roots, done, text).is_ok(),
+                        None => remove_file(&roots, done).is_ok(),
+                    };
+                }
+                let state = if undone {
+                    "nothing was changed"
+                } else {
+                    "and the files written before it could not all be put back"
+                };
+                return Ok(Applied::Failed(format!(
+                    "cannot write {path} in the workspace: {err}; {state}"
+                )));
+            }
+            written.push(path);
         }
-        Ok(Ok(()))
+        Ok(Applied::Done)
     }
+}
+
+/// What became of a change taken to the user's tree.
+pub enum Applied {
+    Done,
+    /// These files changed while heal ran: nothing was written.
+    Moved(Vec<String>),
+    /// A write failed, and what was written before it was taken back.
+    Failed(String),
+}
+
+fn write_file(roots: &Roots, path: &str, text: &str) -> Result<(), String> {
+    let confined = roots.confine_file(path).map_err(|err| err.0)?;
+    write_atomically(&confined, text.as_bytes(), true)
+        .map(|_| ())
+        .map_err(|err| err.0)
+}
+
+/// Removes the file (or link) at `path`, through the jail: the directory it is in is opened
+/// beneath the root, the name removed there.
+fn remove_file(roots: &Roots, path: &str) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let confined = roots.confine_file(path).map_err(|err| err.0)?;
+    let name = confined
+        .relative
+        .file_name()
+        .ok_or_else(|| format!("{path}: not a file path"))?;
+    let parent = confined.beside(
+        confined
+            .relative
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    );
+    let dir = jail::open(
+        &parent,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        0,
+    )
+    .map_err(|err| err.0)?;
+    let name =
+        std::ffi::CString::new(name.as_bytes()).map_err(|_| format!("{path}: a NUL byte"))?;
+    // SAFETY: unlinkat on a directory we hold, with a NUL-terminated name.
+    let removed =
+        unsafe { libc::unlinkat(std::os::fd::AsRawFd::as_raw_fd(&dir), name.as_ptr(), 0) };
+    if removed != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::NotFound {
+            return Err(format!("cannot remove {path}: {err}"));
+        }
+    }
+    Ok(())
 }
 
 impl Drop for Tree {

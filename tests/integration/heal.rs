@@ -13,7 +13,7 @@ const KEY: &str = "sk-test-key-4242";
 /// A credential in heal's environment, which must reach no request.
 const GITHUB_SECRET: &str = "ghp_never-leave-this-machine";
 
-const FIX_DISCOUNT: &str = "The discount is subtracted.\n\nshop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
+const FIX_DISCOUNT: &str = "The discount is subtracted.\n\nshop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * (100 + percent) // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
 const FIX_BULK: &str = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if quantity > 50:\n        return 20\n    if quantity > 10:\n=======\n    if quantity >= 50:\n        return 20\n    if quantity >= 10:\n>>>>>>> REPLACE\n```\n";
 const CHAT: &str = "POST /v1/chat/completions";
 
@@ -48,6 +48,8 @@ fn shop(server: &FakeServer) -> Test {
     );
     test.args([
         "heal",
+        "--engine",
+        "llm",
         "--base-url",
         &format!("{}/v1", server.url()),
         "--model",
@@ -118,7 +120,7 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     assert_eq!(attempt["tokens"], json!({"in": 1200, "out": 80}));
     assert_eq!(heal["tests"]["outcome"], "passed");
     assert_eq!(heal["files_changed"], json!(["shop/pricing.py"]));
-    assert_eq!(heal["failing_before"].as_array().unwrap().len(), 4);
+    assert_eq!(heal["failing_before"].as_array().unwrap().len(), 3);
     assert!(pricing(&run).contains("if quantity >= 50:"));
     // The diff is git's, and applies to the commit heal started from.
     let diff = heal["diff"].as_str().unwrap();
@@ -141,7 +143,7 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     // The failures, the code they run through, and the issue's words are in the message.
     assert!(user.contains("test_quarter_off"), "{user}");
     assert!(
-        user.contains("return price_cents * percent // 100"),
+        user.contains("return price_cents * (100 + percent) // 100"),
         "{user}"
     );
     assert!(
@@ -185,7 +187,7 @@ fn the_second_attempt_sees_what_the_first_left_failing_with_the_same_prefix() {
     );
     let second = message(&requests[1], "user");
     assert!(
-        second.contains("attempt 1: 1 block applied; 2 of 4 failing tests fixed"),
+        second.contains("attempt 1: 1 block applied; 1 of 3 failing tests fixed"),
         "{second}"
     );
     assert!(
@@ -204,7 +206,7 @@ fn the_second_attempt_sees_what_the_first_left_failing_with_the_same_prefix() {
 
 #[test]
 fn a_block_that_does_not_match_is_answered_with_the_closest_lines() {
-    let wrong = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percentage // 100\n=======\n    return 0\n>>>>>>> REPLACE\n```\n";
+    let wrong = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * (100 + percentage) // 100\n=======\n    return 0\n>>>>>>> REPLACE\n```\n";
     let server = FakeServer::start(vec![(
         CHAT,
         vec![chat(wrong), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
@@ -220,7 +222,7 @@ fn a_block_that_does_not_match_is_answered_with_the_closest_lines() {
     let second = message(&server.requests()[1], "user");
     assert!(second.contains("the closest lines are:"), "{second}");
     assert!(
-        second.contains("8\t    return price_cents * percent // 100"),
+        second.contains("8\t    return price_cents * (100 + percent) // 100"),
         "{second}"
     );
     assert!(second.contains("attempt 1: no block applied"), "{second}");
@@ -229,7 +231,7 @@ fn a_block_that_does_not_match_is_answered_with_the_closest_lines() {
 #[test]
 fn a_change_that_breaks_a_passing_test_is_undone_and_the_next_one_kept() {
     // Fixes the quarter off, but drops the guard a passing test checks.
-    let breaking = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if not 0 <= percent <= 100:\n        raise ValueError(f\"discount must be 0-100%, got {percent}\")\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
+    let breaking = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if not 0 <= percent <= 100:\n        raise ValueError(f\"discount must be 0-100%, got {percent}\")\n    return price_cents * (100 + percent) // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
     let server = FakeServer::start(vec![(
         CHAT,
         vec![chat(breaking), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
@@ -463,6 +465,8 @@ fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
     let run = test
         .args([
             "heal",
+            "--engine",
+            "llm",
             "--provider",
             "anthropic",
             "--base-url",
@@ -488,14 +492,15 @@ fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
 }
 
 #[test]
-fn without_a_model_heal_says_how_to_name_one() {
+fn the_model_engine_without_a_model_says_how_to_name_one() {
     let run = with_project("shop-python")
-        .args(["heal"])
+        .args(["heal", "--engine", "llm"])
         .env("OPENAI_API_KEY", KEY)
         .run()
         .expect_status(2);
     assert!(
-        run.stderr().contains("no model is configured"),
+        run.stderr()
+            .contains("--engine llm needs a model, and none is configured"),
         "{}",
         run.stderr()
     );
@@ -515,7 +520,7 @@ fn a_local_server_without_a_named_model_is_asked_for_its_first() {
         (CHAT, vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))]),
     ]);
     let run = with_project("shop-python")
-        .args(["heal"])
+        .args(["heal", "--engine", "llm"])
         .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
         .run()
         .expect_status(0);
@@ -533,6 +538,8 @@ fn a_go_project_is_repaired_too() {
     let run = with_project("go-sample")
         .args([
             "heal",
+            "--engine",
+            "llm",
             "--base-url",
             &format!("{}/v1", server.url()),
             "--model",
@@ -573,6 +580,8 @@ fn spawn_heal(test: &Test, server: &FakeServer) -> (std::process::Child, TempDir
     let child = Command::new(autocoder_bin())
         .args([
             "heal",
+            "--engine",
+            "llm",
             "--base-url",
             &format!("{}/v1", server.url()),
             "--model",
@@ -728,7 +737,7 @@ fn the_documents_test_run_of_this_workspace_is_the_baseline() {
         run.stderr()
     );
     assert!(
-        run.stderr().contains("running the 4 failing tests again"),
+        run.stderr().contains("running the 3 failing tests again"),
         "{}",
         run.stderr()
     );
@@ -737,14 +746,14 @@ fn the_documents_test_run_of_this_workspace_is_the_baseline() {
 
 #[test]
 fn codex_patches_unified_diffs_and_whole_files_are_applied_too() {
-    let envelope = "*** Begin Patch\n*** Update File: shop/pricing.py\n@@\n-    return price_cents * percent // 100\n+    return price_cents * (100 - percent) // 100\n@@ def bulk_discount(quantity: int) -> int:\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n*** End Patch\n";
-    let unified = "```diff\n--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -1,1 +1,1 @@\n-    return price_cents * percent // 100\n+    return price_cents * (100 - percent) // 100\n@@ -12,4 +12,4 @@\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n```\n";
+    let envelope = "*** Begin Patch\n*** Update File: shop/pricing.py\n@@\n-    return price_cents * (100 + percent) // 100\n+    return price_cents * (100 - percent) // 100\n@@ def bulk_discount(quantity: int) -> int:\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n*** End Patch\n";
+    let unified = "```diff\n--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -1,1 +1,1 @@\n-    return price_cents * (100 + percent) // 100\n+    return price_cents * (100 - percent) // 100\n@@ -12,4 +12,4 @@\n-    if quantity > 50:\n+    if quantity >= 50:\n         return 20\n-    if quantity > 10:\n+    if quantity >= 10:\n```\n";
     let fixed = std::fs::read_to_string(crate::util::testdata(
         "projects/shop-python/shop/pricing.py",
     ))
     .unwrap()
     .replace(
-        "price_cents * percent // 100",
+        "price_cents * (100 + percent) // 100",
         "price_cents * (100 - percent) // 100",
     )
     .replace("quantity > ", "quantity >= ");
@@ -844,6 +853,8 @@ fn only_flaky_failures_are_nothing_to_repair() {
     let run = test
         .args([
             "heal",
+            "--engine",
+            "llm",
             "--base-url",
             &format!("{}/v1", server.url()),
             "--model",
@@ -899,7 +910,7 @@ fn a_reply_cut_off_at_the_token_limit_is_said_on_the_next_attempt() {
     let cut = Reply::json(
         200,
         &json!({"choices": [{"message": {"role": "assistant", "content":
-            "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n======="},
+            "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * (100 + percent) // 100\n======="},
             "finish_reason": "length"}]})
         .to_string(),
     );
@@ -921,4 +932,270 @@ fn a_reply_cut_off_at_the_token_limit_is_said_on_the_next_attempt() {
     let second = message(&server.requests()[1], "user");
     assert!(second.contains("cut off at the token limit"), "{second}");
     assert!(second.contains("block 1 is not closed"), "{second}");
+}
+
+/// A block for `path` that replaces `search` with `replace` (each empty or ending in a newline).
+fn block(path: &str, search: &str, replace: &str) -> String {
+    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n\n")
+}
+
+#[test]
+fn paths_heal_must_not_write_are_refused_and_one_file_spelled_twice_is_one() {
+    let secret = "sk_live_do-not-send-this-51H8x";
+    let mut reply = block(
+        "shop/pricing.py",
+        "    if quantity > 50:\n",
+        "    if quantity >= 50:\n",
+    );
+    reply += &block(
+        "./shop//pricing.py",
+        "    if quantity > 10:\n",
+        "    if quantity >= 10:\n",
+    );
+    reply += &block("shop/new\u{202e}yp.py", "", "X = 1\n");
+    reply += &block("/etc/passwd", "root\n", "toor\n");
+    reply += &block("../outside.py", "", "X = 1\n");
+    reply += &block(".github/workflows/ci.yml", "", "on: push\n");
+    reply += &block("t/__init__.py", "", "import unittest\n");
+    reply += &block(
+        ".env",
+        "STRIPE_SECRET_KEY=sk_live_\n",
+        "STRIPE_SECRET_KEY=x\n",
+    );
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&reply), chat(FIX_DISCOUNT)])]);
+    let test = shop(&server);
+    std::fs::write(
+        test.path().join(".env"),
+        format!("STRIPE_SECRET_KEY={secret}\n"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("tests", test.path().join("t")).unwrap();
+    let run = test.run().expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let edits = heal["attempts"][0]["edits"].as_array().unwrap();
+    let reason = |path: &str| {
+        edits
+            .iter()
+            .find(|e| e["path"].as_str().unwrap().contains(path))
+            .unwrap_or_else(|| panic!("no edit for {path}: {edits:#?}"))["reason"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(reason("new").contains("invisible"), "{edits:#?}");
+    assert!(reason("/etc/passwd").contains("absolute"));
+    assert!(reason("outside").contains("`..`"));
+    assert!(reason(".github").contains("runs outside the sandbox"));
+    assert!(reason("t/__init__").contains("symbolic link"));
+    assert!(reason(".env").contains("credentials"));
+    // The two spellings of shop/pricing.py are one file, both blocks applied.
+    let applied: Vec<&Value> = edits.iter().filter(|e| e["applied"] == true).collect();
+    assert_eq!(applied.len(), 2, "{edits:#?}");
+    assert!(applied.iter().all(|e| e["path"] == "shop/pricing.py"));
+    assert_eq!(heal["files_changed"], json!(["shop/pricing.py"]));
+    git(
+        run.dir.path(),
+        &["diff", "--quiet", "HEAD", "--", ".github", "t"],
+    );
+    assert!(!run.dir.path().join(".github").exists());
+    // The refusals the model is told about name no place but the project's, and no secret.
+    let requests = server.requests();
+    let second = message(&requests[1], "user");
+    assert!(
+        second.contains("looks like it holds credentials"),
+        "{second}"
+    );
+    for request in &requests {
+        assert!(
+            !request.body.contains(secret),
+            "the .env's value reached the model"
+        );
+        assert!(
+            !request.body.contains("autocoder-heal-"),
+            "the copy's path reached the model"
+        );
+    }
+}
+
+#[test]
+fn the_files_the_failing_tests_are_in_are_read_only_whatever_their_names() {
+    // pytest collects shop/tests.py, a name no convention marks as a test.
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&block(
+            "shop/tests.py",
+            "        self.assertEqual(discounted(1000, 25), 750)\n",
+            "        pass\n",
+        ))],
+    )]);
+    let test = shop(&server).args(["--max-attempts", "1"]);
+    std::fs::rename(
+        test.path().join("tests/test_pricing.py"),
+        test.path().join("shop/tests.py"),
+    )
+    .unwrap();
+    std::fs::write(
+        test.path().join("pytest.ini"),
+        "[pytest]\npython_files = tests.py\n",
+    )
+    .unwrap();
+    let run = test.run().expect_status(1);
+    let heal = heal_of(&run);
+    let edit = &heal["attempts"][0]["edits"][0];
+    assert_eq!(edit["applied"], false, "{heal:#}");
+    assert!(
+        edit["reason"].as_str().unwrap().contains("test file"),
+        "{edit:#}"
+    );
+}
+
+#[test]
+fn secrets_given_to_the_tests_or_printed_by_them_never_reach_the_model() {
+    let inline = "inline-secret-value-123456";
+    let from_file = "file-secret-value-987654";
+    let server = FakeServer::start(vec![(CHAT, vec![chat(FIX_DISCOUNT), chat(FIX_BULK)])]);
+    let test = shop(&server).args(["--env", &format!("MY_SECRET_TOKEN={inline}")]);
+    std::fs::write(
+        test.path().join("config.env"),
+        format!("DB_PASSWORD=\"{from_file}\"\n"),
+    )
+    .unwrap();
+    // A failing test that shows both in its message.
+    std::fs::write(
+        test.path().join("tests/test_env.py"),
+        "import os, unittest\n\nclass EnvTest(unittest.TestCase):\n    def test_prints(self):\n        self.fail(os.environ.get('MY_SECRET_TOKEN', '') + ' ' + open('config.env').read())\n",
+    )
+    .unwrap();
+    let run = test.args(["--max-attempts", "2"]).run().expect_status(1);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{}", run.stderr());
+    assert!(message(&requests[0], "user").contains("test_prints"));
+    for request in &requests {
+        assert!(
+            !request.body.contains(inline),
+            "an --env secret reached the model"
+        );
+        assert!(
+            !request.body.contains(from_file),
+            "a credential file's value reached the model"
+        );
+    }
+}
+
+#[test]
+fn a_test_that_puts_a_link_where_a_file_was_does_not_end_the_repair() {
+    // The candidate, imported by the tests, replaces itself in the copy with a link out.
+    let sneaky = "shop/pricing.py\n```python\nimport os\nos.replace('shop/pricing.py', 'shop/moved.py')\nos.symlink('/etc/hostname', 'shop/pricing.py')\n\ndef discounted(price_cents, percent):\n    return 0\n\ndef bulk_discount(quantity):\n    return 0\n\ndef unused_one():\n    return 1\n\ndef unused_two():\n    return 2\n```\n";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(sneaky), chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let test = shop(&server);
+    let run = test.run();
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(heal["attempts"][0]["kept"], false);
+    assert!(
+        std::fs::read_to_string(run.dir.path().join("shop/pricing.py"))
+            .unwrap()
+            .contains("quantity >= 50")
+    );
+    assert!(!run.dir.path().join("shop/moved.py").exists());
+}
+
+#[test]
+fn a_change_that_hangs_the_tests_is_bounded_and_fixes_nothing() {
+    let hang = block(
+        "shop/pricing.py",
+        "    if quantity > 50:\n",
+        "    while True:\n        pass\n    if quantity > 50:\n",
+    );
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&hang)])]);
+    let run = shop(&server)
+        .args(["--max-attempts", "1", "--test-timeout", "3s"])
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    let attempt = &heal["attempts"][0];
+    assert_eq!(attempt["outcome"], "timeout", "{attempt:#}");
+    assert_eq!(
+        attempt["still_failing"].as_array().unwrap().len(),
+        3,
+        "{attempt:#}"
+    );
+    assert!(attempt["regressions"][0]
+        .as_str()
+        .unwrap()
+        .contains("timeout"));
+    assert!(
+        !run.stderr().contains("3 of 3 failing tests fixed"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_whole_file_that_is_only_a_snippet_is_refused() {
+    let snippet = "shop/pricing.py\n```python\ndef bulk_discount(quantity: int) -> int:\n    # ... rest unchanged ...\n    if quantity >= 50:\n        return 20\n```\n";
+    let server = FakeServer::start(vec![(CHAT, vec![chat(snippet)])]);
+    let run = shop(&server)
+        .args(["--max-attempts", "1"])
+        .run()
+        .expect_status(1);
+    let edit = &heal_of(&run)["attempts"][0]["edits"][0];
+    assert_eq!(edit["applied"], false);
+    assert!(
+        edit["reason"]
+            .as_str()
+            .unwrap()
+            .contains("leaves out most of the file"),
+        "{edit:#}"
+    );
+}
+
+#[test]
+fn a_server_without_usage_still_counts_against_the_token_budget() {
+    let reply = Reply::json(
+        200,
+        &json!({"choices": [{"message": {"role": "assistant", "content": FIX_DISCOUNT}, "finish_reason": "stop"}]}).to_string(),
+    );
+    let server = FakeServer::start(vec![(CHAT, vec![reply])]);
+    let run = shop(&server)
+        .args(["--token-budget", "100", "--max-attempts", "3"])
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "budget_exhausted", "{heal:#}");
+    assert_eq!(heal["attempts"].as_array().unwrap().len(), 1);
+    assert!(heal["tokens"]["in"].as_u64().unwrap() > 100);
+}
+
+#[test]
+fn a_patch_left_outside_a_repository_is_the_users_alone() {
+    let server = FakeServer::start(vec![(CHAT, vec![chat(FIX_DISCOUNT)])]);
+    let tmp = TempDir::new();
+    let run = with_project("shop-python")
+        .args([
+            "heal",
+            "--engine",
+            "llm",
+            "--base-url",
+            &format!("{}/v1", server.url()),
+            "--model",
+            "m",
+            "--max-attempts",
+            "1",
+        ])
+        .env("TMPDIR", tmp.path())
+        .run()
+        .expect_status(1);
+    let patch = heal_of(&run)["patch_file"].as_str().unwrap().to_string();
+    assert!(
+        patch.starts_with(&tmp.path().display().to_string()),
+        "{patch}"
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&patch).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
 }

@@ -9,6 +9,7 @@ mod fake_server;
 mod fetch_issue;
 mod git_fixtures;
 mod heal;
+mod heal_mutate;
 mod mcp;
 mod mcp_session;
 mod open_pr;

@@ -141,7 +141,7 @@ fn unittest_run_and_rerun() {
     let report = tests_of(&run);
     assert_eq!(report["framework"], "unittest");
     assert_eq!(report["outcome"], "tests_failed");
-    assert_eq!(counts(&report), [2, 4, 0, 0]);
+    assert_eq!(counts(&report), [3, 3, 0, 0]);
     let quarter = failure(&report, "tests.test_pricing.DiscountTest.test_quarter_off");
     assert_eq!(
         (quarter["file"].as_str(), quarter["line"].as_u64()),
@@ -149,7 +149,7 @@ fn unittest_run_and_rerun() {
     );
     assert_eq!(
         (quarter["kind"].as_str(), quarter["message"].as_str()),
-        (Some("AssertionError"), Some("250 != 750"))
+        (Some("AssertionError"), Some("1250 != 750"))
     );
 
     let run = with_project("shop-python")
@@ -318,7 +318,7 @@ fn make_fallback_uses_the_exit_status_and_what_it_recognises() {
     let report = tests_of(&run);
     assert_eq!(report["framework"], "make");
     assert_eq!(report["outcome"], "tests_failed");
-    assert_eq!(counts(&report), [2, 4, 0, 0]);
+    assert_eq!(counts(&report), [3, 3, 0, 0]);
 
     let test = Test::new();
     test.dir().write("Makefile", "test:\n\t@echo all good\n");
@@ -959,7 +959,7 @@ fn a_python_project_without_pytest_falls_back_to_unittest() {
     let report = tests_of(&run);
     assert_eq!(report["framework"], "unittest", "{report:#}");
     assert_eq!(report["command"][0], ".venv/bin/python");
-    assert_eq!(counts(&report), [2, 4, 0, 0]);
+    assert_eq!(counts(&report), [3, 3, 0, 0]);
 }
 
 /// Issue 20, item 13: Go's caches outlive a run, per workspace, in the user's cache directory,
@@ -1749,7 +1749,7 @@ fn command_overrides_the_runner_command() {
         .expect_status(1);
     let report = tests_of(&run);
     assert_eq!(report["command"][0], "sh");
-    assert_eq!(counts(&report), [2, 4, 0, 0]);
+    assert_eq!(counts(&report), [3, 3, 0, 0]);
 }
 
 #[test]

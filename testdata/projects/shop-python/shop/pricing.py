@@ -5,7 +5,7 @@ def discounted(price_cents: int, percent: int) -> int:
     """The price after a percentage discount, rounded down to whole cents."""
     if not 0 <= percent <= 100:
         raise ValueError(f"discount must be 0-100%, got {percent}")
-    return price_cents * percent // 100
+    return price_cents * (100 + percent) // 100
 
 
 def bulk_discount(quantity: int) -> int:

@@ -1,0 +1,293 @@
+//! What a repair is measured against: the baseline (which tests fail, which of them are flaky),
+//! the test runs in the copy, and each run judged against the baseline (what still fails, what
+//! it broke).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::prompt;
+use super::record::Events;
+use super::tree::Tree;
+use super::HealRequest;
+use crate::error::Failure;
+use crate::run_document::{Framework, Outcome, TestReport};
+use crate::sandbox::policy::{OutputMode, PolicyRequest};
+use crate::testrun::{self, TestRequest};
+
+/// Whether a run's failures can be selected by id and rerun alone.
+pub fn selectable(framework: Framework) -> bool {
+    !matches!(framework, Framework::Make | Framework::Junit)
+}
+
+/// Runs the tests in the copy: `tests` alone, or all when empty, within `timeout`.
+pub fn run(
+    request: &HealRequest,
+    tree: &Tree,
+    tests: Vec<String>,
+    timeout: Duration,
+) -> Result<TestReport, Failure> {
+    let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
+    let mut report = testrun::run(TestRequest {
+        framework: request.framework,
+        command: None,
+        tests,
+        sandbox: PolicyRequest {
+            workspace: tree.path().to_path_buf(),
+            timeout,
+            memory_bytes: 2 << 30,
+            pids: 512,
+            cpus,
+            file_size_bytes: 1 << 30,
+            network: false,
+            env: request.env.clone(),
+            read_only: Vec::new(),
+            read_write: Vec::new(),
+            output: OutputMode::Capture { max_bytes: 8 << 20 },
+            allow_degraded: false,
+            image: None,
+            command: Vec::new(),
+        },
+        caches_of: Some(request.workspace.clone()),
+    })?;
+    // The runner is the baseline's, chosen for the reason it gave.
+    if let Some(reason) = &request.framework_reason {
+        report.framework_reason = reason.clone();
+    }
+    Ok(report)
+}
+
+/// What a run's failures look like, to tell progress from none.
+pub fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
+    let mut signature: Vec<_> = report
+        .failures
+        .iter()
+        .map(|f| {
+            (
+                f.id.clone(),
+                f.kind.clone(),
+                prompt::without_timings(&f.message),
+            )
+        })
+        .collect();
+    signature.sort();
+    signature
+}
+
+/// What the repair starts from.
+pub struct Baseline {
+    pub report: TestReport,
+    /// The ids that failed (a build error counts as one, `build`).
+    pub failing: BTreeSet<String>,
+    pub flaky: BTreeSet<String>,
+    /// Set when there is nothing to repair, and why.
+    pub nothing_to_do: Option<String>,
+    /// The signal that stopped a baseline run.
+    pub interrupted: Option<i32>,
+    /// How long the failing tests took on their own (or the whole suite, when they cannot be
+    /// run alone).
+    pub failing_run: Duration,
+}
+
+/// A run judged against the baseline.
+pub struct Judged {
+    pub still_failing: Vec<String>,
+    pub regressions: Vec<String>,
+}
+
+impl Judged {
+    pub fn summary(&self, failing_before: usize) -> String {
+        let mut out = format!(
+            "{} of {failing_before} failing test{} fixed",
+            failing_before - self.still_failing.len().min(failing_before),
+            if failing_before == 1 { "" } else { "s" }
+        );
+        if !self.regressions.is_empty() {
+            out.push_str(&format!(", {} broken", self.regressions.len()));
+        }
+        out
+    }
+}
+
+/// The id a run that did not build stands under.
+const BUILD: &str = "build";
+
+impl Baseline {
+    /// The document's run of this workspace, or a new one, and the failing tests run again.
+    pub fn find(
+        request: &mut HealRequest,
+        tree: &Tree,
+        events: &mut Events,
+    ) -> Result<Baseline, Failure> {
+        let report = match request.baseline.take() {
+            Some(report) => report,
+            None => {
+                crate::log::info("heal", "running the tests to see what fails");
+                let report = run(request, tree, Vec::new(), request.test_timeout)?;
+                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts, "duration_ms": report.duration_ms}));
+                report
+            }
+        };
+        request.framework = Some(report.framework);
+        request.framework_reason = Some(report.framework_reason.clone());
+        let mut baseline = Baseline {
+            failing: failing_ids(&report),
+            interrupted: report.sandbox.as_ref().and_then(|s| s.interrupted),
+            failing_run: Duration::from_millis(report.duration_ms),
+            report,
+            flaky: BTreeSet::new(),
+            nothing_to_do: None,
+        };
+        if let Some(signal) = baseline.interrupted {
+            baseline.nothing_to_do = Some(format!(
+                "interrupted by signal {signal} before the first attempt"
+            ));
+            return Ok(baseline);
+        }
+        match baseline.report.outcome {
+            Outcome::TestsFailed | Outcome::BuildFailed => {}
+            Outcome::Passed => {
+                baseline.nothing_to_do = Some(
+                    "every test passes already: nothing to repair (a test that shows the bug comes first)".into(),
+                );
+                return Ok(baseline);
+            }
+            Outcome::NoTests => {
+                return Err(Failure::usage("the project has no tests to repair against")
+                    .with_hint("add a test that shows the bug, then run heal"))
+            }
+            Outcome::Timeout => {
+                return Err(
+                    Failure::external("the tests ran out of time before heal began")
+                        .with_hint("give the tests more time with --test-timeout"),
+                )
+            }
+            Outcome::Error => {
+                return Err(Failure::external(format!(
+                    "the tests could not be run: {}",
+                    baseline
+                        .report
+                        .reason
+                        .as_deref()
+                        .unwrap_or("the runner failed")
+                ))
+                .with_hint(
+                    baseline
+                        .report
+                        .hint
+                        .clone()
+                        .unwrap_or_else(|| "run `autocoder run-tests` to see why".into()),
+                ))
+            }
+        }
+        if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
+        {
+            let ids: Vec<String> = baseline.failing.iter().cloned().collect();
+            crate::log::info(
+                "heal",
+                &format!(
+                    "running the {} failing test{} again, to tell flaky ones",
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" }
+                ),
+            );
+            let again = run(request, tree, ids, request.test_timeout)?;
+            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts, "duration_ms": again.duration_ms}));
+            if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
+                baseline.interrupted = Some(signal);
+                baseline.nothing_to_do = Some(format!(
+                    "interrupted by signal {signal} before the first attempt"
+                ));
+                return Ok(baseline);
+            }
+            baseline.failing_run = Duration::from_millis(again.duration_ms);
+            let failed_again = failing_ids(&again);
+            baseline.flaky = baseline
+                .failing
+                .iter()
+                .filter(|id| !failed_again.contains(*id) && again.outcome != Outcome::Error)
+                .cloned()
+                .collect();
+            if !baseline.flaky.is_empty() {
+                crate::log::warn(
+                    "heal",
+                    &format!(
+                        "flaky (failed, then passed): {}",
+                        baseline
+                            .flaky
+                            .iter()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            if baseline.flaky.len() == baseline.failing.len() {
+                baseline.nothing_to_do = Some(
+                    "the failing tests passed when run again: they are flaky, not broken".into(),
+                );
+            }
+        }
+        Ok(baseline)
+    }
+
+    /// Which of the baseline's failures still fail in `run`, and which tests it breaks.
+    pub fn judge(&self, run: &TestReport) -> Judged {
+        let failed = failing_ids(run);
+        let runs = matches!(
+            run.outcome,
+            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
+        );
+        // A run that timed out or broke down shows nothing fixed.
+        if !runs {
+            return Judged {
+                still_failing: self
+                    .failing
+                    .iter()
+                    .filter(|id| !self.flaky.contains(*id))
+                    .cloned()
+                    .collect(),
+                regressions: vec![format!("the suite ({})", outcome_name(run))],
+            };
+        }
+        // Before, nothing ran: whatever fails now is still to fix, none of it a regression.
+        if self.report.outcome == Outcome::BuildFailed {
+            return Judged {
+                still_failing: failed.into_iter().collect(),
+                regressions: Vec::new(),
+            };
+        }
+        let still_failing = self
+            .failing
+            .iter()
+            .filter(|id| failed.contains(*id) && !self.flaky.contains(*id))
+            .cloned()
+            .collect();
+        let regressions = failed
+            .iter()
+            .filter(|id| !self.failing.contains(*id) && !self.flaky.contains(*id))
+            .cloned()
+            .collect();
+        Judged {
+            still_failing,
+            regressions,
+        }
+    }
+}
+
+fn outcome_name(run: &TestReport) -> String {
+    serde_json::to_value(run.outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The ids of a run's failures; `build` for a run that did not build.
+pub fn failing_ids(report: &TestReport) -> BTreeSet<String> {
+    let mut ids: BTreeSet<String> = report.failures.iter().map(|f| f.id.clone()).collect();
+    if report.outcome == Outcome::BuildFailed && ids.is_empty() {
+        ids.insert(BUILD.into());
+    }
+    ids
+}

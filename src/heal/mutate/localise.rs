@@ -1,0 +1,332 @@
+//! Where a bug probably is, from the failing tests: the project's own frames in their tracebacks
+//! and panics first (the function around each), then the functions each failing test calls, then
+//! what those call. A function reached by more failing tests ranks higher. The tests' own code is
+//! never a place to change.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use tree_sitter::Node;
+
+use super::syntax::{parse, Lang};
+use crate::heal::edits::is_test_file;
+use crate::heal::prompt;
+use crate::heal::tree::Tree;
+use crate::run_document::TestFailure;
+
+/// A place to try changes: lines `first..=last` of a file, with how strongly the failures point
+/// at it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub path: String,
+    pub first: usize,
+    pub last: usize,
+    pub weight: f64,
+}
+
+/// Per file, the byte ranges of the tests' own functions.
+pub type Protected = BTreeMap<String, Vec<(usize, usize)>>;
+
+/// Files parsed at most.
+const MAX_FILES: usize = 2000;
+
+/// A parsed project file.
+struct Source {
+    lang: Lang,
+    text: String,
+    tree: tree_sitter::Tree,
+}
+
+/// The suspicious regions, most suspicious first, and the byte ranges of test functions found in
+/// source files (a Rust module's unit tests), which are never changed.
+pub fn suspicious(
+    failures: &[TestFailure],
+    files: &[String],
+    tree: &Tree,
+) -> (Vec<Region>, Protected) {
+    // Every file of a language read, parsed once (a few milliseconds each).
+    let sources: BTreeMap<&str, Source> = files
+        .iter()
+        .take(MAX_FILES)
+        .filter_map(|path| {
+            let lang = Lang::of(path)?;
+            let text = tree.read(path).ok()??;
+            let tree = parse(lang, &text)?;
+            Some((path.as_str(), Source { lang, text, tree }))
+        })
+        .collect();
+    let frame = Regex::new(r#"([A-Za-z0-9_./-]+\.[A-Za-z]{1,5})"?(?:, line |:)(\d+)"#).unwrap();
+    let mut weights: BTreeMap<(String, usize, usize), f64> = BTreeMap::new();
+    let mut protected = Protected::new();
+    let mut callee_names: BTreeMap<String, f64> = BTreeMap::new();
+
+    for failure in failures {
+        // Frames: the project's own source files named in the traceback.
+        let mut framed = false;
+        let places = frame
+            .captures_iter(&failure.details)
+            .filter_map(|c| Some((c.get(1)?.as_str().to_string(), c[2].parse::<usize>().ok()?)))
+            .chain(failure.file.clone().zip(failure.line.map(|l| l as usize)));
+        for (named, line) in places {
+            let named = named.trim_start_matches("./");
+            let Some((path, source)) = sources
+                .iter()
+                .find(|(f, _)| named == **f || named.ends_with(&format!("/{f}")))
+            else {
+                continue;
+            };
+            if is_test_file(path) {
+                continue;
+            }
+            let (first, last) = enclosing_function(source, line)
+                .unwrap_or((line.saturating_sub(3).max(1), line + 3));
+            *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
+            framed = true;
+        }
+        // The functions the failing test calls.
+        let name = test_name(&failure.id);
+        let mut found_test = false;
+        for (path, source) in &sources {
+            for function in functions(source) {
+                if function_name(source, function) != Some(name) {
+                    continue;
+                }
+                found_test = true;
+                protected
+                    .entry(path.to_string())
+                    .or_default()
+                    .push((function.start_byte(), function.end_byte()));
+                for called in calls(source, function) {
+                    *callee_names.entry(called).or_default() += if framed { 0.5 } else { 1.0 };
+                }
+            }
+        }
+        if !found_test {
+            // The test's line, when the runner named it.
+            if let (Some(file), Some(line)) = (&failure.file, failure.line) {
+                if let Some(source) = sources.get(file.as_str()) {
+                    for called in calls_on_line(source, line as usize) {
+                        *callee_names.entry(called).or_default() += 1.0;
+                    }
+                }
+            }
+        }
+    }
+    // The definitions of the called functions in the project's own code, and one level of
+    // what they call.
+    let mut second: BTreeMap<String, f64> = BTreeMap::new();
+    for (path, source) in &sources {
+        if is_test_file(path) {
+            continue;
+        }
+        let guarded = protected.get(*path).cloned().unwrap_or_default();
+        for function in functions(source) {
+            if guarded
+                .iter()
+                .any(|&(s, e)| function.start_byte() >= s && function.end_byte() <= e)
+            {
+                continue;
+            }
+            let Some(name) = function_name(source, function) else {
+                continue;
+            };
+            if let Some(weight) = callee_names.get(name) {
+                let lines = (
+                    function.start_position().row + 1,
+                    function.end_position().row + 1,
+                );
+                *weights
+                    .entry((path.to_string(), lines.0, lines.1))
+                    .or_default() += weight;
+                for called in calls(source, function) {
+                    if !callee_names.contains_key(&called) {
+                        *second.entry(called).or_default() += weight * 0.3;
+                    }
+                }
+            }
+        }
+    }
+    for (path, source) in &sources {
+        if is_test_file(path) || second.is_empty() {
+            continue;
+        }
+        for function in functions(source) {
+            if let Some(weight) = function_name(source, function).and_then(|n| second.get(n)) {
+                let lines = (
+                    function.start_position().row + 1,
+                    function.end_position().row + 1,
+                );
+                *weights
+                    .entry((path.to_string(), lines.0, lines.1))
+                    .or_default() += weight;
+            }
+        }
+    }
+    // Nothing pointed at: the whole of each source file a failing test imports, or is named for.
+    if weights.is_empty() {
+        for failure in failures {
+            let test_file = failure
+                .file
+                .as_deref()
+                .unwrap_or_else(|| failure.id.split("::").next().unwrap_or(""));
+            let Some(source) = sources.get(test_file) else {
+                continue;
+            };
+            let named = prompt::imports(test_file, &source.text, files)
+                .into_iter()
+                .chain(prompt::same_stem(test_file, files));
+            for path in named {
+                if let Some(found) = sources.get(path.as_str()) {
+                    let lines = found.text.lines().count().max(1);
+                    *weights.entry((path, 1, lines)).or_default() += 0.1;
+                }
+            }
+        }
+    }
+    let mut regions: Vec<Region> = weights
+        .into_iter()
+        .map(|((path, first, last), weight)| Region {
+            path,
+            first,
+            last,
+            weight,
+        })
+        .collect();
+    regions.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then(a.path.cmp(&b.path))
+            .then(a.first.cmp(&b.first))
+    });
+    (regions, protected)
+}
+
+/// The test function's name in a runner's id: `tests/test_a.py::test_b[1]`,
+/// `tests.test_a.T.test_b`, `tests::it_adds`, `TestMax/equal` → `test_b`, `it_adds`, `TestMax`.
+fn test_name(id: &str) -> &str {
+    let id = id.split('[').next().unwrap_or(id);
+    let id = id
+        .split('/')
+        .next()
+        .filter(|first| first.starts_with("Test"))
+        .unwrap_or(id);
+    id.rsplit(['.', ':', ' '])
+        .find(|part| !part.is_empty())
+        .unwrap_or(id)
+}
+
+fn functions<'t>(source: &'t Source) -> Vec<Node<'t>> {
+    let mut found = Vec::new();
+    let mut stack = vec![source.tree.root_node()];
+    let mut cursor = source.tree.walk();
+    while let Some(node) = stack.pop() {
+        if source.lang.is_function(node.kind()) {
+            found.push(node);
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    found
+}
+
+/// A function's name: its own, or for a JavaScript function value the name it is given
+/// (`const total = () => ...`, `exports.total = function ...`, `{ total: () => ... }`).
+fn function_name<'s>(source: &'s Source, function: Node) -> Option<&'s str> {
+    let text = |node: Node| &source.text[node.byte_range()];
+    if let Some(name) = function.child_by_field_name("name") {
+        return Some(text(name));
+    }
+    let parent = function.parent()?;
+    let name = match parent.kind() {
+        "variable_declarator" => parent.child_by_field_name("name")?,
+        "pair" => parent.child_by_field_name("key")?,
+        "assignment_expression" => {
+            let left = parent.child_by_field_name("left")?;
+            match left.kind() {
+                "member_expression" => left.child_by_field_name("property")?,
+                _ => left,
+            }
+        }
+        _ => return None,
+    };
+    Some(text(name))
+}
+
+/// The innermost function around `line` (1-based), as lines.
+fn enclosing_function(source: &Source, line: usize) -> Option<(usize, usize)> {
+    functions(source)
+        .into_iter()
+        .filter(|f| f.start_position().row < line && f.end_position().row + 1 >= line)
+        .min_by_key(|f| f.end_byte() - f.start_byte())
+        .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
+}
+
+/// The names `node` calls: plain functions, and methods by their own name.
+fn calls(source: &Source, node: Node) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(node) = stack.pop() {
+        // A Rust macro's arguments are tokens: a name right before a parenthesised group is
+        // a call (`assert_eq!(max(3, 7), 7)`).
+        if node.kind() == "token_tree" {
+            let children: Vec<Node> = node.children(&mut node.walk()).collect();
+            for pair in children.windows(2) {
+                if pair[0].kind() == "identifier" && pair[1].kind() == "token_tree" {
+                    names.push(source.text[pair[0].byte_range()].to_string());
+                }
+            }
+        }
+        if matches!(node.kind(), "call" | "call_expression") {
+            if let Some(function) = node.child_by_field_name("function") {
+                let name = match function.kind() {
+                    "attribute" => function.child_by_field_name("attribute"),
+                    "member_expression" => function.child_by_field_name("property"),
+                    "field_expression" => function.child_by_field_name("field"),
+                    "scoped_identifier" => function.child_by_field_name("name"),
+                    _ => Some(function),
+                };
+                if let Some(name) = name {
+                    names.push(source.text[name.byte_range()].to_string());
+                }
+            }
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    names
+}
+
+/// The names called on `line` (1-based).
+fn calls_on_line(source: &Source, line: usize) -> Vec<String> {
+    let root = source.tree.root_node();
+    let start: usize = source
+        .text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    if start >= source.text.len() {
+        return Vec::new();
+    }
+    let end = source.text[start..]
+        .find('\n')
+        .map_or(source.text.len(), |at| start + at);
+    root.descendant_for_byte_range(start, end)
+        .map(|node| calls(source, node))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_are_found_in_every_runners_ids() {
+        assert_eq!(test_name("tests/test_ops.py::test_mean[2-3]"), "test_mean");
+        assert_eq!(
+            test_name("tests.test_pricing.DiscountTest.test_quarter_off"),
+            "test_quarter_off"
+        );
+        assert_eq!(test_name("tests::it_adds"), "it_adds");
+        assert_eq!(test_name("TestMaxTable/equal"), "TestMaxTable");
+    }
+}

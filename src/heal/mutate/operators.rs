@@ -1,0 +1,350 @@
+//! The changes the offline engine tries, read off a syntax tree, in tiers by how often each
+//! kind fixes a real bug: boundary operators (`<`/`<=`, `==`/`!=`) first; then flipped
+//! comparisons and off-by-one (integer literals and indices ±1); then arithmetic and boolean
+//! operators, operands of non-commutative operators swapped, an arithmetic expression reduced to
+//! one of its operands, a negation dropped; last sibling
+//! names (`min`/`max`, `any`/`all`, ...) and boolean literals. Each replaces one node's bytes,
+//! so the file's formatting stays as it was.
+
+use tree_sitter::Node;
+
+use super::syntax::Lang;
+
+/// One change: `replacement` for the bytes `start..end` of the file at `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub path: String,
+    pub start: usize,
+    pub end: usize,
+    pub replacement: String,
+    /// 1 first.
+    pub tier: u8,
+    /// 1-based.
+    pub line: usize,
+    /// What it changes, for people: "`quantity > 50` → `quantity >= 50`".
+    pub description: String,
+}
+
+/// Boundary operators: the most common one-character fix.
+const BOUNDARY: &[(&str, &str)] = &[
+    ("<", "<="),
+    ("<=", "<"),
+    (">", ">="),
+    (">=", ">"),
+    ("==", "!="),
+    ("!=", "=="),
+    ("===", "!=="),
+    ("!==", "==="),
+];
+const FLIPPED: &[(&str, &str)] = &[("<", ">"), (">", "<"), ("<=", ">="), (">=", "<=")];
+const ARITHMETIC: &[(&str, &str)] = &[
+    ("+", "-"),
+    ("-", "+"),
+    ("*", "/"),
+    ("/", "*"),
+    ("//", "/"),
+    ("//", "*"),
+    ("%", "//"),
+    ("+=", "-="),
+    ("-=", "+="),
+    ("and", "or"),
+    ("or", "and"),
+    ("&&", "||"),
+    ("||", "&&"),
+    ("&", "|"),
+    ("|", "&"),
+    ("<<", ">>"),
+    (">>", "<<"),
+];
+/// Operators of arithmetic, whose expression may hold an operand too many.
+const ARITHMETIC_OPERATORS: &[&str] = &["+", "-", "*", "/", "//", "%"];
+/// Operators whose operands, swapped, mean something else.
+const NON_COMMUTATIVE: &[&str] = &["-", "/", "//", "%"];
+const SIBLINGS: &[(&str, &str)] = &[
+    ("min", "max"),
+    ("any", "all"),
+    ("first", "last"),
+    ("start", "end"),
+    ("left", "right"),
+    ("lower", "upper"),
+    ("head", "tail"),
+    ("keys", "values"),
+    ("incoming", "outgoing"),
+    ("floor", "ceil"),
+    ("True", "False"),
+    ("true", "false"),
+];
+
+/// The candidates in `text` on the lines `first..=last` (1-based), outside `protected` byte
+/// ranges (the tests' own code).
+pub fn candidates(
+    path: &str,
+    lang: Lang,
+    text: &str,
+    root: Node,
+    (first, last): (usize, usize),
+    protected: &[(usize, usize)],
+) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let line = node.start_position().row + 1;
+        if node.end_position().row + 1 < first || line > last {
+            continue;
+        }
+        let inside = protected
+            .iter()
+            .any(|&(s, e)| node.start_byte() >= s && node.end_byte() <= e);
+        if !inside && line >= first {
+            of_node(path, lang, text, node, &mut found);
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    found.sort_by_key(|c| (c.tier, c.line, c.start));
+    found
+}
+
+fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
+    let source = |n: Node| &text[n.byte_range()];
+    let line = node.start_position().row + 1;
+    let mut push = |tier: u8, target: Node, replacement: String, context: Node| {
+        let before = source(context);
+        let after = format!(
+            "{}{replacement}{}",
+            &text[context.start_byte()..target.start_byte()],
+            &text[target.end_byte()..context.end_byte()]
+        );
+        found.push(Candidate {
+            path: path.to_string(),
+            start: target.start_byte(),
+            end: target.end_byte(),
+            replacement,
+            tier,
+            line,
+            description: format!("`{}` → `{}`", one_line(before), one_line(&after)),
+        });
+    };
+    let kind = node.kind();
+    let parent = node.parent();
+    let in_expression = parent.is_some_and(|p| is_operator_expression(lang, p.kind()));
+    if !node.is_named() && in_expression {
+        let context = parent.unwrap();
+        for (from, to) in BOUNDARY {
+            if kind == *from {
+                push(1, node, to.to_string(), context);
+            }
+        }
+        for (from, to) in FLIPPED {
+            if kind == *from {
+                push(2, node, to.to_string(), context);
+            }
+        }
+        for (from, to) in ARITHMETIC {
+            let python_only = matches!(*to, "//" | "and" | "or");
+            if kind == *from && (lang == Lang::Python || !python_only) {
+                push(3, node, to.to_string(), context);
+            }
+        }
+        // An operand too many (`total * 1.1`): each side alone.
+        if ARITHMETIC_OPERATORS.contains(&kind) {
+            for side in ["left", "right"] {
+                if let Some(operand) = context.child_by_field_name(side) {
+                    push(3, context, source(operand).to_string(), context);
+                }
+            }
+        }
+        if NON_COMMUTATIVE.contains(&kind) {
+            if let (Some(left), Some(right)) = (
+                context.child_by_field_name("left"),
+                context.child_by_field_name("right"),
+            ) {
+                let swapped = format!(
+                    "{}{}{}",
+                    source(right),
+                    &text[left.end_byte()..right.start_byte()],
+                    source(left)
+                );
+                push(3, context, swapped, context);
+            }
+        }
+        return;
+    }
+    match kind {
+        "integer" | "number" | "integer_literal" => {
+            let digits = source(node);
+            if let Ok(value) = digits.parse::<i64>() {
+                let context = parent.unwrap_or(node);
+                for changed in [value + 1, value - 1] {
+                    push(2, node, changed.to_string(), context);
+                }
+            }
+        }
+        "not_operator" => {
+            if let Some(argument) = node.child_by_field_name("argument") {
+                push(3, node, source(argument).to_string(), node);
+            }
+        }
+        "unary_expression" if source(node).starts_with('!') => {
+            let argument = node
+                .child_by_field_name("argument")
+                .or_else(|| node.named_child(0));
+            if let Some(argument) = argument {
+                push(3, node, source(argument).to_string(), node);
+            }
+        }
+        "subscript" | "subscript_expression" | "index_expression" => {
+            let index = match lang {
+                Lang::Python => node.child_by_field_name("subscript"),
+                Lang::JavaScript => node.child_by_field_name("index"),
+                Lang::Rust => node.named_child(1),
+            };
+            if let Some(index) = index.filter(|i| i.kind() != "slice") {
+                for sign in ["+", "-"] {
+                    push(2, index, format!("{} {sign} 1", source(index)), node);
+                }
+            }
+        }
+        "identifier"
+        | "property_identifier"
+        | "field_identifier"
+        | "true"
+        | "false"
+        | "boolean_literal" => {
+            let name = source(node);
+            for (a, b) in SIBLINGS {
+                let other = if name == *a {
+                    b
+                } else if name == *b {
+                    a
+                } else {
+                    continue;
+                };
+                push(4, node, other.to_string(), parent.unwrap_or(node));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a node of `kind` is a binary, comparison, boolean or compound-assignment expression,
+/// whose operator token may change.
+fn is_operator_expression(lang: Lang, kind: &str) -> bool {
+    match lang {
+        Lang::Python => matches!(
+            kind,
+            "binary_operator" | "comparison_operator" | "boolean_operator" | "augmented_assignment"
+        ),
+        Lang::JavaScript => matches!(
+            kind,
+            "binary_expression" | "augmented_assignment_expression"
+        ),
+        Lang::Rust => matches!(kind, "binary_expression" | "compound_assignment_expr"),
+    }
+}
+
+/// A node's text on one line, cut to 80 characters.
+fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::one_line(&joined, 80)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::syntax::parse;
+    use super::*;
+
+    fn all(lang: Lang, text: &str) -> Vec<Candidate> {
+        let tree = parse(lang, text).unwrap();
+        candidates("f", lang, text, tree.root_node(), (1, usize::MAX), &[])
+    }
+
+    fn applied(text: &str, candidate: &Candidate) -> String {
+        format!(
+            "{}{}{}",
+            &text[..candidate.start],
+            candidate.replacement,
+            &text[candidate.end..]
+        )
+    }
+
+    #[test]
+    fn boundary_operators_come_first_and_keep_the_formatting() {
+        let text = "def bulk(q):\n    if q > 50:  # twenty\n        return 20\n    return 0\n";
+        let found = all(Lang::Python, text);
+        assert_eq!(applied(text, &found[0]), text.replace("q > 50", "q >= 50"));
+        assert_eq!(found[0].tier, 1);
+        assert_eq!(found[0].description, "`q > 50` → `q >= 50`");
+        let texts: Vec<String> = found.iter().map(|c| applied(text, c)).collect();
+        assert!(texts.contains(&text.replace("q > 50", "q > 51")));
+        assert!(texts.contains(&text.replace("return 20", "return 19")));
+        assert!(texts.contains(&text.replace("q > 50", "q < 50")));
+    }
+
+    #[test]
+    fn arithmetic_swaps_negation_and_sibling_names() {
+        let text = "def f(a, b):\n    return max(a - b, 0) if not a else a // b\n";
+        let texts: Vec<String> = all(Lang::Python, text)
+            .iter()
+            .map(|c| applied(text, c))
+            .collect();
+        for expected in [
+            "max(a + b, 0)",
+            "max(b - a, 0)",
+            "min(a - b, 0)",
+            "if a else",
+            "a / b",
+            "b // a",
+        ] {
+            assert!(
+                texts.iter().any(|t| t.contains(expected)),
+                "{expected} missing from {texts:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn javascript_and_rust_operators_and_indices() {
+        let js = "function last(xs) { return xs[xs.length] === undefined && xs.length > 0; }\n";
+        let texts: Vec<String> = all(Lang::JavaScript, js)
+            .iter()
+            .map(|c| applied(js, c))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains("xs[xs.length - 1]")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("!== undefined")));
+        assert!(texts.iter().any(|t| t.contains("|| xs.length")));
+        let rust = "fn get(v: &[i32], i: usize) -> Option<i32> { if i < v.len() { Some(v[i]) } else { None } }\n";
+        let texts: Vec<String> = all(Lang::Rust, rust)
+            .iter()
+            .map(|c| applied(rust, c))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains("i <= v.len()")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("v[i + 1]")));
+        // A generic's angle brackets are not a comparison.
+        assert!(!texts.iter().any(|t| t.contains("Option<=")));
+    }
+
+    #[test]
+    fn protected_ranges_and_other_lines_are_left_alone() {
+        let text = "def f(x):\n    return x > 1\n\ndef test_f():\n    assert f(2) == True\n";
+        let tree = parse(Lang::Python, text).unwrap();
+        let test_start = text.find("def test_f").unwrap();
+        let found = candidates(
+            "f",
+            Lang::Python,
+            text,
+            tree.root_node(),
+            (1, 5),
+            &[(test_start, text.len())],
+        );
+        assert!(found.iter().all(|c| c.line == 2), "{found:#?}");
+        let found = candidates("f", Lang::Python, text, tree.root_node(), (5, 5), &[]);
+        assert!(found.iter().all(|c| c.line == 5));
+    }
+}

@@ -1,0 +1,85 @@
+//! The languages the offline engine reads, parsed with tree-sitter: a file's language from its
+//! name, its syntax tree, and whether a text parses (a candidate that does not is dropped before
+//! any test runs).
+
+use tree_sitter::{Language, Parser, Tree};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Python,
+    JavaScript,
+    Rust,
+}
+
+impl Lang {
+    /// The language of the file at `path`, when one is read.
+    pub fn of(path: &str) -> Option<Lang> {
+        let extension = path.rsplit_once('.').map(|(_, e)| e)?;
+        match extension {
+            "py" => Some(Lang::Python),
+            "js" | "mjs" | "cjs" | "jsx" => Some(Lang::JavaScript),
+            "rs" => Some(Lang::Rust),
+            _ => None,
+        }
+    }
+
+    fn grammar(self) -> Language {
+        match self {
+            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        }
+    }
+
+    /// The node kinds that define a function (or method), whose name is the `name` field.
+    pub fn is_function(self, kind: &str) -> bool {
+        match self {
+            Lang::Python => kind == "function_definition",
+            Lang::JavaScript => matches!(
+                kind,
+                "function_declaration"
+                    | "method_definition"
+                    | "generator_function_declaration"
+                    | "arrow_function"
+                    | "function_expression"
+                    | "function"
+            ),
+            Lang::Rust => kind == "function_item",
+        }
+    }
+}
+
+/// `text` parsed; None when the grammar cannot be loaded or the parse fails outright.
+pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&lang.grammar()).ok()?;
+    parser.parse(text, None)
+}
+
+/// Whether `text` parses without an error.
+pub fn parses(lang: Lang, text: &str) -> bool {
+    parse(lang, text).is_some_and(|tree| !tree.root_node().has_error())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_language_parses_its_own_code_and_refuses_broken_code() {
+        assert!(parses(Lang::Python, "def f(x):\n    return x < 1\n"));
+        assert!(!parses(Lang::Python, "def f(x):\n    return x <\n"));
+        assert!(parses(
+            Lang::JavaScript,
+            "function f(x) { return x <= 1; }\n"
+        ));
+        assert!(!parses(
+            Lang::JavaScript,
+            "function f(x) { return x <= ; }\n"
+        ));
+        assert!(parses(Lang::Rust, "fn f(x: i32) -> bool { x < 1 }\n"));
+        assert!(!parses(Lang::Rust, "fn f(x: i32) -> bool { x < }\n"));
+        assert_eq!(Lang::of("src/a.mjs"), Some(Lang::JavaScript));
+        assert_eq!(Lang::of("README"), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! `autocoder heal` with the offline engine (`--engine mutate`, and `auto` without a model): the
+//! sample projects' real bugs repaired with no model and no network, their real tests run in the
+//! real sandbox; and `auto` handing what it could not fix to a model (a loopback fake).
+
+use serde_json::{json, Value};
+
+use crate::fake_server::{FakeServer, Reply};
+use crate::util::{with_project, Run};
+
+#[track_caller]
+fn heal_of(run: &Run) -> Value {
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err})\n{}\n{}",
+            run.stdout(),
+            run.stderr()
+        )
+    });
+    doc["heal"].clone()
+}
+
+fn changes(heal: &Value) -> Vec<String> {
+    heal["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["change"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn the_shops_three_bugs_are_repaired_one_after_another_without_a_model() {
+    // No model is configured: `auto` is the offline engine alone.
+    let run = with_project("shop-python")
+        .args(["heal"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(heal["engine"], "mutate");
+    assert!(heal["model"].is_null());
+    assert_eq!(
+        changes(&heal),
+        [
+            "`quantity > 50` → `quantity >= 50` at shop/pricing.py:13",
+            "`quantity > 10` → `quantity >= 10` at shop/pricing.py:15",
+            "`100 + percent` → `100 - percent` at shop/pricing.py:8",
+        ]
+    );
+    let tried = heal["candidates_tried"].as_u64().unwrap();
+    assert!((3..=60).contains(&tried), "{tried} candidates");
+    assert!(heal["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["engine"] == "mutate" && a["kept"] == true));
+    assert_eq!(heal["tests"]["outcome"], "passed");
+    let pricing = std::fs::read_to_string(run.dir.path().join("shop/pricing.py")).unwrap();
+    assert!(pricing.contains("(100 - percent) // 100") && pricing.contains("quantity >= 10:"));
+    // Only the kept candidates are said without -v.
+    assert_eq!(run.stderr().matches("→").count(), 3, "{}", run.stderr());
+}
+
+#[test]
+fn a_javascript_projects_swapped_operands_are_repaired() {
+    let run = with_project("node-sample")
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert!(
+        changes(&heal).contains(&"`b - a` → `a - b` at math.js:3".to_string()),
+        "{heal:#}"
+    );
+    let math = std::fs::read_to_string(run.dir.path().join("math.js")).unwrap();
+    assert!(
+        math.contains("exports.subtract = (a, b) => a - b;"),
+        "{math}"
+    );
+}
+
+#[test]
+fn a_rust_bug_is_found_through_a_macros_arguments_and_the_rest_ends_red() {
+    // max's branches are swapped; the sample's other failures (a doctest asserting 2 + 2 == 5,
+    // a test that asserts on an empty vector) have no fix among the engine's changes.
+    let test =
+        with_project("cargo-sample").args(["heal", "--engine", "mutate", "--max-candidates", "40"]);
+    let before = std::fs::read_to_string(test.path().join("src/lib.rs")).unwrap();
+    let run = test.run().expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "red", "{heal:#}");
+    assert!(
+        changes(&heal).contains(&"`a < b` → `a > b` at src/lib.rs:14".to_string()),
+        "{heal:#}"
+    );
+    assert!(heal["diff"].as_str().unwrap().contains("+    if a > b {"));
+    // Not green: the workspace is as it was; the change is in the patch.
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("src/lib.rs")).unwrap(),
+        before
+    );
+    assert!(heal["patch_file"].is_string());
+}
+
+#[test]
+fn auto_hands_what_the_offline_engine_left_to_the_model() {
+    let fix = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
+    let reply = Reply::json(
+        200,
+        &json!({"choices": [{"message": {"role": "assistant", "content": fix}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![("POST /v1/chat/completions", vec![reply])]);
+    let test = with_project("shop-python");
+    // A discount bug no operator fixes; the two bulk bounds the engine does.
+    let pricing = test.path().join("shop/pricing.py");
+    let text = std::fs::read_to_string(&pricing).unwrap();
+    std::fs::write(
+        &pricing,
+        text.replace(
+            "price_cents * (100 + percent) // 100",
+            "price_cents * percent // 100",
+        ),
+    )
+    .unwrap();
+    let run = test
+        .args([
+            "heal",
+            "--base-url",
+            &format!("{}/v1", server.url()),
+            "--model",
+            "m",
+        ])
+        .args(["--max-candidates", "25", "--mutate-time", "60s"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(heal["engine"], "llm");
+    let engines: Vec<&str> = heal["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["mutate", "mutate", "llm"], "{heal:#}");
+    // The model saw the state the offline engine left: its change so far, one test still failing.
+    let requests = server.requests();
+    let body: Value = serde_json::from_str(&requests[0].body).unwrap();
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("+    if quantity >= 50:"), "{user}");
+    assert!(user.contains("test_quarter_off"), "{user}");
+    assert!(!user.contains("test_ten_items_get_ten_percent:"), "{user}");
+}
