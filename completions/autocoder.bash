@@ -177,7 +177,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__heal)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --engine --provider --model --base-url --max-attempts --token-budget --timeout --test-timeout --allow-test-edits --events --patch-out --env --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --engine --provider --model --base-url --max-attempts --max-candidates --mutate-time --token-budget --timeout --test-timeout --allow-test-edits --events --patch-out --env --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -212,6 +212,14 @@ _autocoder() {
                     return 0
                     ;;
                 --max-attempts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-candidates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mutate-time)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -189,8 +189,8 @@ impl Tree {
             .map_err(|err| Failure::external(format!("{}: {err}", workspace.display())))?;
         let mut moved = Vec::new();
         for path in state.keys() {
-            let there = read_file(&roots, path).map_err(Failure::external)?;
-            if there != self.originals[path] {
+            // One that cannot be read (a directory now, a link) is not as heal found it either.
+            if read_file(&roots, path).ok().as_ref() != Some(&self.originals[path]) {
                 moved.push(path.clone());
             }
         }
