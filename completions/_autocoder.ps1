@@ -36,6 +36,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('heal', 'heal', [CompletionResultType]::ParameterValue, 'Repair the code until the failing tests pass, with a model, in a private copy')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
             [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
+            [CompletionResult]::new('review', 'review', [CompletionResultType]::ParameterValue, 'Review a change: what it touches, what could go wrong, with evidence')
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
@@ -115,6 +116,24 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--draft', '--draft', [CompletionResultType]::ParameterName, 'Open a draft pull request (also when heal is not green)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'autocoder;review' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Run as if started in DIR')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)')
+            [CompletionResult]::new('--workspace', '--workspace', [CompletionResultType]::ParameterName, 'The project [default: the run document''s workspace, else the current directory]')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Review the working tree against REF')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Review the unified diff in FILE (- for stdin)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'What to write')
+            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'The context''s size at most, in characters')
+            [CompletionResult]::new('--fail-on', '--fail-on', [CompletionResultType]::ParameterName, 'Exit 1 when a risk at least this severe is found')
+            [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -202,6 +221,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('heal', 'heal', [CompletionResultType]::ParameterValue, 'Repair the code until the failing tests pass, with a model, in a private copy')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)')
             [CompletionResult]::new('open-pr', 'open-pr', [CompletionResultType]::ParameterValue, 'Commit the repair on a branch, push it and open (or update) a pull request')
+            [CompletionResult]::new('review', 'review', [CompletionResultType]::ParameterValue, 'Review a change: what it touches, what could go wrong, with evidence')
             [CompletionResult]::new('run-tests', 'run-tests', [CompletionResultType]::ParameterValue, 'Run the project''s tests in the sandbox and report the failures as data')
             [CompletionResult]::new('sandbox', 'sandbox', [CompletionResultType]::ParameterValue, 'Run one command in a rootless sandbox that can touch nothing but the workspace')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers; `make generate`)')
@@ -219,6 +239,9 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             break
         }
         'autocoder;help;open-pr' {
+            break
+        }
+        'autocoder;help;review' {
             break
         }
         'autocoder;help;run-tests' {

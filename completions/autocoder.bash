@@ -37,6 +37,9 @@ _autocoder() {
             autocoder,open-pr)
                 cmd="autocoder__subcmd__open__subcmd__pr"
                 ;;
+            autocoder,review)
+                cmd="autocoder__subcmd__review"
+                ;;
             autocoder,run-tests)
                 cmd="autocoder__subcmd__run__subcmd__tests"
                 ;;
@@ -64,6 +67,9 @@ _autocoder() {
             autocoder__subcmd__help,open-pr)
                 cmd="autocoder__subcmd__help__subcmd__open__subcmd__pr"
                 ;;
+            autocoder__subcmd__help,review)
+                cmd="autocoder__subcmd__help__subcmd__review"
+                ;;
             autocoder__subcmd__help,run-tests)
                 cmd="autocoder__subcmd__help__subcmd__run__subcmd__tests"
                 ;;
@@ -77,7 +83,7 @@ _autocoder() {
 
     case "${cmd}" in
         autocoder)
-            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help"
+            opts="-C -q -v -h -V --pretty --quiet --verbose --color --help --version fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,7 +261,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help)
-            opts="fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help"
+            opts="fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -353,6 +359,20 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__help__subcmd__open__subcmd__pr)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__help__subcmd__review)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -465,6 +485,52 @@ _autocoder() {
                     ;;
                 --api-url)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autocoder__subcmd__review)
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --base --diff --format --budget --fail-on --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --diff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json markdown sarif rdjsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "high medium low never" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -33,6 +33,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand heal 'Repair the code until the failing tests pass, with a model, in a private copy'
             cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
+            cand review 'Review a change: what it touches, what could go wrong, with evidence'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
@@ -108,6 +109,23 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --verbose 'Explain each step on stderr'
             cand --draft 'Open a draft pull request (also when heal is not green)'
             cand --dry-run 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'autocoder;review'= {
+            cand -C 'Run as if started in DIR'
+            cand --color 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)'
+            cand --workspace 'The project [default: the run document''s workspace, else the current directory]'
+            cand --base 'Review the working tree against REF'
+            cand --diff 'Review the unified diff in FILE (- for stdin)'
+            cand --format 'What to write'
+            cand --budget 'The context''s size at most, in characters'
+            cand --fail-on 'Exit 1 when a risk at least this severe is found'
+            cand --pretty 'Indent the JSON written to stdout'
+            cand -q 'Print nothing on stderr but errors'
+            cand --quiet 'Print nothing on stderr but errors'
+            cand -v 'Explain each step on stderr'
+            cand --verbose 'Explain each step on stderr'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -190,6 +208,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand heal 'Repair the code until the failing tests pass, with a model, in a private copy'
             cand mcp 'Serve autocoder''s tools to editors and agents over the Model Context Protocol (stdio)'
             cand open-pr 'Commit the repair on a branch, push it and open (or update) a pull request'
+            cand review 'Review a change: what it touches, what could go wrong, with evidence'
             cand run-tests 'Run the project''s tests in the sandbox and report the failures as data'
             cand sandbox 'Run one command in a rootless sandbox that can touch nothing but the workspace'
             cand generate 'Write the man pages or shell completions (for packagers; `make generate`)'
@@ -203,6 +222,8 @@ set edit:completion:arg-completer[autocoder] = {|@words|
         &'autocoder;help;mcp'= {
         }
         &'autocoder;help;open-pr'= {
+        }
+        &'autocoder;help;review'= {
         }
         &'autocoder;help;run-tests'= {
         }

@@ -37,6 +37,7 @@ complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "fetch-issue" -d
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "heal" -d 'Repair the code until the failing tests pass, with a model, in a private copy'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
+complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "review" -d 'Review a change: what it touches, what could go wrong, with evidence'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
 complete -c autocoder -n "__fish_autocoder_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
@@ -105,6 +106,26 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s v -l ver
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l draft -d 'Open a draft pull request (also when heal is not green)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l dry-run -d 'Do everything local (the commit, in refs/autocoder/dry-run/BRANCH) and print the request that would be sent; push nothing, call no API'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s C -d 'Run as if started in DIR' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l workspace -d 'The project [default: the run document\'s workspace, else the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l base -d 'Review the working tree against REF' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l diff -d 'Review the unified diff in FILE (- for stdin)' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l format -d 'What to write' -r -f -a "json\t'The run document, with `review`'
+markdown\t'Markdown, for a pull request\'s body'
+sarif\t'SARIF 2.1.0, for GitHub code scanning'
+rdjsonl\t'reviewdog\'s diagnostics, one JSON object per line'"
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l budget -d 'The context\'s size at most, in characters' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l fail-on -d 'Exit 1 when a risk at least this severe is found' -r -f -a "high\t''
+medium\t''
+low\t''
+never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pretty -d 'Indent the JSON written to stdout'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
@@ -177,12 +198,13 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -l prett
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand git-reader" -s h -l help -d 'Print help'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "heal" -d 'Repair the code until the failing tests pass, with a model, in a private copy'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "git-reader" -d 'The MCP server\'s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
-complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr run-tests sandbox generate git-reader help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "fetch-issue" -d 'Fetch the issue a repair starts from, into the run document'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "heal" -d 'Repair the code until the failing tests pass, with a model, in a private copy'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "mcp" -d 'Serve autocoder\'s tools to editors and agents over the Model Context Protocol (stdio)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "open-pr" -d 'Commit the repair on a branch, push it and open (or update) a pull request'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "review" -d 'Review a change: what it touches, what could go wrong, with evidence'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "run-tests" -d 'Run the project\'s tests in the sandbox and report the failures as data'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "sandbox" -d 'Run one command in a rootless sandbox that can touch nothing but the workspace'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers; `make generate`)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "git-reader" -d 'The MCP server\'s git reader, run in the sandbox: answers requests on stdin about the repository in its current directory'
+complete -c autocoder -n "__fish_autocoder_using_subcommand help; and not __fish_seen_subcommand_from fetch-issue heal mcp open-pr review run-tests sandbox generate git-reader help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -2,10 +2,10 @@
 # demo.sh: what `make demo` shows, on built-in defaults (no keys, no network, no model): the
 # whole pipeline on the bundled sample. The sample issue is fetched, the sample project's tests
 # run inside the sandbox and fail (it has bugs on purpose), the failures come back as data in the
-# run document, heal's offline engine repairs them (no model is called), and the repair becomes
-# the pull request open-pr would send (--dry-run: nothing is pushed); the MCP server answers as
-# an editor would see it. The documents are kept in a directory named at the end. It grows with
-# every capability autocoder gains.
+# run document, heal's offline engine repairs them (no model is called), review says what the
+# repair risks, and it becomes the pull request open-pr would send (--dry-run: nothing is
+# pushed); the MCP server answers as an editor would see it. The documents are kept in a
+# directory named at the end. It grows with every capability autocoder gains.
 set -euo pipefail
 
 bin=${1:-target/release/autocoder}
@@ -90,9 +90,23 @@ print(heal["diff"], end="")
 PY
 
 echo
-echo "\$ autocoder open-pr --dry-run --repo acme/shop --base main < healed.json"
+echo "\$ autocoder review < healed.json"
+"$bin" review -q <"$work/healed.json" >"$work/reviewed.json"
+python3 - "$work/reviewed.json" <<'PY'
+import json, sys
+review = json.load(open(sys.argv[1]))["review"]
+print()
+print(f"Review: {review['verdict']} - {review['summary']}")
+for risk in review["risks"]:
+    print(f"  {risk['severity']:6} {risk['rule']}: {risk['message']}")
+for path, tests in review["test_mapping"]["covered"].items():
+    print(f"  {path} is tested by {', '.join(tests)}")
+PY
+
+echo
+echo "\$ autocoder open-pr --dry-run --repo acme/shop --base main < reviewed.json"
 AUTOCODER_AUTHOR="autocoder demo <demo@example.invalid>" \
-  "$bin" open-pr --dry-run --repo acme/shop --base main --workspace "$work" <"$work/healed.json" >"$work/pr.json"
+  "$bin" open-pr --dry-run --repo acme/shop --base main --workspace "$work" <"$work/reviewed.json" >"$work/pr.json"
 python3 - "$work/pr.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -102,10 +116,9 @@ print()
 print(f"Commit {pr['commit'][:12]} on {pr['branch']} (in refs/autocoder/dry-run/, nothing pushed)")
 print(f"{request['method']} {request['url']}")
 print(f"  title: {request['body']['title']}")
-for line in request["body"]["body"].splitlines()[:8]:
+for line in request["body"]["body"].splitlines()[:16]:
     print("  |", line)
 PY
 echo
-echo "The run documents (run.json, healed.json, pr.json) and the repaired sample are in $work."
-echo "Next (on their way): review checks the change before the pull request."
+echo "The run documents (run.json, healed.json, reviewed.json, pr.json) and the repaired sample are in $work."
 [ "$status" -eq 1 ] && [ "$healed" -eq 0 ]

@@ -103,6 +103,18 @@ pub enum Command {
     /// The token (chosen as for fetch-issue) reaches git through a credential helper, never argv.
     /// Exit status: 0, 1 when it refuses, 2 for bad input, 3 when GitHub or git fails.
     OpenPr(OpenPrArgs),
+    /// Review a change: what it touches, what could go wrong, with evidence.
+    ///
+    /// The change is, first that applies: --diff FILE (or - for stdin), --base REF (the working
+    /// tree against it), the run document's heal.diff, the working tree against HEAD; a working
+    /// tree's untracked files (not ignored) are in it, marked untracked. Deterministic rules
+    /// (secrets added, weakened tests, auth and crypto code, CI and build config, dependencies,
+    /// migrations, generated or vendored files, large or binary changes, untested changes) give
+    /// risks that cite the context snippet showing them. Writes the document with `review`, or
+    /// with --format the same review as Markdown, SARIF 2.1.0 or reviewdog diagnostics. Exit
+    /// status: 0, 1 when a risk at or above --fail-on is found (the output is still written), 2
+    /// for bad input, 3 when git fails.
+    Review(ReviewArgs),
     /// Run the project's tests in the sandbox and report the failures as data.
     ///
     /// Reads the run document from stdin when there is one and writes it back with `tests` set:
@@ -136,6 +148,7 @@ impl Command {
             Command::Heal(_) => "heal",
             Command::Mcp(_) => "mcp",
             Command::OpenPr(_) => "open-pr",
+            Command::Review(_) => "review",
             Command::RunTests(_) => "run-tests",
             Command::Sandbox(_) => "sandbox",
             Command::Generate(_) => "generate",
@@ -331,6 +344,60 @@ pub struct HealArgs {
     /// Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it.
     #[arg(long, value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
+}
+
+/// What `review` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReviewFormat {
+    /// The run document, with `review`.
+    Json,
+    /// Markdown, for a pull request's body.
+    Markdown,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// reviewdog's diagnostics, one JSON object per line.
+    Rdjsonl,
+}
+
+/// The least severe risk that makes `review` exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    High,
+    Medium,
+    Low,
+    Never,
+}
+
+// The flags of `autocoder review`: no doc comment, which would replace the description on
+// `Command::Review`.
+#[derive(Debug, Args, Clone)]
+#[command(
+    after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder review | autocoder open-pr\n  autocoder review --base main --format markdown\n  git diff HEAD~3 | autocoder review --diff - --format sarif > review.sarif\n  autocoder review --format rdjsonl | reviewdog -f=rdjsonl -reporter=github-pr-review"
+)]
+pub struct ReviewArgs {
+    /// The project [default: the run document's workspace, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Review the working tree against REF.
+    #[arg(long, value_name = "REF", conflicts_with = "diff")]
+    pub base: Option<String>,
+
+    /// Review the unified diff in FILE (- for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = ReviewFormat::Json)]
+    pub format: ReviewFormat,
+
+    /// The context's size at most, in characters.
+    #[arg(long, value_name = "CHARS", default_value_t = 20_000)]
+    pub budget: usize,
+
+    /// Exit 1 when a risk at least this severe is found.
+    #[arg(long, value_enum, default_value_t = FailOn::High)]
+    pub fail_on: FailOn,
 }
 
 // The flags of `autocoder mcp`: no doc comment, which would replace the description on

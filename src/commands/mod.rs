@@ -5,6 +5,7 @@ pub mod generate;
 pub mod heal;
 pub mod mcp;
 pub mod open_pr;
+pub mod review;
 pub mod run_tests;
 pub mod sandbox;
 
@@ -18,6 +19,7 @@ pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
         Command::Heal(args) => heal::run(args, global),
         Command::Mcp(args) => mcp::run(args),
         Command::OpenPr(args) => open_pr::run(args, global),
+        Command::Review(args) => review::run(args, global),
         Command::RunTests(args) => run_tests::run(args, global),
         Command::Sandbox(args) => sandbox::run(args, global),
         Command::Generate(args) => generate::run(args),

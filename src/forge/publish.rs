@@ -66,6 +66,17 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         )));
     }
 
+    let verdict = document
+        .as_value()
+        .get("review")
+        .and_then(|review| review.get("verdict"))
+        .and_then(|verdict| verdict.as_str());
+    if verdict == Some("block") && !options.draft {
+        return Ok(Outcome::Refused(
+            "the review blocks this change: nothing was pushed (see review.risks; pass --draft to open a draft pull request anyway)".into(),
+        ));
+    }
+
     // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
     let issue_repo = issue
         .as_ref()

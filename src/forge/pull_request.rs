@@ -169,22 +169,50 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
         body.push('\n');
     }
     if let Some(review) = document.get("review") {
-        let verdict = review
-            .get("verdict")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
-        let findings = review
-            .get("findings")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let text = |key: &str| review.get(key).and_then(Value::as_str).unwrap_or("");
         let human = review
             .get("human_review_required")
             .and_then(Value::as_bool)
             .unwrap_or(true);
         body.push_str(&format!(
-            "## Review\n\nVerdict: **{verdict}**, {findings} findings{}.\n\n",
+            "## Review\n\nVerdict: **{}**{}.\n\n",
+            if text("verdict").is_empty() {
+                "unknown"
+            } else {
+                text("verdict")
+            },
             if human { ", human review required" } else { "" }
         ));
+        if !text("summary").is_empty() {
+            body.push_str(&format!(
+                "{}\n\n",
+                crate::text::one_line(text("summary"), 500)
+            ));
+        }
+        let risks = review
+            .get("risks")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        for risk in risks.iter().take(20) {
+            let field = |key: &str| risk.get(key).and_then(Value::as_str).unwrap_or("");
+            let place = match risk.get("line").and_then(Value::as_u64) {
+                Some(line) => format!("{}:{line}", field("path")),
+                None => field("path").to_string(),
+            };
+            body.push_str(&format!(
+                "- **{}** `{}` `{}`: {}\n",
+                field("severity"),
+                field("rule"),
+                place.replace('`', "'"),
+                crate::text::one_line(field("message"), 300)
+            ));
+        }
+        if risks.len() > 20 {
+            body.push_str(&format!("- and {} more\n", risks.len() - 20));
+        }
+        if !risks.is_empty() {
+            body.push('\n');
+        }
     }
     body.push_str("## Diff\n\n");
     let footer = "\n<sub>Opened by autocoder.</sub>\n";

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::matching;
 use super::tree::Tree;
+use crate::testmap::is_test_file;
 use crate::tools::edit_file::{closest_lines, Mismatch};
 
 /// One block as the model wrote it.
@@ -557,22 +558,6 @@ fn mismatch_reason(path: &str, text: &str, search: &str, mismatch: Mismatch) -> 
     }
 }
 
-/// Whether a path is a test by the runners' conventions: under `tests`, `test`, `__tests__`,
-/// `spec` or `testdata`, or named `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
-/// `*.test.*`, `*.spec.*`.
-pub fn is_test_file(path: &str) -> bool {
-    let parts: Vec<&str> = path.split('/').collect();
-    let (name, dirs) = parts.split_last().map_or(("", &[][..]), |(n, d)| (*n, d));
-    dirs.iter()
-        .any(|dir| matches!(*dir, "tests" | "test" | "__tests__" | "spec" | "testdata"))
-        || (name.starts_with("test_") && name.ends_with(".py"))
-        || name.ends_with("_test.py")
-        || name == "conftest.py"
-        || name.ends_with("_test.go")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -681,23 +666,5 @@ mod tests {
         assert!(parse("Change it like this:\n```python\nx = 1\n```\n")
             .edits
             .is_empty());
-    }
-
-    #[test]
-    fn test_files_are_known_by_the_runners_conventions() {
-        for path in [
-            "tests/test_a.py",
-            "pkg/test_a.py",
-            "a_test.go",
-            "src/x.test.ts",
-            "__tests__/a.js",
-            "conftest.py",
-            "crate/tests/it.rs",
-        ] {
-            assert!(is_test_file(path), "{path}");
-        }
-        for path in ["shop/pricing.py", "src/lib.rs", "contest.py", "latest.go"] {
-            assert!(!is_test_file(path), "{path}");
-        }
     }
 }

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use regex::Regex;
 
-use super::edits::is_test_file;
 use super::tree::Tree;
 use crate::run_document::{Issue, TestFailure};
+use crate::testmap::{imports, is_test_file, same_stem};
 
 /// The prompt's size at most, in characters (about 4 a token).
 pub const MAX_CHARS: usize = 48_000;
@@ -314,92 +314,6 @@ fn context_files(attempt: &Attempt, tree: &Tree) -> Vec<(String, Vec<usize>)> {
     found
 }
 
-/// The project files a test file imports: Python modules and JavaScript relative imports.
-pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
-    let mut wanted = Vec::new();
-    if test.ends_with(".py") {
-        let from = Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").unwrap();
-        let plain = Regex::new(r"(?m)^\s*import\s+([\w.]+)").unwrap();
-        for capture in from.captures_iter(text) {
-            let module = capture[1].replace('.', "/");
-            wanted.push(format!("{module}.py"));
-            wanted.push(format!("{module}/__init__.py"));
-            for name in capture[2]
-                .split([',', '(', ')', ' '])
-                .filter(|n| !n.is_empty())
-            {
-                wanted.push(format!("{module}/{name}.py"));
-            }
-        }
-        for capture in plain.captures_iter(text) {
-            wanted.push(format!("{}.py", capture[1].replace('.', "/")));
-        }
-    } else {
-        let js = Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
-            .unwrap();
-        let dir = Path::new(test).parent().unwrap_or(Path::new(""));
-        for capture in js.captures_iter(text) {
-            let joined = normalized(&dir.join(&capture[1]));
-            for suffix in [
-                "",
-                ".js",
-                ".ts",
-                ".mjs",
-                ".cjs",
-                ".jsx",
-                ".tsx",
-                "/index.js",
-                "/index.ts",
-            ] {
-                wanted.push(format!("{joined}{suffix}"));
-            }
-        }
-    }
-    // A file in a `src` layout is found under it as well.
-    wanted
-        .into_iter()
-        .flat_map(|path| [path.clone(), format!("src/{path}")])
-        .filter(|path| files.contains(path) && !is_test_file(path))
-        .collect()
-}
-
-/// `path` with `.` and `..` taken out, as text.
-fn normalized(path: &Path) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.iter().filter_map(|p| p.to_str()) {
-        match part {
-            "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    parts.join("/")
-}
-
-/// Source files whose name is the test's without its test marks (`test_pricing.py`,
-/// `pricing.test.js`, `pricing_test.go` → `pricing.*`).
-pub fn same_stem(test: &str, files: &[String]) -> Vec<String> {
-    let name = test.rsplit('/').next().unwrap_or(test);
-    let stem = name.split('.').next().unwrap_or(name);
-    let stem = stem
-        .strip_prefix("test_")
-        .or_else(|| stem.strip_suffix("_test"))
-        .unwrap_or(stem);
-    if stem.is_empty() {
-        return Vec::new();
-    }
-    files
-        .iter()
-        .filter(|file| {
-            let name = file.rsplit('/').next().unwrap_or(file);
-            !is_test_file(file) && name.split('.').next() == Some(stem)
-        })
-        .cloned()
-        .collect()
-}
-
 /// The text of a file to show: whole when short, else the regions around `lines` (or its start).
 fn shown_part(text: &str, lines: &[usize]) -> String {
     let all: Vec<&str> = text.split_inclusive('\n').collect();
@@ -570,39 +484,6 @@ mod tests {
                 .map(|t| t.id.as_str())
                 .collect::<Vec<_>>(),
             ["a", "c"]
-        );
-    }
-
-    #[test]
-    fn python_and_javascript_imports_name_the_source_files() {
-        let files: Vec<String> = [
-            "shop/pricing.py",
-            "shop/__init__.py",
-            "src/util.js",
-            "src/index.js",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            imports(
-                "tests/test_pricing.py",
-                "import unittest\nfrom shop.pricing import bulk_discount, discounted\n",
-                &files
-            ),
-            ["shop/pricing.py"]
-        );
-        assert_eq!(
-            imports(
-                "src/util.test.js",
-                "const { a } = require('./util');\nimport x from \"../src/index.js\";\n",
-                &files
-            ),
-            ["src/util.js", "src/index.js"]
-        );
-        assert_eq!(
-            same_stem("tests/test_pricing.py", &files),
-            ["shop/pricing.py"]
         );
     }
 

@@ -182,6 +182,11 @@ impl RunDocument {
         self.set("heal", heal);
     }
 
+    /// Sets `review` from what review wrote.
+    pub fn set_review<T: Serialize>(&mut self, review: &T) {
+        self.set("review", review);
+    }
+
     pub fn set_pr(&mut self, pr: &PullRequest) {
         self.set("pr", pr);
     }

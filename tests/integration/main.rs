@@ -13,6 +13,7 @@ mod heal_mutate;
 mod mcp;
 mod mcp_session;
 mod open_pr;
+mod review;
 mod run_tests;
 mod sandbox;
 mod sandbox_attacks;

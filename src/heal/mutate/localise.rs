@@ -9,10 +9,9 @@ use regex::Regex;
 use tree_sitter::Node;
 
 use super::syntax::{parse, Lang};
-use crate::heal::edits::is_test_file;
-use crate::heal::prompt;
 use crate::heal::tree::Tree;
 use crate::run_document::TestFailure;
+use crate::testmap::{imports, is_test_file, same_stem};
 
 /// A place to try changes: lines `first..=last` of a file, with how strongly the failures point
 /// at it.
@@ -172,9 +171,9 @@ pub fn suspicious(
             let Some(source) = sources.get(test_file) else {
                 continue;
             };
-            let named = prompt::imports(test_file, &source.text, files)
+            let named = imports(test_file, &source.text, files)
                 .into_iter()
-                .chain(prompt::same_stem(test_file, files));
+                .chain(same_stem(test_file, files));
             for path in named {
                 if let Some(found) = sources.get(path.as_str()) {
                     let lines = found.text.lines().count().max(1);

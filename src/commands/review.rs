@@ -1,0 +1,205 @@
+//! `autocoder review`: a change in, risks with evidence out (`review`), as the run document's
+//! `review` or rendered for a pull request, GitHub code scanning or reviewdog.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::cli::{GlobalArgs, ReviewArgs, ReviewFormat};
+use crate::error::Failure;
+use crate::git::cli::Git;
+use crate::output::write_json;
+use crate::review::diff::{self, FileChange, Hunk, Kind, Line, Status};
+use crate::review::rules::Severity;
+use crate::review::{self, render};
+use crate::run_document::RunDocument;
+
+/// An untracked file's text reviewed at most.
+const MAX_UNTRACKED: u64 = 1 << 20;
+
+pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+    let diff_from_stdin = args.diff.as_deref() == Some(Path::new("-"));
+    let mut document = if diff_from_stdin {
+        RunDocument::default()
+    } else {
+        RunDocument::from_stdin("review")?
+    };
+    let workspace = document.workspace(args.workspace.as_deref())?;
+    let workspace = workspace.canonicalize().map_err(|err| {
+        Failure::usage(format!("workspace {}: {err}", workspace.display()))
+            .with_hint("give the project's directory with --workspace")
+    })?;
+    let files = change(&args, &document, &workspace, diff_from_stdin)?;
+    let review = review::review(&workspace, files, args.budget);
+    let worst = review.risks.iter().map(|r| r.severity).max();
+    let fails = match (args.fail_on, worst) {
+        (FailOn::Never, _) | (_, None) => false,
+        (threshold, Some(worst)) => worst >= threshold.severity(),
+    };
+    crate::log::info(
+        "review",
+        &format!("{}: {}", review.verdict.name(), review.summary),
+    );
+    match args.format {
+        ReviewFormat::Json => {
+            if !document.has("workspace") || args.workspace.is_some() {
+                document.set_workspace(&workspace);
+            }
+            document.set_review(&review);
+            write_json(std::io::stdout(), document.as_value(), global.pretty)?;
+        }
+        ReviewFormat::Markdown => print(&render::markdown(&review))?,
+        ReviewFormat::Sarif => {
+            write_json(std::io::stdout(), &render::sarif(&review), global.pretty)?
+        }
+        ReviewFormat::Rdjsonl => print(&render::rdjsonl(&review))?,
+    }
+    Ok(if fails { 1 } else { 0 })
+}
+
+pub use crate::cli::FailOn;
+
+impl FailOn {
+    fn severity(self) -> Severity {
+        match self {
+            FailOn::High | FailOn::Never => Severity::High,
+            FailOn::Medium => Severity::Medium,
+            FailOn::Low => Severity::Low,
+        }
+    }
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    match std::io::stdout().write_all(text.as_bytes()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::external(format!("cannot write the review: {err}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The change to review, from the first that applies: --diff, --base (the working tree against
+/// it), the document's heal.diff, the working tree against HEAD. A working tree's untracked files
+/// (not ignored) are in it, marked.
+fn change(
+    args: &ReviewArgs,
+    document: &RunDocument,
+    workspace: &Path,
+    diff_from_stdin: bool,
+) -> Result<Vec<FileChange>, Failure> {
+    let read = |text: &str, what: &str| {
+        diff::parse(text).map_err(|err| {
+            Failure::usage(format!("{what} is not a diff that can be read: {err}"))
+                .with_hint("give a unified diff (git diff, diff -u)")
+        })
+    };
+    if let Some(path) = &args.diff {
+        let mut text = String::new();
+        if diff_from_stdin {
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|err| Failure::usage(format!("--diff -: {err}")))?;
+        } else {
+            text = std::fs::read_to_string(path).map_err(|err| {
+                Failure::usage(format!("--diff {}: {err}", path.display()))
+                    .with_hint("give a file holding a unified diff, or - for stdin")
+            })?;
+        }
+        return read(&text, "--diff");
+    }
+    if args.base.is_none() {
+        if let Some(diff) = document
+            .heal()?
+            .and_then(|heal| heal.diff)
+            .filter(|d| !d.trim().is_empty())
+        {
+            return read(&diff, "the document's heal.diff");
+        }
+    }
+    Git::check_confined(workspace)?;
+    let git = Git::open(workspace)?;
+    let base = match &args.base {
+        Some(base) => git
+            .run(
+                &[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{base}^{{commit}}"),
+                ],
+                &[],
+                None,
+            )
+            .map_err(|_| {
+                Failure::usage(format!(
+                    "--base {base}: no such commit in {}",
+                    workspace.display()
+                ))
+                .with_hint("give a branch, tag or commit (git log shows them)")
+            })?,
+        // A repository without a commit yet: against the empty tree.
+        None => git
+            .run(&["rev-parse", "--verify", "--quiet", "HEAD"], &[], None)
+            .unwrap_or_else(|_| "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into()),
+    };
+    let text = git.run(
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "-M",
+            &base,
+            "--",
+        ],
+        &[],
+        None,
+    )?;
+    let mut files = read(&text, "git diff")?;
+    let untracked = git.run(
+        &["ls-files", "--others", "--exclude-standard", "-z"],
+        &[],
+        None,
+    )?;
+    for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+        files.push(untracked_file(workspace, path));
+    }
+    Ok(files)
+}
+
+/// An untracked file as an added one.
+fn untracked_file(workspace: &Path, path: &str) -> FileChange {
+    let text = crate::workspace::read_regular_file(&workspace.join(path), MAX_UNTRACKED);
+    let binary = text.as_deref().is_none_or(|t| t.contains('\0'));
+    let lines = match &text {
+        Some(text) if !binary => text
+            .lines()
+            .enumerate()
+            .map(|(at, line)| Line {
+                kind: Kind::Added,
+                text: line.to_string(),
+                old: None,
+                new: Some(at as u32 + 1),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    FileChange {
+        old_path: None,
+        new_path: Some(path.to_string()),
+        status: Status::Added,
+        binary,
+        old_mode: None,
+        new_mode: None,
+        hunks: if lines.is_empty() {
+            Vec::new()
+        } else {
+            vec![Hunk {
+                old_start: 0,
+                new_start: 1,
+                lines,
+            }]
+        },
+        untracked: true,
+    }
+}

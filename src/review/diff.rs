@@ -1,0 +1,447 @@
+//! Unified diffs read back: git's (renames, copies, mode changes, binary files, quoted and
+//! non-UTF-8 names) and plain `diff -u`'s, with "\ No newline at end of file", CRLF lines and
+//! zero-context hunks. What review reads is this model, whoever wrote the diff.
+
+/// What happened to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Added,
+    Deleted,
+    Modified,
+    Renamed,
+    Copied,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Added => "added",
+            Status::Deleted => "deleted",
+            Status::Modified => "modified",
+            Status::Renamed => "renamed",
+            Status::Copied => "copied",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Context,
+    Removed,
+    Added,
+}
+
+/// One line of a hunk, with its numbers in the old and new file (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub kind: Kind,
+    /// Without its `+`/`-`/` ` and line ending.
+    pub text: String,
+    pub old: Option<u32>,
+    pub new: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub old_start: u32,
+    pub new_start: u32,
+    pub lines: Vec<Line>,
+}
+
+/// One file's change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// None for a file added.
+    pub old_path: Option<String>,
+    /// None for a file deleted.
+    pub new_path: Option<String>,
+    pub status: Status,
+    pub binary: bool,
+    pub old_mode: Option<String>,
+    pub new_mode: Option<String>,
+    pub hunks: Vec<Hunk>,
+    /// A file git does not track yet (open-pr commits it only when named with --add).
+    pub untracked: bool,
+}
+
+impl FileChange {
+    /// The path it is known by: the new one, or the old one of a file deleted.
+    pub fn path(&self) -> &str {
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .unwrap_or("")
+    }
+
+    pub fn added(&self) -> usize {
+        self.lines(Kind::Added).count()
+    }
+
+    pub fn removed(&self) -> usize {
+        self.lines(Kind::Removed).count()
+    }
+
+    pub fn lines(&self, kind: Kind) -> impl Iterator<Item = &Line> {
+        self.hunks
+            .iter()
+            .flat_map(|hunk| &hunk.lines)
+            .filter(move |line| line.kind == kind)
+    }
+}
+
+/// The files a diff changes. Text that is not a diff gives none.
+pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut files = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = lines[at];
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let (file, next) = git_file(&lines, at, rest)?;
+            files.push(file);
+            at = next;
+        } else if line.starts_with("--- ")
+            && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "))
+        {
+            let mut file = FileChange {
+                old_path: None,
+                new_path: None,
+                status: Status::Modified,
+                binary: false,
+                old_mode: None,
+                new_mode: None,
+                hunks: Vec::new(),
+                untracked: false,
+            };
+            at = headers_and_hunks(&lines, at, &mut file)?;
+            if file.old_path.is_none() {
+                file.status = Status::Added;
+            } else if file.new_path.is_none() {
+                file.status = Status::Deleted;
+            }
+            files.push(file);
+        } else {
+            at += 1;
+        }
+    }
+    Ok(files)
+}
+
+/// A `diff --git` section from line `at`: its extended headers, then its `---`/`+++` lines and
+/// hunks or its binary note. Returns where the next section starts.
+fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize), String> {
+    let (a, b) = split_git_names(names);
+    let mut file = FileChange {
+        old_path: a,
+        new_path: b,
+        status: Status::Modified,
+        binary: false,
+        old_mode: None,
+        new_mode: None,
+        hunks: Vec::new(),
+        untracked: false,
+    };
+    let mut at = at + 1;
+    while at < lines.len() {
+        let line = lines[at].trim_end_matches('\r');
+        if line.starts_with("diff --git ") || line.starts_with("@@ ") {
+            break;
+        }
+        if line.starts_with("--- ") {
+            at = headers_and_hunks(lines, at, &mut file)?;
+            break;
+        }
+        if let Some(mode) = line.strip_prefix("new file mode ") {
+            file.status = Status::Added;
+            file.old_path = None;
+            file.new_mode = Some(mode.to_string());
+        } else if let Some(mode) = line.strip_prefix("deleted file mode ") {
+            file.status = Status::Deleted;
+            file.new_path = None;
+            file.old_mode = Some(mode.to_string());
+        } else if let Some(mode) = line.strip_prefix("old mode ") {
+            file.old_mode = Some(mode.to_string());
+        } else if let Some(mode) = line.strip_prefix("new mode ") {
+            file.new_mode = Some(mode.to_string());
+        } else if let Some(path) = line.strip_prefix("rename from ") {
+            file.status = Status::Renamed;
+            file.old_path = Some(unquoted(path));
+        } else if let Some(path) = line.strip_prefix("rename to ") {
+            file.new_path = Some(unquoted(path));
+        } else if let Some(path) = line.strip_prefix("copy from ") {
+            file.status = Status::Copied;
+            file.old_path = Some(unquoted(path));
+        } else if let Some(path) = line.strip_prefix("copy to ") {
+            file.new_path = Some(unquoted(path));
+        } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
+            file.binary = true;
+        } else if line.starts_with("index ") && line.split_whitespace().nth(2).is_some() {
+            file.old_mode
+                .get_or_insert_with(|| line.split_whitespace().nth(2).unwrap_or("").to_string());
+        }
+        at += 1;
+    }
+    // A binary patch's data runs to the next section.
+    while at < lines.len() && !lines[at].starts_with("diff --git ") {
+        at += 1;
+    }
+    Ok((file, at))
+}
+
+/// `a/x b/x` as the two names: quoted ones, or split where the two halves name the same path
+/// (a name may hold spaces).
+fn split_git_names(names: &str) -> (Option<String>, Option<String>) {
+    let names = names.trim_end_matches('\r');
+    if names.starts_with('"') {
+        let (first, rest) = take_quoted(names);
+        let second = rest.trim_start();
+        let second = if second.starts_with('"') {
+            take_quoted(second).0
+        } else {
+            second.to_string()
+        };
+        return (strip_side(&first), strip_side(&second));
+    }
+    if let Some(quoted) = names.find(" \"") {
+        return (
+            strip_side(&names[..quoted]),
+            strip_side(&take_quoted(&names[quoted + 1..]).0),
+        );
+    }
+    // Without quotes: `a/P b/P` with the same P, or the first ` b/`.
+    let half = names.len() / 2;
+    if names.len() % 2 == 1 && names.as_bytes().get(half) == Some(&b' ') {
+        let (a, b) = (&names[..half], &names[half + 1..]);
+        if a.get(2..) == b.get(2..) {
+            return (strip_side(a), strip_side(b));
+        }
+    }
+    match names.find(" b/") {
+        Some(at) => (strip_side(&names[..at]), strip_side(&names[at + 1..])),
+        None => (None, None),
+    }
+}
+
+/// A path without git's `a/`, `b/` (or mnemonic `c/ i/ w/ o/`) prefix.
+fn strip_side(path: &str) -> Option<String> {
+    let path = path.trim();
+    if path == "/dev/null" || path.is_empty() {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    if bytes.len() > 2 && bytes[1] == b'/' && b"abciwo".contains(&bytes[0]) {
+        return Some(path[2..].to_string());
+    }
+    Some(path.to_string())
+}
+
+/// The `---`/`+++` pair at `at` and the hunks after it; returns where they end.
+fn headers_and_hunks(
+    lines: &[&str],
+    mut at: usize,
+    file: &mut FileChange,
+) -> Result<usize, String> {
+    let name = |line: &str| {
+        let name = line[4..].trim_end_matches('\r');
+        // `diff -u` puts a tab and a date after the name.
+        let name = if name.starts_with('"') {
+            take_quoted(name).0
+        } else {
+            name.split('\t').next().unwrap_or(name).to_string()
+        };
+        strip_side(&name)
+    };
+    if file.status == Status::Modified || file.old_path.is_none() && file.new_path.is_none() {
+        let (old, new) = (name(lines[at]), name(lines[at + 1]));
+        if file.status == Status::Modified || (file.old_path.is_none() && file.new_path.is_none()) {
+            file.old_path = old;
+            file.new_path = new;
+        }
+    }
+    at += 2;
+    while at < lines.len() {
+        let line = lines[at].trim_end_matches('\r');
+        let Some(header) = line.strip_prefix("@@ -") else {
+            break;
+        };
+        let (old_start, old_count, new_start, new_count) = hunk_header(header)
+            .ok_or_else(|| format!("line {}: a hunk header that cannot be read: {line}", at + 1))?;
+        let mut hunk = Hunk {
+            old_start,
+            new_start,
+            lines: Vec::new(),
+        };
+        let (mut old_left, mut new_left) = (old_count, new_count);
+        let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
+        if old_count == 0 {
+            old_no = old_start + 1;
+        }
+        if new_count == 0 {
+            new_no = new_start + 1;
+        }
+        at += 1;
+        while at < lines.len() && (old_left > 0 || new_left > 0) {
+            let raw = lines[at];
+            let text = raw.strip_suffix('\r').unwrap_or(raw);
+            let (kind, rest) = match text.chars().next() {
+                Some('+') => (Kind::Added, &text[1..]),
+                Some('-') => (Kind::Removed, &text[1..]),
+                Some(' ') => (Kind::Context, &text[1..]),
+                // An empty context line whose space was lost.
+                None => (Kind::Context, ""),
+                Some('\\') => {
+                    at += 1;
+                    continue;
+                }
+                _ => break,
+            };
+            let (old, new) = match kind {
+                Kind::Added => {
+                    new_left = new_left.saturating_sub(1);
+                    new_no += 1;
+                    (None, Some(new_no - 1))
+                }
+                Kind::Removed => {
+                    old_left = old_left.saturating_sub(1);
+                    old_no += 1;
+                    (Some(old_no - 1), None)
+                }
+                Kind::Context => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                    old_no += 1;
+                    new_no += 1;
+                    (Some(old_no - 1), Some(new_no - 1))
+                }
+            };
+            hunk.lines.push(Line {
+                kind,
+                text: rest.to_string(),
+                old,
+                new,
+            });
+            at += 1;
+        }
+        // "\ No newline at end of file" after the hunk's last line.
+        while at < lines.len() && lines[at].starts_with('\\') {
+            at += 1;
+        }
+        file.hunks.push(hunk);
+    }
+    Ok(at)
+}
+
+/// `3,7 +4,8 @@ fn` as (3, 7, 4, 8); a count left out is 1.
+fn hunk_header(header: &str) -> Option<(u32, u32, u32, u32)> {
+    let (ranges, _) = header.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let range = |text: &str| -> Option<(u32, u32)> {
+        match text.split_once(',') {
+            Some((start, count)) => Some((start.parse().ok()?, count.parse().ok()?)),
+            None => Some((text.parse().ok()?, 1)),
+        }
+    };
+    let ((old_start, old_count), (new_start, new_count)) = (range(old)?, range(new)?);
+    Some((old_start, old_count, new_start, new_count))
+}
+
+/// A C-quoted name as git writes it, and the text after it.
+fn take_quoted(text: &str) -> (String, &str) {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 1;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => return (String::from_utf8_lossy(&out).into_owned(), &text[at + 1..]),
+            b'\\' if at + 1 < bytes.len() => {
+                at += 1;
+                match bytes[at] {
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'a' => out.push(7),
+                    b'b' => out.push(8),
+                    b'v' => out.push(11),
+                    b'f' => out.push(12),
+                    b'0'..=b'7' => {
+                        let digits = &text[at..(at + 3).min(text.len())];
+                        out.push(u8::from_str_radix(digits, 8).unwrap_or(b'?'));
+                        at += 2;
+                    }
+                    other => out.push(other),
+                }
+            }
+            byte => out.push(byte),
+        }
+        at += 1;
+    }
+    (String::from_utf8_lossy(&out).into_owned(), "")
+}
+
+/// A path as git may quote it.
+fn unquoted(path: &str) -> String {
+    let path = path.trim_end_matches('\r');
+    if path.starts_with('"') {
+        take_quoted(path).0
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_diffs_with_renames_modes_binaries_and_new_files() {
+        let text = "diff --git a/src/a.py b/src/a.py\nindex 1..2 100644\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,3 +1,3 @@ def f():\n x = 1\n-y = 2\n+y = 3\n z = 4\ndiff --git a/old name.txt b/new name.txt\nsimilarity index 90%\nrename from old name.txt\nrename to new name.txt\n--- a/old name.txt\n+++ b/new name.txt\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\ndiff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\ndiff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1234567\nBinary files /dev/null and b/logo.png differ\ndiff --git a/gone.py b/gone.py\ndeleted file mode 100644\n--- a/gone.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n";
+        let files = parse(text).unwrap();
+        let summary: Vec<(String, Status, usize, usize, bool)> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.path().to_string(),
+                    f.status,
+                    f.added(),
+                    f.removed(),
+                    f.binary,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("src/a.py".to_string(), Status::Modified, 1, 1, false),
+                ("new name.txt".to_string(), Status::Renamed, 1, 1, false),
+                ("run.sh".to_string(), Status::Modified, 0, 0, false),
+                ("logo.png".to_string(), Status::Added, 0, 0, true),
+                ("gone.py".to_string(), Status::Deleted, 0, 2, false),
+            ]
+        );
+        assert_eq!(files[1].old_path.as_deref(), Some("old name.txt"));
+        assert_eq!(files[2].new_mode.as_deref(), Some("100755"));
+        let changed = &files[0].hunks[0].lines[2];
+        assert_eq!(
+            (changed.kind, changed.text.as_str(), changed.new),
+            (Kind::Added, "y = 3", Some(2))
+        );
+    }
+
+    #[test]
+    fn plain_diff_u_zero_context_hunks_crlf_and_quoted_names() {
+        let text = "--- a.txt\t2024-01-01 00:00:00\n+++ a.txt\t2024-01-02 00:00:00\n@@ -3,0 +4,2 @@\n+one\r\n+two\r\n";
+        let files = parse(text).unwrap();
+        assert_eq!(files[0].path(), "a.txt");
+        let lines = &files[0].hunks[0].lines;
+        assert_eq!((lines[0].text.as_str(), lines[0].new), ("one", Some(4)));
+        assert_eq!(lines[1].new, Some(5));
+        let text = "diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/caf\\303\\251.txt\"\n@@ -0,0 +1 @@\n+x\n";
+        let files = parse(text).unwrap();
+        assert_eq!(
+            (files[0].path(), files[0].status),
+            ("café.txt", Status::Added)
+        );
+        assert!(parse("just some text\n").unwrap().is_empty());
+    }
+}

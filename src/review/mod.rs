@@ -1,0 +1,341 @@
+//! `review`: what a change touches and what could go wrong, with evidence. The change is read
+//! as a diff (`diff`), the deterministic rules look at it (`rules`), each changed source file is
+//! mapped to the tests that reach it (`testmap`), and the context a reviewer (person or model)
+//! needs is ranked within a budget, each snippet with an evidence id that the risks cite.
+//! Renderers turn the same review into Markdown, SARIF 2.1.0 or reviewdog's diagnostics.
+
+pub mod diff;
+pub mod render;
+pub mod rules;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use self::diff::{FileChange, Kind, Status};
+use self::rules::{Risk, Severity};
+use crate::testmap::{imports, is_test_file, same_stem};
+
+/// The whole review, as the document's `review`.
+#[derive(Debug, Serialize)]
+pub struct Review {
+    pub verdict: Verdict,
+    pub summary: String,
+    pub files: Vec<FileShown>,
+    pub risks: Vec<Risk>,
+    pub test_mapping: TestMapping,
+    pub context: Vec<Snippet>,
+    /// A model's findings (`--llm`, not in this build): none.
+    pub findings: Vec<Risk>,
+    /// A change a bot made is always for a person to review too.
+    pub human_review_required: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    NeedsAttention,
+    Block,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::NeedsAttention => "needs_attention",
+            Verdict::Block => "block",
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FileShown {
+    pub path: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub added: usize,
+    pub removed: usize,
+    pub language: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    /// Not tracked by git yet: open-pr commits it only when named with --add.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub untracked: bool,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct TestMapping {
+    /// Changed source file → the test files that reach it.
+    pub covered: BTreeMap<String, Vec<String>>,
+    /// Changed source files no test reaches.
+    pub untested: Vec<String>,
+}
+
+/// A piece of the change or its surroundings, citable by its id.
+#[derive(Debug, Serialize)]
+pub struct Snippet {
+    pub evidence_id: String,
+    pub path: String,
+    /// `hunk` (a changed part) or `test` (a test that reaches a changed file).
+    pub kind: &'static str,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+}
+
+/// Reviews `files` (the change) of the project at `workspace`, with at most `budget` characters
+/// of context.
+pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
+    let project = project_files(workspace);
+    let test_mapping = map_tests(workspace, &files, &project);
+    let mut risks = rules::check(&files, &test_mapping.untested);
+    let context = rank_context(workspace, &files, &test_mapping, budget);
+    for risk in &mut risks {
+        risk.evidence_id = evidence_for(&context, &risk.path, risk.line);
+    }
+    risks.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(a.path.cmp(&b.path))
+            .then(a.line.cmp(&b.line))
+    });
+    let verdict = match risks.iter().map(|r| r.severity).max() {
+        Some(Severity::High) => Verdict::Block,
+        Some(_) => Verdict::NeedsAttention,
+        None => Verdict::Pass,
+    };
+    let (added, removed) = files
+        .iter()
+        .fold((0, 0), |(a, r), f| (a + f.added(), r + f.removed()));
+    let mut summary = format!(
+        "{} file{} changed (+{added} -{removed})",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    );
+    if risks.is_empty() {
+        summary.push_str("; no risk found");
+    } else {
+        let mut by_rule: Vec<&str> = risks.iter().map(|r| r.rule).collect();
+        by_rule.dedup();
+        summary.push_str(&format!(
+            "; {} risk{} ({}): {}",
+            risks.len(),
+            if risks.len() == 1 { "" } else { "s" },
+            [Severity::High, Severity::Medium, Severity::Low]
+                .iter()
+                .filter_map(|s| {
+                    let n = risks.iter().filter(|r| r.severity == *s).count();
+                    (n > 0).then(|| format!("{n} {}", s.name()))
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            by_rule.join(", ")
+        ));
+    }
+    let files_shown = files
+        .iter()
+        .map(|f| FileShown {
+            path: f.path().to_string(),
+            status: f.status,
+            old_path: (f.status == Status::Renamed || f.status == Status::Copied)
+                .then(|| f.old_path.clone())
+                .flatten(),
+            added: f.added(),
+            removed: f.removed(),
+            language: language(f.path()),
+            binary: f.binary,
+            untracked: f.untracked,
+        })
+        .collect();
+    Review {
+        verdict,
+        summary,
+        files: files_shown,
+        risks,
+        test_mapping,
+        context,
+        findings: Vec::new(),
+        human_review_required: true,
+    }
+}
+
+/// The language of a source file, by its name.
+fn language(path: &str) -> Option<&'static str> {
+    let extension = path.rsplit_once('.').map(|(_, e)| e)?;
+    Some(match extension {
+        "py" => "python",
+        "js" | "mjs" | "cjs" | "jsx" => "javascript",
+        "ts" | "tsx" | "mts" | "cts" => "typescript",
+        "rs" => "rust",
+        "go" => "go",
+        "java" => "java",
+        "rb" => "ruby",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "hpp" => "c++",
+        "sh" => "shell",
+        _ => return None,
+    })
+}
+
+/// The project's files (not ignored), relative.
+fn project_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_str()?.to_string()))
+        .take(50_000)
+        .collect();
+    files.sort();
+    files
+}
+
+/// Each changed source file's tests: test files named for it, test files that import it, a Go
+/// package's `_test.go` files, a Rust file's own `#[cfg(test)]` module.
+fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMapping {
+    let tests: Vec<&String> = project.iter().filter(|p| is_test_file(p)).collect();
+    // What each test imports, read once.
+    let imported: Vec<(&String, Vec<String>)> = tests
+        .iter()
+        .map(|test| {
+            let text =
+                crate::workspace::read_regular_file(&root.join(test), 1 << 20).unwrap_or_default();
+            let mut reached = imports(test, &text, project);
+            reached.extend(same_stem(test, project));
+            (*test, reached)
+        })
+        .collect();
+    let mut mapping = TestMapping::default();
+    for file in files.iter().filter(|f| f.status != Status::Deleted) {
+        let path = file.path();
+        let Some(lang) = language(path) else { continue };
+        if is_test_file(path) {
+            continue;
+        }
+        let mut covering: Vec<String> = imported
+            .iter()
+            .filter(|(_, reached)| reached.iter().any(|r| r == path))
+            .map(|(test, _)| test.to_string())
+            .collect();
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        if lang == "go" {
+            covering.extend(
+                tests
+                    .iter()
+                    .filter(|t| {
+                        t.ends_with("_test.go") && t.rsplit_once('/').map_or("", |(d, _)| d) == dir
+                    })
+                    .map(|t| t.to_string()),
+            );
+        }
+        if lang == "rust" {
+            let text =
+                crate::workspace::read_regular_file(&root.join(path), 4 << 20).unwrap_or_default();
+            if text.contains("#[cfg(test)]") || text.contains("#[test]") {
+                covering.push(path.to_string());
+            }
+        }
+        covering.sort();
+        covering.dedup();
+        if covering.is_empty() {
+            mapping.untested.push(path.to_string());
+        } else {
+            mapping.covered.insert(path.to_string(), covering);
+        }
+    }
+    mapping
+}
+
+/// The context: every changed hunk first (in the order of the diff), then the first lines of
+/// the tests that reach changed files, while `budget` characters last.
+fn rank_context(
+    root: &Path,
+    files: &[FileChange],
+    mapping: &TestMapping,
+    budget: usize,
+) -> Vec<Snippet> {
+    let mut snippets = Vec::new();
+    let mut used = 0;
+    let mut push = |snippet: Snippet, snippets: &mut Vec<Snippet>| -> bool {
+        if used + snippet.text.len() > budget {
+            return false;
+        }
+        used += snippet.text.len();
+        snippets.push(snippet);
+        true
+    };
+    let mut number = 0;
+    'files: for file in files {
+        for hunk in &file.hunks {
+            let mut text = String::new();
+            for line in &hunk.lines {
+                let mark = match line.kind {
+                    Kind::Added => '+',
+                    Kind::Removed => '-',
+                    Kind::Context => ' ',
+                };
+                text.push(mark);
+                text.push_str(&line.text);
+                text.push('\n');
+            }
+            let text = rules::redact(&text);
+            let numbers = || hunk.lines.iter().filter_map(|l| l.new.or(l.old));
+            number += 1;
+            let snippet = Snippet {
+                evidence_id: format!("E{number}"),
+                path: file.path().to_string(),
+                kind: "hunk",
+                start_line: numbers().min().unwrap_or(hunk.new_start),
+                end_line: numbers().max().unwrap_or(hunk.new_start),
+                text,
+            };
+            if !push(snippet, &mut snippets) {
+                break 'files;
+            }
+        }
+    }
+    let tests: Vec<&String> = {
+        let mut all: Vec<&String> = mapping.covered.values().flatten().collect();
+        all.sort();
+        all.dedup();
+        all
+    };
+    for test in tests {
+        let Some(text) = crate::workspace::read_regular_file(&root.join(test), 1 << 20) else {
+            continue;
+        };
+        let head: String = text.lines().take(60).map(|l| format!("{l}\n")).collect();
+        let head = rules::redact(&head);
+        number += 1;
+        let lines = head.lines().count() as u32;
+        let snippet = Snippet {
+            evidence_id: format!("E{number}"),
+            path: test.clone(),
+            kind: "test",
+            start_line: 1,
+            end_line: lines.max(1),
+            text: head,
+        };
+        if !push(snippet, &mut snippets) {
+            break;
+        }
+    }
+    snippets
+}
+
+/// The snippet that shows `path` at `line` (or its first), if the budget kept one.
+fn evidence_for(context: &[Snippet], path: &str, line: Option<u32>) -> String {
+    let of_file = || {
+        context
+            .iter()
+            .filter(|s| s.path == path && s.kind == "hunk")
+    };
+    line.and_then(|line| of_file().find(|s| (s.start_line..=s.end_line).contains(&line)))
+        .or_else(|| of_file().next())
+        .map(|s| s.evidence_id.clone())
+        .unwrap_or_default()
+}

@@ -1,0 +1,156 @@
+//! The review in the formats reviewers' tools read: Markdown (a pull request's body), SARIF
+//! 2.1.0 (GitHub code scanning) and reviewdog's diagnostics, one JSON object per line
+//! (rdjsonl). Positions are 1-based lines; a risk without a line is placed at line 1 (SARIF
+//! needs a region) or on the file alone (rdjsonl).
+
+use serde_json::{json, Value};
+
+use super::rules::{Severity, RULES};
+use super::Review;
+
+/// Markdown for a pull request's body or a terminal.
+pub fn markdown(review: &Review) -> String {
+    let mut out = format!(
+        "## Review: **{}**\n\n{}.\n\n",
+        review.verdict.name(),
+        review.summary
+    );
+    if !review.risks.is_empty() {
+        out.push_str("| severity | rule | where | what |\n|---|---|---|---|\n");
+        for risk in &review.risks {
+            let place = match risk.line {
+                Some(line) => format!("`{}:{line}`", risk.path),
+                None => format!("`{}`", risk.path),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {place} | {} |\n",
+                risk.severity.name(),
+                risk.rule,
+                risk.message.replace('|', "\\|")
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str("Files:\n\n");
+    for file in &review.files {
+        let mut note = String::new();
+        if file.untracked {
+            note.push_str(", untracked");
+        }
+        if file.binary {
+            note.push_str(", binary");
+        }
+        out.push_str(&format!(
+            "- `{}` ({}, +{} -{}{note})\n",
+            file.path,
+            file.status.name(),
+            file.added,
+            file.removed
+        ));
+    }
+    if !review.test_mapping.covered.is_empty() || !review.test_mapping.untested.is_empty() {
+        out.push_str("\nTests:\n\n");
+        for (file, tests) in &review.test_mapping.covered {
+            out.push_str(&format!(
+                "- `{file}`: {}\n",
+                tests
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for file in &review.test_mapping.untested {
+            out.push_str(&format!("- `{file}`: no test reaches it\n"));
+        }
+    }
+    if review.human_review_required {
+        out.push_str("\n_A person must review this change before it is merged._\n");
+    }
+    out
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low => "note",
+    }
+}
+
+/// SARIF 2.1.0, one run, the rules that exist and the results found.
+pub fn sarif(review: &Review) -> Value {
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|rule| {
+            json!({"id": rule.id, "shortDescription": {"text": rule.summary},
+                   "defaultConfiguration": {"level": level(rule.severity)}})
+        })
+        .collect();
+    let results: Vec<Value> = review
+        .risks
+        .iter()
+        .map(|risk| {
+            let fingerprint = format!(
+                "{:016x}",
+                fnv1a(format!("{}:{}:{}", risk.rule, risk.path, risk.message).as_bytes())
+            );
+            json!({
+                "ruleId": risk.rule,
+                "level": level(risk.severity),
+                "message": {"text": risk.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": risk.path},
+                    "region": {"startLine": risk.line.unwrap_or(1)}
+                }}],
+                "partialFingerprints": {"autocoderRisk/v1": fingerprint}
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "autocoder", "version": env!("CARGO_PKG_VERSION"),
+                                "informationUri": "https://github.com/autocoder/autocoder",
+                                "rules": rules}},
+            "results": results
+        }]
+    })
+}
+
+/// reviewdog's diagnostics, one per line.
+pub fn rdjsonl(review: &Review) -> String {
+    let mut out = String::new();
+    for risk in &review.risks {
+        let severity = match risk.severity {
+            Severity::High => "ERROR",
+            Severity::Medium => "WARNING",
+            Severity::Low => "INFO",
+        };
+        let mut location = json!({"path": risk.path});
+        if let Some(line) = risk.line {
+            location["range"] = json!({"start": {"line": line}});
+        }
+        let diagnostic = json!({
+            "message": risk.message,
+            "location": location,
+            "severity": severity,
+            "source": {"name": "autocoder"},
+            "code": {"value": risk.rule},
+            "original_output": risk.evidence_id,
+        });
+        out.push_str(&diagnostic.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}

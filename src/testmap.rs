@@ -1,0 +1,172 @@
+//! Which files of a project are tests, and which of its source files each test reaches, by the
+//! runners' conventions (names and directories) and by what a test imports (Python modules,
+//! JavaScript relative imports). heal keeps tests read-only and shows the code a failing test
+//! reaches; review maps changed files to the tests that cover them.
+
+use std::path::Path;
+
+use regex::Regex;
+
+/// Whether a path is a test by the runners' conventions: under `tests`, `test`, `__tests__`,
+/// `spec` or `testdata`, or named `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
+/// `*.test.*`, `*.spec.*`.
+pub fn is_test_file(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let (name, dirs) = parts.split_last().map_or(("", &[][..]), |(n, d)| (*n, d));
+    dirs.iter()
+        .any(|dir| matches!(*dir, "tests" | "test" | "__tests__" | "spec" | "testdata"))
+        || (name.starts_with("test_") && name.ends_with(".py"))
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+        || name.ends_with("_test.go")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+/// The project files a test file imports: Python modules and JavaScript relative imports.
+pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
+    let mut wanted = Vec::new();
+    if test.ends_with(".py") {
+        let from = Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").unwrap();
+        let plain = Regex::new(r"(?m)^\s*import\s+([\w.]+)").unwrap();
+        for capture in from.captures_iter(text) {
+            let module = capture[1].replace('.', "/");
+            wanted.push(format!("{module}.py"));
+            wanted.push(format!("{module}/__init__.py"));
+            for name in capture[2]
+                .split([',', '(', ')', ' '])
+                .filter(|n| !n.is_empty())
+            {
+                wanted.push(format!("{module}/{name}.py"));
+            }
+        }
+        for capture in plain.captures_iter(text) {
+            wanted.push(format!("{}.py", capture[1].replace('.', "/")));
+        }
+    } else {
+        let js = Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
+            .unwrap();
+        let dir = Path::new(test).parent().unwrap_or(Path::new(""));
+        for capture in js.captures_iter(text) {
+            let joined = normalized(&dir.join(&capture[1]));
+            for suffix in [
+                "",
+                ".js",
+                ".ts",
+                ".mjs",
+                ".cjs",
+                ".jsx",
+                ".tsx",
+                "/index.js",
+                "/index.ts",
+            ] {
+                wanted.push(format!("{joined}{suffix}"));
+            }
+        }
+    }
+    // A file in a `src` layout is found under it as well.
+    wanted
+        .into_iter()
+        .flat_map(|path| [path.clone(), format!("src/{path}")])
+        .filter(|path| files.contains(path) && !is_test_file(path))
+        .collect()
+}
+
+/// `path` with `.` and `..` taken out, as text.
+fn normalized(path: &Path) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.iter().filter_map(|p| p.to_str()) {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.join("/")
+}
+
+/// Source files whose name is the test's without its test marks (`test_pricing.py`,
+/// `pricing.test.js`, `pricing_test.go` → `pricing.*`).
+pub fn same_stem(test: &str, files: &[String]) -> Vec<String> {
+    let name = test.rsplit('/').next().unwrap_or(test);
+    let stem = name.split('.').next().unwrap_or(name);
+    // Only a name with a test's mark says what it tests (`lib.rs` under testdata/ does not).
+    let marked = name.contains(".test.") || name.contains(".spec.");
+    let stem = match stem
+        .strip_prefix("test_")
+        .or_else(|| stem.strip_suffix("_test"))
+    {
+        Some(stem) => stem,
+        None if marked => stem,
+        None => return Vec::new(),
+    };
+    if stem.is_empty() {
+        return Vec::new();
+    }
+    files
+        .iter()
+        .filter(|file| {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            !is_test_file(file) && name.split('.').next() == Some(stem)
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_are_known_by_the_runners_conventions() {
+        for path in [
+            "tests/test_a.py",
+            "pkg/test_a.py",
+            "a_test.go",
+            "src/x.test.ts",
+            "__tests__/a.js",
+            "conftest.py",
+            "crate/tests/it.rs",
+        ] {
+            assert!(is_test_file(path), "{path}");
+        }
+        for path in ["shop/pricing.py", "src/lib.rs", "contest.py", "latest.go"] {
+            assert!(!is_test_file(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn python_and_javascript_imports_name_the_source_files() {
+        let files: Vec<String> = [
+            "shop/pricing.py",
+            "shop/__init__.py",
+            "src/util.js",
+            "src/index.js",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            imports(
+                "tests/test_pricing.py",
+                "import unittest\nfrom shop.pricing import bulk_discount, discounted\n",
+                &files
+            ),
+            ["shop/pricing.py"]
+        );
+        assert_eq!(
+            imports(
+                "src/util.test.js",
+                "const { a } = require('./util');\nimport x from \"../src/index.js\";\n",
+                &files
+            ),
+            ["src/util.js", "src/index.js"]
+        );
+        assert_eq!(
+            same_stem("tests/test_pricing.py", &files),
+            ["shop/pricing.py"]
+        );
+    }
+}

@@ -1,0 +1,447 @@
+//! `autocoder review`: real git repositories built here (and this repository's own history for
+//! the diff parser, checked against `git diff --numstat`), each input, each format, the verdict's
+//! exit status, and open-pr reading the verdict.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::git_fixtures::commit_everything;
+use crate::util::{git, Run, Test};
+
+#[track_caller]
+fn review_of(run: &Run) -> Value {
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err})\n{}\n{}",
+            run.stdout(),
+            run.stderr()
+        )
+    });
+    doc["review"].clone()
+}
+
+fn rules(review: &Value) -> Vec<String> {
+    review["risks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A small project: a module, its test, a workflow; committed.
+fn project() -> Test {
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write(
+        "shop/pricing.py",
+        "def discounted(price, percent):\n    return price * (100 - percent) // 100\n",
+    );
+    dir.write("shop/util.py", "def double(x):\n    return 2 * x\n");
+    dir.write("tests/test_pricing.py", "from shop.pricing import discounted\n\n\ndef test_quarter_off():\n    assert discounted(1000, 25) == 750\n");
+    dir.write(".gitignore", "*.log\n");
+    commit_everything(test.path());
+    test
+}
+
+#[test]
+fn a_small_covered_fix_passes() {
+    let test = project();
+    test.dir().write("shop/pricing.py", "def discounted(price, percent):\n    return price * (100 - percent) // 100  # rounded down\n");
+    let run = test.args(["review"]).run().expect_status(0);
+    let review = review_of(&run);
+    assert_eq!(review["verdict"], "pass", "{review:#}");
+    assert_eq!(
+        review["test_mapping"]["covered"]["shop/pricing.py"],
+        serde_json::json!(["tests/test_pricing.py"])
+    );
+    assert_eq!(review["files"][0]["added"], 1);
+    assert_eq!(review["context"][0]["evidence_id"], "E1");
+    assert_eq!(review["human_review_required"], true);
+}
+
+#[test]
+fn a_secret_a_weakened_test_and_untracked_files_block_and_exit_1() {
+    let test = project();
+    let dir = test.dir();
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    dir.write(
+        "shop/util.py",
+        &format!("API_TOKEN = \"{token}\"\n\ndef double(x):\n    return 2 * x\n"),
+    );
+    dir.write(
+        "tests/test_pricing.py",
+        "from shop.pricing import discounted\n\n\ndef test_quarter_off():\n    pass\n",
+    );
+    dir.write("notes.md", "untracked\n");
+    dir.write("debug.log", "ignored\n");
+    let run = test.args(["review"]).run().expect_status(1);
+    let review = review_of(&run);
+    assert_eq!(review["verdict"], "block");
+    let found = rules(&review);
+    for rule in ["secret-added", "test-weakened", "untested-change"] {
+        assert!(
+            found.contains(&rule.to_string()),
+            "{rule} missing: {review:#}"
+        );
+    }
+    assert!(!run.stdout().contains(&token), "the secret was echoed");
+    let secret = review["risks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["rule"] == "secret-added")
+        .unwrap();
+    assert_eq!(
+        (secret["path"].as_str(), secret["line"].as_u64()),
+        (Some("shop/util.py"), Some(1))
+    );
+    let evidence = secret["evidence_id"].as_str().unwrap();
+    assert!(review["context"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["evidence_id"] == evidence && s["path"] == "shop/util.py"));
+    let files: BTreeMap<String, &Value> = review["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_string(), f))
+        .collect();
+    assert_eq!(files["notes.md"]["untracked"], true);
+    assert!(
+        !files.contains_key("debug.log"),
+        "an ignored file was reviewed"
+    );
+    // --fail-on never: the same review, exit 0.
+    let again = Test::new()
+        .args(["review", "--fail-on", "never", "--workspace"])
+        .arg(run.dir.path())
+        .run()
+        .expect_status(0);
+    assert_eq!(review_of(&again)["verdict"], "block");
+}
+
+#[test]
+fn the_change_comes_from_diff_base_or_heal() {
+    let test = project();
+    test.dir()
+        .write("shop/util.py", "def double(x):\n    return x + x\n");
+    git(test.path(), &["commit", "-qam", "second"]);
+    // --base: the working tree against the first commit.
+    let run = Test::new()
+        .args(["review", "--base", "HEAD~1", "--workspace"])
+        .arg(test.path())
+        .run();
+    let review = review_of(&run);
+    assert_eq!(review["files"][0]["path"], "shop/util.py", "{review:#}");
+    // --diff -: a diff on stdin, nothing read from the repository.
+    let diff = git(test.path(), &["diff", "HEAD~1", "HEAD"]);
+    let run = Test::new()
+        .args(["review", "--diff", "-", "--workspace"])
+        .arg(test.path())
+        .stdin(diff.clone())
+        .run();
+    assert_eq!(review_of(&run)["files"][0]["removed"], 1);
+    // heal's diff in the document.
+    let document = serde_json::json!({"autocoder": 1, "workspace": test.path(), "heal": {"status": "green", "diff": diff}});
+    let run = Test::new()
+        .args(["review"])
+        .stdin(document.to_string())
+        .run();
+    let review = review_of(&run);
+    assert_eq!(review["files"].as_array().unwrap().len(), 1, "{review:#}");
+    assert_eq!(review["files"][0]["path"], "shop/util.py");
+    let run = Test::new()
+        .args(["review", "--base", "no-such-ref", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("no such commit"), "{}", run.stderr());
+}
+
+#[test]
+fn markdown_sarif_and_rdjsonl_say_the_same_review() {
+    let test = project();
+    test.dir().write(".github/workflows/ci.yml", "on: push\n");
+    test.dir().write("requirements.txt", "requests==2.0\n");
+    let path = test.path().to_path_buf();
+    let markdown = Test::new()
+        .args(["review", "--format", "markdown", "--workspace"])
+        .arg(&path)
+        .run()
+        .expect_status(0);
+    let text = markdown.stdout();
+    assert!(text.starts_with("## Review: **needs_attention**"), "{text}");
+    assert!(
+        text.contains("| medium | ci-build-config | `.github/workflows/ci.yml` |"),
+        "{text}"
+    );
+
+    let sarif = Test::new()
+        .args(["review", "--format", "sarif", "--workspace"])
+        .arg(&path)
+        .run()
+        .expect_status(0);
+    let sarif: Value = serde_json::from_str(&sarif.stdout()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let run = &sarif["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "autocoder");
+    let results = run["results"].as_array().unwrap();
+    assert!(results
+        .iter()
+        .any(|r| r["ruleId"] == "dependencies" && r["level"] == "warning"));
+    for result in results {
+        let location = &result["locations"][0]["physicalLocation"];
+        assert!(
+            location["artifactLocation"]["uri"].is_string()
+                && location["region"]["startLine"].as_u64().unwrap() >= 1
+        );
+        assert!(result["message"]["text"].is_string());
+        let rule = result["ruleId"].as_str().unwrap();
+        assert!(run["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == rule));
+    }
+
+    let lines = Test::new()
+        .args(["review", "--format", "rdjsonl", "--workspace"])
+        .arg(&path)
+        .run()
+        .expect_status(0);
+    let diagnostics: Vec<Value> = lines
+        .stdout()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(diagnostics.len(), results.len());
+    assert!(diagnostics
+        .iter()
+        .all(|d| d["source"]["name"] == "autocoder" && d["location"]["path"].is_string()));
+    assert!(diagnostics
+        .iter()
+        .any(|d| d["code"]["value"] == "ci-build-config" && d["severity"] == "WARNING"));
+}
+
+/// The parser against git's own counts, commit by commit: this repository's history when the
+/// checkout has it, and a repository made here with renames, modes, binaries, CRLF, names
+/// with spaces and non-ASCII bytes, and files without a final newline.
+#[test]
+fn the_diff_parser_counts_what_git_counts() {
+    let made = Test::new();
+    let dir = made.dir();
+    dir.write("a.txt", "one\ntwo\nthree\n");
+    dir.write("name with space.txt", "x\n");
+    dir.write("caf\u{e9}.txt", "x\n");
+    dir.write("crlf.txt", "a\r\nb\r\n");
+    commit_everything(made.path());
+    dir.write("a.txt", "one\n2\nthree\nfour");
+    std::fs::rename(
+        made.path().join("name with space.txt"),
+        made.path().join("renamed with space.txt"),
+    )
+    .unwrap();
+    dir.write("caf\u{e9}.txt", "y\n");
+    dir.write("crlf.txt", "a\r\nB\r\n");
+    std::fs::write(made.path().join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
+    git(made.path(), &["add", "-A"]);
+    git(made.path(), &["update-index", "--chmod=+x", "a.txt"]);
+    git(made.path(), &["commit", "-qm", "second"]);
+    let mut repositories = vec![made.path().to_path_buf()];
+    let own = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if own.join(".git").exists() {
+        repositories.push(own.to_path_buf());
+    }
+    let mut compared = 0;
+    for repository in repositories {
+        let commits = git(
+            &repository,
+            &["log", "--format=%H", "-n", "150", "--no-merges"],
+        );
+        for commit in commits.lines() {
+            if git(&repository, &["rev-list", "--parents", "-n", "1", commit])
+                .split_whitespace()
+                .count()
+                < 2
+            {
+                continue;
+            }
+            let patch = git(
+                &repository,
+                &["show", "--format=", "-M", "--no-color", commit],
+            );
+            let numstat = git(
+                &repository,
+                &["show", "--format=", "-M", "--numstat", "-z", commit],
+            );
+            let expected = numstat_counts(&numstat);
+            let dir = Test::new();
+            let patch_file = dir.dir().write("change.diff", &patch);
+            let run = dir
+                .args(["review", "--fail-on", "never", "--diff"])
+                .arg(&patch_file)
+                .run()
+                .expect_status(0);
+            let review = review_of(&run);
+            let got: BTreeMap<String, (Option<u64>, Option<u64>)> = review["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let binary = f["binary"] == true;
+                    let counts = if binary {
+                        (None, None)
+                    } else {
+                        (f["added"].as_u64(), f["removed"].as_u64())
+                    };
+                    (f["path"].as_str().unwrap().to_string(), counts)
+                })
+                .collect();
+            assert_eq!(got, expected, "commit {commit} in {}", repository.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 1);
+}
+
+/// `git show --numstat -z`: path → (added, removed), None for a binary file's.
+fn numstat_counts(text: &str) -> BTreeMap<String, (Option<u64>, Option<u64>)> {
+    let mut counts = BTreeMap::new();
+    let mut fields = text.split('\0').map(|f| f.trim_start_matches('\n'));
+    while let Some(entry) = fields.next() {
+        if entry.is_empty() {
+            continue;
+        }
+        let mut parts = entry.splitn(3, '\t');
+        let (added, removed, path) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap_or(""),
+        );
+        // A rename: the path is empty here, and the old and new names follow.
+        let path = if path.is_empty() {
+            let _old = fields.next();
+            fields.next().unwrap().to_string()
+        } else {
+            path.to_string()
+        };
+        counts.insert(path, (added.parse().ok(), removed.parse().ok()));
+    }
+    counts
+}
+
+#[test]
+fn open_pr_refuses_a_change_the_review_blocks_unless_draft() {
+    let test = project();
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    test.dir()
+        .write("shop/util.py", &format!("TOKEN = \"{token}\"\n"));
+    git(
+        test.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/acme/shop.git",
+        ],
+    );
+    let reviewed = Test::new()
+        .args(["review", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    let run = Test::new()
+        .stdin(reviewed.output.stdout.clone())
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--repo",
+            "acme/shop",
+            "--base",
+            "main",
+        ])
+        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
+        .run()
+        .expect_status(1);
+    assert!(
+        run.stderr().contains("the review blocks this change"),
+        "{}",
+        run.stderr()
+    );
+    let run = Test::new()
+        .stdin(reviewed.output.stdout.clone())
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--draft",
+            "--repo",
+            "acme/shop",
+            "--base",
+            "main",
+        ])
+        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
+        .run()
+        .expect_status(0);
+    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
+    let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("Verdict: **block**") && body.contains("`secret-added`"),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_whole_pipeline_heals_reviews_and_opens_a_pull_request() {
+    let test = crate::util::with_project("shop-python");
+    git(test.path(), &["init", "-q", "-b", "main"]);
+    git(test.path(), &["add", "-A"]);
+    git(test.path(), &["commit", "-qm", "shop"]);
+    git(
+        test.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/acme/shop.git",
+        ],
+    );
+    let healed = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let reviewed = Test::new()
+        .stdin(healed.output.stdout.clone())
+        .args(["review"])
+        .run()
+        .expect_status(0);
+    let review = review_of(&reviewed);
+    assert_eq!(review["verdict"], "pass", "{review:#}");
+    assert_eq!(review["files"][0]["path"], "shop/pricing.py");
+    assert_eq!(
+        review["test_mapping"]["covered"]["shop/pricing.py"],
+        serde_json::json!(["tests/test_pricing.py"])
+    );
+    let opened = Test::new()
+        .stdin(reviewed.output.stdout.clone())
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--repo",
+            "acme/shop",
+            "--base",
+            "main",
+        ])
+        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
+        .run()
+        .expect_status(0);
+    let doc: Value = serde_json::from_slice(&opened.output.stdout).unwrap();
+    let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("Repair: **green**") && body.contains("Verdict: **pass**"),
+        "{body}"
+    );
+}
