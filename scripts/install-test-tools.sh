@@ -24,7 +24,9 @@ NEEDED_PACKAGES=(
 )
 OPTIONAL_PACKAGES=(docker:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
 PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
-NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2)
+# The review tests check their SARIF and rdjson with the formats' own validators.
+NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2 @microsoft/sarif-multitool@5.7.0
+  @umbrelladocs/rdformat-validator@1.0.1)
 
 # mkfs.ext4 and losetup live in /usr/sbin, which an ordinary user's PATH may lack.
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -106,6 +108,8 @@ else
   # Global, so that the sample projects and tests/mcp_client.mjs need no node_modules.
   if [ ${#missing_npm[@]} -gt 0 ]; then
     quiet npm install --global --no-fund --no-audit "${missing_npm[@]}"
+    # npm does not run the package's own install script (which makes its binary executable).
+    chmod a+x "$(npm root --global)"/@microsoft/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool 2>/dev/null || true
   fi
 fi
 

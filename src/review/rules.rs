@@ -2,6 +2,8 @@
 //! free to run on every change; a model's judgement (`--llm`) comes on top, never instead. A
 //! secret's value is never repeated in a message.
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 use serde::Serialize;
 
@@ -79,7 +81,7 @@ fn risk(rule: &'static str, path: &str, line: Option<u32>, message: String) -> R
 
 /// The risks in `files`; `untested` names the changed source files no test maps to.
 pub fn check(files: &[FileChange], untested: &[String]) -> Vec<Risk> {
-    let secrets = SecretPatterns::new();
+    let secrets = &*SECRETS;
     let mut risks = Vec::new();
     for file in files {
         let path = file.path();
@@ -119,6 +121,22 @@ pub fn check(files: &[FileChange], untested: &[String]) -> Vec<Risk> {
     }
     risks
 }
+
+/// Compiled once: a review reads every line of a change, and a history holds thousands.
+static SECRETS: LazyLock<SecretPatterns> = LazyLock::new(SecretPatterns::new);
+static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(assert\w*|expect\s*\(|should\b|t\.(Error|Fatal)\w*|panic!)")
+        .expect("a valid pattern")
+});
+static SKIP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|\bself\.skipTest\(|\b(it|test|describe)\.skip\(|\bx(it|describe|test)\(|#\[ignore\]|\bt\.Skip\()").expect("a valid pattern")
+});
+static SENSITIVE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(auth|login|logout|session|passw|crypt|permission|acl|oauth|jwt|token|secur|signing|signature)").expect("a valid pattern")
+});
+static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(\bhashlib\b|\bbcrypt\b|\bhmac\b|\bjwt\b|\bcrypto\b|\bcipher\b|verify\s*=\s*false|\bchmod\b|\bsetuid\b|\bsudo\b|is_admin|permission|authori[sz])").expect("a valid pattern")
+});
 
 struct SecretPatterns {
     formats: Vec<(&'static str, Regex)>,
@@ -194,7 +212,7 @@ impl SecretPatterns {
 /// `text` with every secret it holds replaced by `[withheld]`: what a snippet of the change
 /// shows.
 pub fn redact(text: &str) -> String {
-    let patterns = SecretPatterns::new();
+    let patterns = &*SECRETS;
     let mut out = text.to_string();
     for (_, pattern) in &patterns.formats {
         out = pattern.replace_all(&out, "[withheld]").into_owned();
@@ -262,9 +280,7 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
         ));
         return;
     }
-    let assertion = Regex::new(r"\b(assert\w*|expect\s*\(|should\b|t\.(Error|Fatal)\w*|panic!)")
-        .expect("a valid pattern");
-    let skip = Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|\bself\.skipTest\(|\b(it|test|describe)\.skip\(|\bx(it|describe|test)\(|#\[ignore\]|\bt\.Skip\()").expect("a valid pattern");
+    let (assertion, skip) = (&*ASSERTION, &*SKIP);
     let removed: Vec<_> = file
         .lines(Kind::Removed)
         .filter(|l| assertion.is_match(&l.text))
@@ -385,8 +401,7 @@ fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
     if is_test_file(path) {
         return;
     }
-    let sensitive_path = Regex::new(r"(?i)(auth|login|logout|session|passw|crypt|permission|acl|oauth|jwt|token|secur|signing|signature)").expect("a valid pattern");
-    let sensitive_code = Regex::new(r"(?i)(\bhashlib\b|\bbcrypt\b|\bhmac\b|\bjwt\b|\bcrypto\b|\bcipher\b|verify\s*=\s*false|\bchmod\b|\bsetuid\b|\bsudo\b|is_admin|permission|authori[sz])").expect("a valid pattern");
+    let (sensitive_path, sensitive_code) = (&*SENSITIVE_PATH, &*SENSITIVE_CODE);
     if sensitive_path.is_match(path) {
         risks.push(risk(
             "auth-crypto",
