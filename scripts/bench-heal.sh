@@ -52,7 +52,7 @@ for run in $(seq $runs); do
   rm -rf "$work/shop" && cp -r testdata/projects/shop-python "$work/shop"
   : >"$work/prompts.jsonl"
   start=$(date +%s%N)
-  "$autocoder" heal -q --workspace "$work/shop" --base-url "http://127.0.0.1:$(cat "$work/port")/v1" \
+  "$autocoder" heal -q --engine llm --workspace "$work/shop" --base-url "http://127.0.0.1:$(cat "$work/port")/v1" \
     --model scripted --events "$work/events.jsonl" </dev/null >"$work/heal.json" || true
   end=$(date +%s%N)
   python3 - "$work" $(( (end - start) / 1000000 )) "$run" <<'PY'

@@ -4,6 +4,7 @@
 //! reaches; review maps changed files to the tests that cover them.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -12,10 +13,17 @@ use regex::Regex;
 /// `*.test.*`, `*.spec.*`.
 pub fn is_test_file(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
-    let (name, dirs) = parts.split_last().map_or(("", &[][..]), |(n, d)| (*n, d));
+    let dirs = &parts[..parts.len().saturating_sub(1)];
     dirs.iter()
         .any(|dir| matches!(*dir, "tests" | "test" | "__tests__" | "spec" | "testdata"))
-        || (name.starts_with("test_") && name.ends_with(".py"))
+        || named_as_test(path)
+}
+
+/// Whether a file's own name marks it a test, as runners collect them by default (pytest's
+/// `test_*.py`, Go's `*_test.go`, jest's `*.test.js`), wherever it is.
+pub fn named_as_test(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (name.starts_with("test_") && name.ends_with(".py"))
         || name.ends_with("_test.py")
         || name == "conftest.py"
         || name.ends_with("_test.go")
@@ -23,13 +31,23 @@ pub fn is_test_file(path: &str) -> bool {
         || name.contains(".spec.")
 }
 
-/// The project files a test file imports: Python modules and JavaScript relative imports.
+/// Compiled once: a review reads every test of a project.
+static PYTHON_FROM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").expect("a valid pattern")
+});
+static PYTHON_IMPORT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*import\s+([\w.]+)").expect("a valid pattern"));
+static JS_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
+        .expect("a valid pattern")
+});
+
+/// The project files (`files`, sorted) that the test file `test` imports: Python modules and
+/// JavaScript relative imports.
 pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
     let mut wanted = Vec::new();
     if test.ends_with(".py") {
-        let from = Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").unwrap();
-        let plain = Regex::new(r"(?m)^\s*import\s+([\w.]+)").unwrap();
-        for capture in from.captures_iter(text) {
+        for capture in PYTHON_FROM.captures_iter(text) {
             let module = capture[1].replace('.', "/");
             wanted.push(format!("{module}.py"));
             wanted.push(format!("{module}/__init__.py"));
@@ -40,14 +58,12 @@ pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
                 wanted.push(format!("{module}/{name}.py"));
             }
         }
-        for capture in plain.captures_iter(text) {
+        for capture in PYTHON_IMPORT.captures_iter(text) {
             wanted.push(format!("{}.py", capture[1].replace('.', "/")));
         }
     } else {
-        let js = Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
-            .unwrap();
         let dir = Path::new(test).parent().unwrap_or(Path::new(""));
-        for capture in js.captures_iter(text) {
+        for capture in JS_IMPORT.captures_iter(text) {
             let joined = normalized(&dir.join(&capture[1]));
             for suffix in [
                 "",
@@ -68,7 +84,7 @@ pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
     wanted
         .into_iter()
         .flat_map(|path| [path.clone(), format!("src/{path}")])
-        .filter(|path| files.contains(path) && !is_test_file(path))
+        .filter(|path| files.binary_search(path).is_ok() && !is_test_file(path))
         .collect()
 }
 
@@ -139,11 +155,12 @@ mod tests {
 
     #[test]
     fn python_and_javascript_imports_name_the_source_files() {
+        // Sorted, as the project's file lists are.
         let files: Vec<String> = [
-            "shop/pricing.py",
             "shop/__init__.py",
-            "src/util.js",
+            "shop/pricing.py",
             "src/index.js",
+            "src/util.js",
         ]
         .iter()
         .map(|s| s.to_string())

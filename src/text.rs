@@ -56,6 +56,25 @@ pub fn sanitize_for_terminal(text: &str) -> String {
     clean
 }
 
+/// Text from outside (a file's name, a message naming one) made inert in Markdown, on one line:
+/// control characters and line breaks escaped, and every character Markdown or GitHub gives a
+/// meaning to (emphasis, links, tables, code, HTML, mentions, headings) backslash-escaped.
+pub fn markdown_inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '@' | '#' | '!' | '~' | '('
+            | ')' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            ch if ch.is_control() => out.extend(ch.escape_default()),
+            ch => out.push(ch),
+        }
+    }
+    out
+}
+
 /// How many bytes `c` takes inside a JSON string: escapes count, and a control character's
 /// escape (`\u0001`) is six bytes for one.
 fn json_char_len(c: char) -> usize {

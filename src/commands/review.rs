@@ -94,17 +94,20 @@ fn change(
         })
     };
     if let Some(path) = &args.diff {
-        let mut text = String::new();
-        if diff_from_stdin {
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|err| Failure::usage(format!("--diff -: {err}")))?;
+        // Names and content need not be UTF-8: such bytes are shown replaced, and counted.
+        let bytes = if diff_from_stdin {
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|err| {
+                Failure::usage(format!("--diff -: {err}")).with_hint("pipe a unified diff in")
+            })?;
+            bytes
         } else {
-            text = std::fs::read_to_string(path).map_err(|err| {
+            std::fs::read(path).map_err(|err| {
                 Failure::usage(format!("--diff {}: {err}", path.display()))
                     .with_hint("give a file holding a unified diff, or - for stdin")
-            })?;
-        }
+            })?
+        };
+        let text = String::from_utf8_lossy(&bytes);
         return read(&text, "--diff");
     }
     if args.base.is_none() {
@@ -118,6 +121,15 @@ fn change(
     }
     Git::check_confined(workspace)?;
     let git = Git::open(workspace)?;
+    // A core.worktree the config names would have git read another directory's files.
+    let top = git.run(&["rev-parse", "--show-toplevel"], &[], None)?;
+    if Path::new(&top).canonicalize().ok().as_deref() != Some(workspace) {
+        return Err(Failure::usage(format!(
+            "the repository at {} has its working tree at {top} (core.worktree): refused",
+            workspace.display()
+        ))
+        .with_hint("review the working tree itself: run review there, or give --diff"));
+    }
     let base = match &args.base {
         Some(base) => git
             .run(
@@ -142,20 +154,38 @@ fn change(
             .run(&["rev-parse", "--verify", "--quiet", "HEAD"], &[], None)
             .unwrap_or_else(|_| "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into()),
     };
-    let text = git.run(
-        &[
+    // Prefixes as git's defaults, whatever the repository's config says.
+    let diff = |extra: &[&str]| {
+        let mut args = vec![
+            "-c",
+            "diff.noprefix=false",
+            "-c",
+            "diff.mnemonicPrefix=false",
             "diff",
             "--no-ext-diff",
             "--no-textconv",
             "--no-color",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
             "-M",
-            &base,
-            "--",
-        ],
-        &[],
-        None,
-    )?;
-    let mut files = read(&text, "git diff")?;
+        ];
+        args.extend(extra);
+        git.run(&args, &[], None)
+    };
+    let mut files = read(&diff(&[&base, "--"])?, "git diff")?;
+    // A file the attributes call binary (`-diff`) that holds text: its lines are reviewed too.
+    for file in files
+        .iter_mut()
+        .filter(|f| f.binary && f.status != Status::Deleted)
+    {
+        let path = file.path().to_string();
+        let text = crate::workspace::read_regular_file(&workspace.join(&path), MAX_UNTRACKED);
+        if text.is_some_and(|t| !t.contains('\0')) {
+            if let Some(again) = read(&diff(&["--text", &base, "--", &path])?, "git diff")?.pop() {
+                *file = again;
+            }
+        }
+    }
     let untracked = git.run(
         &["ls-files", "--others", "--exclude-standard", "-z"],
         &[],
@@ -170,7 +200,9 @@ fn change(
 /// An untracked file as an added one.
 fn untracked_file(workspace: &Path, path: &str) -> FileChange {
     let text = crate::workspace::read_regular_file(&workspace.join(path), MAX_UNTRACKED);
-    let binary = text.as_deref().is_none_or(|t| t.contains('\0'));
+    let is_link =
+        std::fs::symlink_metadata(workspace.join(path)).is_ok_and(|m| m.file_type().is_symlink());
+    let binary = !is_link && text.as_deref().is_none_or(|t| t.contains('\0'));
     let lines = match &text {
         Some(text) if !binary => text
             .lines()

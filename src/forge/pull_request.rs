@@ -176,17 +176,16 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
             .unwrap_or(true);
         body.push_str(&format!(
             "## Review\n\nVerdict: **{}**{}.\n\n",
-            if text("verdict").is_empty() {
-                "unknown"
-            } else {
-                text("verdict")
+            match text("verdict") {
+                verdict @ ("pass" | "needs_attention" | "block") => verdict,
+                _ => "unknown",
             },
             if human { ", human review required" } else { "" }
         ));
         if !text("summary").is_empty() {
             body.push_str(&format!(
                 "{}\n\n",
-                crate::text::one_line(text("summary"), 500)
+                crate::text::markdown_inert(&crate::text::one_line(text("summary"), 500))
             ));
         }
         let risks = review
@@ -199,12 +198,13 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
                 Some(line) => format!("{}:{line}", field("path")),
                 None => field("path").to_string(),
             };
+            let inert = crate::text::markdown_inert;
             body.push_str(&format!(
-                "- **{}** `{}` `{}`: {}\n",
-                field("severity"),
-                field("rule"),
-                place.replace('`', "'"),
-                crate::text::one_line(field("message"), 300)
+                "- **{}** {} {}: {}\n",
+                inert(field("severity")),
+                inert(field("rule")),
+                inert(&place),
+                inert(&crate::text::one_line(field("message"), 300))
             ));
         }
         if risks.len() > 20 {

@@ -18,6 +18,10 @@ use crate::error::Failure;
 
 pub struct Git {
     dir: PathBuf,
+    /// Settings that switch off the filter drivers the repository's config names: git would
+    /// run them (on `diff`, `add`, `status`) outside any sandbox, and sandboxed code can write
+    /// that config.
+    filters_off: Vec<String>,
 }
 
 /// Settings that win over anything in the repository's config.
@@ -109,8 +113,9 @@ pub fn output_within(
 impl Git {
     /// The repository containing `dir`.
     pub fn open(dir: &Path) -> Result<Git, Failure> {
-        let git = Git {
+        let mut git = Git {
             dir: dir.to_path_buf(),
+            filters_off: Vec::new(),
         };
         git.run(&["rev-parse", "--show-toplevel"], &[], None)
             .map_err(|err| {
@@ -121,6 +126,31 @@ impl Git {
                 ))
                 .with_hint("run it in the project's clone, or give it with --workspace")
             })?;
+        // `filter.NAME.clean`, `.smudge`, `.process` (and `.required`) for every NAME set.
+        let listed = git
+            .run(
+                &["config", "--name-only", "--get-regexp", r"^filter\."],
+                &[],
+                None,
+            )
+            .unwrap_or_default();
+        let mut names: Vec<&str> = listed
+            .lines()
+            .filter_map(|key| {
+                key.strip_prefix("filter.")?
+                    .rsplit_once('.')
+                    .map(|(name, _)| name)
+            })
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        git.filters_off = names
+            .iter()
+            .flat_map(|name| {
+                ["clean=", "smudge=", "process=", "required=false"]
+                    .map(|setting| format!("filter.{name}.{setting}"))
+            })
+            .collect();
         Ok(git)
     }
 
@@ -216,6 +246,7 @@ impl Git {
             .map_err(|err| Failure::external(format!("cannot make {}: {err}", dir.display())))?;
         let git = Git {
             dir: dir.to_path_buf(),
+            filters_off: Vec::new(),
         };
         git.run(&["init", "--bare", "--quiet", "--template="], &[], None)?;
         std::fs::write(dir.join("objects/info/alternates"), format!("{objects}\n")).map_err(
@@ -230,6 +261,11 @@ impl Git {
             .arg("-C")
             .arg(&self.dir)
             .args(SAFE_CONFIG.iter().flat_map(|setting| ["-c", setting]))
+            .args(
+                self.filters_off
+                    .iter()
+                    .flat_map(|setting| ["-c", setting.as_str()]),
+            )
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
             // A partial clone fetches missing objects through a remote's upload-pack, which the

@@ -94,6 +94,7 @@ impl FileChange {
 pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut files = Vec::new();
+    let mut plain = false;
     let mut at = 0;
     while at < lines.len() {
         let line = lines[at];
@@ -121,11 +122,44 @@ pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
                 file.status = Status::Deleted;
             }
             files.push(file);
+            plain = true;
         } else {
             at += 1;
         }
     }
+    if plain {
+        without_directory_prefixes(&mut files);
+    }
     Ok(files)
+}
+
+/// `diff -r OLD NEW` names files under the two directories it compared: each side loses its
+/// first component, when every file has one on each side that is present.
+fn without_directory_prefixes(files: &mut [FileChange]) {
+    // The one first component every present path on a side has, if there is one.
+    let common = |side: fn(&FileChange) -> &Option<String>| -> Option<String> {
+        let mut dirs = files
+            .iter()
+            .filter_map(|f| side(f).as_deref())
+            .map(|path| path.split_once('/').map(|(dir, _)| dir));
+        let first = dirs.next()??;
+        dirs.all(|dir| dir == Some(first))
+            .then(|| first.to_string())
+    };
+    let (old, new) = (common(|f| &f.old_path), common(|f| &f.new_path));
+    if old.is_none() || new.is_none() || old == new {
+        return;
+    }
+    for file in files.iter_mut() {
+        for path in [&mut file.old_path, &mut file.new_path]
+            .into_iter()
+            .flatten()
+        {
+            if let Some((_, rest)) = path.split_once('/') {
+                *path = rest.to_string();
+            }
+        }
+    }
 }
 
 /// A `diff --git` section from line `at`: its extended headers, then its `---`/`+++` lines and
@@ -225,7 +259,8 @@ fn split_git_names(names: &str) -> (Option<String>, Option<String>) {
 
 /// A path without git's `a/`, `b/` (or mnemonic `c/ i/ w/ o/`) prefix.
 fn strip_side(path: &str) -> Option<String> {
-    let path = path.trim();
+    // A name may end in spaces: only a tab (diff -u's date follows one) or a CR ends it.
+    let path = path.trim_end_matches(['\r', '\t']);
     if path == "/dev/null" || path.is_empty() {
         return None;
     }
@@ -242,16 +277,28 @@ fn headers_and_hunks(
     mut at: usize,
     file: &mut FileChange,
 ) -> Result<usize, String> {
+    // `diff -u` puts a tab and a date after the name; the epoch's date marks a side that does
+    // not exist (`diff -N`).
     let name = |line: &str| {
-        let name = line[4..].trim_end_matches('\r');
-        // `diff -u` puts a tab and a date after the name.
-        let name = if name.starts_with('"') {
-            take_quoted(name).0
-        } else {
-            name.split('\t').next().unwrap_or(name).to_string()
-        };
-        strip_side(&name)
+        let name = line.get(4..).unwrap_or("").trim_end_matches('\r');
+        if name.starts_with('"') {
+            return strip_side(&take_quoted(name).0);
+        }
+        let (name, date) = name.split_once('\t').unwrap_or((name, ""));
+        if date.starts_with("1970-01-01") || date.contains(" 1970") {
+            return None;
+        }
+        strip_side(name)
     };
+    if !lines
+        .get(at + 1)
+        .is_some_and(|next| next.starts_with("+++ "))
+    {
+        return Err(format!(
+            "line {}: `---` without the `+++` line after it",
+            at + 1
+        ));
+    }
     if file.status == Status::Modified || file.old_path.is_none() && file.new_path.is_none() {
         let (old, new) = (name(lines[at]), name(lines[at + 1]));
         if file.status == Status::Modified || (file.old_path.is_none() && file.new_path.is_none()) {
@@ -275,10 +322,10 @@ fn headers_and_hunks(
         let (mut old_left, mut new_left) = (old_count, new_count);
         let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
         if old_count == 0 {
-            old_no = old_start + 1;
+            old_no = old_start.saturating_add(1);
         }
         if new_count == 0 {
-            new_no = new_start + 1;
+            new_no = new_start.saturating_add(1);
         }
         at += 1;
         while at < lines.len() && (old_left > 0 || new_left > 0) {
@@ -299,19 +346,19 @@ fn headers_and_hunks(
             let (old, new) = match kind {
                 Kind::Added => {
                     new_left = new_left.saturating_sub(1);
-                    new_no += 1;
+                    new_no = new_no.saturating_add(1);
                     (None, Some(new_no - 1))
                 }
                 Kind::Removed => {
                     old_left = old_left.saturating_sub(1);
-                    old_no += 1;
+                    old_no = old_no.saturating_add(1);
                     (Some(old_no - 1), None)
                 }
                 Kind::Context => {
                     old_left = old_left.saturating_sub(1);
                     new_left = new_left.saturating_sub(1);
-                    old_no += 1;
-                    new_no += 1;
+                    old_no = old_no.saturating_add(1);
+                    new_no = new_no.saturating_add(1);
                     (Some(old_no - 1), Some(new_no - 1))
                 }
             };
@@ -365,9 +412,15 @@ fn take_quoted(text: &str) -> (String, &str) {
                     b'v' => out.push(11),
                     b'f' => out.push(12),
                     b'0'..=b'7' => {
-                        let digits = &text[at..(at + 3).min(text.len())];
-                        out.push(u8::from_str_radix(digits, 8).unwrap_or(b'?'));
-                        at += 2;
+                        let digits: Vec<u8> = bytes[at..]
+                            .iter()
+                            .take(3)
+                            .take_while(|b| (b'0'..=b'7').contains(*b))
+                            .copied()
+                            .collect();
+                        let value = digits.iter().fold(0u32, |v, d| v * 8 + u32::from(d - b'0'));
+                        out.push(u8::try_from(value).unwrap_or(b'?'));
+                        at += digits.len() - 1;
                     }
                     other => out.push(other),
                 }
@@ -443,5 +496,31 @@ mod tests {
             ("café.txt", Status::Added)
         );
         assert!(parse("just some text\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn truncated_and_hostile_diffs_are_errors_or_read_never_a_panic() {
+        for text in [
+            "diff --git a/x b/x\n--- a/x",
+            "diff --git a/x b/x\n--- a/x\n+\n",
+            "diff --git a/x b/x\n--- a/x\nxx\u{20ac}\n",
+            "diff --git \"a/\\1\u{20ac}\" \"b/\\1\u{20ac}\"\nrename from \"\\12\u{20ac}\"\n",
+            "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -4294967295,0 +1 @@\n+x\n",
+            "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +4294967295,0 @@\n-x\n",
+            "--- a\n+++ b\n@@ -1,99999999 +1,99999999 @@\n x\n",
+        ] {
+            let _ = parse(text);
+        }
+        assert!(parse("diff --git a/x b/x\n--- a/x").is_err());
+    }
+
+    #[test]
+    fn diff_r_of_two_directories_names_the_files_and_sees_added_ones() {
+        let text = "diff -ruN d1/a.py d2/a.py\n--- d1/a.py\t2024-01-01 00:00:00.000000000 +0000\n+++ d2/a.py\t2024-01-02 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-x\n+y\ndiff -ruN d1/.env d2/.env\n--- d1/.env\t1970-01-01 00:00:00.000000000 +0000\n+++ d2/.env\t2024-01-02 00:00:00.000000000 +0000\n@@ -0,0 +1 @@\n+K=v\n";
+        let files = parse(text).unwrap();
+        let seen: Vec<(&str, Status)> = files.iter().map(|f| (f.path(), f.status)).collect();
+        assert_eq!(seen, [("a.py", Status::Modified), (".env", Status::Added)]);
+        let text = "diff --git a/trailing  b/trailing \nnew file mode 100644\n--- /dev/null\n+++ b/trailing \t\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(parse(text).unwrap()[0].path(), "trailing ");
     }
 }

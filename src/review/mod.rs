@@ -260,16 +260,22 @@ fn rank_context(
 ) -> Vec<Snippet> {
     let mut snippets = Vec::new();
     let mut used = 0;
-    let mut push = |snippet: Snippet, snippets: &mut Vec<Snippet>| -> bool {
-        if used + snippet.text.len() > budget {
-            return false;
+    // One snippet takes a quarter of the budget at most, so that one large hunk leaves room
+    // for the evidence of the others; one that does not fit is left out, the rest still tried.
+    let most = budget / 4;
+    let mut push = |mut snippet: Snippet, snippets: &mut Vec<Snippet>| {
+        if snippet.text.len() > most {
+            let cut = crate::text::cut(&snippet.text, most.saturating_sub(40)).to_string();
+            snippet.text = format!("{cut}\n[... cut: {} bytes in all]\n", snippet.text.len());
         }
-        used += snippet.text.len();
-        snippets.push(snippet);
-        true
+        if used + snippet.text.len() <= budget {
+            used += snippet.text.len();
+            snippets.push(snippet);
+        }
     };
     let mut number = 0;
-    'files: for file in files {
+    for file in files {
+        let credentials = crate::git::commit::looks_like_secret(file.path());
         for hunk in &file.hunks {
             let mut text = String::new();
             for line in &hunk.lines {
@@ -282,7 +288,11 @@ fn rank_context(
                 text.push_str(&line.text);
                 text.push('\n');
             }
-            let text = rules::redact(&text);
+            let text = if credentials {
+                "[withheld: a credential file]\n".to_string()
+            } else {
+                rules::redact(&text)
+            };
             let numbers = || hunk.lines.iter().filter_map(|l| l.new.or(l.old));
             number += 1;
             let snippet = Snippet {
@@ -293,9 +303,7 @@ fn rank_context(
                 end_line: numbers().max().unwrap_or(hunk.new_start),
                 text,
             };
-            if !push(snippet, &mut snippets) {
-                break 'files;
-            }
+            push(snippet, &mut snippets);
         }
     }
     let tests: Vec<&String> = {
@@ -320,9 +328,7 @@ fn rank_context(
             end_line: lines.max(1),
             text: head,
         };
-        if !push(snippet, &mut snippets) {
-            break;
-        }
+        push(snippet, &mut snippets);
     }
     snippets
 }

@@ -5,6 +5,8 @@
 
 use serde_json::{json, Value};
 
+use crate::text::markdown_inert as inert;
+
 use super::rules::{Severity, RULES};
 use super::Review;
 
@@ -19,14 +21,14 @@ pub fn markdown(review: &Review) -> String {
         out.push_str("| severity | rule | where | what |\n|---|---|---|---|\n");
         for risk in &review.risks {
             let place = match risk.line {
-                Some(line) => format!("`{}:{line}`", risk.path),
-                None => format!("`{}`", risk.path),
+                Some(line) => format!("{}:{line}", inert(&risk.path)),
+                None => inert(&risk.path),
             };
             out.push_str(&format!(
                 "| {} | {} | {place} | {} |\n",
                 risk.severity.name(),
                 risk.rule,
-                risk.message.replace('|', "\\|")
+                inert(&risk.message)
             ));
         }
         out.push('\n');
@@ -41,8 +43,8 @@ pub fn markdown(review: &Review) -> String {
             note.push_str(", binary");
         }
         out.push_str(&format!(
-            "- `{}` ({}, +{} -{}{note})\n",
-            file.path,
+            "- {} ({}, +{} -{}{note})\n",
+            inert(&file.path),
             file.status.name(),
             file.added,
             file.removed
@@ -51,17 +53,11 @@ pub fn markdown(review: &Review) -> String {
     if !review.test_mapping.covered.is_empty() || !review.test_mapping.untested.is_empty() {
         out.push_str("\nTests:\n\n");
         for (file, tests) in &review.test_mapping.covered {
-            out.push_str(&format!(
-                "- `{file}`: {}\n",
-                tests
-                    .iter()
-                    .map(|t| format!("`{t}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            let tests: Vec<String> = tests.iter().map(|t| inert(t)).collect();
+            out.push_str(&format!("- {}: {}\n", inert(file), tests.join(", ")));
         }
         for file in &review.test_mapping.untested {
-            out.push_str(&format!("- `{file}`: no test reaches it\n"));
+            out.push_str(&format!("- {}: no test reaches it\n", inert(file)));
         }
     }
     if review.human_review_required {
@@ -100,7 +96,7 @@ pub fn sarif(review: &Review) -> Value {
                 "level": level(risk.severity),
                 "message": {"text": risk.message},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": risk.path},
+                    "artifactLocation": {"uri": uri(&risk.path)},
                     "region": {"startLine": risk.line.unwrap_or(1)}
                 }}],
                 "partialFingerprints": {"autocoderRisk/v1": fingerprint}
@@ -142,6 +138,20 @@ pub fn rdjsonl(review: &Review) -> String {
         });
         out.push_str(&diagnostic.to_string());
         out.push('\n');
+    }
+    out
+}
+
+/// A relative path as an RFC 3986 URI reference: every byte but the unreserved ones and `/`
+/// percent-encoded.
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for &byte in path.as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
     }
     out
 }

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::diff::{FileChange, Kind, Status};
-use crate::testmap::is_test_file;
+use crate::testmap::{is_test_file, named_as_test};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -129,10 +129,7 @@ static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 static SKIP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|\bself\.skipTest\(|\b(it|test|describe)\.skip\(|\bx(it|describe|test)\(|#\[ignore\]|\bt\.Skip\()").expect("a valid pattern")
-});
-static SENSITIVE_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(auth|login|logout|session|passw|crypt|permission|acl|oauth|jwt|token|secur|signing|signature)").expect("a valid pattern")
+    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|\bself\.skipTest\(|\b(it|test|describe)\.skip\(|\bx(it|describe|test)\(|\b(it|test|describe)\.only\(|#\[ignore\b|\bt\.Skip\()").expect("a valid pattern")
 });
 static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(\bhashlib\b|\bbcrypt\b|\bhmac\b|\bjwt\b|\bcrypto\b|\bcipher\b|verify\s*=\s*false|\bchmod\b|\bsetuid\b|\bsudo\b|is_admin|permission|authori[sz])").expect("a valid pattern")
@@ -140,37 +137,56 @@ static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
 
 struct SecretPatterns {
     formats: Vec<(&'static str, Regex)>,
+    /// A value after a secret-looking name, quoted or not (`password: x`, `API_KEY=x`).
     assignment: Regex,
+    /// A PEM block's first and last lines.
+    pem_begin: Regex,
+    pem_end: Regex,
 }
 
 impl SecretPatterns {
     fn new() -> SecretPatterns {
         let formats = [
             ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-            (
-                "a GitHub token",
-                r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
-            ),
+            ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
             ("a Slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
             ("a Stripe secret key", r"\b[sr]k_live_[A-Za-z0-9]{16,}"),
-            (
-                "an OpenAI or Anthropic key",
-                r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
-            ),
+            // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
+            ("an OpenAI or Anthropic key", r"\bsk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|\bsk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*"),
             ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+            ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+            ("a password in a URL", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@"),
             ("a private key", r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
         ]
         .into_iter()
         .map(|(what, pattern)| (what, Regex::new(pattern).expect("a valid pattern")))
         .collect();
         let assignment = Regex::new(
-            r#"(?i)\b[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential)[\w.-]*["']?\s*[:=]\s*["']([^"'\s]{12,})["']"#,
+            r#"(?i)\b[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
         )
         .expect("a valid pattern");
         SecretPatterns {
             formats,
             assignment,
+            pem_begin: Regex::new(r"-----BEGIN [A-Z ]*PRIVATE KEY-----").expect("a valid pattern"),
+            pem_end: Regex::new(r"-----END [A-Z ]*PRIVATE KEY-----").expect("a valid pattern"),
         }
+    }
+
+    /// What secret `line` holds, if any: a known format's name, or an assignment's.
+    fn found(&self, line: &str) -> Option<&'static str> {
+        if let Some((what, _)) = self
+            .formats
+            .iter()
+            .find(|(_, pattern)| pattern.is_match(line))
+        {
+            return Some(what);
+        }
+        self.assignment
+            .captures(line)
+            .and_then(|c| c.get(1))
+            .filter(|value| looks_random(value.as_str()))
+            .map(|_| "a high-entropy value assigned to a secret-looking name")
     }
 
     fn check(&self, file: &FileChange, risks: &mut Vec<Risk>) {
@@ -184,11 +200,7 @@ impl SecretPatterns {
             ));
         }
         for line in file.lines(Kind::Added) {
-            if let Some((what, _)) = self
-                .formats
-                .iter()
-                .find(|(_, pattern)| pattern.is_match(&line.text))
-            {
+            if let Some(what) = self.found(&line.text) {
                 risks.push(risk(
                     "secret-added",
                     path,
@@ -198,35 +210,72 @@ impl SecretPatterns {
                         line.new.unwrap_or(0)
                     ),
                 ));
-                continue;
-            }
-            if let Some(value) = self.assignment.captures(&line.text).and_then(|c| c.get(1)) {
-                if entropy(value.as_str()) >= 3.5 && !placeholder(value.as_str()) {
-                    risks.push(risk("secret-added", path, line.new, format!("a high-entropy value is assigned to a secret-looking name at line {} (value withheld)", line.new.unwrap_or(0))));
-                }
             }
         }
     }
 }
 
+/// Whether an assigned value looks like a secret rather than a setting: long, random (by its
+/// entropy), of three kinds of characters or more, and neither a placeholder, a URL, a path nor
+/// an identifier (`password_confirmation`, `X-Api-Key-Version2`).
+fn looks_random(value: &str) -> bool {
+    let kinds = [
+        value.chars().any(|c| c.is_ascii_lowercase()),
+        value.chars().any(|c| c.is_ascii_uppercase()),
+        value.chars().any(|c| c.is_ascii_digit()),
+        value.chars().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    let identifier = value.split(['-', '_', '.']).count() > 1
+        && value.split(['-', '_', '.']).all(|part| {
+            let letters = part.trim_end_matches(|c: char| c.is_ascii_digit());
+            !letters.is_empty() && letters.chars().all(|c| c.is_ascii_alphabetic())
+        });
+    entropy(value) >= 3.5
+        && kinds.iter().filter(|k| **k).count() >= 3
+        && !placeholder(value)
+        && !identifier
+        && !value.contains("://")
+        && !value.starts_with(['/', '.', '$', '%'])
+}
+
 /// `text` with every secret it holds replaced by `[withheld]`: what a snippet of the change
-/// shows.
+/// shows. A private key's body lines (between its BEGIN and END lines) go whole.
 pub fn redact(text: &str) -> String {
     let patterns = &*SECRETS;
-    let mut out = text.to_string();
-    for (_, pattern) in &patterns.formats {
-        out = pattern.replace_all(&out, "[withheld]").into_owned();
-    }
-    let mut values: Vec<String> = patterns
-        .assignment
-        .captures_iter(&out)
-        .filter_map(|c| c.get(1))
-        .map(|value| value.as_str().to_string())
-        .filter(|value| entropy(value) >= 3.5 && !placeholder(value))
-        .collect();
-    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    for value in values {
-        out = out.replace(&value, "[withheld]");
+    let mut out = String::with_capacity(text.len());
+    let mut in_key = false;
+    for line in text.split_inclusive('\n') {
+        let ending = if line.ends_with('\n') { "\n" } else { "" };
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if in_key {
+            in_key = !patterns.pem_end.is_match(body);
+            let mark: String = body
+                .chars()
+                .take(1)
+                .filter(|c| matches!(c, '+' | '-' | ' '))
+                .collect();
+            out.push_str(&format!("{mark}[withheld]{ending}"));
+            continue;
+        }
+        if patterns.pem_begin.is_match(body) {
+            in_key = !patterns.pem_end.is_match(body);
+        }
+        let mut redacted = body.to_string();
+        for (_, pattern) in &patterns.formats {
+            redacted = pattern.replace_all(&redacted, "[withheld]").into_owned();
+        }
+        let values: Vec<String> = patterns
+            .assignment
+            .captures_iter(&redacted)
+            .filter_map(|c| c.get(1))
+            .map(|value| value.as_str().to_string())
+            .filter(|value| looks_random(value))
+            .collect();
+        for value in values {
+            redacted = redacted.replace(&value, "[withheld]");
+        }
+        out.push_str(&redacted);
+        out.push_str(ending);
     }
     out
 }
@@ -268,6 +317,19 @@ fn placeholder(value: &str) -> bool {
 
 fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
     let path = file.path();
+    let was_test = file.old_path.as_deref().is_some_and(named_as_test);
+    if file.status == Status::Renamed && was_test && !named_as_test(path) {
+        risks.push(risk(
+            "test-weakened",
+            path,
+            None,
+            format!(
+                "the test file {} is renamed to {path}, which runners do not collect",
+                file.old_path.as_deref().unwrap_or("")
+            ),
+        ));
+        return;
+    }
     if !is_test_file(path) {
         return;
     }
@@ -281,14 +343,16 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
         return;
     }
     let (assertion, skip) = (&*ASSERTION, &*SKIP);
+    // A comment that says "should" asserts nothing.
+    let asserts = |text: &str| {
+        let code = text.trim_start();
+        !code.starts_with('#') && !code.starts_with("//") && assertion.is_match(text)
+    };
     let removed: Vec<_> = file
         .lines(Kind::Removed)
-        .filter(|l| assertion.is_match(&l.text))
+        .filter(|l| asserts(&l.text))
         .collect();
-    let added = file
-        .lines(Kind::Added)
-        .filter(|l| assertion.is_match(&l.text))
-        .count();
+    let added = file.lines(Kind::Added).filter(|l| asserts(&l.text)).count();
     if removed.len() > added {
         let line = removed[0].old;
         risks.push(risk(
@@ -308,7 +372,10 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
             "test-weakened",
             path,
             line.new,
-            format!("a test is skipped at {path}:{}", line.new.unwrap_or(0)),
+            format!(
+                "a test is skipped, or others left out, at {path}:{}",
+                line.new.unwrap_or(0)
+            ),
         ));
     }
 }
@@ -317,7 +384,9 @@ fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
     let path = file.path();
     let name = path.rsplit('/').next().unwrap_or(path);
     let ci = path.starts_with(".github/workflows/")
+        || path.starts_with(".github/actions/")
         || path.starts_with(".circleci/")
+        || name.starts_with("Dockerfile")
         || matches!(
             name,
             ".gitlab-ci.yml" | "Jenkinsfile" | "azure-pipelines.yml" | ".travis.yml"
@@ -371,7 +440,10 @@ fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
             | "pom.xml"
             | "build.gradle"
             | "build.gradle.kts"
-    ) || (name.starts_with("requirements") && name.ends_with(".txt"));
+    ) || (name.ends_with(".txt")
+        && (name.starts_with("requirements")
+            || name.starts_with("constraints")
+            || path.contains("requirements/")));
     if manifest {
         risks.push(risk(
             "dependencies",
@@ -401,8 +473,45 @@ fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
     if is_test_file(path) {
         return;
     }
-    let (sensitive_path, sensitive_code) = (&*SENSITIVE_PATH, &*SENSITIVE_CODE);
-    if sensitive_path.is_match(path) {
+    let sensitive_code = &*SENSITIVE_CODE;
+    // By whole words of the path: `auth/`, `login.py`, `session_store.rs`; not `tokenizer.py`,
+    // `oracle.py` or `AUTHORS`.
+    const WORDS: &[&str] = &[
+        "auth",
+        "authn",
+        "authz",
+        "authentication",
+        "authorization",
+        "login",
+        "logout",
+        "session",
+        "sessions",
+        "password",
+        "passwords",
+        "passwd",
+        "crypto",
+        "crypt",
+        "cryptography",
+        "encryption",
+        "permission",
+        "permissions",
+        "acl",
+        "acls",
+        "oauth",
+        "oauth2",
+        "jwt",
+        "security",
+        "signing",
+        "signature",
+        "signatures",
+        "credentials",
+        "rbac",
+    ];
+    let lower = path.to_ascii_lowercase();
+    if lower
+        .split(['/', '_', '.', '-'])
+        .any(|word| WORDS.contains(&word))
+    {
         risks.push(risk(
             "auth-crypto",
             path,
@@ -438,7 +547,9 @@ fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
     let generated_name = name.ends_with(".min.js")
         || name.ends_with("_pb2.py")
         || name.ends_with(".pb.go")
-        || name.contains(".generated.");
+        || name.starts_with("zz_generated")
+        || name.contains(".generated.")
+        || name.contains("_generated.");
     let marked = file
         .hunks
         .iter()
@@ -545,5 +656,75 @@ mod tests {
             ["auth-crypto"]
         );
         assert!(rules_found(&added("src/pricing.py", &["return price * 2"])).is_empty());
+    }
+
+    #[test]
+    fn settings_that_name_secrets_are_not_secrets() {
+        assert!(rules_found(&added(
+            "src/settings.py",
+            &[
+                "TOKEN_URL = \"https://oauth2.googleapis.com/token\"",
+                "password_field = \"password_confirmation\"",
+                "csrf_token_name = \"csrfmiddlewaretoken\"",
+                "token_cache_path = \"/var/cache/app/tokens.db\"",
+                "api_key_header = \"X-Api-Key-Version2\"",
+                "spinner = \"sk-loading-spinner-container-x\"",
+            ]
+        ))
+        .is_empty());
+        for path in [
+            "src/tokenizer.py",
+            "src/lexer/tokens.rs",
+            "src/oracle_client.py",
+            "AUTHORS",
+        ] {
+            assert!(rules_found(&added(path, &["x = 1"])).is_empty(), "{path}");
+        }
+        let comment = "diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1 +1 @@\n-# the price should never be negative\n+# prices are never negative\n";
+        assert!(rules_found(comment).is_empty());
+    }
+
+    #[test]
+    fn secrets_in_other_shapes_are_found_and_withheld() {
+        for line in [
+            "password: Pq7Lm3Xz9Wk2Rt5Vb8Nc",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzQkey",
+            "DATABASE_URL=postgres://admin:S3cretPass@db.internal/app",
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+        ] {
+            assert!(rules_found(&added("config.yml", &[line])).contains(&"secret-added"), "{line}");
+            assert!(redact(line).contains("[withheld]"), "{line}");
+        }
+        let key = format!("+-----BEGIN {} PRIVATE KEY-----\n+MIIEowIBAAKCAQEA\n+-----END RSA PRIVATE KEY-----\n+after\n", "RSA");
+        let redacted = redact(&key);
+        assert!(!redacted.contains("MIIEowIBAAKCAQEA"), "{redacted}");
+        assert!(redacted.ends_with("+after\n"), "{redacted}");
+    }
+
+    #[test]
+    fn more_ways_tests_and_builds_change_are_found() {
+        assert_eq!(
+            rules_found(&added("tests/it.rs", &["#[ignore = \"flaky\"]"])),
+            ["test-weakened"]
+        );
+        assert_eq!(
+            rules_found(&added("src/a.test.js", &["test.only('x', () => {})"])),
+            ["test-weakened"]
+        );
+        let renamed = "diff --git a/tests/test_other.py b/tests/other_disabled.py\nsimilarity index 100%\nrename from tests/test_other.py\nrename to tests/other_disabled.py\n";
+        assert_eq!(rules_found(renamed), ["test-weakened"]);
+        assert_eq!(
+            rules_found(&added(".github/actions/setup/action.yml", &["x"])),
+            ["ci-build-config"]
+        );
+        assert_eq!(
+            rules_found(&added("Dockerfile.prod", &["FROM x"])),
+            ["ci-build-config"]
+        );
+        assert_eq!(
+            rules_found(&added("requirements/base.txt", &["x==1"])),
+            ["dependencies"]
+        );
+        assert_eq!(rules_found("diff --git a/zz_generated.deepcopy.go b/zz_generated.deepcopy.go\n--- a/zz_generated.deepcopy.go\n+++ b/zz_generated.deepcopy.go\n@@ -250 +250 @@\n-a\n+b\n"), ["generated-vendored"]);
     }
 }

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
-use crate::util::{autocoder_bin, git, is_root, with_project, Run, TempDir, Test};
+use crate::util::{
+    autocoder_bin, dry_run_pr, git, is_root, section_of, with_project, Run, TempDir, Test,
+};
 
 const KEY: &str = "sk-test-key-4242";
 /// A credential in heal's environment, which must reach no request.
@@ -61,14 +63,7 @@ fn shop(server: &FakeServer) -> Test {
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
-    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
-        panic!(
-            "stdout is not JSON ({err})\n{}\n{}",
-            run.stdout(),
-            run.stderr()
-        )
-    });
-    doc["heal"].clone()
+    section_of(run, "heal")
 }
 
 fn pricing(run: &Run) -> String {
@@ -789,19 +784,7 @@ fn heal_pipes_into_open_pr_whose_commit_holds_exactly_its_change() {
         ],
     );
     let healed = test.run().expect_status(0);
-    let run = Test::new()
-        .stdin(healed.output.stdout.clone())
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--repo",
-            "acme/shop",
-            "--base",
-            "main",
-        ])
-        .env("AUTOCODER_AUTHOR", "autocoder test <t@example.invalid>")
-        .run()
-        .expect_status(0);
+    let run = dry_run_pr(&healed.output.stdout).run().expect_status(0);
     let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
     let branch = doc["pr"]["branch"].as_str().unwrap();
     let scratch = format!("refs/autocoder/dry-run/{branch}");

@@ -5,18 +5,11 @@
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::util::{with_project, Run};
+use crate::util::{section_of, with_project, Run};
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
-    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
-        panic!(
-            "stdout is not JSON ({err})\n{}\n{}",
-            run.stdout(),
-            run.stderr()
-        )
-    });
-    doc["heal"].clone()
+    section_of(run, "heal")
 }
 
 fn changes(heal: &Value) -> Vec<String> {

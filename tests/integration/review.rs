@@ -8,18 +8,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::git_fixtures::commit_everything;
-use crate::util::{git, Run, Test};
+use crate::util::{dry_run_pr, git, section_of, Run, Test};
 
 #[track_caller]
 fn review_of(run: &Run) -> Value {
-    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
-        panic!(
-            "stdout is not JSON ({err})\n{}\n{}",
-            run.stdout(),
-            run.stderr()
-        )
-    });
-    doc["review"].clone()
+    section_of(run, "review")
 }
 
 fn rules(review: &Value) -> Vec<String> {
@@ -176,7 +169,7 @@ fn markdown_sarif_and_rdjsonl_say_the_same_review() {
     let text = markdown.stdout();
     assert!(text.starts_with("## Review: **needs_attention**"), "{text}");
     assert!(
-        text.contains("| medium | ci-build-config | `.github/workflows/ci.yml` |"),
+        text.contains("| medium | ci-build-config | .github/workflows/ci.yml |"),
         "{text}"
     );
 
@@ -354,42 +347,20 @@ fn open_pr_refuses_a_change_the_review_blocks_unless_draft() {
         .arg(test.path())
         .run()
         .expect_status(1);
-    let run = Test::new()
-        .stdin(reviewed.output.stdout.clone())
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--repo",
-            "acme/shop",
-            "--base",
-            "main",
-        ])
-        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
-        .run()
-        .expect_status(1);
+    let run = dry_run_pr(&reviewed.output.stdout).run().expect_status(1);
     assert!(
         run.stderr().contains("the review blocks this change"),
         "{}",
         run.stderr()
     );
-    let run = Test::new()
-        .stdin(reviewed.output.stdout.clone())
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--draft",
-            "--repo",
-            "acme/shop",
-            "--base",
-            "main",
-        ])
-        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
+    let run = dry_run_pr(&reviewed.output.stdout)
+        .arg("--draft")
         .run()
         .expect_status(0);
     let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
     let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
     assert!(
-        body.contains("Verdict: **block**") && body.contains("`secret-added`"),
+        body.contains("Verdict: **block**") && body.contains("**high** secret-added"),
         "{body}"
     );
 }
@@ -425,23 +396,157 @@ fn the_whole_pipeline_heals_reviews_and_opens_a_pull_request() {
         review["test_mapping"]["covered"]["shop/pricing.py"],
         serde_json::json!(["tests/test_pricing.py"])
     );
-    let opened = Test::new()
-        .stdin(reviewed.output.stdout.clone())
-        .args([
-            "open-pr",
-            "--dry-run",
-            "--repo",
-            "acme/shop",
-            "--base",
-            "main",
-        ])
-        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
-        .run()
-        .expect_status(0);
+    let opened = dry_run_pr(&reviewed.output.stdout).run().expect_status(0);
     let doc: Value = serde_json::from_slice(&opened.output.stdout).unwrap();
     let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
     assert!(
         body.contains("Repair: **green**") && body.contains("Verdict: **pass**"),
         "{body}"
+    );
+}
+
+#[test]
+fn a_repositorys_own_config_runs_nothing_and_hides_nothing() {
+    let test = project();
+    let dir = test.dir();
+    let marker = dir.path().join("filter-ran");
+    // What sandboxed code could have written into .git: a filter driver, a working tree
+    // elsewhere, attributes that call text binary.
+    dir.write(".gitattributes", "*.py filter=sneaky\n");
+    git(
+        test.path(),
+        &[
+            "config",
+            "filter.sneaky.clean",
+            &format!("sh -c 'touch {}; cat'", marker.display()),
+        ],
+    );
+    std::fs::write(test.path().join(".git/info/attributes"), "*.py -diff\n").unwrap();
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    dir.write("shop/util.py", &format!("TOKEN = \"{token}\"\n"));
+    let run = Test::new()
+        .args(["review", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    assert!(!marker.exists(), "git ran the repository's filter driver");
+    let review = review_of(&run);
+    assert!(
+        rules(&review).contains(&"secret-added".to_string()),
+        "{review:#}"
+    );
+    assert!(!run.stdout().contains(&token));
+
+    let elsewhere = crate::util::TempDir::new();
+    git(
+        test.path(),
+        &[
+            "config",
+            "core.worktree",
+            &elsewhere.path().display().to_string(),
+        ],
+    );
+    let run = Test::new()
+        .args(["review", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("core.worktree"), "{}", run.stderr());
+}
+
+#[test]
+fn names_in_markdown_are_inert_and_sarif_uris_are_valid() {
+    let test = project();
+    let dir = test.dir();
+    dir.write(
+        "shop/@octocat [x](https:evil.invalid) <img src=x> | `a`.py",
+        "import os\n",
+    );
+    dir.write("shop/with space and caf\u{e9}#1.py", "x = 1\n");
+    let path = test.path().to_path_buf();
+    let markdown = Test::new()
+        .args(["review", "--format", "markdown", "--workspace"])
+        .arg(&path)
+        .run()
+        .stdout();
+    // The name's link, HTML, mention and code span are escaped wherever it is shown.
+    for sequence in ["[x](", "<img", "@octocat", "`a`"] {
+        for (at, _) in markdown.match_indices(sequence) {
+            assert!(
+                markdown[..at].ends_with('\\'),
+                "{sequence} is live in {markdown}"
+            );
+        }
+    }
+    assert!(!markdown.contains("[x]("), "{markdown}");
+    assert!(
+        markdown
+            .contains("\\@octocat \\[x\\]\\(https:evil.invalid\\) \\<img src=x\\> \\| \\`a\\`.py"),
+        "{markdown}"
+    );
+    let sarif = Test::new()
+        .args(["review", "--format", "sarif", "--workspace"])
+        .arg(&path)
+        .run()
+        .stdout();
+    assert!(
+        sarif.contains("shop/with%20space%20and%20caf%C3%A9%231.py"),
+        "{sarif}"
+    );
+    let scratch = crate::util::TempDir::new();
+    let file = scratch.write("review.sarif", &sarif);
+    let checked = scratch.path().join("checked.sarif");
+    crate::util::stdout_of(
+        std::process::Command::new("sarif-multitool")
+            .arg("validate")
+            .arg(&file)
+            .arg("--output")
+            .arg(&checked),
+    );
+    let verdict: Value = serde_json::from_str(&std::fs::read_to_string(&checked).unwrap()).unwrap();
+    let errors: Vec<&Value> = verdict["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["results"].as_array().into_iter().flatten())
+        .filter(|r| r["level"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "sarif-multitool: {errors:#?}");
+}
+
+#[test]
+fn a_diff_that_is_not_utf8_and_a_hunk_larger_than_the_budget_are_still_reviewed() {
+    let test = Test::new();
+    let mut diff =
+        b"diff --git a/big.py b/big.py\n--- a/big.py\n+++ b/big.py\n@@ -0,0 +1,500 @@\n".to_vec();
+    for n in 0..500 {
+        diff.extend_from_slice(format!("+x{n} = 'a rather long line of code, {n}'\n").as_bytes());
+    }
+    diff.extend_from_slice(b"diff --git a/lat\xe9.py b/lat\xe9.py\n--- a/lat\xe9.py\n+++ b/lat\xe9.py\n@@ -0,0 +1 @@\n+s = '\xff'\n");
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    diff.extend_from_slice(
+        format!(
+            "diff --git a/k.py b/k.py\n--- a/k.py\n+++ b/k.py\n@@ -0,0 +1 @@\n+T = '{token}'\n"
+        )
+        .as_bytes(),
+    );
+    let file = test.dir().path().join("change.diff");
+    std::fs::write(&file, diff).unwrap();
+    let run = test
+        .args(["review", "--budget", "4000", "--diff"])
+        .arg(&file)
+        .run()
+        .expect_status(1);
+    let review = review_of(&run);
+    assert_eq!(review["files"].as_array().unwrap().len(), 3, "{review:#}");
+    let secret = review["risks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["rule"] == "secret-added")
+        .unwrap();
+    assert_ne!(
+        secret["evidence_id"], "",
+        "the large hunk took all the evidence: {review:#}"
     );
 }

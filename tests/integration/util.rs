@@ -449,3 +449,31 @@ pub fn copy_dir(from: &Path, to: &Path) {
         .unwrap();
     assert!(status.success());
 }
+
+/// The section `key` of the run document a run wrote on stdout.
+#[track_caller]
+pub fn section_of(run: &Run, key: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err})\n{}\n{}",
+            run.stdout(),
+            run.stderr()
+        )
+    });
+    doc[key].clone()
+}
+
+/// `open-pr --dry-run` for acme/shop into main, fed `document`, with an author set.
+pub fn dry_run_pr(document: &[u8]) -> Test {
+    Test::new()
+        .stdin(document.to_vec())
+        .args([
+            "open-pr",
+            "--dry-run",
+            "--repo",
+            "acme/shop",
+            "--base",
+            "main",
+        ])
+        .env("AUTOCODER_AUTHOR", "t <t@example.invalid>")
+}
