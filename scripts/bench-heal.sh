@@ -19,7 +19,7 @@ python3 - "$work" <<'PY' &
 import http.server, json, sys
 work = sys.argv[1]
 fixes = [
-    "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n=======\n"
+    "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * (100 + percent) // 100\n=======\n"
     "    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n",
     "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if quantity > 50:\n        return 20\n    if quantity > 10:\n"
     "=======\n    if quantity >= 50:\n        return 20\n    if quantity >= 10:\n>>>>>>> REPLACE\n```\n",

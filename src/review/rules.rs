@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde::Serialize;
 
 use super::diff::{FileChange, Kind, Status};
@@ -125,17 +125,19 @@ pub fn check(files: &[FileChange], untested: &[String]) -> Vec<Risk> {
 /// Compiled once: a review reads every line of a change, and a history holds thousands.
 static SECRETS: LazyLock<SecretPatterns> = LazyLock::new(SecretPatterns::new);
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(assert\w*|expect\s*\(|should\b|t\.(Error|Fatal)\w*|panic!)")
+    Regex::new(r"(?-u:\b)(assert\w*|expect\s*\(|should(?-u:\b)|t\.(Error|Fatal)\w*|panic!)")
         .expect("a valid pattern")
 });
 static SKIP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|\bself\.skipTest\(|\b(it|test|describe)\.skip\(|\bx(it|describe|test)\(|\b(it|test|describe)\.only\(|#\[ignore\b|\bt\.Skip\()").expect("a valid pattern")
+    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|(?-u:\b)self\.skipTest\(|(?-u:\b)(it|test|describe)\.skip\(|(?-u:\b)x(it|describe|test)\(|(?-u:\b)(it|test|describe)\.only\(|#\[ignore(?-u:\b)|(?-u:\b)t\.Skip\()").expect("a valid pattern")
 });
 static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\bhashlib\b|\bbcrypt\b|\bhmac\b|\bjwt\b|\bcrypto\b|\bcipher\b|verify\s*=\s*false|\bchmod\b|\bsetuid\b|\bsudo\b|is_admin|permission|authori[sz])").expect("a valid pattern")
+    Regex::new(r"(?i)((?-u:\b)hashlib(?-u:\b)|(?-u:\b)bcrypt(?-u:\b)|(?-u:\b)hmac(?-u:\b)|(?-u:\b)jwt(?-u:\b)|(?-u:\b)crypto(?-u:\b)|(?-u:\b)cipher(?-u:\b)|verify\s*=\s*false|(?-u:\b)chmod(?-u:\b)|(?-u:\b)setuid(?-u:\b)|(?-u:\b)sudo(?-u:\b)|is_admin|permission|authori[sz])").expect("a valid pattern")
 });
 
 struct SecretPatterns {
+    /// All of them at once: most lines hold none, and one pass tells.
+    any: RegexSet,
     formats: Vec<(&'static str, Regex)>,
     /// A value after a secret-looking name, quoted or not (`password: x`, `API_KEY=x`).
     assignment: Regex,
@@ -147,25 +149,33 @@ struct SecretPatterns {
 impl SecretPatterns {
     fn new() -> SecretPatterns {
         let formats = [
-            ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-            ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
-            ("a Slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-            ("a Stripe secret key", r"\b[sr]k_live_[A-Za-z0-9]{16,}"),
+            ("an AWS access key", r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)"),
+            ("a GitHub token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)"),
+            ("a Slack token", r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}"),
+            ("a Stripe secret key", r"(?-u:\b)[sr]k_live_[A-Za-z0-9]{16,}"),
             // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
-            ("an OpenAI or Anthropic key", r"\bsk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|\bsk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*"),
-            ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-            ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-            ("a password in a URL", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@"),
+            ("an OpenAI or Anthropic key", r"(?-u:\b)sk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*"),
+            ("a Google API key", r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)"),
+            ("a JSON web token", r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+            ("a password in a URL", r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@"),
             ("a private key", r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
         ]
         .into_iter()
         .map(|(what, pattern)| (what, Regex::new(pattern).expect("a valid pattern")))
-        .collect();
+        .collect::<Vec<_>>();
         let assignment = Regex::new(
-            r#"(?i)\b[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
+            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
         )
         .expect("a valid pattern");
+        let any = RegexSet::new(
+            formats
+                .iter()
+                .map(|(_, pattern)| pattern.as_str())
+                .chain([assignment.as_str()]),
+        )
+        .expect("valid patterns");
         SecretPatterns {
+            any,
             formats,
             assignment,
             pem_begin: Regex::new(r"-----BEGIN [A-Z ]*PRIVATE KEY-----").expect("a valid pattern"),
@@ -175,6 +185,9 @@ impl SecretPatterns {
 
     /// What secret `line` holds, if any: a known format's name, or an assignment's.
     fn found(&self, line: &str) -> Option<&'static str> {
+        if !self.any.is_match(line) {
+            return None;
+        }
         if let Some((what, _)) = self
             .formats
             .iter()
@@ -259,6 +272,10 @@ pub fn redact(text: &str) -> String {
         }
         if patterns.pem_begin.is_match(body) {
             in_key = !patterns.pem_end.is_match(body);
+        }
+        if !patterns.any.is_match(body) {
+            out.push_str(line);
+            continue;
         }
         let mut redacted = body.to_string();
         for (_, pattern) in &patterns.formats {
