@@ -44,15 +44,7 @@ impl Engine for ModelEngine {
 
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure> {
         let user = prompt::message(
-            &prompt::Attempt {
-                issue: context.issue,
-                failures: context.failures,
-                build_error: context.build_error,
-                files: context.files,
-                diff: context.diff,
-                history: context.history,
-                feedback: context.feedback,
-            },
+            context,
             tree,
             prompt::MAX_CHARS.saturating_sub(self.system.len()),
         );

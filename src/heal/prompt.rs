@@ -11,7 +11,8 @@ use std::path::Path;
 use regex::Regex;
 
 use super::tree::Tree;
-use crate::run_document::{Issue, TestFailure};
+use super::Context;
+use crate::run_document::TestFailure;
 use crate::testmap::{imports, is_test_file, same_stem};
 
 /// The prompt's size at most, in characters (about 4 a token).
@@ -130,22 +131,8 @@ pub fn groups(failures: &[TestFailure]) -> Vec<Group<'_>> {
     by_key.into_values().map(|tests| Group { tests }).collect()
 }
 
-/// What one attempt's message is made from.
-pub struct Attempt<'a> {
-    pub issue: Option<&'a Issue>,
-    pub failures: &'a [TestFailure],
-    /// A build error when the project does not build.
-    pub build_error: Option<&'a str>,
-    pub files: &'a [String],
-    pub diff: &'a str,
-    /// One line per earlier attempt.
-    pub history: &'a [String],
-    /// What the last attempt's blocks got back, in full.
-    pub feedback: &'a str,
-}
-
 /// This attempt's message.
-pub fn message(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
+pub fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
     let mut out = String::new();
     if let Some(issue) = attempt.issue {
         out.push_str("## The issue\n");
@@ -232,7 +219,7 @@ pub fn message(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
 /// The code the failures run through, within `budget` characters: the project's own files named
 /// in their frames and the files their tests import (whole when short, else around the frames),
 /// then the failing tests' files.
-fn code(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
+fn code(attempt: &Context, tree: &Tree, budget: usize) -> String {
     let files = context_files(attempt, tree);
     let mut out = String::from("\n## The code\n");
     for (path, lines) in files {
@@ -257,7 +244,7 @@ fn code(attempt: &Attempt, tree: &Tree, budget: usize) -> String {
 }
 
 /// The files to show, each with the lines its frames point at: source files first.
-fn context_files(attempt: &Attempt, tree: &Tree) -> Vec<(String, Vec<usize>)> {
+fn context_files(attempt: &Context, tree: &Tree) -> Vec<(String, Vec<usize>)> {
     let known: std::collections::HashSet<&str> = attempt.files.iter().map(String::as_str).collect();
     let mut found: Vec<(String, Vec<usize>)> = Vec::new();
     let add = |path: &str, line: Option<usize>, found: &mut Vec<(String, Vec<usize>)>| {

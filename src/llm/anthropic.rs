@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use super::{answered, json_body, normalise, Model, Prompt, Reply};
+use super::{call, normalise, Model, Prompt, Reply};
 use crate::error::Failure;
-use crate::http::{Client, Method, Request};
+use crate::http::{Client, Method};
 
 const VERSION: &str = "2023-06-01";
 
@@ -22,17 +22,14 @@ pub fn ask(http: &Client, model: &Model, prompt: &Prompt) -> Result<Reply, Failu
     if let Some(key) = model.api_key() {
         headers.push(("x-api-key", key));
     }
-    let response = answered(
-        http.send(&Request {
-            method: Method::Post,
-            url: &url,
-            headers: &headers,
-            body: Some(&body),
-            retry: true,
-            what: "message",
-        }),
+    let value = call(
+        http,
         model,
+        Method::Post,
+        &url,
+        &headers,
+        Some(&body),
+        "message",
     )?;
-    let value = json_body(&response, model)?;
     normalise::anthropic_message(&value).map_err(|problem| super::no_answer(model, &problem))
 }

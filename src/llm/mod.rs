@@ -172,6 +172,27 @@ impl Session {
     }
 }
 
+/// Sends one request (retried on network and server errors) and reads its answer as JSON.
+fn call(
+    http: &Client,
+    model: &Model,
+    method: crate::http::Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+    what: &str,
+) -> Result<serde_json::Value, Failure> {
+    let sent = http.send(&crate::http::Request {
+        method,
+        url,
+        headers,
+        body,
+        retry: true,
+        what,
+    });
+    json_body(&answered(sent, model)?, model)
+}
+
 /// A request's answer, or the failure to say: unreachable, a refused key (with a hint about
 /// it), rate limits that would not lift, any other status with the server's own message.
 fn answered(sent: Result<Response, HttpError>, model: &Model) -> Result<Response, Failure> {

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::{answered, json_body, normalise, Model, Prompt, Reply};
+use super::{call, normalise, Model, Prompt, Reply};
 use crate::error::Failure;
-use crate::http::{Client, Method, Request};
+use crate::http::{Client, Method};
 
 pub fn ask(http: &Client, model: &Model, prompt: &Prompt) -> Result<Reply, Failure> {
     let mut body = json!({
@@ -22,50 +22,46 @@ pub fn ask(http: &Client, model: &Model, prompt: &Prompt) -> Result<Reply, Failu
         "max_tokens"
     };
     body[limit] = prompt.max_tokens.into();
-    let body = body.to_string();
     let url = format!("{}/chat/completions", model.base_url);
-    let auth = model.api_key().map(|key| format!("Bearer {key}"));
-    let headers: Vec<(&str, &str)> = auth
+    let auth = bearer(model);
+    let value = call(
+        http,
+        model,
+        Method::Post,
+        &url,
+        &auth_header(&auth),
+        Some(&body.to_string()),
+        "chat completion",
+    )?;
+    normalise::chat_completion(&value).map_err(|problem| super::no_answer(model, &problem))
+}
+
+/// The key as a bearer token, when there is one.
+fn bearer(model: &Model) -> Option<String> {
+    model.api_key().map(|key| format!("Bearer {key}"))
+}
+
+fn auth_header(bearer: &Option<String>) -> Vec<(&str, &str)> {
+    bearer
         .as_deref()
         .map(|auth| ("Authorization", auth))
         .into_iter()
-        .collect();
-    let response = answered(
-        http.send(&Request {
-            method: Method::Post,
-            url: &url,
-            headers: &headers,
-            body: Some(&body),
-            retry: true,
-            what: "chat completion",
-        }),
-        model,
-    )?;
-    let value = json_body(&response, model)?;
-    normalise::chat_completion(&value).map_err(|problem| super::no_answer(model, &problem))
+        .collect()
 }
 
 /// The first model a server lists.
 pub fn first_model(http: &Client, model: &Model) -> Result<String, Failure> {
     let url = format!("{}/models", model.base_url);
-    let auth = model.api_key().map(|key| format!("Bearer {key}"));
-    let headers: Vec<(&str, &str)> = auth
-        .as_deref()
-        .map(|auth| ("Authorization", auth))
-        .into_iter()
-        .collect();
-    let response = answered(
-        http.send(&Request {
-            method: Method::Get,
-            url: &url,
-            headers: &headers,
-            body: None,
-            retry: true,
-            what: "the server's models",
-        }),
+    let auth = bearer(model);
+    let value = call(
+        http,
         model,
+        Method::Get,
+        &url,
+        &auth_header(&auth),
+        None,
+        "the server's models",
     )?;
-    let value: Value = json_body(&response, model)?;
     value
         .pointer("/data/0/id")
         .or_else(|| value.pointer("/models/0/name"))
