@@ -305,7 +305,7 @@ impl Repair<'_> {
             self.deadline.min(Instant::now() + time)
         });
         self.stalled = 0;
-        for made in 0..stage.attempts {
+        for _ in 0..stage.attempts {
             if let Some(signal) = self.signals.take() {
                 return Ok(End::Interrupted(signal));
             }
@@ -324,7 +324,6 @@ impl Repair<'_> {
                     )));
                 }
             }
-            let _ = made;
             if let Step::End(end) = self.attempt(engine)? {
                 return Ok(end);
             }
@@ -676,7 +675,7 @@ fn test_files(failures: &[TestFailure], files: &[String]) -> BTreeSet<String> {
     found
 }
 
-/// A duration as a person reads it: 60s, 1500ms, 30m.
+/// A duration as a person reads it: 60 s, 1500 ms, 30 min.
 fn shown_duration(duration: Duration) -> String {
     let ms = duration.as_millis();
     if ms % 60_000 == 0 && ms > 0 {
