@@ -31,6 +31,22 @@ pub fn named_as_test(path: &str) -> bool {
         || name.contains(".spec.")
 }
 
+/// The project's files, relative and sorted: not ignored (by `.gitignore` files, in a
+/// repository or not), not bytecode; `limit` at most.
+pub fn project_files(root: &Path, limit: usize) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter_map(|entry| Some(entry.path().strip_prefix(root).ok()?.to_str()?.to_string()))
+        .filter(|path| !path.contains("__pycache__") && !path.ends_with(".pyc"))
+        .take(limit)
+        .collect();
+    files.sort();
+    files
+}
+
 /// Compiled once: a review reads every test of a project.
 static PYTHON_FROM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^\s*from\s+([\w.]+)\s+import\s+([\w, ()]+)").expect("a valid pattern")

@@ -56,6 +56,14 @@ pub fn sanitize_for_terminal(text: &str) -> String {
     clean
 }
 
+/// FNV-1a, 64 bits: a short hash that stays the same across machines and builds (a cache
+/// directory's name, a prompt's identity in the events, a SARIF fingerprint).
+pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Text from outside (a file's name, a message naming one) made inert in Markdown, on one line:
 /// control characters and line breaks escaped, and every character Markdown or GitHub gives a
 /// meaning to (emphasis, links, tables, code, HTML, mentions, headings) backslash-escaped.

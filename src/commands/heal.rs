@@ -90,11 +90,9 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         });
     }
     if let Some(session) = &session {
-        let files = heal::prompt::project_files(&workspace);
         stages.push(Stage {
             engine: Box::new(ModelEngine::new(
                 Arc::clone(session),
-                &files,
                 heal::prompt::secrets(session.model().api_key(), &args.env, &workspace),
             )),
             attempts: args.max_attempts,

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::cli::{GlobalArgs, ReviewArgs, ReviewFormat};
+use crate::cli::{FailOn, GlobalArgs, ReviewArgs, ReviewFormat};
 use crate::error::Failure;
 use crate::git::cli::Git;
 use crate::output::write_json;
@@ -55,8 +55,6 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     }
     Ok(if fails { 1 } else { 0 })
 }
-
-pub use crate::cli::FailOn;
 
 impl FailOn {
     fn severity(self) -> Severity {

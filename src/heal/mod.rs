@@ -176,7 +176,7 @@ pub fn heal(
             interrupted: baseline.interrupted,
         });
     }
-    let files = prompt::project_files(tree.path());
+    let files = crate::testmap::project_files(tree.path(), 10_000);
     let mut repair = Repair {
         best: Best {
             contents: Contents::new(),

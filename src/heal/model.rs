@@ -16,18 +16,17 @@ const REPLY_TOKENS: u32 = 4096;
 
 pub struct ModelEngine {
     session: Arc<Session>,
-    /// The stable prefix, made once.
-    system: String,
+    /// The stable prefix, made on the first attempt from the project's files.
+    system: Option<String>,
     secrets: Vec<String>,
 }
 
 impl ModelEngine {
     /// `secrets` are withheld from every message (`prompt::secrets`).
-    pub fn new(session: Arc<Session>, files: &[String], secrets: Vec<String>) -> ModelEngine {
-        let system = prompt::withheld(&prompt::system(files), &secrets);
+    pub fn new(session: Arc<Session>, secrets: Vec<String>) -> ModelEngine {
         ModelEngine {
             session,
-            system,
+            system: None,
             secrets,
         }
     }
@@ -43,10 +42,15 @@ impl Engine for ModelEngine {
     }
 
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure> {
+        let secrets = &self.secrets;
+        let system = self
+            .system
+            .get_or_insert_with(|| prompt::withheld(&prompt::system(context.files), secrets))
+            .as_str();
         let user = prompt::message(
             context,
             tree,
-            prompt::MAX_CHARS.saturating_sub(self.system.len()),
+            prompt::MAX_CHARS.saturating_sub(system.len()),
         );
         let user = prompt::withheld(&tree.without_copy_path(&user), &self.secrets);
         crate::log::info(
@@ -55,11 +59,11 @@ impl Engine for ModelEngine {
                 "attempt {}: asking {} (~{} tokens)",
                 context.number,
                 self.session.model().name.as_deref().unwrap_or("the model"),
-                (self.system.len() + user.len()) / 4
+                (system.len() + user.len()) / 4
             ),
         );
         let asked = Instant::now();
-        let reply = match ask(&self.session, &self.system, &user, context.signals) {
+        let reply = match ask(&self.session, system, &user, context.signals) {
             Asked::Interrupted(signal) => return Ok(Proposed::Interrupted(signal)),
             Asked::Answered(reply) => reply?,
         };
@@ -72,7 +76,7 @@ impl Engine for ModelEngine {
             // that --token-budget still holds.
             tokens: Tokens {
                 input: match reply.tokens_in {
-                    0 => ((self.system.len() + user.len()) / 4) as u64,
+                    0 => ((system.len() + user.len()) / 4) as u64,
                     counted => counted,
                 },
                 output: match reply.tokens_out {
@@ -81,7 +85,7 @@ impl Engine for ModelEngine {
                 },
             },
             model_seconds: asked.elapsed().as_secs_f64(),
-            prompt_hash: Some(super::record::prompt_hash(&self.system, &user)),
+            prompt_hash: Some(super::record::prompt_hash(system, &user)),
             label: None,
         }))
     }

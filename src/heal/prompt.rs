@@ -88,25 +88,6 @@ pub fn system(files: &[String]) -> String {
     out
 }
 
-/// The project's files as the prefix lists them: not ignored, not hidden, sorted.
-pub fn project_files(root: &Path) -> Vec<String> {
-    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .max_depth(Some(12))
-        .build()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
-        .filter_map(|entry| {
-            let relative = entry.path().strip_prefix(root).ok()?;
-            let relative = relative.to_str()?.to_string();
-            (!relative.contains("__pycache__") && !relative.ends_with(".pyc")).then_some(relative)
-        })
-        .take(10_000)
-        .collect();
-    files.sort();
-    files
-}
-
 /// A failure group: one kind at one innermost frame, with the tests that share it.
 pub struct Group<'a> {
     pub tests: Vec<&'a TestFailure>,

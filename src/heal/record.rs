@@ -125,10 +125,6 @@ impl Events {
 
 /// A short, stable hash of a prompt (FNV-1a, 64 bits): equal prompts have equal hashes.
 pub fn prompt_hash(system: &str, user: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in system.bytes().chain([0]).chain(user.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    let bytes = system.bytes().chain([0]).chain(user.bytes());
+    format!("{:016x}", crate::text::fnv1a(bytes))
 }

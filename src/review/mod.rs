@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use self::diff::{FileChange, Kind, Status};
 use self::rules::{Risk, Severity};
-use crate::testmap::{imports, is_test_file, same_stem};
+use crate::testmap::{imports, is_test_file, project_files, same_stem};
 
 /// The whole review, as the document's `review`.
 #[derive(Debug, Serialize)]
@@ -89,7 +89,7 @@ pub struct Snippet {
 /// Reviews `files` (the change) of the project at `workspace`, with at most `budget` characters
 /// of context.
 pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
-    let project = project_files(workspace);
+    let project = project_files(workspace, 50_000);
     let test_mapping = map_tests(workspace, &files, &project);
     let mut risks = rules::check(&files, &test_mapping.untested);
     let context = rank_context(workspace, &files, &test_mapping, budget);
@@ -178,20 +178,6 @@ fn language(path: &str) -> Option<&'static str> {
         "sh" => "shell",
         _ => return None,
     })
-}
-
-/// The project's files (not ignored), relative.
-fn project_files(root: &Path) -> Vec<String> {
-    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_str()?.to_string()))
-        .take(50_000)
-        .collect();
-    files.sort();
-    files
 }
 
 /// Each changed source file's tests: test files named for it, test files that import it, a Go

@@ -89,7 +89,7 @@ pub fn sarif(review: &Review) -> Value {
         .map(|risk| {
             let fingerprint = format!(
                 "{:016x}",
-                fnv1a(format!("{}:{}:{}", risk.rule, risk.path, risk.message).as_bytes())
+                crate::text::fnv1a(format!("{}:{}:{}", risk.rule, risk.path, risk.message).bytes())
             );
             json!({
                 "ruleId": risk.rule,
@@ -154,13 +154,4 @@ fn uri(path: &str) -> String {
         }
     }
     out
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in bytes {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
 }

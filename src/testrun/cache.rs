@@ -41,7 +41,7 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
     let below = Path::new("autocoder/run-tests")
         .join(format!(
             "{name}-{:016x}",
-            fnv1a(root.as_os_str().as_encoded_bytes())
+            crate::text::fnv1a(root.as_os_str().as_encoded_bytes().iter().copied())
         ))
         .join(tool);
     match make_private_dir(&base, &below) {
@@ -125,11 +125,4 @@ fn make_private_dir(base: &Path, below: &Path) -> std::io::Result<PathBuf> {
     }
     // The sandbox opens the path again, refusing links on the way: the base's own are resolved.
     Ok(base.canonicalize()?.join(below))
-}
-
-/// FNV-1a, 64 bits: a name for the workspace's path that stays the same across builds.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
