@@ -22,7 +22,8 @@ NEEDED_PACKAGES=(
   git:git gcc:gcc make:make go:golang-go strace:strace mkfs.ext4:e2fsprogs losetup:mount
   setpriv:util-linux unshare:util-linux node:nodejs npm:npm
 )
-OPTIONAL_PACKAGES=(docker:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
+# dockerd, not docker: a machine may have the client alone, which runs no container.
+OPTIONAL_PACKAGES=(dockerd:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
 PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
 # The review tests check their SARIF and rdjson with the formats' own validators.
 NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2 @microsoft/sarif-multitool@5.7.0
