@@ -30,6 +30,9 @@ pub struct Request<'a> {
     /// A JSON body.
     pub body: Option<&'a str>,
     pub retry: bool,
+    /// Server errors this picks out are answers, returned without a retry (a model server
+    /// refusing the tools a request offered).
+    pub final_error: Option<fn(&Response) -> bool>,
     /// What the request is for, in messages: "issue acme/shop#42".
     pub what: &'a str,
 }
@@ -122,7 +125,8 @@ impl Client {
                 attempt = 0;
                 continue;
             }
-            if response.status >= 500 && request.retry && attempt < ATTEMPTS {
+            let retried = request.retry && !request.final_error.is_some_and(|f| f(&response));
+            if response.status >= 500 && retried && attempt < ATTEMPTS {
                 std::thread::sleep(backoff(attempt));
                 continue;
             }

@@ -1,10 +1,12 @@
 //! Messages on stderr: warnings, details (`-v`), refusals and errors, each prefixed
 //! `autocoder <command>:`, coloured only when `--color` (or a terminal, with `auto`, and no
-//! `NO_COLOR`) allows. Every layer of the crate reports through here, so it depends on nothing
-//! above it; the global flags set it once, before a command runs.
+//! `NO_COLOR`) allows. On a terminal a long command's steps share one live line, rewritten in
+//! place, which any other message clears first; elsewhere each step is a line of its own. Every
+//! layer of the crate reports through here, so it depends on nothing above it; the global flags
+//! set it once, before a command runs.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// When to colour messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,6 +30,11 @@ pub enum Verbosity {
 static VERBOSITY: AtomicU8 = AtomicU8::new(Verbosity::Normal as u8);
 /// The colour choice, as its position in `ColorChoice`.
 static COLOR: AtomicU8 = AtomicU8::new(ColorChoice::Auto as u8);
+/// A live line is on the terminal (the cursor at its end).
+static LIVE: AtomicBool = AtomicBool::new(false);
+/// A live line is cut to this many characters, so that it never wraps (which `\r` cannot undo)
+/// on a terminal of the usual 80 columns.
+const LIVE_WIDTH: usize = 79;
 
 /// Sets what is said and how; called once from the global flags.
 pub fn init(verbosity: Verbosity, color: ColorChoice) {
@@ -66,6 +73,35 @@ pub fn info(command: &str, message: &str) {
     }
 }
 
+/// A step of a long command (not with -q): the live line on a terminal, a line elsewhere.
+pub fn step(command: &str, message: &str) {
+    if verbosity() < Verbosity::Normal {
+        return;
+    }
+    if std::io::stderr().is_terminal() {
+        live(command, message);
+    } else {
+        say(&format!("autocoder {command}: {message}"));
+    }
+}
+
+/// The step under way, with more said (its time so far): on a terminal only.
+pub fn step_update(command: &str, message: &str) {
+    if verbosity() >= Verbosity::Normal && std::io::stderr().is_terminal() {
+        live(command, message);
+    }
+}
+
+fn live(command: &str, message: &str) {
+    let line: String = format!("autocoder {command}: {message}")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(LIVE_WIDTH)
+        .collect();
+    let _ = write!(std::io::stderr().lock(), "\r\x1b[2K{line}");
+    LIVE.store(true, Ordering::Relaxed);
+}
+
 /// A detail (only with -v).
 pub fn note(command: &str, message: &str) {
     if verbosity() >= Verbosity::Verbose {
@@ -89,9 +125,20 @@ pub fn error(command: &str, message: &str, hint: Option<&str>) {
     }
 }
 
-/// One line on stderr, written whole.
+/// One line on stderr, written whole, in place of the live line if one is showing.
 fn say(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    let clear = match LIVE.swap(false, Ordering::Relaxed) {
+        true => "\r\x1b[2K",
+        false => "",
+    };
+    let _ = writeln!(std::io::stderr().lock(), "{clear}{line}");
+}
+
+/// Clears the live line, if one is showing: before the command ends.
+pub fn end_live() {
+    if LIVE.swap(false, Ordering::Relaxed) {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
 }
 
 /// `label` in bold `colour` when colour is allowed.

@@ -99,7 +99,11 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             time: None,
         });
     }
-    let healed = heal::heal(request, session.as_deref(), stages, &mut events)?;
+    let started = std::time::Instant::now();
+    let healed = heal::heal(request, session.as_deref(), stages, &mut events);
+    crate::log::end_live();
+    let healed = healed?;
+    crate::log::info("heal", &summary(&healed.report, started.elapsed()));
     events.emit(
         "end",
         serde_json::json!({"status": healed.report.status.name(), "attempts": healed.report.attempts.len()}),
@@ -122,4 +126,25 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     } else {
         1
     })
+}
+
+/// The last line said: the status, why, and what the repair took.
+fn summary(report: &heal::record::HealReport, took: std::time::Duration) -> String {
+    let mut line = format!("{}: {}", report.status.name(), report.reason);
+    let attempts = report.attempts.len();
+    if report.candidates_tried > 0 {
+        line.push_str(&format!(" · {} candidates", report.candidates_tried));
+    }
+    if attempts > 0 {
+        line.push_str(&format!(
+            " · {attempts} attempt{}",
+            if attempts == 1 { "" } else { "s" }
+        ));
+    }
+    let tokens = report.tokens.input + report.tokens.output;
+    if tokens > 0 {
+        line.push_str(&format!(" · {tokens} tokens"));
+    }
+    line.push_str(&format!(" · {:.1} s", took.as_secs_f64()));
+    crate::text::sanitize_for_terminal(&line)
 }

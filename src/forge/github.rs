@@ -265,6 +265,7 @@ impl GitHub {
             headers: &headers,
             body: json.as_deref(),
             retry: method != Method::Post,
+            final_error: None,
             what,
         };
         let response = match self.http.send(&request) {

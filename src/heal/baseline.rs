@@ -123,7 +123,7 @@ impl Baseline {
         let report = match request.baseline.take() {
             Some(report) => report,
             None => {
-                crate::log::info("heal", "running the tests to see what fails");
+                crate::log::step("heal", "running the tests to see what fails");
                 let report = run(request, tree, Vec::new(), request.test_timeout)?;
                 events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts, "duration_ms": report.duration_ms}));
                 report
@@ -184,7 +184,7 @@ impl Baseline {
         if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
         {
             let ids: Vec<String> = baseline.failing.iter().cloned().collect();
-            crate::log::info(
+            crate::log::step(
                 "heal",
                 &format!(
                     "running the {} failing test{} again, to tell flaky ones",

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::matching;
 use super::tree::Tree;
 use crate::testmap::is_test_file;
-use crate::tools::edit_file::{closest_lines, Mismatch};
+use crate::tools::edit_file::{self, closest_lines, Mismatch};
 
 /// One block as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +21,18 @@ pub struct Edit {
     pub path: String,
     pub search: String,
     pub replace: String,
+    pub kind: EditKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditKind {
+    /// `search` found once (by the cascade in `matching`) and replaced; an empty `search`
+    /// creates the file.
+    Once,
+    /// Every exact occurrence of `search` replaced (`edit_file`'s `replace_all`).
+    Every,
     /// `replace` is the whole file.
-    pub whole_file: bool,
+    WholeFile,
 }
 
 /// The blocks found in a reply, and what could not be read as one.
@@ -101,7 +111,7 @@ fn search_replace_blocks(lines: &[&str]) -> Parsed {
                     path: path.clone(),
                     search: joined(at + 1..divider),
                     replace: joined(divider + 1..end),
-                    whole_file: false,
+                    kind: EditKind::Once,
                 });
                 last_path = Some(path);
             }
@@ -250,7 +260,7 @@ fn hunk_edit(path: &str, hunk: &[&str], added: bool) -> Edit {
         path: path.to_string(),
         search,
         replace,
-        whole_file: false,
+        kind: EditKind::Once,
     }
 }
 
@@ -276,7 +286,7 @@ fn whole_files(lines: &[&str]) -> Vec<Edit> {
             path,
             search: String::new(),
             replace: content,
-            whole_file: true,
+            kind: EditKind::WholeFile,
         });
         at = close + 1;
     }
@@ -396,19 +406,22 @@ fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
     None
 }
 
-/// Applies `edits` to `tree`, each file's blocks together, as `rules` allow.
+/// Applies `edits` to `tree`, each file's blocks together, as `rules` allow; what became of
+/// each, in their order.
 pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
-    let mut by_file: BTreeMap<String, Vec<&Edit>> = BTreeMap::new();
-    let mut outcomes = Vec::new();
-    for edit in edits {
+    let mut by_file: BTreeMap<String, Vec<(usize, &Edit)>> = BTreeMap::new();
+    let mut outcomes: Vec<Option<Applied>> = vec![None; edits.len()];
+    for (index, edit) in edits.iter().enumerate() {
         match normalized(&edit.path) {
-            Ok(path) => by_file.entry(path).or_default().push(edit),
-            Err(reason) => outcomes.push(Applied {
-                path: crate::text::sanitize_for_terminal(&edit.path),
-                applied: false,
-                matched: None,
-                reason: Some(reason),
-            }),
+            Ok(path) => by_file.entry(path).or_default().push((index, edit)),
+            Err(reason) => {
+                outcomes[index] = Some(Applied {
+                    path: crate::text::sanitize_for_terminal(&edit.path),
+                    applied: false,
+                    matched: None,
+                    reason: Some(reason),
+                })
+            }
         }
     }
     for (path, blocks) in &by_file {
@@ -419,22 +432,27 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
             matched: None,
             reason: Some(reason),
         };
+        let mut refuse_all = |reason: &str| {
+            for (index, _) in blocks {
+                outcomes[*index] = Some(refused(reason.to_string()));
+            }
+        };
         if let Some(reason) = forbidden(tree, path, rules) {
-            outcomes.extend(blocks.iter().map(|_| refused(reason.clone())));
+            refuse_all(&reason);
             continue;
         }
         let current = match tree.read(path) {
             Ok(current) => current,
             Err(err) => {
-                outcomes.extend(blocks.iter().map(|_| refused(err.clone())));
+                refuse_all(&err);
                 continue;
             }
         };
         let mut text = current.clone().unwrap_or_default();
         let mut results = Vec::new();
         let mut failed = false;
-        for edit in blocks.iter() {
-            let result = if edit.whole_file {
+        for (_, edit) in blocks.iter() {
+            let result = if edit.kind == EditKind::WholeFile {
                 match current
                     .as_deref()
                     .map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace))
@@ -462,6 +480,14 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
                 Err(format!(
                     "{path} does not exist (to create it, leave the SEARCH part empty)"
                 ))
+            } else if edit.kind == EditKind::Every {
+                match edit_file::replace(&text, &edit.search, &edit.replace, true) {
+                    Ok((updated, _)) => {
+                        text = updated;
+                        Ok("exact")
+                    }
+                    Err(mismatch) => Err(mismatch_reason(path, &text, &edit.search, mismatch)),
+                }
             } else {
                 match matching::replace_once(&text, &edit.search, &edit.replace) {
                     Ok((updated, how)) => {
@@ -480,8 +506,8 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
                 results = results.into_iter().map(|_| Err(err.clone())).collect();
             }
         }
-        for result in results {
-            outcomes.push(match result {
+        for ((index, _), result) in blocks.iter().zip(results) {
+            outcomes[*index] = Some(match result {
                 Ok(how) if !failed => Applied {
                     path: path.to_string(),
                     applied: true,
@@ -496,6 +522,7 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
         }
     }
     // A reason may name the copy (a refused absolute path): the model knows only the project.
+    let mut outcomes: Vec<Applied> = outcomes.into_iter().flatten().collect();
     for outcome in &mut outcomes {
         if let Some(reason) = &mut outcome.reason {
             *reason = tree.without_copy_path(reason);
@@ -574,13 +601,13 @@ mod tests {
                     path: "shop/pricing.py".into(),
                     search: "    if q > 50:\n".into(),
                     replace: "    if q >= 50:\n".into(),
-                    whole_file: false,
+                    kind: EditKind::Once,
                 },
                 Edit {
                     path: "shop/other.py".into(),
                     search: "a\n".into(),
                     replace: "".into(),
-                    whole_file: false,
+                    kind: EditKind::Once,
                 },
             ]
         );
@@ -603,7 +630,7 @@ mod tests {
             path: path.into(),
             search: search.into(),
             replace: replace.into(),
-            whole_file: false,
+            kind: EditKind::Once,
         }
     }
 
@@ -656,12 +683,12 @@ mod tests {
                 path: "src/a.py".into(),
                 search: String::new(),
                 replace: "x = 1\n".into(),
-                whole_file: true,
+                kind: EditKind::WholeFile,
             }]
         );
         // A fence with a block in it is not a whole file.
         let parsed = parse("a.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n");
-        assert!(!parsed.edits[0].whole_file);
+        assert_eq!(parsed.edits[0].kind, EditKind::Once);
         // Nor is a snippet after prose.
         assert!(parse("Change it like this:\n```python\nx = 1\n```\n")
             .edits

@@ -85,6 +85,8 @@ pub struct Context<'a> {
     /// What the last attempt's edits got back.
     pub feedback: &'a str,
     pub number: u32,
+    /// The attempt before this one, when there was one.
+    pub previous: Option<&'a AttemptRecord>,
     pub signals: &'a TerminationSignals,
 }
 
@@ -169,7 +171,6 @@ pub fn heal(
     };
     if let Some(reason) = &baseline.nothing_to_do {
         report.reason = reason.clone();
-        crate::log::info("heal", reason);
         return Ok(Healed {
             report,
             failed: false,
@@ -355,6 +356,7 @@ impl Repair<'_> {
             history: &self.history,
             feedback: &self.feedback,
             number,
+            previous: self.report.attempts.last(),
             signals: self.signals,
         };
         let proposal = match engine.propose(&context, self.tree) {
@@ -428,7 +430,7 @@ impl Repair<'_> {
         let applied_count = attempt.edits.iter().filter(|e| e.applied).count();
         if applied_count == 0 {
             let why = if attempt.edits.is_empty() && attempt.problems.is_empty() {
-                self.feedback = "Your reply held no SEARCH/REPLACE block; reply with blocks in the format shown.".into();
+                self.feedback = "Your reply held no SEARCH/REPLACE block and called no tool; reply with blocks in the format shown.".into();
                 "the reply held no SEARCH/REPLACE block"
             } else {
                 "no block applied"
@@ -596,12 +598,23 @@ impl Repair<'_> {
         }
     }
 
-    /// A step said: on stderr for a model's attempts, with -v for a search's candidates.
+    /// What an attempt came to: on stderr for a model's, with -v for a search's candidates.
     fn say(&self, searches: bool, message: &str) {
         if searches {
             crate::log::note("heal", message);
         } else {
             crate::log::info("heal", message);
+        }
+    }
+
+    /// What an attempt is doing: as `say`, but on a terminal in the live line (a search's
+    /// candidates there too, without -v).
+    fn step(&self, searches: bool, message: &str) {
+        if searches {
+            crate::log::note("heal", message);
+            crate::log::step_update("heal", message);
+        } else {
+            crate::log::step("heal", message);
         }
     }
 
@@ -624,7 +637,7 @@ impl Repair<'_> {
                 true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
                 false => self.request.test_timeout,
             };
-            self.say(
+            self.step(
                 searches,
                 &format!(
                     "attempt {attempt}: testing the {} failing test{}",
@@ -641,7 +654,7 @@ impl Repair<'_> {
                 return Ok((first, false));
             }
         }
-        self.say(
+        self.step(
             searches,
             &format!("attempt {attempt}: running the whole suite"),
         );

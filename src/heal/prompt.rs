@@ -36,7 +36,8 @@ explanation. Each block is: the file's path on a line of its own, a fence, `<<<<
 the exact lines of the file to replace (copied character for character, white space included, \
 enough lines to be unique), `=======`, the lines to put there, `>>>>>>> REPLACE`, the closing \
 fence. To create a file, leave the SEARCH part empty. Use several small blocks rather than one \
-big one.
+big one. Where the edit_file and write_file tools are offered, you may call them instead: every \
+call of a reply is applied before the tests run.
 
 Example 1 (a wrong comparison):
 

@@ -1,14 +1,19 @@
 //! The model providers heal talks to: OpenAI-compatible chat completions (OpenAI, Ollama,
-//! llama.cpp, vLLM, LM Studio, mlx_lm) and Anthropic Messages, one system prompt and one user
-//! message in, plain text out (edit blocks in text beat code inside JSON for every model tried).
-//! What real servers send is made one shape by `normalise`. The key goes only into the
-//! provider's auth header, never into a message, the document or the events.
+//! llama.cpp, vLLM, LM Studio, mlx_lm) and Anthropic Messages: a system prompt and a short
+//! conversation in, text and tool calls out (edit blocks in text beat code inside JSON for every
+//! model tried, so tools are offered, never required). A server that refuses tools is asked
+//! again without them, and not offered them again. What real servers send is made one shape by
+//! `normalise`. The key goes only into the provider's auth header, never into a message, the
+//! document or the events.
 
 mod anthropic;
 mod normalise;
 mod openai;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::error::Failure;
 use crate::http::{Client, HttpError, Response};
@@ -126,11 +131,48 @@ impl Model {
 }
 
 /// One request: the stable prefix (`system`, byte-identical across attempts so that providers
-/// cache it) and this attempt's message.
+/// cache it), the conversation after it, and the tools the model may call.
 pub struct Prompt<'a> {
     pub system: &'a str,
-    pub user: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [Tool],
     pub max_tokens: u32,
+}
+
+/// One message after the system prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    User(String),
+    /// The model's earlier turn as its provider sent it (`Reply::turn`), sent back unchanged.
+    Assistant(Value),
+    /// What came of that turn's tool calls, in their order.
+    ToolResults(Vec<ToolResult>),
+}
+
+/// A tool the model may call: its name, what it does, and the JSON Schema of its arguments.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Value,
+}
+
+/// A call the model made. Servers that give no id get one made up (`call_1`, ...), which the
+/// turn sent back carries too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as an object, or why they could not be read (invalid JSON).
+    pub arguments: Result<Value, String>,
+}
+
+/// What a call did, for the model's next request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub content: String,
+    pub is_error: bool,
 }
 
 /// The model's answer, made one shape.
@@ -138,16 +180,29 @@ pub struct Prompt<'a> {
 pub struct Reply {
     /// The answer's text, without reasoning (`<think>` and the servers' reasoning fields).
     pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    /// The answer as an assistant message of its provider's wire format, to send back when its
+    /// tool calls are answered (Anthropic's thinking blocks must come back unchanged).
+    pub turn: Value,
     pub tokens_in: u64,
     pub tokens_out: u64,
     /// The answer was cut off at `max_tokens`.
     pub cut_off: bool,
 }
 
+/// A provider's answer to one request.
+enum Answer {
+    Reply(Reply),
+    /// The server refused the request because it offered tools.
+    ToolsRefused,
+}
+
 /// A client for one model.
 pub struct Session {
     model: Model,
     http: Client,
+    /// The server refused tools once: they are not offered again.
+    without_tools: AtomicBool,
 }
 
 impl Session {
@@ -156,23 +211,47 @@ impl Session {
         if model.name.is_none() {
             model.name = Some(openai::first_model(&http, &model)?);
         }
-        Ok(Session { model, http })
+        Ok(Session {
+            model,
+            http,
+            without_tools: AtomicBool::new(false),
+        })
     }
 
     pub fn model(&self) -> &Model {
         &self.model
     }
 
-    /// Asks once (retrying what the HTTP layer retries) and reads the answer.
+    /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
+    /// refuses the tools is asked again without them.
     pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
+        let tools = match self.without_tools.load(Ordering::Relaxed) {
+            true => &[][..],
+            false => prompt.tools,
+        };
+        if let Answer::Reply(reply) = self.ask_with(prompt, tools)? {
+            return Ok(reply);
+        }
+        crate::log::info(
+            "heal",
+            "the model server refused tool calling; asking for edit blocks in text",
+        );
+        self.without_tools.store(true, Ordering::Relaxed);
+        match self.ask_with(prompt, &[])? {
+            Answer::Reply(reply) => Ok(reply),
+            Answer::ToolsRefused => Err(no_answer(&self.model, "the server refused the request")),
+        }
+    }
+
+    fn ask_with(&self, prompt: &Prompt, tools: &[Tool]) -> Result<Answer, Failure> {
         match self.model.provider {
-            Provider::Openai => openai::ask(&self.http, &self.model, prompt),
-            Provider::Anthropic => anthropic::ask(&self.http, &self.model, prompt),
+            Provider::Openai => openai::ask(&self.http, &self.model, prompt, tools),
+            Provider::Anthropic => anthropic::ask(&self.http, &self.model, prompt, tools),
         }
     }
 }
 
-/// Sends one request (retried on network and server errors) and reads its answer as JSON.
+/// Sends one request and reads its answer as JSON.
 fn call(
     http: &Client,
     model: &Model,
@@ -181,16 +260,51 @@ fn call(
     headers: &[(&str, &str)],
     body: Option<&str>,
     what: &str,
-) -> Result<serde_json::Value, Failure> {
+) -> Result<Value, Failure> {
     let sent = http.send(&crate::http::Request {
         method,
         url,
         headers,
         body,
         retry: true,
+        final_error: None,
         what,
     });
     json_body(&answered(sent, model)?, model)
+}
+
+/// Posts a request that may offer `tools` and reads its answer as JSON; None when the server
+/// refused it for the tools (llama.cpp without `--jinja`, vLLM without a tool parser, an Ollama
+/// model without tool support: each answers 4xx or 5xx naming tools), to be asked again
+/// without them.
+fn post(
+    http: &Client,
+    model: &Model,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+    tools: &[Tool],
+    what: &str,
+) -> Result<Option<Value>, Failure> {
+    let offered = !tools.is_empty();
+    let sent = http.send(&crate::http::Request {
+        method: crate::http::Method::Post,
+        url,
+        headers,
+        body: Some(&body.to_string()),
+        retry: true,
+        final_error: offered.then_some(refuses_tools as fn(&Response) -> bool),
+        what,
+    });
+    if offered && sent.as_ref().is_ok_and(refuses_tools) {
+        return Ok(None);
+    }
+    Ok(Some(json_body(&answered(sent, model)?, model)?))
+}
+
+fn refuses_tools(response: &Response) -> bool {
+    matches!(response.status, 400 | 422 | 500 | 501)
+        && response.body.to_ascii_lowercase().contains("tool")
 }
 
 /// A request's answer, or the failure to say: unreachable, a refused key (with a hint about
@@ -234,7 +348,7 @@ fn answered(sent: Result<Response, HttpError>, model: &Model) -> Result<Response
 /// The server's own words for an error: `error.message`, `error` as a string, `message`, or the
 /// body's first line.
 fn server_message(body: &str) -> String {
-    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    let value: Value = serde_json::from_str(body).unwrap_or_default();
     let said = value
         .pointer("/error/message")
         .or_else(|| value.get("error").filter(|e| e.is_string()))
@@ -259,7 +373,7 @@ fn no_answer(model: &Model, problem: &str) -> Failure {
 }
 
 /// The body as JSON, or an error that says the server sent something else.
-fn json_body(response: &Response, model: &Model) -> Result<serde_json::Value, Failure> {
+fn json_body(response: &Response, model: &Model) -> Result<Value, Failure> {
     serde_json::from_str(&response.body).map_err(|err| {
         Failure::external(format!(
             "the model server at {} sent an answer that is not JSON ({err}): {}",

@@ -2,11 +2,15 @@
 //! reasoning in `reasoning_content` (llama.cpp, older vLLM), `reasoning` (newer vLLM, Ollama's
 //! `/v1`, mlx_lm), `thinking` (Ollama's own API) or as `<think>…</think>` in the content, left
 //! out; usage under OpenAI's, Ollama's or Anthropic's names; an answer cut off at the token
-//! limit marked so. An answer with no text is an error that says why, never a panic.
+//! limit marked so. Tool calls come as OpenAI's `tool_calls` (arguments a JSON string, which
+//! may be invalid, or an object as Ollama sends them, ids missing on some servers), the older
+//! `function_call`, `<tool_call>` JSON inside the content (a server that did not parse its
+//! model's calls), or Anthropic's `tool_use` blocks; they are read whatever `finish_reason`
+//! says. An answer with neither text nor calls is an error that says why, never a panic.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::Reply;
+use super::{Reply, ToolCall};
 
 /// Where edit blocks begin: reasoning that holds them (a server that put the whole answer in
 /// its reasoning field) is the answer.
@@ -32,7 +36,11 @@ pub fn chat_completion(value: &Value) -> Result<Reply, String> {
         .or_else(|| value.get("done_reason"))
         .and_then(Value::as_str)
         .unwrap_or("");
-    let content = text_of(message.get("content"));
+    let mut content = text_of(message.get("content"));
+    let mut tool_calls = openai_tool_calls(message);
+    if tool_calls.is_empty() {
+        (content, tool_calls) = calls_in_text(&content);
+    }
     let reasoning = ["reasoning_content", "reasoning", "thinking"]
         .iter()
         .map(|key| text_of(message.get(*key)))
@@ -45,13 +53,118 @@ pub fn chat_completion(value: &Value) -> Result<Reply, String> {
             .find_map(Value::as_u64)
             .unwrap_or(0)
     };
+    let text = without_thinking(&content);
+    let mut turn = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { text.clone().into() }});
+    if !tool_calls.is_empty() {
+        turn["tool_calls"] = tool_calls
+            .iter()
+            .map(|call| {
+                // Sent back as valid JSON whatever came: some servers parse the history's
+                // arguments, and refuse the request when they cannot.
+                let arguments = call.arguments.as_ref().unwrap_or(&json!({})).to_string();
+                json!({"id": call.id, "type": "function",
+                       "function": {"name": call.name, "arguments": arguments}})
+            })
+            .collect();
+    }
     reply(
-        without_thinking(&content),
+        Reply {
+            text,
+            tool_calls,
+            turn,
+            tokens_in: count(&["prompt_tokens", "prompt_eval_count"]),
+            tokens_out: count(&["completion_tokens", "eval_count"]),
+            cut_off: finish == "length",
+        },
         &reasoning,
-        finish == "length",
-        count(&["prompt_tokens", "prompt_eval_count"]),
-        count(&["completion_tokens", "eval_count"]),
     )
+}
+
+/// A chat message's tool calls (`tool_calls`, or the older `function_call`).
+fn openai_tool_calls(message: &Value) -> Vec<ToolCall> {
+    let calls = match (message.get("tool_calls"), message.get("function_call")) {
+        (Some(Value::Array(calls)), _) => calls.clone(),
+        (_, Some(call)) if call.is_object() => vec![json!({"function": call})],
+        _ => Vec::new(),
+    };
+    calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let function = call.get("function").unwrap_or(call);
+            tool_call(
+                index,
+                call.get("id"),
+                function.get("name"),
+                function.get("arguments").or(function.get("parameters")),
+            )
+        })
+        .collect()
+}
+
+/// Calls written as `<tool_call>{"name": ..., "arguments": ...}</tool_call>` in the text (the
+/// Hermes format many local models use), and the text without them.
+fn calls_in_text(content: &str) -> (String, Vec<ToolCall>) {
+    const OPEN: &str = "<tool_call>";
+    const CLOSE: &str = "</tool_call>";
+    let mut calls = Vec::new();
+    let mut text = String::new();
+    let mut rest = content;
+    while let Some(start) = rest.find(OPEN) {
+        let Some(length) = rest[start..].find(CLOSE) else {
+            break;
+        };
+        let inner = &rest[start + OPEN.len()..start + length];
+        let Ok(call) = serde_json::from_str::<Value>(inner.trim()) else {
+            break;
+        };
+        text.push_str(&rest[..start]);
+        calls.push(tool_call(
+            calls.len(),
+            None,
+            call.get("name"),
+            call.get("arguments").or(call.get("parameters")),
+        ));
+        rest = &rest[start + length + CLOSE.len()..];
+    }
+    text.push_str(rest);
+    (text, calls)
+}
+
+/// One call made one shape: an id made up when none came, the arguments read from a JSON
+/// string (even one encoded twice) or taken as they are.
+fn tool_call(
+    index: usize,
+    id: Option<&Value>,
+    name: Option<&Value>,
+    arguments: Option<&Value>,
+) -> ToolCall {
+    let id = id
+        .and_then(Value::as_str)
+        .filter(|id| !id.trim().is_empty())
+        .map_or_else(|| format!("call_{}", index + 1), str::to_string);
+    let name = name.and_then(Value::as_str).unwrap_or_default().to_string();
+    let from_text = |text: &str| -> Result<Value, String> {
+        if text.trim().is_empty() {
+            return Ok(json!({}));
+        }
+        match serde_json::from_str(text) {
+            Ok(Value::String(inner)) => serde_json::from_str(&inner)
+                .map_err(|err| format!("the arguments are not a JSON object ({err})")),
+            Ok(value) => Ok(value),
+            Err(err) => Err(format!("the arguments are not JSON ({err})")),
+        }
+    };
+    let arguments = match arguments {
+        None | Some(Value::Null) => Ok(json!({})),
+        Some(Value::String(text)) => from_text(text),
+        Some(value) => Ok(value.clone()),
+    };
+    ToolCall {
+        id,
+        name,
+        arguments,
+    }
 }
 
 /// An Anthropic message: its text blocks (thinking blocks left out).
@@ -81,43 +194,48 @@ pub fn anthropic_message(value: &Value) -> Result<Reply, String> {
             .and_then(Value::as_u64)
             .unwrap_or(0)
     };
-    let cut_off = value.get("stop_reason").and_then(Value::as_str) == Some("max_tokens");
+    let tool_calls = blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .enumerate()
+        .map(|(index, block)| {
+            tool_call(
+                index,
+                block.get("id"),
+                block.get("name"),
+                block.get("input"),
+            )
+        })
+        .collect();
     reply(
-        without_thinking(&block_text("text", "text")),
+        Reply {
+            text: without_thinking(&block_text("text", "text")),
+            tool_calls,
+            turn: json!({"role": "assistant", "content": blocks}),
+            tokens_in: usage("input_tokens")
+                + usage("cache_creation_input_tokens")
+                + usage("cache_read_input_tokens"),
+            tokens_out: usage("output_tokens"),
+            cut_off: value.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
+        },
         &block_text("thinking", "thinking"),
-        cut_off,
-        usage("input_tokens")
-            + usage("cache_creation_input_tokens")
-            + usage("cache_read_input_tokens"),
-        usage("output_tokens"),
     )
 }
 
-fn reply(
-    text: String,
-    reasoning: &str,
-    cut_off: bool,
-    tokens_in: u64,
-    tokens_out: u64,
-) -> Result<Reply, String> {
-    let text = if text.trim().is_empty() && EDIT_MARKERS.iter().any(|m| reasoning.contains(m)) {
-        without_thinking(reasoning)
-    } else {
-        text
-    };
-    if text.trim().is_empty() {
-        return Err(if cut_off {
+/// `reply`, its text taken from the reasoning when only that holds edit blocks; an error when
+/// it has neither text nor calls.
+fn reply(mut reply: Reply, reasoning: &str) -> Result<Reply, String> {
+    if reply.text.trim().is_empty() && EDIT_MARKERS.iter().any(|m| reasoning.contains(m)) {
+        reply.text = without_thinking(reasoning);
+    }
+    if reply.text.trim().is_empty() && reply.tool_calls.is_empty() {
+        return Err(if reply.cut_off {
             "it was cut off at the token limit before it answered (while reasoning)".into()
         } else {
             "the answer is empty".into()
         });
     }
-    Ok(Reply {
-        text,
-        tokens_in,
-        tokens_out,
-        cut_off,
-    })
+    Ok(reply)
 }
 
 /// A content field as text: a string, or the text of its parts.
@@ -206,6 +324,64 @@ mod tests {
                 .unwrap_err()
                 .contains("overloaded")
         );
+    }
+
+    #[test]
+    fn tool_calls_are_read_however_servers_send_them() {
+        // Arguments as a string, as an object without an id (Ollama), as invalid JSON, and
+        // encoded twice; with `finish_reason: stop` and no content.
+        let reply = chat_completion(&json!({"choices": [{"message": {"content": null,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "edit_file",
+                 "arguments": "{\"path\": \"a.py\"}"}},
+                {"function": {"name": "write_file", "arguments": {"path": "b.py"}}},
+                {"id": "", "function": {"name": "edit_file", "arguments": "{\"path\": "}},
+                {"id": "c4", "function": {"name": "edit_file", "arguments": "\"{}\""}}]},
+            "finish_reason": "stop"}]}))
+        .unwrap();
+        let calls = &reply.tool_calls;
+        assert_eq!(calls.len(), 4);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("c1", "edit_file")
+        );
+        assert_eq!(calls[0].arguments, Ok(json!({"path": "a.py"})));
+        assert_eq!(calls[1].id, "call_2");
+        assert_eq!(calls[1].arguments, Ok(json!({"path": "b.py"})));
+        assert_eq!(calls[2].id, "call_3");
+        assert!(calls[2]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("not JSON"));
+        assert_eq!(calls[3].arguments, Ok(json!({})));
+        // The turn sent back carries the ids made up and arguments that are JSON.
+        let turn = &reply.turn["tool_calls"];
+        assert_eq!(turn[1]["id"], "call_2");
+        assert_eq!(turn[1]["function"]["arguments"], "{\"path\":\"b.py\"}");
+        assert_eq!(turn[2]["function"]["arguments"], "{}");
+        assert!(reply.turn["content"].is_null());
+    }
+
+    #[test]
+    fn calls_written_in_the_text_and_the_older_function_call_are_read() {
+        let reply = chat_completion(&json!({"choices": [{"message": {"content":
+            "Fixing it.\n<tool_call>\n{\"name\": \"edit_file\", \"arguments\": {\"path\": \"x\"}}\n</tool_call>"}}]}))
+        .unwrap();
+        assert_eq!(reply.text, "Fixing it.");
+        assert_eq!(reply.tool_calls[0].name, "edit_file");
+        assert_eq!(reply.tool_calls[0].arguments, Ok(json!({"path": "x"})));
+        let reply = chat_completion(&json!({"choices": [{"message": {"content": "",
+            "function_call": {"name": "write_file", "arguments": "{}"}}}]}))
+        .unwrap();
+        assert_eq!(reply.tool_calls[0].name, "write_file");
+        let reply = anthropic_message(&json!({"content": [{"type": "thinking", "thinking": "t",
+            "signature": "s"}, {"type": "tool_use", "id": "toolu_1", "name": "edit_file",
+            "input": {"path": "y"}}], "stop_reason": "tool_use"}))
+        .unwrap();
+        assert_eq!(reply.tool_calls[0].id, "toolu_1");
+        // Thinking blocks go back unchanged.
+        assert_eq!(reply.turn["content"][0]["signature"], "s");
     }
 
     #[test]

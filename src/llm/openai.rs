@@ -1,20 +1,43 @@
-//! OpenAI-compatible chat completions: `POST {base}/chat/completions` with a bearer key, and
-//! `GET {base}/models` for a local server's model when none is named.
+//! OpenAI-compatible chat completions: `POST {base}/chat/completions` with a bearer key, tools
+//! as `functions` and their results as `tool` messages; and `GET {base}/models` for a local
+//! server's model when none is named.
 
 use serde_json::{json, Value};
 
-use super::{call, normalise, Model, Prompt, Reply};
+use super::{call, normalise, post, Answer, Message, Model, Prompt, Tool};
 use crate::error::Failure;
 use crate::http::{Client, Method};
 
-pub fn ask(http: &Client, model: &Model, prompt: &Prompt) -> Result<Reply, Failure> {
+pub fn ask(
+    http: &Client,
+    model: &Model,
+    prompt: &Prompt,
+    tools: &[Tool],
+) -> Result<Answer, Failure> {
+    let mut messages = vec![json!({"role": "system", "content": prompt.system})];
+    for message in prompt.messages {
+        match message {
+            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant(turn) => messages.push(turn.clone()),
+            Message::ToolResults(results) => messages.extend(results.iter().map(|result| {
+                json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
+            })),
+        }
+    }
     let mut body = json!({
         "model": model.name.as_deref().unwrap_or_default(),
-        "messages": [
-            {"role": "system", "content": prompt.system},
-            {"role": "user", "content": prompt.user},
-        ],
+        "messages": messages,
     });
+    if !tools.is_empty() {
+        body["tools"] = tools
+            .iter()
+            .map(|tool| {
+                json!({"type": "function", "function": {"name": tool.name,
+                    "description": tool.description, "parameters": tool.parameters}})
+            })
+            .collect();
+        body["tool_choice"] = "auto".into();
+    }
     // OpenAI's newer models refuse `max_tokens`; local servers know only it.
     let limit = if model.base_url.starts_with(super::OPENAI_URL) {
         "max_completion_tokens"
@@ -24,16 +47,21 @@ pub fn ask(http: &Client, model: &Model, prompt: &Prompt) -> Result<Reply, Failu
     body[limit] = prompt.max_tokens.into();
     let url = format!("{}/chat/completions", model.base_url);
     let auth = bearer(model);
-    let value = call(
+    let Some(value) = post(
         http,
         model,
-        Method::Post,
         &url,
         &auth_header(&auth),
-        Some(&body.to_string()),
+        &body,
+        tools,
         "chat completion",
-    )?;
-    normalise::chat_completion(&value).map_err(|problem| super::no_answer(model, &problem))
+    )?
+    else {
+        return Ok(Answer::ToolsRefused);
+    };
+    normalise::chat_completion(&value)
+        .map(Answer::Reply)
+        .map_err(|problem| super::no_answer(model, &problem))
 }
 
 /// The key as a bearer token, when there is one.

@@ -52,7 +52,8 @@ pub struct Output {
     pub written: bool,
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+/// What no edit can be: an empty `old_string`, or one the same as `new_string`.
+pub fn check(input: &Input) -> Result<(), ToolError> {
     if input.old_string.is_empty() {
         return Err(tool_error(
             "old_string is empty; use write_file to create a file",
@@ -63,6 +64,11 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             "old_string and new_string are the same; nothing to change",
         ));
     }
+    Ok(())
+}
+
+pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+    check(&input)?;
     let confined = context.roots.confine_file(&input.path)?;
     let editing = exclusive();
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;

@@ -11,13 +11,13 @@ use crate::util::{
     autocoder_bin, dry_run_pr, git, is_root, section_of, with_project, Run, TempDir, Test,
 };
 
-const KEY: &str = "sk-test-key-4242";
+pub(crate) const KEY: &str = "sk-test-key-4242";
 /// A credential in heal's environment, which must reach no request.
-const GITHUB_SECRET: &str = "ghp_never-leave-this-machine";
+pub(crate) const GITHUB_SECRET: &str = "ghp_never-leave-this-machine";
 
 const FIX_DISCOUNT: &str = "The discount is subtracted.\n\nshop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * (100 + percent) // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
 const FIX_BULK: &str = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    if quantity > 50:\n        return 20\n    if quantity > 10:\n=======\n    if quantity >= 50:\n        return 20\n    if quantity >= 10:\n>>>>>>> REPLACE\n```\n";
-const CHAT: &str = "POST /v1/chat/completions";
+pub(crate) const CHAT: &str = "POST /v1/chat/completions";
 
 /// A chat completion whose answer is `text`.
 fn chat(text: &str) -> Reply {
@@ -32,7 +32,7 @@ fn chat(text: &str) -> Reply {
 }
 
 /// The shop sample as a clone with one commit, and heal pointed at `server`.
-fn shop(server: &FakeServer) -> Test {
+pub(crate) fn shop(server: &FakeServer) -> Test {
     let test = with_project("shop-python");
     git(test.path(), &["init", "-q", "-b", "main"]);
     git(test.path(), &["add", "-A"]);
@@ -62,11 +62,11 @@ fn shop(server: &FakeServer) -> Test {
 }
 
 #[track_caller]
-fn heal_of(run: &Run) -> Value {
+pub(crate) fn heal_of(run: &Run) -> Value {
     section_of(run, "heal")
 }
 
-fn pricing(run: &Run) -> String {
+pub(crate) fn pricing(run: &Run) -> String {
     std::fs::read_to_string(run.dir.path().join("shop/pricing.py")).unwrap()
 }
 
@@ -82,7 +82,7 @@ fn message(request: &Request, role: &str) -> String {
         .unwrap_or_default()
 }
 
-fn no_secret_in(requests: &[Request]) {
+pub(crate) fn no_secret_in(requests: &[Request]) {
     for request in requests {
         assert!(
             !request.body.contains(GITHUB_SECRET),
@@ -162,6 +162,82 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     assert!(kinds.contains(&"edit".to_string()));
     assert_eq!(kinds.last().map(String::as_str), Some("end"));
     assert!(!events.contains(KEY));
+    // Not on a terminal: plain lines, the last one the summary.
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("autocoder heal: attempt 1: asking fake-coder"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with(
+            "autocoder heal: green: green after 1 attempt · 1 attempt · 1280 tokens · "
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn on_a_terminal_the_steps_share_one_live_line() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            chat(FIX_DISCOUNT),
+            chat(FIX_BULK).delayed(Duration::from_millis(1500)),
+        ],
+    )]);
+    let test = shop(&server);
+    let home = TempDir::new();
+    // `script` gives heal a terminal for its stderr; its JSON goes to a file.
+    let command = format!(
+        "{} heal --engine llm --base-url {}/v1 --model fake-coder > out.json",
+        autocoder_bin().display(),
+        server.url()
+    );
+    let output = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(test.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join(".cache"))
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(test.path().join("out.json")).unwrap())
+            .unwrap();
+    assert_eq!(document["heal"]["status"], "green");
+    // Each step rewrites the line in place; the wait for the model counts its seconds.
+    assert!(
+        shown.contains("\r\x1b[2Kautocoder heal: running the tests to see what fails"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("\r\x1b[2Kautocoder heal: attempt 2: asking fake-coder"),
+        "{shown:?}"
+    );
+    assert!(shown.contains(" · 1 s"), "{shown:?}");
+    assert!(
+        shown.contains("\r\x1b[2Kautocoder heal: attempt 1: testing the 3 failing tests"),
+        "{shown:?}"
+    );
+    // What each attempt came to stays, on a line of its own, as does the summary at the end.
+    assert!(
+        shown.contains(
+            "\r\x1b[2Kautocoder heal: attempt 1: 1 block applied; 1 of 3 failing tests fixed"
+        ),
+        "{shown:?}"
+    );
+    let last = shown.trim_end().rsplit('\n').next().unwrap();
+    assert!(
+        last.contains("autocoder heal: green: green after 2 attempts"),
+        "{shown:?}"
+    );
 }
 
 #[test]

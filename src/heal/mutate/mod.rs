@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 
 use self::operators::Candidate;
 use self::syntax::Lang;
-use super::edits::Edit;
+use super::edits::{Edit, EditKind};
 use super::tree::{Contents, Tree};
 use super::{Context, Engine, Proposal, Proposed};
 use crate::error::Failure;
@@ -72,7 +72,7 @@ impl Engine for MutateEngine {
                     path: candidate.path.clone(),
                     search: String::new(),
                     replace: changed,
-                    whole_file: true,
+                    kind: EditKind::WholeFile,
                 }],
                 label: Some(format!(
                     "{} at {}:{}",
