@@ -206,10 +206,15 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session with `model`, whose server is known to answer: a local server unnamed model
+    /// is asked for, otherwise the server is connected to, so that a server not started is said
+    /// before any test runs.
     pub fn new(mut model: Model, timeout: Duration) -> Result<Session, Failure> {
         let http = Client::new("model", timeout, Duration::from_secs(120));
         if model.name.is_none() {
             model.name = Some(openai::first_model(&http, &model)?);
+        } else {
+            listens(&model)?;
         }
         Ok(Session {
             model,
@@ -249,6 +254,49 @@ impl Session {
             Provider::Anthropic => anthropic::ask(&self.http, &self.model, prompt, tools),
         }
     }
+}
+
+/// Whether the model's server takes connections (checked within a few seconds). Not checked
+/// through a proxy, which the HTTP client would use and this would not.
+fn listens(model: &Model) -> Result<(), Failure> {
+    const PROXIES: [&str; 6] = [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ];
+    if PROXIES.iter().any(|name| std::env::var_os(name).is_some()) {
+        return Ok(());
+    }
+    let (scheme, rest) = model.base_url.split_once("://").unwrap_or(("http", ""));
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    let with_port = match host_port.rsplit_once(':') {
+        Some((_, port)) if !port.is_empty() && !port.contains(']') => host_port.to_string(),
+        _ => format!("{host_port}:{default_port}"),
+    };
+    let unreachable = |err: String| {
+        Failure::external(format!(
+            "the model server at {} does not answer: {err}",
+            crate::http::without_userinfo(&model.base_url)
+        ))
+        .with_hint("start the server, or check --base-url / AUTOCODER_BASE_URL")
+    };
+    let addresses = std::net::ToSocketAddrs::to_socket_addrs(&with_port.as_str())
+        .map_err(|err| unreachable(err.to_string()))?;
+    let mut last = String::from("its name resolves to no address");
+    for address in addresses {
+        match std::net::TcpStream::connect_timeout(&address, Duration::from_secs(5)) {
+            Ok(_) => return Ok(()),
+            Err(err) => last = err.to_string(),
+        }
+    }
+    Err(unreachable(last))
 }
 
 /// Sends one request and reads its answer as JSON.

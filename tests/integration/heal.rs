@@ -483,6 +483,32 @@ fn a_server_that_hangs_up_is_an_error_after_retries() {
 }
 
 #[test]
+fn a_server_not_started_is_said_before_any_test_runs() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = with_project("shop-python")
+        .args(["heal", "--engine", "llm", "--model", "fake-coder"])
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .run()
+        .expect_status(3);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains(&format!(
+            "the model server at http://127.0.0.1:{port}/v1 does not answer"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: start the server"), "{stderr}");
+    assert!(!stderr.contains("running the tests"), "{stderr}");
+    assert!(run.stdout().is_empty(), "a document was written");
+}
+
+#[test]
 fn a_failure_after_an_attempt_still_writes_what_was_found() {
     let server = FakeServer::start(vec![(
         CHAT,
