@@ -75,7 +75,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         document.set_workspace(&workspace);
     }
     let passed = report.outcome == Outcome::Passed;
-    // Stopped by SIGINT, SIGTERM or SIGHUP: that signal's status, as `sandbox` ends with, so
+    // Stopped by SIGINT, SIGTERM, SIGHUP or SIGQUIT: that signal's status, as `sandbox` ends with, so
     // that a caller tells an interruption from failing tests.
     let interrupted = report
         .sandbox

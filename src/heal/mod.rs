@@ -138,8 +138,8 @@ pub fn heal(
     stages: Vec<Stage>,
     events: &mut Events,
 ) -> Result<Healed, Failure> {
-    // SIGINT, SIGTERM and SIGHUP are read, not obeyed: an interrupted repair ends between steps,
-    // with the user's tree as it was and the document written.
+    // SIGINT, SIGTERM, SIGHUP and SIGQUIT are read, not obeyed: an interrupted repair ends
+    // between steps, with the user's tree as it was and the document written.
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
     let mut tree = Tree::copy_of(&request.workspace)?;

@@ -30,7 +30,7 @@ pub struct SandboxResult {
     /// The signal that killed the command, if any.
     pub signal: Option<i32>,
     pub timed_out: bool,
-    /// The signal that made us stop the command early (SIGINT, SIGTERM, SIGHUP), if any.
+    /// The signal that made us stop the command early (SIGINT, SIGTERM, SIGHUP, SIGQUIT), if any.
     #[serde(skip)]
     pub interrupted: Option<i32>,
     pub limit_hit: Option<LimitHit>,

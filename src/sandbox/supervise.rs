@@ -18,7 +18,7 @@ pub struct Supervised {
     pub stdout: Option<OutputCapture>,
     pub stderr: Option<OutputCapture>,
     pub timed_out: bool,
-    /// The signal (SIGINT, SIGTERM, SIGHUP) that made us stop the command, if any.
+    /// The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that made us stop the command, if any.
     pub interrupted: Option<i32>,
     /// The raw wait status of the process we started; `None` when watching ended with its
     /// `status` line (`Watch::ends_with_status`), before it was reaped.
@@ -118,10 +118,10 @@ impl Relay {
     }
 }
 
-/// SIGINT, SIGTERM and SIGHUP, held back while a command runs, so that Ctrl-C or a CI runner's
-/// cancellation stops the sandbox and cleans up (its processes, its cgroups) instead of killing
-/// us and leaving them behind. Block them before the command starts; the command itself starts
-/// with an empty signal mask.
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT, held back while a command runs, so that Ctrl-C (or
+/// Ctrl-\\) or a CI runner's cancellation stops the sandbox and cleans up (its processes, its
+/// cgroups) instead of killing us and leaving them behind. Block them before the command starts;
+/// the command itself starts with an empty signal mask.
 pub struct TerminationSignals {
     fd: OwnedFd,
     previous: libc::sigset_t,
@@ -134,7 +134,7 @@ impl TerminationSignals {
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
                 libc::sigaddset(&mut set, signal);
             }
             let mut previous: libc::sigset_t = std::mem::zeroed();

@@ -746,6 +746,16 @@ fn a_file_changed_meanwhile_is_not_overwritten_and_the_change_goes_to_a_patch() 
 
 #[test]
 fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
+    interrupted_during_a_model_call(libc::SIGINT);
+}
+
+#[test]
+fn ctrl_backslash_ends_as_cleanly_as_ctrl_c() {
+    interrupted_during_a_model_call(libc::SIGQUIT);
+}
+
+/// heal sent `signal` while it waits for the model's second answer.
+fn interrupted_during_a_model_call(signal: i32) {
     let server = FakeServer::start(vec![(
         CHAT,
         vec![
@@ -771,7 +781,7 @@ fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
     let interrupted = Instant::now();
     let pid = child.id();
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    unsafe { libc::kill(pid as i32, signal) };
     let output = child.wait_with_output().unwrap();
     assert!(
         interrupted.elapsed() < Duration::from_secs(10),
@@ -779,7 +789,7 @@ fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
     );
     assert_eq!(
         output.status.code(),
-        Some(130),
+        Some(128 + signal),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
@@ -789,7 +799,7 @@ fn ctrl_c_during_a_model_call_ends_at_once_with_the_tree_as_it_was() {
         heal["reason"]
             .as_str()
             .unwrap()
-            .contains("interrupted by signal 2"),
+            .contains(&format!("interrupted by signal {signal}")),
         "{heal:#}"
     );
     assert_eq!(heal["status"], "red");
