@@ -344,6 +344,24 @@ pub struct HealArgs {
     /// Pass an environment variable to the tests: KEY=VALUE sets it, KEY copies it.
     #[arg(long, value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
+
+    /// Task mode: carry out TEXT (a feature, a change) with the model and the tool catalogue,
+    /// tests first, instead of repairing failing tests.
+    #[arg(long, value_name = "TEXT")]
+    pub task: Option<String>,
+
+    /// With --task: files or directories to look at first.
+    #[arg(long, value_name = "PATH", num_args = 1.., requires = "task")]
+    pub paths: Vec<String>,
+
+    /// With --task: the model's steps (replies) at most.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_steps: u32,
+
+    /// With --task: the model's context window in tokens; above 60% of it, older tool results
+    /// are masked.
+    #[arg(long, value_name = "N", default_value_t = 32_000, value_parser = clap::value_parser!(u64).range(4_000..))]
+    pub context_tokens: u64,
 }
 
 /// What `review` writes.

@@ -23,12 +23,26 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
-    let model = match args.engine {
+    if args.task.is_some() && args.engine == Engine::Mutate {
+        return Err(Failure::usage(
+            "--task needs a model; the offline engine repairs failing tests only",
+        )
+        .with_hint("leave out --engine mutate, and name a model (--model, --base-url)"));
+    }
+    let engine = match args.task {
+        Some(_) => Engine::Llm,
+        None => args.engine,
+    };
+    let model = match engine {
         Engine::Mutate => None,
         Engine::Auto => Model::configured(&flags, |name| std::env::var(name).ok())?,
         Engine::Llm => Some(
             Model::configured(&flags, |name| std::env::var(name).ok())?.ok_or_else(|| {
-                Failure::usage("--engine llm needs a model, and none is configured").with_hint(
+                let what = match args.task {
+                    Some(_) => "--task",
+                    None => "--engine llm",
+                };
+                Failure::usage(format!("{what} needs a model, and none is configured")).with_hint(
                     "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b \
                      (Ollama), or AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone \
                      (OPENAI_API_KEY) is not enough",
@@ -80,6 +94,21 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         patch_out: args.patch_out,
         env: args.env.clone(),
     };
+    if !ran_here {
+        document.set_workspace(&workspace);
+    }
+    let started = std::time::Instant::now();
+    if let (Some(text), Some(session)) = (&args.task, &session) {
+        let task = heal::task::Task {
+            text: text.clone(),
+            paths: args.paths.clone(),
+            max_steps: args.max_steps,
+            context_tokens: args.context_tokens,
+        };
+        let secrets = heal::prompt::secrets(session.model().api_key(), &args.env, &workspace);
+        let healed = heal::task::run(request, &task, session, &secrets, &mut events);
+        return conclude(healed, started, document, &mut events, global);
+    }
     let mut stages = Vec::new();
     if args.engine != Engine::Llm {
         stages.push(Stage {
@@ -99,18 +128,27 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             time: None,
         });
     }
-    let started = std::time::Instant::now();
     let healed = heal::heal(request, session.as_deref(), stages, &mut events);
+    conclude(healed, started, document, &mut events, global)
+}
+
+/// The document written with what heal found, and the exit status: 0 green, 1 not green, 3
+/// the model or the sandbox failed, 128+N interrupted by signal N.
+fn conclude(
+    healed: Result<heal::Healed, Failure>,
+    started: std::time::Instant,
+    mut document: RunDocument,
+    events: &mut Events,
+    global: &GlobalArgs,
+) -> Result<i32, Failure> {
     crate::log::end_live();
     let healed = healed?;
     crate::log::info("heal", &summary(&healed.report, started.elapsed()));
     events.emit(
         "end",
-        serde_json::json!({"status": healed.report.status.name(), "attempts": healed.report.attempts.len()}),
+        serde_json::json!({"status": healed.report.status.name(), "attempts": healed.report.attempts.len(),
+                           "steps": healed.report.steps.len()}),
     );
-    if !ran_here {
-        document.set_workspace(&workspace);
-    }
     let status = healed.report.status;
     document.set_heal(&healed.report);
     write_json(std::io::stdout(), document.as_value(), global.pretty)?;
@@ -140,6 +178,9 @@ fn summary(report: &heal::record::HealReport, took: std::time::Duration) -> Stri
             " · {attempts} attempt{}",
             if attempts == 1 { "" } else { "s" }
         ));
+    }
+    if !report.steps.is_empty() {
+        line.push_str(&format!(" · {} tool calls", report.steps.len()));
     }
     let tokens = report.tokens.input + report.tokens.output;
     if tokens > 0 {

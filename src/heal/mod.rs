@@ -12,6 +12,7 @@ mod model;
 mod mutate;
 pub mod prompt;
 pub mod record;
+pub mod task;
 pub mod tree;
 
 use std::collections::BTreeSet;
@@ -168,6 +169,8 @@ pub fn heal(
         tokens: Tokens::default(),
         error: None,
         tests: Some(baseline.report.clone()),
+        summary: None,
+        steps: Vec::new(),
     };
     if let Some(reason) = &baseline.nothing_to_do {
         report.reason = reason.clone();
@@ -723,12 +726,23 @@ fn finish(
     }
     report.engine = best.engine;
     report.tests = Some(best.report.unwrap_or_else(|| baseline.report.clone()));
+    deliver(request, tree, &best.contents, report)
+}
+
+/// The change (`state`, whose diff the report holds) taken to the user's tree when green, else
+/// (or when the tree moved meanwhile) written to a patch file.
+fn deliver(
+    request: &HealRequest,
+    tree: &Tree,
+    state: &Contents,
+    report: &mut HealReport,
+) -> Result<(), Failure> {
     if report.diff.is_empty() {
         return Ok(());
     }
     let shown = crate::text::sanitize_for_terminal(&report.files_changed.join(", "));
     if report.status == HealStatus::Green {
-        match tree.apply_to(&request.workspace, &best.contents)? {
+        match tree.apply_to(&request.workspace, state)? {
             tree::Applied::Done => {
                 report.applied = true;
                 crate::log::info("heal", &format!("green: {shown} written to the workspace"));

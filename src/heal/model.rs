@@ -249,7 +249,7 @@ fn message_len(message: &Message) -> usize {
     }
 }
 
-enum Asked {
+pub(super) enum Asked {
     Answered(Result<Reply, Failure>),
     Interrupted(i32),
 }
@@ -257,7 +257,7 @@ enum Asked {
 /// Asks the model on a thread of its own, so that a signal ends the wait at once (the thread is
 /// left to its request; no sandbox is started after an interruption, so no fork sees it). The
 /// live line says `asking` and the seconds waited.
-fn ask(
+pub(super) fn ask(
     session: &Arc<Session>,
     prompt: &Prompt,
     signals: &TerminationSignals,

@@ -77,7 +77,13 @@ export { clamp } from './clamp.js';
 /// The stable prefix: the rules, the format and the project's files.
 pub fn system(files: &[String]) -> String {
     let mut out = String::from(RULES);
-    out.push_str("\nThe project's files");
+    out.push_str(&file_list(files));
+    out
+}
+
+/// The project's files, listed (the first `LISTED_FILES`).
+pub fn file_list(files: &[String]) -> String {
+    let mut out = String::from("\nThe project's files");
     if files.len() > LISTED_FILES {
         out.push_str(&format!(" (the first {LISTED_FILES} of {})", files.len()));
     }

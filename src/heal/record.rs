@@ -42,6 +42,12 @@ pub struct HealReport {
     pub error: Option<ErrorShown>,
     /// The last full run of the tests, on the change kept.
     pub tests: Option<TestReport>,
+    /// Task mode: the model's account of what it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<super::task::Summary>,
+    /// Task mode: each tool call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<super::task::StepRecord>,
 }
 
 #[derive(Debug, Serialize)]

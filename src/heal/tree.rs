@@ -112,6 +112,25 @@ impl Tree {
         Ok(())
     }
 
+    /// Before a tool writes `path` in the copy: the file as it was is remembered (on the first
+    /// write), and its name as the diff gives it is returned.
+    pub fn will_write(&mut self, path: &str) -> Result<String, String> {
+        let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
+        let relative = confined.relative.to_string_lossy().into_owned();
+        if !self.originals.contains_key(&relative) {
+            let original = read_file(&self.roots, &relative)?;
+            self.originals.insert(relative.clone(), original);
+        }
+        Ok(relative)
+    }
+
+    /// After a tool wrote `relative` (named by `will_write`): the file as it is now.
+    pub fn wrote(&mut self, relative: &str) -> Result<(), String> {
+        let now = read_file(&self.roots, relative)?;
+        self.current.insert(relative.to_string(), now);
+        Ok(())
+    }
+
     /// Whether `path` leads through a symbolic link in the copy (a link the project holds, or
     /// one its tests made): an edit there could land in a file other than the one named.
     pub fn through_link(&self, path: &str) -> bool {

@@ -10,6 +10,7 @@ mod fetch_issue;
 mod git_fixtures;
 mod heal;
 mod heal_mutate;
+mod heal_task;
 mod heal_tools;
 mod mcp;
 mod mcp_session;

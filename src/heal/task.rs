@@ -1,0 +1,582 @@
+//! Task mode (`heal --task`): a coding task carried out by a model as an agent loop over the
+//! tool catalogue, called in process (the functions `mcp` serves), plus `finish`. It works in
+//! heal's private copy; the change is what its `edit_file` and `write_file` calls wrote, taken to
+//! the user's tree by a repair's rules, and only when the whole suite passes at the end.
+//! Results over 10,000 characters keep their head and tail; three replies in a row without a
+//! call, four identical calls with identical results, or three identical failing calls end the
+//! run as stuck; above 60% of the context window the oldest results are masked.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::model::{ask, Asked};
+use super::record::{ErrorShown, Events, HealReport, ModelShown, Tokens};
+use super::tree::Tree;
+use super::{baseline, deliver, prompt, HealRequest, Healed};
+use crate::error::Failure;
+use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
+use crate::run_document::{HealStatus, Outcome};
+use crate::sandbox::supervise::TerminationSignals;
+use crate::tools::{self, CallError, CATALOGUE};
+use crate::workspace::jail::Roots;
+
+/// A result is cut to its head and tail beyond this many characters.
+const MAX_OBSERVATION: usize = 10_000;
+/// Tokens a reply may take.
+const REPLY_TOKENS: u32 = 8192;
+
+const RULES: &str = "You carry out a coding task in a software project, with tools. Work in \
+steps: look at the files that matter (list_files, read_file, search_text); when the task can be \
+shown by a test, write or name that test first and run it (run_tests) to see it fail; make the \
+change with edit_file and write_file; run the tests until the whole suite passes; then call \
+finish with a short summary of what you changed. Only what edit_file and write_file write is \
+kept: files that run_command changes are not. Paths are relative to the project's root. \
+Commands and tests run in a sandbox without network. Keep each call small: edit with a short \
+old_string rather than rewriting a file.\n";
+
+const FINISH: &str = "Say that the task is done, with a short summary of what was changed and \
+how it was tested. Call it once, last.";
+
+/// What the user asked for, and the loop's limits.
+pub struct Task {
+    pub text: String,
+    /// Files or directories to look at first.
+    pub paths: Vec<String>,
+    pub max_steps: u32,
+    /// The model's context window, in tokens.
+    pub context_tokens: u64,
+}
+
+/// One tool call, as the document's `steps` lists it.
+#[derive(Debug, Serialize)]
+pub struct StepRecord {
+    /// The model's reply it was in.
+    pub step: u32,
+    pub tool: String,
+    /// The arguments, long strings cut.
+    pub arguments: Value,
+    pub result_chars: usize,
+    pub is_error: bool,
+    pub seconds: f64,
+}
+
+/// The model's own account of what it did, marked as such.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub by: &'static str,
+    pub text: String,
+}
+
+/// Why the loop ended.
+enum End {
+    Finished,
+    Limit(String),
+    Stuck(String),
+    Interrupted(i32),
+    Failed(Failure),
+}
+
+/// Runs `task` in a copy of the request's workspace with `session`'s model.
+pub fn run(
+    request: HealRequest,
+    task: &Task,
+    session: &Arc<Session>,
+    secrets: &[String],
+    events: &mut Events,
+) -> Result<Healed, Failure> {
+    let signals = TerminationSignals::block()?;
+    let deadline = Instant::now() + request.timeout;
+    let mut tree = Tree::copy_of(&request.workspace)?;
+    let files = crate::testmap::project_files(tree.path(), 10_000);
+    let context = tools::Context {
+        roots: Roots::new(&[tree.path().to_path_buf()])
+            .map_err(|err| Failure::external(format!("heal's copy: {err}")))?,
+    };
+    let model = session.model();
+    let mut report = HealReport {
+        mode: "task",
+        status: HealStatus::NoChange,
+        engine: Some("llm"),
+        model: Some(ModelShown {
+            provider: model.provider.name(),
+            name: model.name.clone().unwrap_or_default(),
+            base_url: crate::http::without_userinfo(&model.base_url),
+        }),
+        reason: String::new(),
+        attempts: Vec::new(),
+        candidates_tried: 0,
+        flaky: Vec::new(),
+        failing_before: Vec::new(),
+        diff: String::new(),
+        files_changed: Vec::new(),
+        applied: false,
+        patch_file: None,
+        tokens: Tokens::default(),
+        error: None,
+        tests: None,
+        summary: None,
+        steps: Vec::new(),
+    };
+    let mut agent = Agent {
+        session,
+        secrets,
+        tools: offered_tools(),
+        system: prompt::withheld(&format!("{RULES}{}", prompt::file_list(&files)), secrets),
+        messages: vec![Message::User(prompt::withheld(
+            &first_message(task),
+            secrets,
+        ))],
+        context: &context,
+        tree: &mut tree,
+        report: &mut report,
+        events,
+        signals: &signals,
+        history: Vec::new(),
+        silent_replies: 0,
+        budget_chars: (task.context_tokens as f64 * 0.6 * 4.0) as usize,
+    };
+    let mut end = End::Limit(format!("all {} steps were taken", task.max_steps));
+    for step in 1..=task.max_steps {
+        if let Some(signal) = signals.take() {
+            end = End::Interrupted(signal);
+            break;
+        }
+        if Instant::now() >= deadline {
+            end = End::Limit("the time budget ran out".into());
+            break;
+        }
+        let used = agent.report.tokens.input + agent.report.tokens.output;
+        if let Some(limit) = request.token_budget.filter(|limit| used >= *limit) {
+            end = End::Limit(format!("the token budget ({limit}) is spent ({used} used)"));
+            break;
+        }
+        if let Some(ended) = agent.step(step) {
+            end = ended;
+            break;
+        }
+    }
+    drop(agent);
+    conclude(&request, &tree, report, end)
+}
+
+/// The loop's state.
+struct Agent<'a> {
+    session: &'a Arc<Session>,
+    secrets: &'a [String],
+    tools: Vec<Tool>,
+    system: String,
+    messages: Vec<Message>,
+    context: &'a tools::Context,
+    tree: &'a mut Tree,
+    report: &'a mut HealReport,
+    events: &'a mut Events,
+    signals: &'a TerminationSignals,
+    /// Each call made: (its name and arguments, its result, whether it failed).
+    history: Vec<(String, String, bool)>,
+    /// Replies in a row without a tool call.
+    silent_replies: u32,
+    /// The conversation's size, in characters, above which old results are masked.
+    budget_chars: usize,
+}
+
+impl Agent<'_> {
+    /// One reply and its calls; the end, when this step ends the loop.
+    fn step(&mut self, step: u32) -> Option<End> {
+        self.mask_old_results();
+        let sent = self.system.len() + self.messages.iter().map(message_len).sum::<usize>();
+        let asking = format!(
+            "step {step}: asking {} (~{} tokens)",
+            self.session.model().name.as_deref().unwrap_or("the model"),
+            sent / 4
+        );
+        crate::log::step("heal", &asking);
+        let asked = Instant::now();
+        let prompt = Prompt {
+            system: &self.system,
+            messages: &self.messages,
+            tools: &self.tools,
+            max_tokens: REPLY_TOKENS,
+        };
+        let reply = match ask(self.session, &prompt, self.signals, &asking) {
+            Asked::Interrupted(signal) => return Some(End::Interrupted(signal)),
+            Asked::Answered(Err(failure)) => return Some(End::Failed(failure)),
+            Asked::Answered(Ok(reply)) => reply,
+        };
+        let tokens = Tokens {
+            input: match reply.tokens_in {
+                0 => (sent / 4) as u64,
+                counted => counted,
+            },
+            output: match reply.tokens_out {
+                0 => (reply.turn.to_string().len() / 4) as u64,
+                counted => counted,
+            },
+        };
+        self.report.tokens.input += tokens.input;
+        self.report.tokens.output += tokens.output;
+        self.events.emit(
+            "model_call",
+            json!({"step": step, "tokens_in": tokens.input, "tokens_out": tokens.output,
+                   "latency_ms": asked.elapsed().as_millis() as u64,
+                   "tool_calls": reply.tool_calls.len(), "cut_off": reply.cut_off}),
+        );
+        self.messages.push(Message::Assistant(reply.turn.clone()));
+        if reply.tool_calls.is_empty() {
+            return self.no_call(step, &reply);
+        }
+        self.silent_replies = 0;
+        let mut results = Vec::new();
+        let mut finished = false;
+        for call in &reply.tool_calls {
+            if call.name == "finish" {
+                let summary = call
+                    .arguments
+                    .as_ref()
+                    .ok()
+                    .and_then(|arguments| arguments.get("summary"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                self.report.summary = Some(Summary {
+                    by: "model",
+                    text: prompt::withheld(summary, self.secrets),
+                });
+                results.push(ToolResult {
+                    call_id: call.id.clone(),
+                    content: "finished".into(),
+                    is_error: false,
+                });
+                finished = true;
+                continue;
+            }
+            let (result, interrupted) = self.call(step, call);
+            results.push(result);
+            if let Some(signal) = interrupted {
+                self.messages.push(Message::ToolResults(results));
+                return Some(End::Interrupted(signal));
+            }
+        }
+        self.messages.push(Message::ToolResults(results));
+        if finished {
+            return Some(End::Finished);
+        }
+        self.stuck()
+    }
+
+    /// A reply without a call: told to call one; the third in a row ends the loop.
+    fn no_call(&mut self, step: u32, reply: &Reply) -> Option<End> {
+        self.silent_replies += 1;
+        crate::log::info("heal", &format!("step {step}: the reply called no tool"));
+        if self.silent_replies >= 3 {
+            return Some(End::Stuck("three replies in a row called no tool".into()));
+        }
+        let said = match reply.cut_off {
+            true => "Your reply was cut off at the token limit before it called a tool. Make smaller calls: edit_file with a short old_string, one file at a time.",
+            false => "Your reply called no tool. Work with the tools; when the task is done and the tests pass, call finish.",
+        };
+        self.messages.push(Message::User(said.into()));
+        None
+    }
+
+    /// Makes one call (a signal ends it at once) and keeps its record; its result, and the
+    /// signal that interrupted it.
+    fn call(&mut self, step: u32, call: &ToolCall) -> (ToolResult, Option<i32>) {
+        let started = Instant::now();
+        let writes = matches!(call.name.as_str(), "edit_file" | "write_file");
+        let path = call
+            .arguments
+            .as_ref()
+            .ok()
+            .and_then(|arguments| arguments.get("path"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let written = match (&path, writes) {
+            (Some(path), true) => self.tree.will_write(path).ok(),
+            _ => None,
+        };
+        crate::log::step(
+            "heal",
+            &format!(
+                "step {step}: {}{}",
+                call.name,
+                path.as_deref().map(|p| format!(" {p}")).unwrap_or_default()
+            ),
+        );
+        let (outcome, interrupted) = match &call.arguments {
+            Err(why) => (Err(why.clone()), None),
+            Ok(arguments) => self.invoke(&call.name, arguments.clone()),
+        };
+        if let (Some(relative), Ok(_)) = (&written, &outcome) {
+            if let Err(err) = self.tree.wrote(relative) {
+                crate::log::warn("heal", &format!("cannot read back {relative}: {err}"));
+            }
+        }
+        let is_error = outcome.is_err();
+        let text = match outcome {
+            Ok(text) | Err(text) => text,
+        };
+        let text = prompt::withheld(&self.tree.without_copy_path(&text), self.secrets);
+        let content = observation(&text);
+        let seconds = started.elapsed().as_secs_f64();
+        self.events.emit(
+            "tool_call",
+            json!({"step": step, "tool": call.name, "is_error": is_error,
+                   "result_chars": text.chars().count(), "duration_ms": (seconds * 1000.0) as u64}),
+        );
+        let arguments = call.arguments.clone().unwrap_or(Value::Null);
+        self.history.push((
+            format!("{} {arguments}", call.name),
+            content.clone(),
+            is_error,
+        ));
+        self.report.steps.push(StepRecord {
+            step,
+            tool: call.name.clone(),
+            arguments: shown_arguments(&arguments, self.secrets),
+            result_chars: text.chars().count(),
+            is_error,
+            seconds,
+        });
+        let result = ToolResult {
+            call_id: call.id.clone(),
+            content,
+            is_error,
+        };
+        (result, interrupted)
+    }
+
+    /// Calls tool `name` on a thread of its own while this one watches for signals: a signal
+    /// cancels the call (the sandbox it started is stopped and cleaned up).
+    fn invoke(&self, name: &str, arguments: Value) -> (Result<String, String>, Option<i32>) {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let handle = tools::Call::new(Arc::clone(&cancelled), None);
+        let mut interrupted = None;
+        let (context, handle) = (self.context, &handle);
+        let outcome = std::thread::scope(|scope| {
+            let running = scope.spawn(move || tools::invoke(context, handle, name, arguments));
+            while !running.is_finished() {
+                if let Some(signal) = self.signals.take() {
+                    interrupted = Some(signal);
+                    cancelled.store(true, Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            running.join()
+        });
+        let outcome = match outcome {
+            Ok(Ok(output)) => Ok(output.text),
+            Ok(Err(CallError::UnknownTool(name))) => Err(format!(
+                "there is no tool `{name}`; the tools are: {}",
+                self.tools
+                    .iter()
+                    .map(|tool| tool.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Ok(Err(CallError::Tool(error))) => Err(error.0),
+            Ok(Err(CallError::Panicked)) | Err(_) => {
+                Err("the tool failed (a bug in autocoder; it was reported on stderr)".into())
+            }
+        };
+        let outcome = match outcome {
+            Ok(text) if text.trim().is_empty() => Ok("(the result is empty)".into()),
+            other => other,
+        };
+        (outcome, interrupted)
+    }
+
+    /// Stuck: the same call with the same result four times in a row, or the same failing call
+    /// three times in a row.
+    fn stuck(&self) -> Option<End> {
+        // The last `n` calls, when they are one call made `n` times.
+        let repeated = |n: usize| {
+            let tail = self.history.get(self.history.len().checked_sub(n)?..)?;
+            tail.iter()
+                .all(|entry| entry.0 == tail[0].0)
+                .then_some(tail)
+        };
+        if repeated(4).is_some_and(|tail| tail.iter().all(|entry| entry.1 == tail[0].1)) {
+            return Some(End::Stuck(
+                "the same call gave the same result four times in a row".into(),
+            ));
+        }
+        if repeated(3).is_some_and(|tail| tail.iter().all(|entry| entry.2)) {
+            return Some(End::Stuck(
+                "the same call failed three times in a row".into(),
+            ));
+        }
+        None
+    }
+
+    /// Above the context budget, the oldest tool results (all but the last two replies') are
+    /// replaced by a line saying what they were.
+    fn mask_old_results(&mut self) {
+        let mut size = self.system.len() + self.messages.iter().map(message_len).sum::<usize>();
+        let results: Vec<usize> = (0..self.messages.len())
+            .filter(|&index| matches!(self.messages[index], Message::ToolResults(_)))
+            .collect();
+        let maskable = results.len().saturating_sub(2);
+        for &index in &results[..maskable] {
+            if size <= self.budget_chars {
+                return;
+            }
+            let Message::ToolResults(results) = &mut self.messages[index] else {
+                continue;
+            };
+            for result in results {
+                if result.content.starts_with("[masked") {
+                    continue;
+                }
+                let masked = format!(
+                    "[masked to save context: a result of {} characters; call the tool again if it is needed]",
+                    result.content.chars().count()
+                );
+                size = size.saturating_sub(result.content.len()) + masked.len();
+                result.content = masked;
+            }
+        }
+    }
+}
+
+/// The tools offered: the whole catalogue, and `finish`.
+fn offered_tools() -> Vec<Tool> {
+    let mut offered: Vec<Tool> = CATALOGUE
+        .iter()
+        .map(|tool| Tool {
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.input_schema(),
+        })
+        .collect();
+    offered.push(Tool {
+        name: "finish",
+        description: FINISH,
+        parameters: json!({"type": "object", "properties": {"summary": {"type": "string",
+            "description": "What was changed, and how it was tested."}}, "required": ["summary"]}),
+    });
+    offered
+}
+
+fn first_message(task: &Task) -> String {
+    let mut out = format!("## The task\n{}\n", task.text.trim());
+    if !task.paths.is_empty() {
+        out.push_str(&format!("\nLook first at: {}\n", task.paths.join(", ")));
+    }
+    out
+}
+
+/// A result as the model sees it: whole up to `MAX_OBSERVATION` characters, else its head and
+/// tail with what was left out said.
+fn observation(text: &str) -> String {
+    let length = text.chars().count();
+    if length <= MAX_OBSERVATION {
+        return text.to_string();
+    }
+    let half = MAX_OBSERVATION / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(length - half).collect();
+    format!(
+        "{head}\n[... {} characters left out: ask for less (read_file with offset and limit, search_text with a path or glob, run_command piped through head or grep)]\n{tail}",
+        length - 2 * half
+    )
+}
+
+/// Arguments for the document: strings over 200 characters cut, secrets withheld.
+fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
+    match arguments {
+        Value::String(text) => {
+            let text = prompt::withheld(text, secrets);
+            match text.chars().count() > 200 {
+                true => format!("{}…", text.chars().take(200).collect::<String>()).into(),
+                false => text.into(),
+            }
+        }
+        Value::Array(items) => items.iter().map(|v| shown_arguments(v, secrets)).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| (key.clone(), shown_arguments(value, secrets)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => other.clone(),
+    }
+}
+
+/// About how much a message sends, in characters.
+fn message_len(message: &Message) -> usize {
+    match message {
+        Message::User(text) => text.len(),
+        Message::Assistant(turn) => turn.to_string().len(),
+        Message::ToolResults(results) => results.iter().map(|r| r.content.len()).sum(),
+    }
+}
+
+/// The end: the whole suite run on the change, the status, and the change taken to the user's
+/// tree (green) or to a patch.
+fn conclude(
+    request: &HealRequest,
+    tree: &Tree,
+    mut report: HealReport,
+    end: End,
+) -> Result<Healed, Failure> {
+    let contents = tree.contents();
+    report.diff = tree.diff_of(&contents);
+    report.files_changed = contents.keys().cloned().collect();
+    let (finished, limit, mut reason, interrupted) = match end {
+        End::Finished => (true, false, "the model finished".to_string(), None),
+        End::Limit(why) => (false, true, why, None),
+        End::Stuck(why) => (false, false, format!("stuck: {why}"), None),
+        End::Interrupted(signal) => (
+            false,
+            false,
+            format!("interrupted by signal {signal}; nothing was written to the workspace"),
+            Some(signal),
+        ),
+        End::Failed(failure) => {
+            report.error = Some(ErrorShown {
+                message: format!("{:#}", failure.error),
+                hint: failure.hint.clone(),
+            });
+            (false, false, "the model failed".to_string(), None)
+        }
+    };
+    // The suite decides, whatever the model said of it; not run after an interruption.
+    let mut passed = false;
+    if interrupted.is_none() {
+        crate::log::step("heal", "running the whole suite on the change");
+        match baseline::run(request, tree, Vec::new(), request.test_timeout) {
+            Ok(tests) => {
+                passed = tests.outcome == Outcome::Passed;
+                if !passed {
+                    let failed = tests.counts.failed + tests.counts.errors;
+                    reason.push_str(&match tests.outcome {
+                        Outcome::TestsFailed => format!("; {failed} tests fail"),
+                        _ => format!(
+                            "; the tests did not pass ({})",
+                            json!(tests.outcome).as_str().unwrap_or_default()
+                        ),
+                    });
+                }
+                report.tests = Some(tests);
+            }
+            Err(failure) => {
+                reason.push_str(&format!("; the tests could not run: {:#}", failure.error));
+            }
+        }
+    }
+    report.status = match (report.diff.is_empty(), finished && passed, limit) {
+        (true, _, _) => HealStatus::NoChange,
+        (false, true, _) => HealStatus::Green,
+        (false, false, true) => HealStatus::BudgetExhausted,
+        (false, false, false) => HealStatus::Red,
+    };
+    report.reason = reason;
+    deliver(request, tree, &contents, &mut report)?;
+    Ok(Healed {
+        failed: report.error.is_some(),
+        report,
+        interrupted,
+    })
+}

@@ -1,0 +1,332 @@
+//! `autocoder heal --task`: a loopback fake model scripted over several steps drives the tool
+//! catalogue (in process, in heal's copy, the tests in the real sandbox) until it finishes; the
+//! requests it receives show each call's result answered by its id.
+
+use serde_json::{json, Value};
+
+use crate::fake_server::{FakeServer, Reply, Request};
+use crate::heal::{heal_of, CHAT, GITHUB_SECRET, KEY};
+use crate::util::{git, with_project, Run, Test};
+
+const MULTIPLY_TEST: &str =
+    "from calculator import multiply\n\n\ndef test_multiply():\n    assert multiply(3, 4) == 12\n";
+
+/// A reply calling `calls` (name, arguments), with ids `s{step}c{index}`.
+fn calls(step: u32, calls: &[(&str, Value)]) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| {
+            json!({"id": format!("s{step}c{index}"), "type": "function",
+                   "function": {"name": name, "arguments": arguments.to_string()}})
+        })
+        .collect();
+    Reply::json(
+        200,
+        &json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
+            "usage": {"prompt_tokens": 500, "completion_tokens": 40}})
+        .to_string(),
+    )
+}
+
+/// The calculator sample, committed, and heal's task mode pointed at `server`.
+fn calculator(server: &FakeServer, task: &str) -> Test {
+    let test = with_project("calculator-python");
+    git(test.path(), &["init", "-q", "-b", "main"]);
+    git(test.path(), &["add", "-A"]);
+    git(
+        test.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "calculator",
+        ],
+    );
+    test.args(["heal", "--task", task, "--base-url"])
+        .arg(format!("{}/v1", server.url()))
+        .args(["--model", "fake-coder"])
+        .env("AUTOCODER_API_KEY", KEY)
+        .env("GITHUB_TOKEN", GITHUB_SECRET)
+}
+
+/// The tool results a request answers its previous reply with: (call id, content).
+fn results_in(request: &Request) -> Vec<(String, String)> {
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let last_assistant = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .unwrap();
+    messages[last_assistant + 1..]
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn file(run: &Run, path: &str) -> Option<String> {
+    std::fs::read_to_string(run.dir.path().join(path)).ok()
+}
+
+#[test]
+fn a_task_done_test_first_is_green_and_written_to_the_workspace() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(1, &[("list_files", json!({}))]),
+            calls(
+                2,
+                &[
+                    (
+                        "write_file",
+                        json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
+                    ),
+                    ("run_tests", json!({})),
+                ],
+            ),
+            calls(
+                3,
+                &[(
+                    "edit_file",
+                    json!({"path": "calculator.py",
+                    "old_string": "def subtract(a, b):\n    return a - b\n",
+                    "new_string": "def subtract(a, b):\n    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
+                )],
+            ),
+            calls(4, &[("run_tests", json!({}))]),
+            calls(
+                5,
+                &[(
+                    "finish",
+                    json!({"summary": "Added multiply(a, b), tested by tests/test_multiply.py."}),
+                )],
+            ),
+        ],
+    )]);
+    let run = calculator(
+        &server,
+        "Add multiply(a, b) to calculator.py, with a pytest test",
+    )
+    .arg("--events")
+    .arg("events.jsonl")
+    .run()
+    .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["mode"], "task");
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(heal["applied"], true);
+    assert_eq!(heal["summary"]["by"], "model");
+    assert!(heal["summary"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("multiply"));
+    assert_eq!(
+        heal["files_changed"],
+        json!(["calculator.py", "tests/test_multiply.py"])
+    );
+    assert_eq!(heal["tests"]["outcome"], "passed");
+    assert_eq!(heal["tests"]["counts"]["passed"], 3);
+    let tools: Vec<&str> = heal["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "list_files",
+            "write_file",
+            "run_tests",
+            "edit_file",
+            "run_tests"
+        ]
+    );
+    assert!(file(&run, "calculator.py")
+        .unwrap()
+        .contains("def multiply(a, b):"));
+    assert_eq!(
+        file(&run, "tests/test_multiply.py").as_deref(),
+        Some(MULTIPLY_TEST)
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let first: Value = serde_json::from_str(&requests[0].body).unwrap();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "list_files",
+        "read_file",
+        "search_text",
+        "edit_file",
+        "write_file",
+        "run_tests",
+        "run_command",
+        "git_status",
+        "git_diff",
+        "finish",
+    ] {
+        assert!(
+            offered.contains(&name),
+            "{name} is not offered: {offered:?}"
+        );
+    }
+    assert!(first["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Add multiply(a, b)"));
+    // Each call is answered by its id: the listing, the test failing first, then passing.
+    let listed = results_in(&requests[1]);
+    assert_eq!(listed[0].0, "s1c0");
+    assert!(listed[0].1.contains("calculator.py"), "{listed:?}");
+    let before = results_in(&requests[2]);
+    assert_eq!(
+        before.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["s2c0", "s2c1"]
+    );
+    assert!(
+        before[1].1.contains("multiply"),
+        "the new test did not fail first: {before:?}"
+    );
+    assert!(
+        !before[1].1.contains("\"outcome\":\"passed\""),
+        "{before:?}"
+    );
+    let after = results_in(&requests[4]);
+    assert!(after[0].1.contains("\"outcome\":\"passed\""), "{after:?}");
+    // Nothing of the copy's place, the key or the environment's secrets reaches the model.
+    for request in &requests {
+        assert!(!request.body.contains(KEY) && !request.body.contains(GITHUB_SECRET));
+        assert!(
+            !request.body.contains("autocoder-heal-"),
+            "the copy's path reached the model"
+        );
+    }
+    let events = std::fs::read_to_string(run.dir.path().join("events.jsonl")).unwrap();
+    assert_eq!(
+        events.matches("\"event\":\"tool_call\"").count(),
+        5,
+        "{events}"
+    );
+}
+
+#[test]
+fn the_same_failing_call_three_times_is_stuck_and_changes_nothing() {
+    let read = || calls(1, &[("read_file", json!({"path": "missing.py"}))]);
+    let server = FakeServer::start(vec![(CHAT, vec![read(), read(), read(), read()])]);
+    let run = calculator(&server, "Explain missing.py")
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "no_change", "{heal:#}");
+    assert!(
+        heal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stuck: the same call failed three times"),
+        "{heal:#}"
+    );
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(heal["steps"][0]["is_error"], true);
+}
+
+#[test]
+fn the_step_limit_keeps_the_change_in_a_patch_and_the_workspace_as_it_was() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[(
+                    "edit_file",
+                    json!({"path": "calculator.py", "old_string": "a - b", "new_string": "a - b  # checked"}),
+                )],
+            ),
+            calls(2, &[("list_files", json!({}))]),
+        ],
+    )]);
+    let run = calculator(&server, "Comment subtract")
+        .args(["--max-steps", "2"])
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "budget_exhausted", "{heal:#}");
+    assert_eq!(heal["reason"], "all 2 steps were taken");
+    assert_eq!(heal["applied"], false);
+    assert!(heal["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+    return a - b  # checked"));
+    let patch = heal["patch_file"].as_str().unwrap();
+    assert!(std::fs::read_to_string(patch)
+        .unwrap()
+        .contains("# checked"));
+    assert!(!file(&run, "calculator.py").unwrap().contains("# checked"));
+}
+
+#[test]
+fn a_path_outside_the_workspace_is_refused_to_the_model_and_a_cut_off_reply_is_said() {
+    let cut_off = Reply::json(
+        200,
+        &json!({"choices": [{"index": 0, "finish_reason": "length",
+            "message": {"role": "assistant", "content": "I will now write a very long"}}]})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(1, &[("read_file", json!({"path": "/etc/passwd"}))]),
+            cut_off,
+            calls(3, &[("finish", json!({"summary": "Nothing to do."}))]),
+        ],
+    )]);
+    let run = calculator(&server, "Read the system's users")
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "no_change", "{heal:#}");
+    let requests = server.requests();
+    let refused = results_in(&requests[1]);
+    assert!(refused[0].1.contains("outside"), "{refused:?}");
+    assert!(!refused[0].1.contains("root:x:0:0"), "{refused:?}");
+    let body: Value = serde_json::from_str(&requests[2].body).unwrap();
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("cut off at the token limit"),
+        "{last}"
+    );
+}
+
+#[test]
+fn a_task_needs_a_model() {
+    let run = with_project("calculator-python")
+        .args(["heal", "--task", "Add multiply"])
+        .env("OPENAI_API_KEY", KEY)
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr()
+            .contains("--task needs a model, and none is configured"),
+        "{}",
+        run.stderr()
+    );
+}
