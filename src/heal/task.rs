@@ -441,10 +441,12 @@ impl Agent<'_> {
     }
 }
 
-/// The tools offered: the whole catalogue, and `finish`.
+/// The tools offered: the catalogue but its delegates (a task handed on to this very loop), and
+/// `finish`.
 fn offered_tools() -> Vec<Tool> {
     let mut offered: Vec<Tool> = CATALOGUE
         .iter()
+        .filter(|tool| !tool.name.starts_with("delegate"))
         .map(|tool| Tool {
             name: tool.name,
             description: tool.description,

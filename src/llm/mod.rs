@@ -47,6 +47,8 @@ pub struct Model {
     /// None: a local server's first model (`GET /models`), looked up on first use.
     pub name: Option<String>,
     api_key: Option<String>,
+    /// Some(false): a thinking model is asked not to think (`ENABLE_THINKING=false`).
+    pub thinking: Option<bool>,
 }
 
 impl std::fmt::Debug for Model {
@@ -69,19 +71,22 @@ pub struct ModelFlags {
 
 impl Model {
     /// The model the flags and `env` name: flags first, then `AUTOCODER_BASE_URL`,
-    /// `AUTOCODER_MODEL` and `AUTOCODER_API_KEY`, then `OPENAI_BASE_URL`, `OPENAI_API_KEY` and
-    /// `ANTHROPIC_API_KEY`. None unless a model or a base URL is named: a key alone never sends
-    /// code anywhere.
+    /// `AUTOCODER_MODEL` and `AUTOCODER_API_KEY`, then local-coder's `LOCAL_CODER_*` of the same
+    /// names, then `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`. None unless a
+    /// model or a base URL is named: a key alone never sends code anywhere.
     pub fn configured(
         flags: &ModelFlags,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Model>, Failure> {
         let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-        let name = flags.model.clone().or_else(|| env("AUTOCODER_MODEL"));
+        let ours = |name: &str| {
+            env(&format!("AUTOCODER_{name}")).or_else(|| env(&format!("LOCAL_CODER_{name}")))
+        };
+        let name = flags.model.clone().or_else(|| ours("MODEL"));
         let named_url = flags
             .base_url
             .clone()
-            .or_else(|| env("AUTOCODER_BASE_URL"))
+            .or_else(|| ours("BASE_URL"))
             .or_else(|| env("OPENAI_BASE_URL"));
         if name.is_none() && named_url.is_none() {
             return Ok(None);
@@ -107,7 +112,7 @@ impl Model {
                 "give --base-url http://127.0.0.1:11434/v1 (Ollama) or the provider's URL",
             ));
         }
-        let api_key = env("AUTOCODER_API_KEY").or_else(|| match provider {
+        let api_key = ours("API_KEY").or_else(|| match provider {
             Provider::Openai => env("OPENAI_API_KEY"),
             Provider::Anthropic => env("ANTHROPIC_API_KEY"),
         });
@@ -116,11 +121,18 @@ impl Model {
             return Err(Failure::usage(format!("{base_url} needs a model's name"))
                 .with_hint("give --model NAME or set AUTOCODER_MODEL"));
         }
+        let thinking = ours("ENABLE_THINKING").map(|value| {
+            !matches!(
+                value.trim().to_ascii_lowercase().as_str(),
+                "false" | "0" | "no" | "off"
+            )
+        });
         Ok(Some(Model {
             provider,
             base_url,
             name,
             api_key,
+            thinking,
         }))
     }
 
@@ -472,6 +484,33 @@ mod tests {
         assert_eq!(model.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(model.api_key(), Some("k1"));
         assert_eq!(model.provider, Provider::Openai);
+    }
+
+    #[test]
+    fn local_coders_variables_come_after_autocoders() {
+        let model = configured(
+            ModelFlags::default(),
+            &[
+                ("LOCAL_CODER_BASE_URL", "http://127.0.0.1:8080/v1"),
+                ("LOCAL_CODER_MODEL", "qwen3-coder"),
+                ("LOCAL_CODER_API_KEY", "local"),
+                ("LOCAL_CODER_ENABLE_THINKING", "false"),
+                ("OPENAI_API_KEY", "o"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(model.name.as_deref(), Some("qwen3-coder"));
+        assert_eq!(model.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(
+            (model.api_key(), model.thinking),
+            (Some("local"), Some(false))
+        );
+        let model = configured(
+            ModelFlags::default(),
+            &[("AUTOCODER_MODEL", "a"), ("LOCAL_CODER_MODEL", "b")],
+        )
+        .unwrap();
+        assert_eq!((model.name.as_deref(), model.thinking), (Some("a"), None));
     }
 
     #[test]

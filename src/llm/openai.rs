@@ -38,8 +38,14 @@ pub fn ask(
             .collect();
         body["tool_choice"] = "auto".into();
     }
+    // vLLM, SGLang, llama.cpp and mlx_lm pass these to the model's chat template, where
+    // Qwen's and others' read `enable_thinking`; OpenAI's API refuses them.
+    let hosted = model.base_url.starts_with(super::OPENAI_URL);
+    if let Some(thinking) = model.thinking.filter(|_| !hosted) {
+        body["chat_template_kwargs"] = json!({"enable_thinking": thinking});
+    }
     // OpenAI's newer models refuse `max_tokens`; local servers know only it.
-    let limit = if model.base_url.starts_with(super::OPENAI_URL) {
+    let limit = if hosted {
         "max_completion_tokens"
     } else {
         "max_tokens"

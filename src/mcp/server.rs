@@ -195,7 +195,7 @@ fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
 }
 
 /// Runs a `tools/call` on a worker, registered by its id so that a cancellation reaches it; a
-/// cancelled call gets no answer.
+/// cancelled call gets no answer (what it said, a delegated task's patch file, goes to the log).
 fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Value) {
     let cancelled = Arc::new(AtomicBool::new(false));
     {
@@ -218,6 +218,11 @@ fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Va
         shared.running.lock().unwrap().remove(&id.to_string());
         if !cancelled.load(Ordering::SeqCst) {
             send(&shared, &response);
+        } else if let Some(said) = response
+            .pointer("/result/content/0/text")
+            .and_then(Value::as_str)
+        {
+            crate::log::info("mcp", &format!("request {id}: {said}"));
         }
     });
 }

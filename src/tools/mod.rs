@@ -1,10 +1,11 @@
-//! The tool catalogue: what `mcp` serves and what `heal`'s agent will offer a model, written
-//! once. Each tool is a module with typed input and output (JSON Schemas generated from the Rust
+//! The tool catalogue: what `mcp` serves and what `heal`'s task mode offers a model (all but the
+//! delegates), written once. Each tool is a module with typed input and output (JSON Schemas generated from the Rust
 //! types), a description written for a model, hints about its behaviour, and a `call` function;
 //! `invoke` calls one by name as every caller does: arguments checked, a panic turned into an
 //! error, the text mirror of the result cut to size. Every path a tool touches is confined to the
 //! workspace roots (`workspace::jail`); every command runs in the sandbox.
 
+pub mod delegate_task;
 pub mod edit_file;
 pub mod git_diff;
 pub mod git_status;
@@ -216,15 +217,19 @@ fn output<T: serde::Serialize>(output: T) -> Result<Value, ToolError> {
 
 macro_rules! tool {
     ($module:ident, $title:expr, $text:expr, $call:expr, $output_schema:expr, read_only: $ro:expr, destructive: $de:expr, idempotent: $id:expr) => {
+        tool!($module as stringify!($module), $title, $text, $call, $output_schema,
+              read_only: $ro, destructive: $de, idempotent: $id, open_world: false)
+    };
+    ($module:ident as $name:expr, $title:expr, $text:expr, $call:expr, $output_schema:expr, read_only: $ro:expr, destructive: $de:expr, idempotent: $id:expr, open_world: $ow:expr) => {
         ToolSpec {
-            name: stringify!($module),
+            name: $name,
             title: $title,
             description: $module::DESCRIPTION,
             annotations: Annotations {
                 read_only: $ro,
                 destructive: $de,
                 idempotent: $id,
-                open_world: false,
+                open_world: $ow,
             },
             input_schema: || schema::<$module::Input>(),
             output_schema: $output_schema,
@@ -263,6 +268,15 @@ pub static CATALOGUE: &[ToolSpec] = &[
     tool!(git_diff, "Git diff", Some(|output| field_text(output, "diff")),
             |c, call, a| git_diff::call(c, call, arguments("git_diff", a)?),
             schema::<git_diff::Output>, read_only: true, destructive: false, idempotent: true),
+    // The model it hands the task to may be a remote one.
+    tool!(delegate_task as "delegate_task", "Delegate a coding task", Some(delegate_task::text),
+            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_task", a)?)?),
+            schema::<delegate_task::Output>, read_only: false, destructive: true, idempotent: false,
+            open_world: true),
+    tool!(delegate_task as "delegate_to_local_coder", "Delegate a coding task", Some(delegate_task::text),
+            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_to_local_coder", a)?)?),
+            schema::<delegate_task::Output>, read_only: false, destructive: true, idempotent: false,
+            open_world: true),
 ];
 
 fn schema<T: schemars::JsonSchema>() -> Value {

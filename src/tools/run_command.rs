@@ -180,6 +180,7 @@ fn in_sandbox(
         stdin,
         call,
         Duration::from_secs(timeout + 30),
+        Progress::Clock,
     )?;
     result
         .get_mut("sandbox")
@@ -187,15 +188,25 @@ fn in_sandbox(
         .ok_or_else(|| tool_error("the sandbox gave no result"))
 }
 
+/// What a run of this binary reports as its progress.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Its time so far, each second.
+    Clock,
+    /// Each line it writes on stderr (heal's steps), as it comes.
+    StderrLines,
+}
+
 /// Runs this binary with `args` in the root open at `root_fd` (`sandbox::reexec`), reporting
-/// progress at the start and each second and stopping it (SIGTERM) when the call is cancelled or
-/// `limit` passes; returns the JSON document it wrote.
+/// progress at the start and then as `progress` says, and stopping it (SIGTERM) when the call is
+/// cancelled or `limit` passes; returns the JSON document it wrote.
 pub fn run_self(
     args: &[String],
     root_fd: RawFd,
     stdin: Option<&str>,
     call: &Call,
     limit: Duration,
+    progress: Progress,
 ) -> Result<Value, ToolError> {
     let mut command = crate::sandbox::reexec::own_command(root_fd).map_err(ToolError)?;
     let mut child = command
@@ -217,17 +228,26 @@ pub fn run_self(
         });
     }
     let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
     let out_reader = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
         text
     });
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
     let err_reader = std::thread::spawn(move || {
         let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if progress == Progress::StderrLines {
+                let _ = line_sender.send(line.clone());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
         text
     });
+    let mut lines_seen = 0;
     // A thread waits for the exit, so that it is seen at once; this one watches the clock and the
     // cancellation meanwhile.
     let pid = child.id() as i32;
@@ -250,7 +270,11 @@ pub fn run_self(
             unsafe { libc::kill(pid, libc::SIGTERM) };
             stopped = true;
         }
-        if last_report.elapsed() >= Duration::from_secs(1) {
+        for line in lines.try_iter() {
+            lines_seen += 1;
+            call.progress(lines_seen as f64, &line);
+        }
+        if progress == Progress::Clock && last_report.elapsed() >= Duration::from_secs(1) {
             call.progress(
                 started.elapsed().as_secs_f64(),
                 &format!("running for {} s", started.elapsed().as_secs()),
@@ -261,7 +285,15 @@ pub fn run_self(
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     if call.is_cancelled() {
-        return Err(tool_error("cancelled"));
+        // A repair stopped keeps what it found in a patch: said, as no result is sent.
+        let patch = serde_json::from_str::<Value>(stdout.trim())
+            .ok()
+            .and_then(|document| document.pointer("/heal/patch_file").cloned())
+            .and_then(|path| path.as_str().map(str::to_string));
+        return Err(tool_error(match patch {
+            Some(path) => format!("cancelled; the change so far is in {path}"),
+            None => "cancelled".into(),
+        }));
     }
     serde_json::from_str(stdout.trim()).map_err(|_| {
         tool_error(format!(

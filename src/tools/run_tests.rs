@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::run_command::run_self;
+use super::run_command::{run_self, Progress};
 use super::{tool_error, Call, Context, ToolError};
 use crate::text::{Budget, RESULT_BUDGET};
 
@@ -47,6 +47,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         None,
         call,
         Duration::from_secs(timeout + 60),
+        Progress::Clock,
     )?;
     let mut report = document
         .get("tests")

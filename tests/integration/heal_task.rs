@@ -8,11 +8,11 @@ use crate::fake_server::{FakeServer, Reply, Request};
 use crate::heal::{heal_of, CHAT, GITHUB_SECRET, KEY};
 use crate::util::{git, with_project, Run, Test};
 
-const MULTIPLY_TEST: &str =
+pub(crate) const MULTIPLY_TEST: &str =
     "from calculator import multiply\n\n\ndef test_multiply():\n    assert multiply(3, 4) == 12\n";
 
 /// A reply calling `calls` (name, arguments), with ids `s{step}c{index}`.
-fn calls(step: u32, calls: &[(&str, Value)]) -> Reply {
+pub(crate) fn calls(step: u32, calls: &[(&str, Value)]) -> Reply {
     let calls: Vec<Value> = calls
         .iter()
         .enumerate()

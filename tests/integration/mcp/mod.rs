@@ -4,6 +4,7 @@
 mod clients;
 mod commands;
 mod confinement;
+mod delegate;
 mod file_tools;
 mod git_tools;
 mod protocol;

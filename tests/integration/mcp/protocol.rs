@@ -75,7 +75,9 @@ fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
             "run_command",
             "run_tests",
             "git_status",
-            "git_diff"
+            "git_diff",
+            "delegate_task",
+            "delegate_to_local_coder"
         ]
     );
     for tool in tools.as_array().unwrap() {
@@ -86,6 +88,13 @@ fn tools_are_listed_in_a_stable_order_with_schemas_and_annotations() {
     }
     let edit = &tools[3];
     assert_eq!(edit["annotations"]["destructiveHint"], true);
+    // A delegate may send the code to a remote model; local-coder's name takes its arguments.
+    assert_eq!(tools[9]["annotations"]["openWorldHint"], true);
+    assert_eq!(tools[9]["inputSchema"], tools[10]["inputSchema"]);
+    let properties = tools[10]["inputSchema"]["properties"].as_object().unwrap();
+    for argument in ["task", "workspace", "max_steps", "paths"] {
+        assert!(properties.contains_key(argument), "{argument}");
+    }
     assert!(edit["inputSchema"]["required"]
         .as_array()
         .unwrap()

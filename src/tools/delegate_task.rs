@@ -1,0 +1,177 @@
+//! `delegate_task` (also served as `delegate_to_local_coder`, local-coder's name, with its
+//! arguments): a coding task handed to the configured model, as `autocoder heal --task` run in a
+//! process of its own (as `run_tests` runs `run-tests`), each of its steps a progress message;
+//! a cancellation stops it, leaving the workspace as it was and its change so far in a patch.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::run_command::{run_self, Progress};
+use super::{tool_error, Call, Context, ToolError};
+use crate::run_document::{Counts, Outcome};
+
+pub const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
+which works on a private copy of the workspace with the file and test tools, writes or names a test first, and works \
+until the suite passes. A finished, green change is written to the workspace (only the files it changed); otherwise \
+the workspace stays as it was and the change is in patch_file. Returns the status, the model's summary (its own \
+words: check them), the tests' outcome and the diff. Takes minutes: raise the client's tool timeout.";
+
+/// A task's steps at most, whatever is asked.
+const MAX_STEPS: u32 = 100;
+/// How long a task may run (heal's own limit is 30 minutes).
+const LIMIT: Duration = Duration::from_secs(35 * 60);
+/// The diff shown in the text result at most; the whole diff is in the structured result.
+const SHOWN_DIFF: usize = 20_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// What to build or change, as you would tell a colleague: the behaviour, the files, how to
+    /// test it.
+    pub task: String,
+    /// Files or directories to look at first.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// The model's replies at most (default 30, at most 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_steps: Option<u32>,
+    /// The project's directory, inside the server's roots (default: the first root).
+    #[serde(default)]
+    pub workspace: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    /// green, red, no_change or budget_exhausted.
+    pub status: String,
+    /// Why it ended.
+    pub reason: String,
+    /// The model's own account of what it did (not checked by anyone).
+    pub summary: Option<String>,
+    /// The change as a unified diff, against the workspace as it was.
+    pub diff: String,
+    pub files_changed: Vec<String>,
+    /// Whether the change was written to the workspace (only a finished, green one is).
+    pub applied: bool,
+    /// Where the change is as a patch (`git apply`), when it was not written.
+    pub patch_file: Option<String>,
+    /// The last run of the whole suite.
+    pub tests: Option<TestsShown>,
+    /// The tool calls the model made.
+    pub steps: usize,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TestsShown {
+    pub outcome: Outcome,
+    pub counts: Counts,
+}
+
+pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+    if input.task.trim().is_empty() {
+        return Err(tool_error("task is empty: say what to build or change"));
+    }
+    let dir = context
+        .roots
+        .confine(input.workspace.as_deref().unwrap_or("."))?;
+    drop(crate::workspace::jail::open(
+        &dir,
+        libc::O_RDONLY | libc::O_DIRECTORY,
+        0,
+    )?);
+    let relative = dir.relative.display().to_string();
+    let root = dir.beside(std::path::PathBuf::new());
+    let max_steps = input.max_steps.unwrap_or(30).clamp(1, MAX_STEPS);
+    // One argument each, so that a task starting with `-` stays a task.
+    let mut args = vec![
+        "heal".to_string(),
+        format!("--task={}", input.task),
+        format!(
+            "--workspace=./{}",
+            if relative.is_empty() { "." } else { &relative }
+        ),
+        format!("--max-steps={max_steps}"),
+    ];
+    args.extend(input.paths.iter().map(|path| format!("--paths={path}")));
+    let document = run_self(
+        &args,
+        root.root_fd,
+        None,
+        call,
+        LIMIT,
+        Progress::StderrLines,
+    )?;
+    let heal = document
+        .get("heal")
+        .ok_or_else(|| tool_error("heal gave no result"))?;
+    let text = |key: &str| heal.get(key).and_then(Value::as_str).map(str::to_string);
+    Ok(Output {
+        status: text("status").unwrap_or_default(),
+        reason: text("reason").unwrap_or_default(),
+        summary: heal
+            .pointer("/summary/text")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        diff: text("diff").unwrap_or_default(),
+        files_changed: heal
+            .get("files_changed")
+            .and_then(|files| serde_json::from_value(files.clone()).ok())
+            .unwrap_or_default(),
+        applied: heal
+            .get("applied")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        patch_file: text("patch_file"),
+        tests: heal
+            .get("tests")
+            .and_then(|tests| serde_json::from_value(tests.clone()).ok()),
+        steps: heal
+            .get("steps")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
+    })
+}
+
+/// The result as text: the status, the summary, the tests and the diff (cut; the whole diff is
+/// in the structured result and the patch file).
+pub fn text(output: &Value) -> String {
+    let field = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
+    let mut out = format!("status: {} ({})\n", field("status"), field("reason"));
+    if let Some(summary) = output.get("summary").and_then(Value::as_str) {
+        out.push_str(&format!("the model's summary (unchecked): {summary}\n"));
+    }
+    if let Some(tests) = output.get("tests").filter(|tests| !tests.is_null()) {
+        out.push_str(&format!(
+            "tests: {} ({})\n",
+            tests["outcome"].as_str().unwrap_or_default(),
+            tests["counts"]
+        ));
+    }
+    let applied = output.get("applied").and_then(Value::as_bool) == Some(true);
+    out.push_str(
+        match (applied, output.get("patch_file").and_then(Value::as_str)) {
+            (true, _) => "written to the workspace\n",
+            (false, Some(_)) => "not written to the workspace: the change is in the patch file\n",
+            (false, None) => "nothing was written to the workspace\n",
+        },
+    );
+    if let Some(path) = output.get("patch_file").and_then(Value::as_str) {
+        out.push_str(&format!("patch_file: {path}\n"));
+    }
+    let diff = field("diff");
+    if !diff.is_empty() {
+        out.push('\n');
+        out.push_str(crate::text::cut(diff, SHOWN_DIFF));
+        if diff.len() > SHOWN_DIFF {
+            out.push_str(&format!(
+                "\n[... the diff is cut at {SHOWN_DIFF} of {} bytes: the whole of it is in the structured result's diff]\n",
+                diff.len()
+            ));
+        }
+    }
+    out
+}

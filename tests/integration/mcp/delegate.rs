@@ -1,0 +1,232 @@
+//! `delegate_task` and `delegate_to_local_coder` driven by the official Python SDK's client, the
+//! model a loopback fake configured as local-coder's variables name it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::fake_server::FakeServer;
+use crate::heal::CHAT;
+use crate::heal_task::{calls, MULTIPLY_TEST};
+use crate::util::{autocoder_bin, git, with_project, Test};
+
+fn have_sdk() -> bool {
+    Command::new("python3")
+        .args(["-c", "import mcp"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The calculator sample, committed.
+fn calculator() -> Test {
+    let test = with_project("calculator-python");
+    git(test.path(), &["init", "-q", "-b", "main"]);
+    git(test.path(), &["add", "-A"]);
+    git(
+        test.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "calculator",
+        ],
+    );
+    test
+}
+
+/// tests/mcp_delegate_client.py calling `tool` in `mode` on the server rooted at `root`.
+fn client(root: &Path, server: &FakeServer, tool: &str, mode: &str) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_delegate_client.py");
+    Command::new("python3")
+        .arg(script)
+        .arg(autocoder_bin())
+        .arg(root)
+        .args([tool, mode])
+        .env("LOCAL_CODER_BASE_URL", format!("{}/v1", server.url()))
+        .env("LOCAL_CODER_MODEL", "qwen3-coder")
+        .env("LOCAL_CODER_API_KEY", "local-key-77")
+        .env("LOCAL_CODER_ENABLE_THINKING", "false")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_delegated_task_reports_each_step_and_returns_a_tested_diff() {
+    if !have_sdk() {
+        eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
+        return;
+    }
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[
+                    (
+                        "write_file",
+                        json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
+                    ),
+                    ("run_tests", json!({})),
+                ],
+            ),
+            calls(
+                2,
+                &[(
+                    "edit_file",
+                    json!({"path": "calculator.py", "old_string": "    return a - b\n",
+                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
+                )],
+            ),
+            calls(
+                3,
+                &[("finish", json!({"summary": "multiply added and tested"}))],
+            ),
+        ],
+    )]);
+    let test = calculator();
+    let output = client(test.path(), &server, "delegate_to_local_coder", "finish");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("listed: True"), "{stdout}");
+    for step in [
+        "step 1: write_file tests/test_multiply.py",
+        "step 1: run_tests",
+        "step 2: edit_file calculator.py",
+        "step 3: asking qwen3-coder",
+    ] {
+        assert!(stdout.contains(step), "{step}: {stdout}");
+    }
+    assert!(stdout.contains("progress increasing: True"), "{stdout}");
+    let result: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("result: "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "green", "{result:#}");
+    assert_eq!(result["applied"], true);
+    assert_eq!(result["summary"], "multiply added and tested");
+    assert_eq!(result["tests"]["outcome"], "passed");
+    assert!(result["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+def multiply(a, b):"));
+    let text = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("text: "))
+        .unwrap();
+    assert!(
+        text.contains("status: green") && text.contains("the model's summary (unchecked)"),
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(test.path().join("calculator.py"))
+        .unwrap()
+        .contains("def multiply"));
+    // The model was asked as local-coder's variables say, thinking off.
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer local-key-77");
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    assert_eq!(body["model"], "qwen3-coder");
+    assert_eq!(
+        body["chat_template_kwargs"],
+        json!({"enable_thinking": false})
+    );
+    let offered: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !offered.iter().any(|name| name.starts_with("delegate")),
+        "{offered:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_patch() {
+    if !have_sdk() {
+        eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
+        return;
+    }
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[(
+                    "write_file",
+                    json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
+                )],
+            ),
+            calls(2, &[("finish", json!({"summary": "never sent"}))])
+                .delayed(Duration::from_secs(60)),
+        ],
+    )]);
+    let test = calculator();
+    let started = Instant::now();
+    let output = client(test.path(), &server, "delegate_task", "cancel");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cancelled: True"), "{stdout}");
+    assert!(
+        stdout.contains("serving after the cancellation: True"),
+        "{stdout}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the task was not stopped at once"
+    );
+    assert!(
+        !test.path().join("tests/test_multiply.py").exists(),
+        "the workspace was changed"
+    );
+    // The change so far is kept, in a patch in the repository's git directory.
+    let patches = test.path().join(".git/autocoder");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let patch = loop {
+        let found = std::fs::read_dir(&patches).ok().and_then(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "patch"))
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no patch in {}: {stderr}",
+            patches.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(std::fs::read_to_string(patch)
+        .unwrap()
+        .contains("+from calculator import multiply"));
+}
+
+#[test]
+fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() {
+    let test = calculator();
+    let mut session = crate::mcp_session::initialized(test.path());
+    let refused = session.call_error(
+        "delegate_task",
+        json!({"task": "Add multiply", "workspace": "/etc"}),
+    );
+    assert!(refused.contains("outside the allowed roots"), "{refused}");
+    assert!(
+        refused.contains(&test.path().canonicalize().unwrap().display().to_string()),
+        "{refused}"
+    );
+    let refused = session.call_error("delegate_to_local_coder", json!({"task": "  "}));
+    assert!(refused.contains("task is empty"), "{refused}");
+}
