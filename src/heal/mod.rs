@@ -23,7 +23,7 @@ use serde_json::json;
 
 use self::baseline::{run, selectable, signature, Baseline};
 use self::edits::{Applied, Edit};
-use self::record::{AttemptRecord, ErrorShown, Events, HealReport, ModelShown, Tokens};
+use self::record::{AttemptRecord, ErrorShown, Events, HealReport, Tokens};
 use self::tree::{Contents, Tree};
 use crate::error::Failure;
 use crate::llm::Session;
@@ -146,31 +146,10 @@ pub fn heal(
     let mut tree = Tree::copy_of(&request.workspace)?;
     let baseline = Baseline::find(&mut request, &tree, events)?;
     let mut report = HealReport {
-        mode: "repair",
-        status: HealStatus::NoChange,
-        engine: None,
-        model: model.map(|session| {
-            let model = session.model();
-            ModelShown {
-                provider: model.provider.name(),
-                name: model.name.clone().unwrap_or_default(),
-                base_url: crate::http::without_userinfo(&model.base_url),
-            }
-        }),
-        reason: String::new(),
-        attempts: Vec::new(),
-        candidates_tried: 0,
         flaky: baseline.flaky.iter().cloned().collect(),
         failing_before: baseline.failing.iter().cloned().collect(),
-        diff: String::new(),
-        files_changed: Vec::new(),
-        applied: false,
-        patch_file: None,
-        tokens: Tokens::default(),
-        error: None,
         tests: Some(baseline.report.clone()),
-        summary: None,
-        steps: Vec::new(),
+        ..HealReport::new("repair", model)
     };
     if let Some(reason) = &baseline.nothing_to_do {
         report.reason = reason.clone();

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::edits::Applied;
+use crate::llm::Session;
 use crate::run_document::{Counts, HealStatus, Outcome, TestReport};
 
 /// The document's `heal`.
@@ -48,6 +49,39 @@ pub struct HealReport {
     /// Task mode: each tool call.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<super::task::StepRecord>,
+}
+
+impl HealReport {
+    /// A report of `mode` ("repair", "task") with nothing found yet, for `session`'s model.
+    pub fn new(mode: &'static str, session: Option<&Session>) -> HealReport {
+        HealReport {
+            mode,
+            status: HealStatus::NoChange,
+            engine: None,
+            model: session.map(|session| {
+                let model = session.model();
+                ModelShown {
+                    provider: model.provider.name(),
+                    name: model.name.clone().unwrap_or_default(),
+                    base_url: crate::http::without_userinfo(&model.base_url),
+                }
+            }),
+            reason: String::new(),
+            attempts: Vec::new(),
+            candidates_tried: 0,
+            flaky: Vec::new(),
+            failing_before: Vec::new(),
+            diff: String::new(),
+            files_changed: Vec::new(),
+            applied: false,
+            patch_file: None,
+            tokens: Tokens::default(),
+            error: None,
+            tests: None,
+            summary: None,
+            steps: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::model::{ask, Asked};
-use super::record::{ErrorShown, Events, HealReport, ModelShown, Tokens};
+use super::record::{ErrorShown, Events, HealReport, Tokens};
 use super::tree::Tree;
 use super::{baseline, deliver, prompt, HealRequest, Healed};
 use crate::error::Failure;
@@ -96,30 +96,9 @@ pub fn run(
         roots: Roots::new(&[tree.path().to_path_buf()])
             .map_err(|err| Failure::external(format!("heal's copy: {err}")))?,
     };
-    let model = session.model();
     let mut report = HealReport {
-        mode: "task",
-        status: HealStatus::NoChange,
         engine: Some("llm"),
-        model: Some(ModelShown {
-            provider: model.provider.name(),
-            name: model.name.clone().unwrap_or_default(),
-            base_url: crate::http::without_userinfo(&model.base_url),
-        }),
-        reason: String::new(),
-        attempts: Vec::new(),
-        candidates_tried: 0,
-        flaky: Vec::new(),
-        failing_before: Vec::new(),
-        diff: String::new(),
-        files_changed: Vec::new(),
-        applied: false,
-        patch_file: None,
-        tokens: Tokens::default(),
-        error: None,
-        tests: None,
-        summary: None,
-        steps: Vec::new(),
+        ..HealReport::new("task", Some(session))
     };
     let mut agent = Agent {
         session,

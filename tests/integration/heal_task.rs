@@ -330,3 +330,71 @@ fn a_task_needs_a_model() {
         run.stderr()
     );
 }
+
+#[test]
+fn anthropic_tool_use_drives_a_task_with_tool_results_by_id() {
+    let message = |content: Value| {
+        Reply::json(
+            200,
+            &json!({"id": "msg", "type": "message", "role": "assistant", "content": content,
+                "stop_reason": "tool_use", "usage": {"input_tokens": 300, "output_tokens": 30}})
+            .to_string(),
+        )
+    };
+    let server = FakeServer::start(vec![(
+        "POST /v1/messages",
+        vec![
+            message(json!([{"type": "text", "text": "Reading first."},
+                {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "calculator.py"}}])),
+            message(
+                json!([{"type": "tool_use", "id": "toolu_b", "name": "edit_file", "input": {
+                "path": "calculator.py", "old_string": "    return a - b\n",
+                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}}]),
+            ),
+            message(
+                json!([{"type": "tool_use", "id": "toolu_c", "name": "finish", "input": {"summary": "done"}}]),
+            ),
+        ],
+    )]);
+    let test = with_project("calculator-python");
+    let run = test
+        .args([
+            "heal",
+            "--task",
+            "Add multiply",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            server.url(),
+            "--model",
+            "claude-test",
+        ])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert!(file(&run, "calculator.py")
+        .unwrap()
+        .contains("def multiply"));
+    let requests = server.requests();
+    let body: Value = serde_json::from_str(&requests[1].body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    // The task, the model's turn as it was sent, and the result in a user turn, by its id.
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages[1]["content"][0]["text"], "Reading first.");
+    let result = &messages[2]["content"][0];
+    assert_eq!(
+        (result["type"].as_str(), result["tool_use_id"].as_str()),
+        (Some("tool_result"), Some("toolu_a"))
+    );
+    assert!(
+        result["content"].as_str().unwrap().contains("def subtract"),
+        "{result}"
+    );
+    assert!(body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "finish"));
+}
