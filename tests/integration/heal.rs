@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
 use crate::util::{
-    autocoder_bin, dry_run_pr, git, is_root, section_of, with_project, Run, TempDir, Test,
+    autocoder_as, autocoder_bin, chown_tree, dry_run_pr, git, is_root, section_of, with_project,
+    Run, TempDir, Test,
 };
 
 pub(crate) const KEY: &str = "sk-test-key-4242";
@@ -742,6 +743,75 @@ fn a_file_changed_meanwhile_is_not_overwritten_and_the_change_goes_to_a_patch() 
     );
     let patch = std::fs::read_to_string(heal["patch_file"].as_str().unwrap()).unwrap();
     assert!(patch.contains("+    if quantity >= 10:"), "{patch}");
+}
+
+#[test]
+fn a_write_to_the_workspace_that_fails_takes_back_the_files_written_before_it() {
+    if !is_root() {
+        return;
+    }
+    // Two files change: shop/pricing.py is written first, then zz/notes.py, whose directory the
+    // ordinary user running heal is kept out of meanwhile.
+    let new_file =
+        "zz/notes.py\n```python\n<<<<<<< SEARCH\n=======\nNOTE = 1\n>>>>>>> REPLACE\n```\n";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}{new_file}")).delayed(Duration::from_secs(2))],
+    )]);
+    let test = shop(&server);
+    std::fs::create_dir(test.path().join("zz")).unwrap();
+    let before = std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap();
+    let (home, bin) = (TempDir::new(), TempDir::new());
+    for dir in [test.path(), home.path(), bin.path()] {
+        chown_tree(dir, 4242);
+    }
+    let mut child = autocoder_as(Some(4242), bin.path())
+        .args([
+            "heal",
+            "--engine",
+            "llm",
+            "--model",
+            "fake-coder",
+            "--base-url",
+        ])
+        .arg(format!("{}/v1", server.url()))
+        .current_dir(test.path())
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join(".cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_requests(&server, 1, &mut child);
+    std::fs::set_permissions(
+        test.path().join("zz"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o555),
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let heal = serde_json::from_slice::<Value>(&output.stdout).unwrap()["heal"].clone();
+    assert_eq!(
+        (heal["status"].as_str(), heal["applied"].as_bool()),
+        (Some("green"), Some(false)),
+        "{heal:#}"
+    );
+    let error = heal["error"]["message"].as_str().unwrap();
+    assert!(
+        error.contains("cannot write zz/notes.py in the workspace")
+            && error.contains("nothing was changed"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap(),
+        before
+    );
+    assert!(!test.path().join("zz/notes.py").exists());
+    assert!(heal["patch_file"].is_string(), "{heal:#}");
 }
 
 #[test]
