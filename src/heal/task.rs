@@ -2,9 +2,10 @@
 //! tool catalogue, called in process (the functions `mcp` serves), plus `finish`. It works in
 //! heal's private copy; the change is what its `edit_file` and `write_file` calls wrote, taken to
 //! the user's tree by a repair's rules, and only when the whole suite passes at the end.
-//! Results over 10,000 characters keep their head and tail; three replies in a row without a
-//! call, four identical calls with identical results, or three identical failing calls end the
-//! run as stuck; above 60% of the context window the oldest results are masked.
+//! Commands run for 60 s at most; results over 10,000 characters keep their head and tail;
+//! three replies in a row without a call, four identical calls with identical results, or three
+//! identical failing calls end the run as stuck; above 60% of the context window the oldest
+//! results are masked.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -28,6 +29,8 @@ use crate::workspace::jail::Roots;
 const MAX_OBSERVATION: usize = 10_000;
 /// Tokens a reply may take.
 const REPLY_TOKENS: u32 = 8192;
+/// A command's time at most (its processes killed after).
+const COMMAND_SECONDS: u64 = 60;
 
 const RULES: &str = "You carry out a coding task in a software project, with tools. Work in \
 steps: look at the files that matter (list_files, read_file, search_text); when the task can be \
@@ -286,7 +289,7 @@ impl Agent<'_> {
         );
         let (outcome, interrupted) = match &call.arguments {
             Err(why) => (Err(why.clone()), None),
-            Ok(arguments) => self.invoke(&call.name, arguments.clone()),
+            Ok(arguments) => self.invoke(&call.name, bounded(&call.name, arguments)),
         };
         if let (Some(relative), Ok(_)) = (&written, &outcome) {
             if let Err(err) = self.tree.wrote(relative) {
@@ -418,6 +421,19 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// `arguments` for `tool`, a command's time cut to `COMMAND_SECONDS` (tests keep theirs).
+fn bounded(tool: &str, arguments: &Value) -> Value {
+    let mut arguments = arguments.clone();
+    if tool == "run_command" {
+        if let Some(map) = arguments.as_object_mut() {
+            let asked = map.get("timeout_sec").and_then(Value::as_u64);
+            let seconds = asked.map_or(COMMAND_SECONDS, |asked| asked.min(COMMAND_SECONDS));
+            map.insert("timeout_sec".into(), seconds.into());
+        }
+    }
+    arguments
 }
 
 /// The tools offered: the catalogue but its delegates (a task handed on to this very loop), and
@@ -560,4 +576,43 @@ fn conclude(
         report,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commands_time_is_cut_to_a_minute_and_other_tools_keep_theirs() {
+        let cut = bounded(
+            "run_command",
+            &json!({"argv": ["sleep", "999"], "timeout_sec": 600}),
+        );
+        assert_eq!(cut["timeout_sec"], 60);
+        assert_eq!(
+            bounded("run_command", &json!({"command": "ls"}))["timeout_sec"],
+            60
+        );
+        assert_eq!(
+            bounded("run_command", &json!({"command": "ls", "timeout_sec": 5}))["timeout_sec"],
+            5
+        );
+        assert_eq!(
+            bounded("run_tests", &json!({"timeout_sec": 600}))["timeout_sec"],
+            600
+        );
+    }
+
+    #[test]
+    fn a_long_result_keeps_its_head_and_tail_and_says_what_was_left_out() {
+        let text = format!("{}{}", "a".repeat(8_000), "é".repeat(8_000));
+        let shown = observation(&text);
+        assert!(shown.starts_with(&"a".repeat(5_000)) && shown.ends_with(&"é".repeat(5_000)));
+        assert!(
+            shown.contains("[... 6000 characters left out: ask for less"),
+            "{}",
+            &shown[4_990..5_200]
+        );
+        assert_eq!(observation("short"), "short");
+    }
 }
