@@ -98,15 +98,15 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         document.set_workspace(&workspace);
     }
     let started = std::time::Instant::now();
+    let task = |text: String| heal::task::Task {
+        text,
+        paths: args.paths.clone(),
+        max_steps: args.max_steps,
+        context_tokens: args.context_tokens,
+    };
     if let (Some(text), Some(session)) = (&args.task, &session) {
-        let task = heal::task::Task {
-            text: text.clone(),
-            paths: args.paths.clone(),
-            max_steps: args.max_steps,
-            context_tokens: args.context_tokens,
-        };
         let secrets = heal::prompt::secrets(session.model().api_key(), &args.env, &workspace);
-        let healed = heal::task::run(request, &task, session, &secrets, &mut events);
+        let healed = heal::task::run(request, &task(text.clone()), session, &secrets, &mut events);
         return conclude(healed, started, document, &mut events, global);
     }
     let mut stages = Vec::new();
@@ -128,8 +128,36 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             time: None,
         });
     }
-    let healed = heal::heal(request, session.as_deref(), stages, &mut events);
+    let healed = heal::heal(request.clone(), session.as_deref(), stages, &mut events);
+    // An issue no test fails for (a feature, a change) is a task for the model.
+    let as_task = match (&healed, &session, &request.issue) {
+        (Ok(healed), Some(session), Some(issue)) if nothing_fails(healed) => Some((session, issue)),
+        _ => None,
+    };
+    if let Some((session, issue)) = as_task {
+        crate::log::info("heal", "no test fails: the issue is carried out as a task");
+        let secrets = heal::prompt::secrets(session.model().api_key(), &args.env, &workspace);
+        let text = format!(
+            "{}\n\n{}",
+            issue.title.trim(),
+            crate::text::cut(issue.body.trim(), 6000)
+        );
+        let healed = heal::task::run(request, &task(text), session, &secrets, &mut events);
+        return conclude(healed, started, document, &mut events, global);
+    }
     conclude(healed, started, document, &mut events, global)
+}
+
+/// Whether the repair found the whole suite passing, and so nothing to repair.
+fn nothing_fails(healed: &heal::Healed) -> bool {
+    let report = &healed.report;
+    healed.interrupted.is_none()
+        && !healed.failed
+        && report.failing_before.is_empty()
+        && report
+            .tests
+            .as_ref()
+            .is_some_and(|tests| tests.outcome == crate::run_document::Outcome::Passed)
 }
 
 /// The document written with what heal found, and the exit status: 0 green, 1 not green, 3

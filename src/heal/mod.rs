@@ -34,6 +34,7 @@ pub use self::model::ModelEngine;
 pub use self::mutate::MutateEngine;
 
 /// A repair to make.
+#[derive(Clone)]
 pub struct HealRequest {
     /// The user's project (checked, canonical).
     pub workspace: PathBuf,

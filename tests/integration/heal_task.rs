@@ -398,3 +398,57 @@ fn anthropic_tool_use_drives_a_task_with_tool_results_by_id() {
         .iter()
         .any(|t| t["name"] == "finish"));
 }
+
+#[test]
+fn an_issue_no_test_fails_for_is_carried_out_as_a_task() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[(
+                    "edit_file",
+                    json!({"path": "calculator.py", "old_string": "    return a - b\n",
+                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
+                )],
+            ),
+            calls(2, &[("finish", json!({"summary": "multiply added"}))]),
+        ],
+    )]);
+    let issue = json!({"issue": {"source": "markdown", "title": "Add multiply(a, b)",
+        "body": "The calculator cannot multiply yet.", "labels": ["enhancement"]}});
+    let run = with_project("calculator-python")
+        .args([
+            "heal",
+            "--engine",
+            "llm",
+            "--model",
+            "fake-coder",
+            "--base-url",
+        ])
+        .arg(format!("{}/v1", server.url()))
+        .stdin(issue.to_string())
+        .run()
+        .expect_status(0);
+    assert!(
+        run.stderr()
+            .contains("no test fails: the issue is carried out as a task"),
+        "{}",
+        run.stderr()
+    );
+    let heal = heal_of(&run);
+    assert_eq!(
+        (heal["mode"].as_str(), heal["status"].as_str()),
+        (Some("task"), Some("green")),
+        "{heal:#}"
+    );
+    assert!(file(&run, "calculator.py")
+        .unwrap()
+        .contains("def multiply"));
+    let first: Value = serde_json::from_str(&server.requests()[0].body).unwrap();
+    let task = first["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        task.contains("Add multiply(a, b)\n\nThe calculator cannot multiply yet."),
+        "{task}"
+    );
+}
