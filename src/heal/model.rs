@@ -102,7 +102,7 @@ impl Engine for ModelEngine {
         }
         let prompt_hash = super::record::prompt_hash(system, &user);
         messages.push(Message::User(user));
-        let sent: usize = system.len() + messages.iter().map(message_len).sum::<usize>();
+        let sent: usize = system.len() + messages.iter().map(Message::size).sum::<usize>();
         let asking = format!(
             "attempt {}: asking {} (~{} tokens)",
             context.number,
@@ -238,15 +238,6 @@ fn results(
             }
         })
         .collect()
-}
-
-/// About how much a message sends, in characters.
-fn message_len(message: &Message) -> usize {
-    match message {
-        Message::User(text) => text.len(),
-        Message::Assistant(turn) => turn.to_string().len(),
-        Message::ToolResults(results) => results.iter().map(|r| r.content.len()).sum(),
-    }
 }
 
 pub(super) enum Asked {

@@ -169,7 +169,7 @@ impl Agent<'_> {
     /// One reply and its calls; the end, when this step ends the loop.
     fn step(&mut self, step: u32) -> Option<End> {
         self.mask_old_results();
-        let sent = self.system.len() + self.messages.iter().map(message_len).sum::<usize>();
+        let sent = self.system.len() + self.messages.iter().map(Message::size).sum::<usize>();
         let asking = format!(
             "step {step}: asking {} (~{} tokens)",
             self.session.model().name.as_deref().unwrap_or("the model"),
@@ -396,7 +396,7 @@ impl Agent<'_> {
     /// Above the context budget, the oldest tool results (all but the last two replies') are
     /// replaced by a line saying what they were.
     fn mask_old_results(&mut self) {
-        let mut size = self.system.len() + self.messages.iter().map(message_len).sum::<usize>();
+        let mut size = self.system.len() + self.messages.iter().map(Message::size).sum::<usize>();
         let results: Vec<usize> = (0..self.messages.len())
             .filter(|&index| matches!(self.messages[index], Message::ToolResults(_)))
             .collect();
@@ -498,15 +498,6 @@ fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
             .collect::<serde_json::Map<_, _>>()
             .into(),
         other => other.clone(),
-    }
-}
-
-/// About how much a message sends, in characters.
-fn message_len(message: &Message) -> usize {
-    match message {
-        Message::User(text) => text.len(),
-        Message::Assistant(turn) => turn.to_string().len(),
-        Message::ToolResults(results) => results.iter().map(|r| r.content.len()).sum(),
     }
 }
 

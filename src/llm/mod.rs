@@ -161,6 +161,17 @@ pub enum Message {
     ToolResults(Vec<ToolResult>),
 }
 
+impl Message {
+    /// About how much the message sends, in bytes of text.
+    pub fn size(&self) -> usize {
+        match self {
+            Message::User(text) => text.len(),
+            Message::Assistant(turn) => turn.to_string().len(),
+            Message::ToolResults(results) => results.iter().map(|r| r.content.len()).sum(),
+        }
+    }
+}
+
 /// A tool the model may call: its name, what it does, and the JSON Schema of its arguments.
 #[derive(Debug, Clone)]
 pub struct Tool {

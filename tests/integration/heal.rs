@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
 use crate::util::{
-    autocoder_as, autocoder_bin, chown_tree, dry_run_pr, git, is_root, section_of, with_project,
-    Run, TempDir, Test,
+    autocoder_as, autocoder_bin, chown_tree, dry_run_pr, git, is_root, section_of,
+    with_committed_project, with_project, Run, TempDir, Test,
 };
 
 pub(crate) const KEY: &str = "sk-test-key-4242";
@@ -34,21 +34,7 @@ fn chat(text: &str) -> Reply {
 
 /// The shop sample as a clone with one commit, and heal pointed at `server`.
 pub(crate) fn shop(server: &FakeServer) -> Test {
-    let test = with_project("shop-python");
-    git(test.path(), &["init", "-q", "-b", "main"]);
-    git(test.path(), &["add", "-A"]);
-    git(
-        test.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-qm",
-            "shop",
-        ],
-    );
+    let test = with_committed_project("shop-python");
     test.args([
         "heal",
         "--engine",

@@ -6,10 +6,19 @@ use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
 use crate::heal::{heal_of, CHAT, GITHUB_SECRET, KEY};
-use crate::util::{git, with_project, Run, Test};
+use crate::util::{with_committed_project, with_project, Run, Test};
 
 pub(crate) const MULTIPLY_TEST: &str =
     "from calculator import multiply\n\n\ndef test_multiply():\n    assert multiply(3, 4) == 12\n";
+
+/// The call of `edit_file` that adds `multiply` to the calculator.
+pub(crate) fn add_multiply() -> (&'static str, Value) {
+    let new_string = "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n";
+    (
+        "edit_file",
+        json!({"path": "calculator.py", "old_string": "    return a - b\n", "new_string": new_string}),
+    )
+}
 
 /// A reply calling `calls` (name, arguments), with ids `s{step}c{index}`.
 pub(crate) fn calls(step: u32, calls: &[(&str, Value)]) -> Reply {
@@ -32,21 +41,7 @@ pub(crate) fn calls(step: u32, calls: &[(&str, Value)]) -> Reply {
 
 /// The calculator sample, committed, and heal's task mode pointed at `server`.
 fn calculator(server: &FakeServer, task: &str) -> Test {
-    let test = with_project("calculator-python");
-    git(test.path(), &["init", "-q", "-b", "main"]);
-    git(test.path(), &["add", "-A"]);
-    git(
-        test.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-qm",
-            "calculator",
-        ],
-    );
+    let test = with_committed_project("calculator-python");
     test.args(["heal", "--task", task, "--base-url"])
         .arg(format!("{}/v1", server.url()))
         .args(["--model", "fake-coder"])
@@ -94,15 +89,7 @@ fn a_task_done_test_first_is_green_and_written_to_the_workspace() {
                     ("run_tests", json!({})),
                 ],
             ),
-            calls(
-                3,
-                &[(
-                    "edit_file",
-                    json!({"path": "calculator.py",
-                    "old_string": "def subtract(a, b):\n    return a - b\n",
-                    "new_string": "def subtract(a, b):\n    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
-                )],
-            ),
+            calls(3, &[add_multiply()]),
             calls(4, &[("run_tests", json!({}))]),
             calls(
                 5,
@@ -347,9 +334,8 @@ fn anthropic_tool_use_drives_a_task_with_tool_results_by_id() {
             message(json!([{"type": "text", "text": "Reading first."},
                 {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "calculator.py"}}])),
             message(
-                json!([{"type": "tool_use", "id": "toolu_b", "name": "edit_file", "input": {
-                "path": "calculator.py", "old_string": "    return a - b\n",
-                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}}]),
+                json!([{"type": "tool_use", "id": "toolu_b", "name": "edit_file",
+                        "input": add_multiply().1}]),
             ),
             message(
                 json!([{"type": "tool_use", "id": "toolu_c", "name": "finish", "input": {"summary": "done"}}]),
@@ -404,14 +390,7 @@ fn an_issue_no_test_fails_for_is_carried_out_as_a_task() {
     let server = FakeServer::start(vec![(
         CHAT,
         vec![
-            calls(
-                1,
-                &[(
-                    "edit_file",
-                    json!({"path": "calculator.py", "old_string": "    return a - b\n",
-                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
-                )],
-            ),
+            calls(1, &[add_multiply()]),
             calls(2, &[("finish", json!({"summary": "multiply added"}))]),
         ],
     )]);

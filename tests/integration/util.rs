@@ -440,6 +440,26 @@ pub fn with_project(name: &str) -> Test {
     test
 }
 
+/// A test whose directory holds a sample project as a repository with one commit.
+pub fn with_committed_project(name: &str) -> Test {
+    let test = with_project(name);
+    git(test.path(), &["init", "-q", "-b", "main"]);
+    git(test.path(), &["add", "-A"]);
+    git(
+        test.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            name,
+        ],
+    );
+    test
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     let status = std::process::Command::new("cp")
         .arg("-r")

@@ -9,34 +9,14 @@ use serde_json::{json, Value};
 
 use crate::fake_server::FakeServer;
 use crate::heal::CHAT;
-use crate::heal_task::{calls, MULTIPLY_TEST};
-use crate::util::{autocoder_bin, git, with_project, Test};
+use crate::heal_task::{add_multiply, calls, MULTIPLY_TEST};
+use crate::util::{autocoder_bin, with_committed_project};
 
 fn have_sdk() -> bool {
     Command::new("python3")
         .args(["-c", "import mcp"])
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// The calculator sample, committed.
-fn calculator() -> Test {
-    let test = with_project("calculator-python");
-    git(test.path(), &["init", "-q", "-b", "main"]);
-    git(test.path(), &["add", "-A"]);
-    git(
-        test.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-qm",
-            "calculator",
-        ],
-    );
-    test
 }
 
 /// tests/mcp_delegate_client.py calling `tool` in `mode` on the server rooted at `root`.
@@ -74,21 +54,14 @@ fn a_delegated_task_reports_each_step_and_returns_a_tested_diff() {
                     ("run_tests", json!({})),
                 ],
             ),
-            calls(
-                2,
-                &[(
-                    "edit_file",
-                    json!({"path": "calculator.py", "old_string": "    return a - b\n",
-                "new_string": "    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n"}),
-                )],
-            ),
+            calls(2, &[add_multiply()]),
             calls(
                 3,
                 &[("finish", json!({"summary": "multiply added and tested"}))],
             ),
         ],
     )]);
-    let test = calculator();
+    let test = with_committed_project("calculator-python");
     let output = client(test.path(), &server, "delegate_to_local_coder", "finish");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -170,7 +143,7 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
                 .delayed(Duration::from_secs(60)),
         ],
     )]);
-    let test = calculator();
+    let test = with_committed_project("calculator-python");
     let started = Instant::now();
     let output = client(test.path(), &server, "delegate_task", "cancel");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -216,7 +189,7 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
 
 #[test]
 fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() {
-    let test = calculator();
+    let test = with_committed_project("calculator-python");
     let mut session = crate::mcp_session::initialized(test.path());
     let refused = session.call_error(
         "delegate_task",
