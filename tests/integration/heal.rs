@@ -48,6 +48,23 @@ pub(crate) fn shop(server: &FakeServer) -> Test {
     .env("GITHUB_TOKEN", GITHUB_SECRET)
 }
 
+/// The shop sample, and heal pointed at `server` as Anthropic's Messages API.
+pub(crate) fn shop_on_anthropic(server: &FakeServer) -> Test {
+    with_project("shop-python")
+        .args([
+            "heal",
+            "--engine",
+            "llm",
+            "--provider",
+            "anthropic",
+            "--base-url",
+        ])
+        .arg(server.url())
+        .args(["--model", "claude-test"])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("GITHUB_TOKEN", GITHUB_SECRET)
+}
+
 #[track_caller]
 pub(crate) fn heal_of(run: &Run) -> Value {
     section_of(run, "heal")
@@ -545,23 +562,7 @@ fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
         .to_string(),
     );
     let server = FakeServer::start(vec![("POST /v1/messages", vec![reply])]);
-    let test = with_project("shop-python");
-    let run = test
-        .args([
-            "heal",
-            "--engine",
-            "llm",
-            "--provider",
-            "anthropic",
-            "--base-url",
-            server.url(),
-            "--model",
-            "claude-test",
-        ])
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("GITHUB_TOKEN", GITHUB_SECRET)
-        .run()
-        .expect_status(0);
+    let run = shop_on_anthropic(&server).run().expect_status(0);
     assert_eq!(heal_of(&run)["status"], "green");
     let requests = server.requests();
     let request = &requests[0];

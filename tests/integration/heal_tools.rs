@@ -6,8 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::heal::{heal_of, no_secret_in, pricing, shop, CHAT, GITHUB_SECRET, KEY};
-use crate::util::with_project;
+use crate::heal::{heal_of, no_secret_in, pricing, shop, shop_on_anthropic, CHAT};
 
 const DISCOUNT_OLD: &str = "    return price_cents * (100 + percent) // 100\n";
 const DISCOUNT_NEW: &str = "    return price_cents * (100 - percent) // 100\n";
@@ -174,22 +173,7 @@ fn anthropic_tool_use_is_answered_with_tool_results_and_its_turn_sent_back_uncha
             ),
         ],
     )]);
-    let run = with_project("shop-python")
-        .args([
-            "heal",
-            "--engine",
-            "llm",
-            "--provider",
-            "anthropic",
-            "--base-url",
-            server.url(),
-            "--model",
-            "claude-test",
-        ])
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("GITHUB_TOKEN", GITHUB_SECRET)
-        .run()
-        .expect_status(0);
+    let run = shop_on_anthropic(&server).run().expect_status(0);
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "green", "{heal:#}");
     assert_eq!(heal["attempts"][1]["edits"][0]["matched"], "whole_file");
