@@ -2,8 +2,9 @@
 # bench-heal.sh: what `autocoder heal` costs besides the model and the tests, on the sample shop
 # with a scripted model (a loopback server speaking OpenAI's chat completions that answers at
 # once: attempt 1 fixes one bug, attempt 2 the rest). Reported: the prompt's size per attempt in
-# tokens (about 4 characters each; target at most 12k), whether the stable prefix (the system
-# message) was byte-identical across attempts, and the wall time outside the model and the tests
+# tokens (about 4 characters each, the tools' schemas counted; target at most 12k), whether the
+# stable prefix (the system message and the tools) was byte-identical across attempts, and the
+# wall time outside the model and the tests
 # (target at most 5% and at most 50 ms per attempt), from heal's --events.
 #
 # Usage: scripts/bench-heal.sh PATH_TO_AUTOCODER_BINARY
@@ -28,7 +29,7 @@ class Model(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         with open(f"{work}/prompts.jsonl", "a") as log:
-            log.write(json.dumps(body["messages"]) + "\n")
+            log.write(json.dumps(body) + "\n")
         # The first fix first; once a change is kept, the second.
         text = fixes["The change so far" in body["messages"][-1]["content"]]
         reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text},
@@ -63,8 +64,10 @@ model = sum(e["latency_ms"] for e in events if e["event"] == "model_call")
 tests = sum(e["duration_ms"] for e in events if e["event"] == "tests")
 attempts = sum(1 for e in events if e["event"] == "model_call")
 prompts = [json.loads(line) for line in open(f"{work}/prompts.jsonl")]
-tokens = [sum(len(m["content"]) for m in p) // 4 for p in prompts]
-same_prefix = len({p[0]["content"] for p in prompts}) == 1
+# The messages and the tools' schemas, which a request offers the model too.
+tokens = [(sum(len(m["content"] or "") for m in p["messages"]) + len(json.dumps(p.get("tools", [])))) // 4
+          for p in prompts]
+same_prefix = len({(p["messages"][0]["content"], json.dumps(p.get("tools"))) for p in prompts}) == 1
 status = json.load(open(f"{work}/heal.json"))["heal"]["status"]
 outside = wall_ms - model - tests
 with open(f"{work}/runs.jsonl", "a") as out:
