@@ -194,14 +194,15 @@ fn conclude(
     })
 }
 
-/// The last line said: the status, why, and what the repair took.
+/// The last line said: the status and why, and what the repair took.
 fn summary(report: &heal::record::HealReport, took: std::time::Duration) -> String {
-    let mut line = format!("{}: {}", report.status.name(), report.reason);
+    let status = report.status.name();
+    let mut line = match report.reason.starts_with(status) {
+        true => report.reason.clone(),
+        false => format!("{status}: {}", report.reason),
+    };
     let attempts = report.attempts.len();
-    if report.candidates_tried > 0 {
-        line.push_str(&format!(" · {} candidates", report.candidates_tried));
-    }
-    if attempts > 0 {
+    if attempts > 0 && report.candidates_tried == 0 && !line.contains("attempt") {
         line.push_str(&format!(
             " · {attempts} attempt{}",
             if attempts == 1 { "" } else { "s" }

@@ -175,9 +175,7 @@ fn one_attempt_that_fixes_everything_is_green_and_written_to_the_workspace() {
     assert!(!stderr.contains('\x1b'), "{stderr}");
     let last = stderr.lines().last().unwrap();
     assert!(
-        last.starts_with(
-            "autocoder heal: green: green after 1 attempt · 1 attempt · 1280 tokens · "
-        ),
+        last.starts_with("autocoder heal: green after 1 attempt · 1280 tokens · "),
         "{stderr}"
     );
 }
@@ -239,7 +237,7 @@ fn on_a_terminal_the_steps_share_one_live_line() {
     );
     let last = shown.trim_end().rsplit('\n').next().unwrap();
     assert!(
-        last.contains("autocoder heal: green: green after 2 attempts"),
+        last.contains("autocoder heal: green after 2 attempts · "),
         "{shown:?}"
     );
 }
