@@ -23,6 +23,13 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
+    if args
+        .task
+        .as_deref()
+        .is_some_and(|task| task.trim().is_empty())
+    {
+        return Err(Failure::usage("--task is empty").with_hint("say what to build or change"));
+    }
     if args.task.is_some() && args.engine == Engine::Mutate {
         return Err(Failure::usage(
             "--task needs a model; the offline engine repairs failing tests only",

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::matching;
+use super::prompt::WITHHELD;
 use super::tree::Tree;
 use crate::testmap::is_test_file;
 use crate::tools::edit_file::{self, closest_lines, Mismatch};
@@ -375,9 +376,31 @@ fn normalized(path: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
+/// Why `path` may not be changed (its spelling, or what the file is), if it may not.
+pub fn refusal(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
+    match normalized(path) {
+        Ok(path) => forbidden(tree, &path, rules),
+        Err(reason) => Some(reason),
+    }
+}
+
+/// Why a change from `before` to `after` may not be made: it writes the stand-in for a secret
+/// the model was not shown, which would take the secret's place.
+pub fn writes_withheld(path: &str, before: &str, after: &str) -> Option<String> {
+    (after.matches(WITHHELD).count() > before.matches(WITHHELD).count()).then(|| {
+        format!(
+            "the change to {path} writes {WITHHELD}, which stands for a secret you were not shown: leave the lines that hold it as they are"
+        )
+    })
+}
+
 /// Why `path` may not be changed, if it may not.
 fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
-    if path.split('/').any(|part| part == ".git") {
+    // Any case: on a case-insensitive filesystem `.GIT` is `.git`.
+    if path
+        .split('/')
+        .any(|part| part.eq_ignore_ascii_case(".git"))
+    {
         return Some(format!("{path} is git's own: heal does not change it"));
     }
     if crate::git::commit::looks_like_secret(path) {
@@ -452,7 +475,13 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
         let mut results = Vec::new();
         let mut failed = false;
         for (_, edit) in blocks.iter() {
-            let result = if edit.kind == EditKind::WholeFile {
+            let before = match edit.kind {
+                EditKind::WholeFile => text.as_str(),
+                _ => edit.search.as_str(),
+            };
+            let result = if let Some(reason) = writes_withheld(path, before, &edit.replace) {
+                Err(reason)
+            } else if edit.kind == EditKind::WholeFile {
                 match current
                     .as_deref()
                     .map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace))
@@ -632,6 +661,16 @@ mod tests {
             replace: replace.into(),
             kind: EditKind::Once,
         }
+    }
+
+    #[test]
+    fn writing_the_stand_in_for_a_secret_is_refused() {
+        assert!(writes_withheld("a.py", "TOKEN = 1", "TOKEN = \"[withheld]\"").is_some());
+        // Kept where it was, it is not written anew.
+        assert!(
+            writes_withheld("a.py", "x = \"[withheld]\"", "x = \"[withheld]\"\ny = 2").is_none()
+        );
+        assert!(writes_withheld("a.py", "x = 1", "x = 2").is_none());
     }
 
     #[test]

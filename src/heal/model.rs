@@ -117,9 +117,10 @@ impl Engine for ModelEngine {
             tools: &self.tools,
             max_tokens: REPLY_TOKENS,
         };
-        let reply = match ask(&self.session, &prompt, context.signals, &asking) {
+        let reply = match ask(&self.session, &prompt, context.signals, &asking, None) {
             Asked::Interrupted(signal) => return Ok(Proposed::Interrupted(signal)),
             Asked::Answered(reply) => reply?,
+            Asked::TimedOut => unreachable!("asked without a deadline"),
         };
         let (edits, problems) = if reply.tool_calls.is_empty() {
             let parsed = edits::parse(&reply.text);
@@ -243,16 +244,19 @@ fn results(
 pub(super) enum Asked {
     Answered(Result<Reply, Failure>),
     Interrupted(i32),
+    /// The deadline passed first.
+    TimedOut,
 }
 
 /// Asks the model on a thread of its own, so that a signal ends the wait at once (the thread is
 /// left to its request; no sandbox is started after an interruption, so no fork sees it). The
-/// live line says `asking` and the seconds waited.
+/// live line says `asking` and the seconds waited. Past `deadline`, the wait ends too.
 pub(super) fn ask(
     session: &Arc<Session>,
     prompt: &Prompt,
     signals: &TerminationSignals,
     asking: &str,
+    deadline: Option<Instant>,
 ) -> Asked {
     let (sender, receiver) = std::sync::mpsc::channel();
     let session = Arc::clone(session);
@@ -289,6 +293,9 @@ pub(super) fn ask(
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(signal) = signals.take() {
                     return Asked::Interrupted(signal);
+                }
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    return Asked::TimedOut;
                 }
             }
         }

@@ -354,13 +354,21 @@ pub fn without_timings(text: &str) -> String {
     timing.replace_all(text, "<time>").into_owned()
 }
 
+/// What a secret is replaced by in everything the model is sent.
+pub const WITHHELD: &str = "[withheld]";
+
 /// `text` with each secret replaced: the values of variables whose names look like they hold
-/// credentials, and the model's own key.
+/// credentials, and the model's own key; also as a JSON string spells them (a result sent as
+/// JSON escapes their quotes and backslashes).
 pub fn withheld(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for secret in secrets {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), "[withheld]");
+        let quoted = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = quoted.get(1..quoted.len() - 1).unwrap_or_default();
+        for spelling in [secret.as_str(), escaped] {
+            if !spelling.is_empty() && out.contains(spelling) {
+                out = out.replace(spelling, WITHHELD);
+            }
         }
     }
     out
@@ -472,6 +480,10 @@ mod tests {
             withheld("key sk-abcdefgh in sk-abcdefgh!", &["sk-abcdefgh".into()]),
             "key [withheld] in [withheld]!"
         );
+        // As a JSON string spells it, too.
+        let secret = "a\"b\\c-0123456789".to_string();
+        let json = serde_json::to_string(&serde_json::json!({"stdout": secret})).unwrap();
+        assert_eq!(withheld(&json, &[secret]), r#"{"stdout":"[withheld]"}"#);
     }
 
     #[test]

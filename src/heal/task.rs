@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::model::{ask, Asked};
 use super::record::{ErrorShown, Events, HealReport, Tokens};
 use super::tree::Tree;
-use super::{baseline, deliver, prompt, HealRequest, Healed};
+use super::{baseline, deliver, edits, prompt, HealRequest, Healed};
 use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
 use crate::run_document::{HealStatus, Outcome};
@@ -31,6 +31,9 @@ const MAX_OBSERVATION: usize = 10_000;
 const REPLY_TOKENS: u32 = 8192;
 /// A command's time at most (its processes killed after).
 const COMMAND_SECONDS: u64 = 60;
+/// The calls of one reply that are made at most.
+const CALLS_PER_REPLY: usize = 20;
+const TIME_RAN_OUT: &str = "the time budget (--timeout) ran out";
 
 const RULES: &str = "You carry out a coding task in a software project, with tools. Work in \
 steps: look at the files that matter (list_files, read_file, search_text); when the task can be \
@@ -120,6 +123,8 @@ pub fn run(
         history: Vec::new(),
         silent_replies: 0,
         budget_chars: (task.context_tokens as f64 * 0.6 * 4.0) as usize,
+        deadline,
+        test_seconds: request.test_timeout.as_secs().max(1),
     };
     let mut end = End::Limit(format!("all {} steps were taken", task.max_steps));
     for step in 1..=task.max_steps {
@@ -128,7 +133,7 @@ pub fn run(
             break;
         }
         if Instant::now() >= deadline {
-            end = End::Limit("the time budget ran out".into());
+            end = End::Limit(TIME_RAN_OUT.into());
             break;
         }
         let used = agent.report.tokens.input + agent.report.tokens.output;
@@ -163,6 +168,9 @@ struct Agent<'a> {
     silent_replies: u32,
     /// The conversation's size, in characters, above which old results are masked.
     budget_chars: usize,
+    deadline: Instant,
+    /// One test run's time at most (`--test-timeout`).
+    test_seconds: u64,
 }
 
 impl Agent<'_> {
@@ -183,8 +191,15 @@ impl Agent<'_> {
             tools: &self.tools,
             max_tokens: REPLY_TOKENS,
         };
-        let reply = match ask(self.session, &prompt, self.signals, &asking) {
+        let reply = match ask(
+            self.session,
+            &prompt,
+            self.signals,
+            &asking,
+            Some(self.deadline),
+        ) {
             Asked::Interrupted(signal) => return Some(End::Interrupted(signal)),
+            Asked::TimedOut => return Some(End::Limit(TIME_RAN_OUT.into())),
             Asked::Answered(Err(failure)) => return Some(End::Failed(failure)),
             Asked::Answered(Ok(reply)) => reply,
         };
@@ -206,6 +221,15 @@ impl Agent<'_> {
                    "latency_ms": asked.elapsed().as_millis() as u64,
                    "tool_calls": reply.tool_calls.len(), "cut_off": reply.cut_off}),
         );
+        if !self.session.offers_tools() {
+            let server = crate::http::without_userinfo(&self.session.model().base_url);
+            return Some(End::Failed(
+                Failure::external(format!(
+                    "the model server at {server} does not take tool calls, which task mode needs"
+                ))
+                .with_hint("turn tool calling on (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME), or use a model that has it"),
+            ));
+        }
         self.messages.push(Message::Assistant(reply.turn.clone()));
         if reply.tool_calls.is_empty() {
             return self.no_call(step, &reply);
@@ -213,7 +237,22 @@ impl Agent<'_> {
         self.silent_replies = 0;
         let mut results = Vec::new();
         let mut finished = false;
-        for call in &reply.tool_calls {
+        for (index, call) in reply.tool_calls.iter().enumerate() {
+            let not_run = |why: String| ToolResult {
+                call_id: call.id.clone(),
+                content: format!("not run: {why}"),
+                is_error: true,
+            };
+            if finished {
+                results.push(not_run("finish was called before it".into()));
+                continue;
+            }
+            if index >= CALLS_PER_REPLY {
+                results.push(not_run(format!(
+                    "a reply's first {CALLS_PER_REPLY} calls are made, no more; call it again"
+                )));
+                continue;
+            }
             if call.name == "finish" {
                 let summary = call
                     .arguments
@@ -221,7 +260,13 @@ impl Agent<'_> {
                     .ok()
                     .and_then(|arguments| arguments.get("summary"))
                     .and_then(Value::as_str)
-                    .unwrap_or_default();
+                    .filter(|summary| !summary.trim().is_empty());
+                let Some(summary) = summary else {
+                    results.push(not_run(
+                        "finish needs a summary of what was changed and how it was tested".into(),
+                    ));
+                    continue;
+                };
                 self.report.summary = Some(Summary {
                     by: "model",
                     text: prompt::withheld(summary, self.secrets),
@@ -275,8 +320,12 @@ impl Agent<'_> {
             .and_then(|arguments| arguments.get("path"))
             .and_then(Value::as_str)
             .map(str::to_string);
-        let written = match (&path, writes) {
-            (Some(path), true) => self.tree.will_write(path).ok(),
+        let refused = match (&path, writes) {
+            (Some(path), true) => self.refusal(path, call),
+            _ => None,
+        };
+        let written = match (&path, writes, &refused) {
+            (Some(path), true, None) => self.tree.will_write(path).ok(),
             _ => None,
         };
         crate::log::step(
@@ -287,9 +336,13 @@ impl Agent<'_> {
                 path.as_deref().map(|p| format!(" {p}")).unwrap_or_default()
             ),
         );
-        let (outcome, interrupted) = match &call.arguments {
-            Err(why) => (Err(why.clone()), None),
-            Ok(arguments) => self.invoke(&call.name, bounded(&call.name, arguments)),
+        let (outcome, interrupted) = match (&call.arguments, refused) {
+            (_, Some(reason)) => (Err(reason), None),
+            (Err(why), None) => (Err(why.clone()), None),
+            (Ok(arguments), None) => self.invoke(
+                &call.name,
+                bounded(&call.name, arguments, self.test_seconds),
+            ),
         };
         if let (Some(relative), Ok(_)) = (&written, &outcome) {
             if let Err(err) = self.tree.wrote(relative) {
@@ -330,6 +383,35 @@ impl Agent<'_> {
         (result, interrupted)
     }
 
+    /// Why a write to `path` is refused: by a repair's rules (not `.git`, credential files,
+    /// what runs outside the sandbox, a path through a link; tests may change), or because it
+    /// writes the stand-in for a secret.
+    fn refusal(&self, path: &str, call: &ToolCall) -> Option<String> {
+        let rules = edits::Rules {
+            allow_test_edits: true,
+            ..Default::default()
+        };
+        if let Some(reason) = edits::refusal(self.tree, path, &rules) {
+            return Some(reason);
+        }
+        let arguments = call.arguments.as_ref().ok()?;
+        let text = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let before = match call.name.as_str() {
+            "write_file" => self.tree.read(path).ok().flatten().unwrap_or_default(),
+            _ => text("old_string").to_string(),
+        };
+        let after = match call.name.as_str() {
+            "write_file" => text("content"),
+            _ => text("new_string"),
+        };
+        edits::writes_withheld(path, &before, after)
+    }
+
     /// Calls tool `name` on a thread of its own while this one watches for signals: a signal
     /// cancels the call (the sandbox it started is stopped and cleaned up).
     fn invoke(&self, name: &str, arguments: Value) -> (Result<String, String>, Option<i32>) {
@@ -342,6 +424,9 @@ impl Agent<'_> {
             while !running.is_finished() {
                 if let Some(signal) = self.signals.take() {
                     interrupted = Some(signal);
+                    cancelled.store(true, Ordering::SeqCst);
+                }
+                if Instant::now() >= self.deadline {
                     cancelled.store(true, Ordering::SeqCst);
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -423,25 +508,31 @@ impl Agent<'_> {
     }
 }
 
-/// `arguments` for `tool`, a command's time cut to `COMMAND_SECONDS` (tests keep theirs).
-fn bounded(tool: &str, arguments: &Value) -> Value {
+/// `arguments` for `tool`, its time cut: a command's to `COMMAND_SECONDS`, a test run's to
+/// `test_seconds`.
+fn bounded(tool: &str, arguments: &Value, test_seconds: u64) -> Value {
+    let most = match tool {
+        "run_command" => COMMAND_SECONDS,
+        "run_tests" => test_seconds,
+        _ => return arguments.clone(),
+    };
     let mut arguments = arguments.clone();
-    if tool == "run_command" {
-        if let Some(map) = arguments.as_object_mut() {
-            let asked = map.get("timeout_sec").and_then(Value::as_u64);
-            let seconds = asked.map_or(COMMAND_SECONDS, |asked| asked.min(COMMAND_SECONDS));
-            map.insert("timeout_sec".into(), seconds.into());
-        }
+    if let Some(map) = arguments.as_object_mut() {
+        let asked = map.get("timeout_sec").and_then(Value::as_u64);
+        map.insert(
+            "timeout_sec".into(),
+            asked.map_or(most, |asked| asked.min(most)).into(),
+        );
     }
     arguments
 }
 
-/// The tools offered: the catalogue but its delegates (a task handed on to this very loop), and
-/// `finish`.
+/// The tools offered: the catalogue but its delegates (a task handed on to this very loop) and
+/// its git tools (the copy has no `.git`), and `finish`.
 fn offered_tools() -> Vec<Tool> {
     let mut offered: Vec<Tool> = CATALOGUE
         .iter()
-        .filter(|tool| !tool.name.starts_with("delegate"))
+        .filter(|tool| !tool.name.starts_with("delegate") && !tool.name.starts_with("git_"))
         .map(|tool| Tool {
             name: tool.name,
             description: tool.description,
@@ -512,7 +603,7 @@ fn conclude(
     let contents = tree.contents();
     report.diff = tree.diff_of(&contents);
     report.files_changed = contents.keys().cloned().collect();
-    let (finished, limit, mut reason, interrupted) = match end {
+    let (finished, limit, mut reason, mut interrupted) = match end {
         End::Finished => (true, false, "the model finished".to_string(), None),
         End::Limit(why) => (false, true, why, None),
         End::Stuck(why) => (false, false, format!("stuck: {why}"), None),
@@ -535,6 +626,21 @@ fn conclude(
     if interrupted.is_none() {
         crate::log::step("heal", "running the whole suite on the change");
         match baseline::run(request, tree, Vec::new(), request.test_timeout) {
+            Ok(tests)
+                if tests
+                    .sandbox
+                    .as_ref()
+                    .is_some_and(|s| s.interrupted.is_some()) =>
+            {
+                let signal = tests
+                    .sandbox
+                    .as_ref()
+                    .and_then(|s| s.interrupted)
+                    .unwrap_or(2);
+                reason = format!("interrupted by signal {signal} while the tests ran; nothing was written to the workspace");
+                interrupted = Some(signal);
+                report.tests = Some(tests);
+            }
             Ok(tests) => {
                 passed = tests.outcome == Outcome::Passed;
                 if !passed {
@@ -574,23 +680,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_commands_time_is_cut_to_a_minute_and_other_tools_keep_theirs() {
-        let cut = bounded(
-            "run_command",
-            &json!({"argv": ["sleep", "999"], "timeout_sec": 600}),
-        );
-        assert_eq!(cut["timeout_sec"], 60);
+    fn a_commands_time_is_cut_to_a_minute_and_a_test_runs_to_the_test_timeout() {
+        let cut =
+            |tool: &str, arguments: Value| bounded(tool, &arguments, 300)["timeout_sec"].clone();
         assert_eq!(
-            bounded("run_command", &json!({"command": "ls"}))["timeout_sec"],
+            cut(
+                "run_command",
+                json!({"argv": ["sleep", "999"], "timeout_sec": 600})
+            ),
             60
         );
+        assert_eq!(cut("run_command", json!({"command": "ls"})), 60);
         assert_eq!(
-            bounded("run_command", &json!({"command": "ls", "timeout_sec": 5}))["timeout_sec"],
+            cut("run_command", json!({"command": "ls", "timeout_sec": 5})),
             5
         );
+        assert_eq!(cut("run_tests", json!({"timeout_sec": 600})), 300);
         assert_eq!(
-            bounded("run_tests", &json!({"timeout_sec": 600}))["timeout_sec"],
-            600
+            bounded("read_file", &json!({"path": "a"}), 300),
+            json!({"path": "a"})
         );
     }
 

@@ -134,11 +134,7 @@ impl Tree {
     /// Whether `path` leads through a symbolic link in the copy (a link the project holds, or
     /// one its tests made): an edit there could land in a file other than the one named.
     pub fn through_link(&self, path: &str) -> bool {
-        let mut at = self.work.clone();
-        path.split('/').any(|part| {
-            at.push(part);
-            std::fs::symlink_metadata(&at).is_ok_and(|meta| meta.file_type().is_symlink())
-        })
+        through_link(&self.work, path)
     }
 
     /// `text` with the copy's place taken out: the project's own paths, as the model knows them.
@@ -208,8 +204,12 @@ impl Tree {
             .map_err(|err| Failure::external(format!("{}: {err}", workspace.display())))?;
         let mut moved = Vec::new();
         for path in state.keys() {
-            // One that cannot be read (a directory now, a link) is not as heal found it either.
-            if read_file(&roots, path).ok().as_ref() != Some(&self.originals[path]) {
+            // One that cannot be read (a directory now, a link) is not as heal found it either;
+            // nor is one reached through a link in the workspace, where the copy (whose tests
+            // may have replaced the link by a directory) had none.
+            if read_file(&roots, path).ok().as_ref() != Some(&self.originals[path])
+                || through_link(workspace, path)
+            {
                 moved.push(path.clone());
             }
         }
@@ -243,6 +243,15 @@ impl Tree {
         }
         Ok(Applied::Done)
     }
+}
+
+/// Whether `path` beneath `root` leads through a symbolic link.
+fn through_link(root: &Path, path: &str) -> bool {
+    let mut at = root.to_path_buf();
+    path.split('/').any(|part| {
+        at.push(part);
+        std::fs::symlink_metadata(&at).is_ok_and(|meta| meta.file_type().is_symlink())
+    })
 }
 
 /// What became of a change taken to the user's tree.

@@ -250,6 +250,11 @@ impl Session {
         &self.model
     }
 
+    /// Whether tools are still offered (the server has not refused them).
+    pub fn offers_tools(&self) -> bool {
+        !self.without_tools.load(Ordering::Relaxed)
+    }
+
     /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
     /// refuses the tools is asked again without them.
     pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {

@@ -164,8 +164,6 @@ fn a_task_done_test_first_is_green_and_written_to_the_workspace() {
         "write_file",
         "run_tests",
         "run_command",
-        "git_status",
-        "git_diff",
         "finish",
     ] {
         assert!(
@@ -173,6 +171,11 @@ fn a_task_done_test_first_is_green_and_written_to_the_workspace() {
             "{name} is not offered: {offered:?}"
         );
     }
+    // Not the git tools: the copy has no .git.
+    assert!(
+        !offered.iter().any(|name| name.starts_with("git_")),
+        "{offered:?}"
+    );
     assert!(first["messages"][1]["content"]
         .as_str()
         .unwrap()
@@ -430,4 +433,153 @@ fn an_issue_no_test_fails_for_is_carried_out_as_a_task() {
         task.contains("Add multiply(a, b)\n\nThe calculator cannot multiply yet."),
         "{task}"
     );
+}
+
+#[test]
+fn what_a_repair_may_not_write_a_task_may_not_either() {
+    let secret = "sl\\ash\"quo_0123456789";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[
+                    (
+                        "write_file",
+                        json!({"path": ".git/commondir", "content": "../evil\n"}),
+                    ),
+                    (
+                        "write_file",
+                        json!({"path": "./.GIT/hooks/pre-commit", "content": "id\n"}),
+                    ),
+                    (
+                        "write_file",
+                        json!({"path": ".github/workflows/x.yml", "content": "on: push\n"}),
+                    ),
+                    ("read_file", json!({"path": ".env"})),
+                    ("run_command", json!({"command": "cat .env"})),
+                ],
+            ),
+            calls(
+                2,
+                &[
+                    (
+                        "edit_file",
+                        json!({"path": ".env", "old_string": "DEBUG=0", "new_string": "DEBUG=1"}),
+                    ),
+                    (
+                        "write_file",
+                        json!({"path": "settings.py", "content": "TOKEN = \"[withheld]\"\n"}),
+                    ),
+                ],
+            ),
+            calls(3, &[("finish", json!({"summary": "tried"}))]),
+        ],
+    )]);
+    let test = calculator(&server, "Change the settings");
+    std::fs::write(
+        test.path().join(".env"),
+        format!("TOKEN={secret}\nDEBUG=0\n"),
+    )
+    .unwrap();
+    std::fs::write(test.path().join("settings.py"), "TOKEN = \"real\"\n").unwrap();
+    let run = test.run().expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "no_change", "{heal:#}");
+    let requests = server.requests();
+    let first = results_in(&requests[1]);
+    assert!(first[0].1.contains("git's own"), "{first:?}");
+    assert!(first[1].1.contains("git's own"), "{first:?}");
+    assert!(first[2].1.contains("runs outside the sandbox"), "{first:?}");
+    let second = results_in(&requests[2]);
+    assert!(
+        second[0].1.contains("looks like it holds credentials"),
+        "{second:?}"
+    );
+    assert!(
+        second[1]
+            .1
+            .contains("stands for a secret you were not shown"),
+        "{second:?}"
+    );
+    // The secret, however a result spells it (run_command's comes as JSON), reaches no request.
+    let escaped = serde_json::to_string(secret).unwrap();
+    for request in &requests {
+        assert!(
+            !request.body.contains("quo_0123456789"),
+            "the secret reached the model"
+        );
+        assert!(!request.body.contains(&escaped[1..escaped.len() - 1]));
+    }
+    assert!(!test_path(&run, ".git/commondir") && !test_path(&run, ".git/hooks/pre-commit"));
+    assert!(file(&run, ".env").unwrap().contains(secret));
+}
+
+#[test]
+fn a_link_the_task_replaced_in_its_copy_is_not_followed_in_the_workspace() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[(
+                    "run_command",
+                    json!({"command": "rm gitlink && mkdir -p gitlink/hooks"}),
+                )],
+            ),
+            calls(
+                2,
+                &[(
+                    "write_file",
+                    json!({"path": "gitlink/hooks/pre-push", "content": "#!/bin/sh\nid\n"}),
+                )],
+            ),
+            calls(3, &[("finish", json!({"summary": "a hook"}))]),
+        ],
+    )]);
+    let test = calculator(&server, "Add a hook");
+    std::os::unix::fs::symlink(".git", test.path().join("gitlink")).unwrap();
+    let run = test.run();
+    let heal = heal_of(&run);
+    assert_eq!(heal["applied"], false, "{heal:#}");
+    assert!(
+        !test_path(&run, ".git/hooks/pre-push"),
+        "written into .git through the link"
+    );
+    assert!(
+        run.stderr().contains("nothing was applied"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_server_without_tool_calling_cannot_do_a_task() {
+    let refusal = Reply::json(
+        400,
+        r#"{"error": {"message": "registry.ollama.ai/library/old does not support tools"}}"#,
+    );
+    let text = Reply::json(
+        200,
+        &json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "I would add multiply."}}]})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![(CHAT, vec![refusal, text])]);
+    let run = calculator(&server, "Add multiply").run().expect_status(3);
+    assert!(
+        run.stderr()
+            .contains("does not take tool calls, which task mode needs"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("hint: turn tool calling on"),
+        "{}",
+        run.stderr()
+    );
+}
+
+fn test_path(run: &Run, path: &str) -> bool {
+    run.dir.path().join(path).exists()
 }
