@@ -193,11 +193,34 @@ pub fn looks_like_secret(path: &str) -> bool {
         "secrets.json",
         "secrets.yml",
         "secrets.yaml",
+        "secrets.toml",
+        "credentials.toml",
+        ".envrc",
+        ".pgpass",
+        ".htpasswd",
+        ".dev.vars",
+        "local.settings.json",
+        "service-account.json",
     ];
-    const SUFFIXES: &[&str] = &[".env", ".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"];
+    const SUFFIXES: &[&str] = &[
+        ".env",
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".keystore",
+        ".jks",
+        ".tfvars",
+    ];
+    // Configuration files named for what they configure, whose name alone says nothing.
+    const PATHS: &[&str] = &[".docker/config.json", ".kube/config"];
+    let path = path.to_ascii_lowercase();
     EXACT.contains(&name.as_str())
         || name.starts_with(".env.")
         || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || PATHS
+            .iter()
+            .any(|p| path == *p || path.ends_with(&format!("/{p}")))
 }
 
 /// An index file of our own, removed when done.
@@ -236,10 +259,21 @@ mod tests {
             "certs/server.pem",
             "deploy/id_rsa",
             "x/credentials.json",
+            ".envrc",
+            "infra/prod.tfvars",
+            "home/.docker/config.json",
+            ".kube/config",
+            ".cargo/credentials.toml",
         ] {
             assert!(looks_like_secret(path), "{path}");
         }
-        for path in ["src/env.rs", "README.md", "keys.py", "environment.yml"] {
+        for path in [
+            "src/env.rs",
+            "README.md",
+            "keys.py",
+            "environment.yml",
+            "docker/config.json",
+        ] {
             assert!(!looks_like_secret(path), "{path}");
         }
     }

@@ -34,7 +34,20 @@ pub struct Tree {
 impl Tree {
     /// A private copy of `workspace` (a directory of mode 700 in the temporary directory).
     pub fn copy_of(workspace: &Path) -> Result<Tree, Failure> {
-        let dir = std::env::temp_dir().join(format!(
+        let temp = std::env::temp_dir();
+        // A copy inside what it copies would copy itself until the names grow too long.
+        if temp
+            .canonicalize()
+            .unwrap_or_else(|_| temp.clone())
+            .starts_with(workspace)
+        {
+            return Err(Failure::usage(format!(
+                "the temporary directory {} is inside the workspace, where heal cannot copy it",
+                temp.display()
+            ))
+            .with_hint("set TMPDIR to a directory outside the project"));
+        }
+        let dir = temp.join(format!(
             "autocoder-heal-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()

@@ -43,12 +43,18 @@ const SECRET_MARKERS: &[&str] = &[
     "AUTH",
     "SESSION",
     "COOKIE",
+    "DSN",
+    "WEBHOOK",
+    "DATABASE_URL",
 ];
+/// Endings that name a credential too (`AZURE_OPENAI_KEY`, `DB_PASS`, `GITLAB_PAT`).
+const SECRET_ENDINGS: &[&str] = &["_KEY", "_PASS", "_PAT"];
 
 /// Whether a variable name looks like it holds a credential.
 pub fn looks_like_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
+        || SECRET_ENDINGS.iter().any(|ending| upper.ends_with(ending))
 }
 
 /// The environment the command starts with, and the names that were withheld.
@@ -214,6 +220,12 @@ mod tests {
             "OPENAI_API_KEY",
             "aws_secret_access_key",
             "DB_PASSWORD",
+            "AZURE_OPENAI_KEY",
+            "DB_PASS",
+            "GITLAB_PAT",
+            "DATABASE_URL",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
         ] {
             assert!(looks_like_secret(name), "{name}");
         }

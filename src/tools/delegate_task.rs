@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::run_command::{run_self, Progress};
 use super::{tool_error, Call, Context, ToolError};
+use crate::llm::{Model, ModelFlags};
 use crate::run_document::{Counts, Outcome};
 
 pub const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
@@ -83,6 +84,14 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         libc::O_RDONLY | libc::O_DIRECTORY,
         0,
     )?);
+    // Said here in the server's words: the flags heal's own hint names are not the client's.
+    match Model::configured(&ModelFlags::default(), |name| std::env::var(name).ok()) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Err(tool_error(
+            "no model is configured for this server: set AUTOCODER_BASE_URL and AUTOCODER_MODEL (or local-coder's LOCAL_CODER_BASE_URL and LOCAL_CODER_MODEL) in the environment the client starts `autocoder mcp` with",
+        )),
+        Err(failure) => return Err(tool_error(format!("the server's model: {:#}", failure.error))),
+    }
     let relative = dir.relative.display().to_string();
     let root = dir.beside(std::path::PathBuf::new());
     let max_steps = input.max_steps.unwrap_or(30).clamp(1, MAX_STEPS);

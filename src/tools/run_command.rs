@@ -297,7 +297,8 @@ pub fn run_self(
     }
     serde_json::from_str(stdout.trim()).map_err(|_| {
         tool_error(format!(
-            "the sandbox failed (exit {}): {}",
+            "autocoder {} failed (exit {}): {}",
+            args.first().map_or("", String::as_str),
             status.code().unwrap_or(-1),
             crate::text::cut(stderr.trim(), 2000)
         ))

@@ -1349,3 +1349,25 @@ fn a_patch_left_outside_a_repository_is_the_users_alone() {
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&patch).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600);
 }
+
+#[test]
+fn a_temporary_directory_inside_the_workspace_is_refused_with_a_hint() {
+    let test = with_project("calculator-python");
+    std::fs::create_dir(test.path().join("tmp")).unwrap();
+    let tmp = test.path().join("tmp");
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .env("TMPDIR", tmp)
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("is inside the workspace"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("hint: set TMPDIR"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -202,4 +202,10 @@ fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() 
     );
     let refused = session.call_error("delegate_to_local_coder", json!({"task": "  "}));
     assert!(refused.contains("task is empty"), "{refused}");
+    // No model in the server's environment: said in its terms.
+    let refused = session.call_error("delegate_task", json!({"task": "Add multiply"}));
+    assert!(
+        refused.contains("no model is configured for this server: set AUTOCODER_BASE_URL"),
+        "{refused}"
+    );
 }
