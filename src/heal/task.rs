@@ -478,31 +478,78 @@ impl Agent<'_> {
         None
     }
 
-    /// Above the context budget, the oldest tool results (all but the last two replies') are
-    /// replaced by a line saying what they were.
+    /// Above the context budget, the oldest tool results and the long arguments of the oldest
+    /// calls (all but the last two replies' and their results) are replaced by a line saying
+    /// what they were.
     fn mask_old_results(&mut self) {
         let mut size = self.system.len() + self.messages.iter().map(Message::size).sum::<usize>();
-        let results: Vec<usize> = (0..self.messages.len())
-            .filter(|&index| matches!(self.messages[index], Message::ToolResults(_)))
+        let replies: Vec<usize> = (0..self.messages.len())
+            .filter(|&index| matches!(self.messages[index], Message::Assistant(_)))
             .collect();
-        let maskable = results.len().saturating_sub(2);
-        for &index in &results[..maskable] {
+        let Some(&kept) = replies.iter().rev().nth(1) else {
+            return;
+        };
+        for message in &mut self.messages[..kept] {
             if size <= self.budget_chars {
                 return;
             }
-            let Message::ToolResults(results) = &mut self.messages[index] else {
-                continue;
-            };
-            for result in results {
-                if result.content.starts_with("[masked") {
-                    continue;
+            let before = message.size();
+            match message {
+                Message::ToolResults(results) => {
+                    for result in results
+                        .iter_mut()
+                        .filter(|r| !r.content.starts_with("[masked"))
+                    {
+                        result.content = masked(result.content.chars().count(), "result");
+                    }
                 }
-                let masked = format!(
-                    "[masked to save context: a result of {} characters; call the tool again if it is needed]",
-                    result.content.chars().count()
-                );
-                size = size.saturating_sub(result.content.len()) + masked.len();
-                result.content = masked;
+                Message::Assistant(turn) => mask_long_arguments(turn),
+                Message::User(_) => {}
+            }
+            size = size.saturating_sub(before) + message.size();
+        }
+    }
+}
+
+/// What stands in for something masked to save context.
+fn masked(chars: usize, what: &str) -> String {
+    format!("[masked to save context: a {what} of {chars} characters; call the tool again if it is needed]")
+}
+
+/// A model's turn with its calls' long string arguments (a whole file written) masked: the
+/// arguments of OpenAI's calls (a JSON string) and the input of Anthropic's `tool_use` blocks.
+fn mask_long_arguments(turn: &mut Value) {
+    fn shorten(value: &mut Value) {
+        match value {
+            Value::String(text) if text.chars().count() > 200 => {
+                *text = masked(text.chars().count(), "text");
+            }
+            Value::Array(items) => items.iter_mut().for_each(shorten),
+            Value::Object(map) => map.values_mut().for_each(shorten),
+            _ => {}
+        }
+    }
+    // `get_mut`, not indexing: an index would add the key it looks for.
+    if let Some(calls) = turn.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for arguments in calls
+            .iter_mut()
+            .filter_map(|call| call.pointer_mut("/function/arguments"))
+        {
+            if let Some(mut parsed) = arguments
+                .as_str()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            {
+                shorten(&mut parsed);
+                *arguments = Value::String(parsed.to_string());
+            }
+        }
+    }
+    if let Some(blocks) = turn.get_mut("content").and_then(Value::as_array_mut) {
+        for block in blocks.iter_mut() {
+            if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                if let Some(input) = block.get_mut("input") {
+                    shorten(input);
+                }
             }
         }
     }
@@ -700,6 +747,38 @@ mod tests {
             bounded("read_file", &json!({"path": "a"}), 300),
             json!({"path": "a"})
         );
+    }
+
+    #[test]
+    fn long_arguments_of_old_calls_are_masked_in_either_wire_format() {
+        let long = "x".repeat(5_000);
+        let mut openai = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c",
+            "function": {"name": "write_file", "arguments": json!({"path": "a.py", "content": long}).to_string()}}]});
+        mask_long_arguments(&mut openai);
+        let arguments: Value = serde_json::from_str(
+            openai["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(arguments["path"], "a.py");
+        assert!(arguments["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[masked to save context: a text of 5000"));
+        let mut anthropic = json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": long, "signature": "s"},
+            {"type": "tool_use", "id": "t", "name": "write_file", "input": {"path": "a.py", "content": long}}]});
+        mask_long_arguments(&mut anthropic);
+        assert_eq!(
+            anthropic["content"][0]["thinking"], long,
+            "a thinking block goes back unchanged"
+        );
+        assert!(anthropic["content"][1]["input"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[masked"));
+        assert!(anthropic.get("tool_calls").is_none());
     }
 
     #[test]

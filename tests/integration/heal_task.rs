@@ -583,3 +583,44 @@ fn a_server_without_tool_calling_cannot_do_a_task() {
 fn test_path(run: &Run, path: &str) -> bool {
     run.dir.path().join(path).exists()
 }
+
+#[test]
+fn above_the_context_budget_old_results_and_long_arguments_are_masked() {
+    let big = format!("# notes\n{}\n", "n = 1\n".repeat(10_000));
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[("write_file", json!({"path": "notes.py", "content": big}))],
+            ),
+            calls(
+                2,
+                &[("read_file", json!({"path": "notes.py", "limit": 2000}))],
+            ),
+            calls(3, &[("list_files", json!({}))]),
+            calls(4, &[("list_files", json!({"recursive": true}))]),
+            calls(5, &[("finish", json!({"summary": "notes written"}))]),
+        ],
+    )]);
+    let run = calculator(&server, "Write notes")
+        .args(["--context-tokens", "4000"])
+        .run()
+        .expect_status(0);
+    assert_eq!(heal_of(&run)["status"], "green");
+    let requests = server.requests();
+    // The second request carries the whole file written; by the fifth, it and the long result
+    // are masked, the last replies kept whole.
+    assert!(
+        requests[1].body.len() > 60_000,
+        "{}",
+        requests[1].body.len()
+    );
+    assert!(
+        requests[4].body.len() < 20_000,
+        "{}",
+        requests[4].body.len()
+    );
+    assert!(requests[4].body.contains("[masked to save context"));
+    assert_eq!(file(&run, "notes.py").as_deref(), Some(big.as_str()));
+}
