@@ -41,7 +41,10 @@ pub fn run(args: McpArgs) -> Result<i32, Failure> {
                 .join(", ")
         ),
     );
-    crate::mcp::server::serve(Context { roots })
-        .map_err(|err| Failure::external(format!("stdio failed: {err}")))?;
+    crate::mcp::server::serve(Context {
+        roots,
+        test_env: Vec::new(),
+    })
+    .map_err(|err| Failure::external(format!("stdio failed: {err}")))?;
     Ok(0)
 }

@@ -101,6 +101,7 @@ pub fn run(
     let context = tools::Context {
         roots: Roots::new(&[tree.path().to_path_buf()])
             .map_err(|err| Failure::external(format!("heal's copy: {err}")))?,
+        test_env: request.env.clone(),
     };
     let mut report = HealReport {
         engine: Some("llm"),

@@ -489,7 +489,10 @@ fn response(shared: &Shared, message: &Value) {
     match Roots::spelled(&spelled) {
         Ok(roots) => {
             crate::log::note("mcp", &format!("working in {}", roots::shown(&narrowed)));
-            *shared.context.write().unwrap() = Arc::new(Context { roots });
+            *shared.context.write().unwrap() = Arc::new(Context {
+                roots,
+                test_env: Vec::new(),
+            });
         }
         Err(err) => warn("mcp", &format!("keeping the roots as they were: {err}")),
     }

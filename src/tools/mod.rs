@@ -48,6 +48,9 @@ pub fn tool_error(message: impl Into<String>) -> ToolError {
 /// What the tools work on.
 pub struct Context {
     pub roots: Roots,
+    /// `--env` requests for the test runs (`run_tests`): heal's task mode passes its own, so that
+    /// the model's runs see what the final one does; the MCP server none.
+    pub test_env: Vec<String>,
 }
 
 /// Where a call's progress goes: (how far, what is happening).
@@ -325,7 +328,13 @@ mod tests {
             std::fs::write(dir.join(path), content).unwrap();
         }
         let roots = Roots::new(std::slice::from_ref(&dir)).unwrap();
-        (Context { roots }, dir)
+        (
+            Context {
+                roots,
+                test_env: Vec::new(),
+            },
+            dir,
+        )
     }
 
     fn call() -> Call {

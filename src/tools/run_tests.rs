@@ -37,6 +37,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         "--timeout".into(),
         format!("{timeout}s"),
     ];
+    args.extend(context.test_env.iter().map(|flag| format!("--env={flag}")));
     for id in &input.tests {
         // One argument, so that an id starting with `-` stays an id.
         args.push(format!("--tests={id}"));

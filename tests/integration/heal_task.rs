@@ -624,3 +624,32 @@ fn above_the_context_budget_old_results_and_long_arguments_are_masked() {
     assert!(requests[4].body.contains("[masked to save context"));
     assert_eq!(file(&run, "notes.py").as_deref(), Some(big.as_str()));
 }
+
+#[test]
+fn the_models_test_runs_get_the_same_env_as_the_final_one() {
+    let test_env =
+        "import os\n\n\ndef test_magic():\n    assert os.environ.get(\"MAGIC\") == \"42\"\n";
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[
+                    (
+                        "write_file",
+                        json!({"path": "tests/test_env.py", "content": test_env}),
+                    ),
+                    ("run_tests", json!({})),
+                ],
+            ),
+            calls(2, &[("finish", json!({"summary": "a test of MAGIC"}))]),
+        ],
+    )]);
+    let run = calculator(&server, "Test MAGIC")
+        .args(["--env", "MAGIC=42"])
+        .run()
+        .expect_status(0);
+    assert_eq!(heal_of(&run)["status"], "green");
+    let ran = results_in(&server.requests()[1]);
+    assert!(ran[1].1.contains("\"outcome\":\"passed\""), "{ran:?}");
+}
