@@ -344,9 +344,9 @@ const RUN_OUTSIDE: &[&str] = &[
 /// `path` as one spelling (`./a//b` is `a/b`), or why it is refused.
 fn normalized(path: &str) -> Result<String, String> {
     let shown = crate::text::sanitize_for_terminal(path);
-    if path.starts_with('/') {
+    if path.starts_with('/') || path.starts_with('~') || path.contains("://") {
         return Err(format!(
-            "{shown} is absolute: give the path from the project's root"
+            "{shown} is not a path in the project: give the path from the project's root"
         ));
     }
     let invisible = |c: char| {
@@ -661,6 +661,14 @@ mod tests {
             replace: replace.into(),
             kind: EditKind::Once,
         }
+    }
+
+    #[test]
+    fn paths_from_elsewhere_are_refused_and_others_spelled_one_way() {
+        for path in ["/etc/passwd", "~/evil.txt", "~user/x", "file:///etc/x", "a/../b", ""] {
+            assert!(normalized(path).is_err(), "{path}");
+        }
+        assert_eq!(normalized("./shop//pricing.py"), Ok("shop/pricing.py".into()));
     }
 
     #[test]

@@ -194,24 +194,31 @@ pub fn anthropic_message(value: &Value) -> Result<Reply, String> {
             .and_then(Value::as_u64)
             .unwrap_or(0)
     };
-    let tool_calls = blocks
-        .iter()
-        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .enumerate()
-        .map(|(index, block)| {
-            tool_call(
-                index,
-                block.get("id"),
-                block.get("name"),
-                block.get("input"),
-            )
-        })
-        .collect();
+    // The turn goes back as it came, but for what the API would refuse in it: a call without
+    // an id (its result names the one made up) or whose input is not an object.
+    let mut tool_calls = Vec::new();
+    let mut sent_back = blocks.clone();
+    for block in &mut sent_back {
+        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+            continue;
+        }
+        let call = tool_call(
+            tool_calls.len(),
+            block.get("id"),
+            block.get("name"),
+            block.get("input"),
+        );
+        block["id"] = call.id.clone().into();
+        if !block.get("input").is_some_and(Value::is_object) {
+            block["input"] = json!({});
+        }
+        tool_calls.push(call);
+    }
     reply(
         Reply {
             text: without_thinking(&block_text("text", "text")),
             tool_calls,
-            turn: json!({"role": "assistant", "content": blocks}),
+            turn: json!({"role": "assistant", "content": sent_back}),
             tokens_in: usage("input_tokens")
                 + usage("cache_creation_input_tokens")
                 + usage("cache_read_input_tokens"),
@@ -382,6 +389,13 @@ mod tests {
         assert_eq!(reply.tool_calls[0].id, "toolu_1");
         // Thinking blocks go back unchanged.
         assert_eq!(reply.turn["content"][0]["signature"], "s");
+        // A call without an id or an object for its input goes back with both.
+        let reply = anthropic_message(&json!({"content": [{"type": "tool_use", "name": "finish",
+            "input": "oops"}]}))
+        .unwrap();
+        assert_eq!(reply.tool_calls[0].id, "call_1");
+        assert_eq!(reply.turn["content"][0]["id"], "call_1");
+        assert_eq!(reply.turn["content"][0]["input"], json!({}));
     }
 
     #[test]
