@@ -20,6 +20,7 @@ pub mod output;
 pub mod review;
 pub mod run_document;
 pub mod sandbox;
+pub mod secrets;
 pub mod sys;
 pub mod testmap;
 pub mod testrun;

@@ -112,7 +112,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         context_tokens: args.context_tokens,
     };
     if let (Some(text), Some(session)) = (&args.task, &session) {
-        let secrets = heal::prompt::secrets(session.model().api_key(), &args.env, &workspace);
+        let secrets = crate::secrets::collect(session.model().api_key(), &args.env, &workspace);
         let healed = heal::task::run(request, &task(text.clone()), session, &secrets, &mut events);
         return conclude(healed, started, document, &mut events, global);
     }
@@ -129,7 +129,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         stages.push(Stage {
             engine: Box::new(ModelEngine::new(
                 Arc::clone(session),
-                heal::prompt::secrets(session.model().api_key(), &args.env, &workspace),
+                crate::secrets::collect(session.model().api_key(), &args.env, &workspace),
             )),
             attempts: args.max_attempts,
             time: None,
@@ -143,7 +143,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     if let Some((session, issue)) = as_task {
         crate::log::info("heal", "no test fails: the issue is carried out as a task");
-        let secrets = heal::prompt::secrets(session.model().api_key(), &args.env, &workspace);
+        let secrets = crate::secrets::collect(session.model().api_key(), &args.env, &workspace);
         let text = format!(
             "{}\n\n{}",
             issue.title.trim(),

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::matching;
-use super::prompt::WITHHELD;
 use super::tree::Tree;
+use crate::secrets::WITHHELD;
 use crate::testmap::is_test_file;
 use crate::tools::edit_file::{self, closest_lines, Mismatch};
 
@@ -665,10 +665,20 @@ mod tests {
 
     #[test]
     fn paths_from_elsewhere_are_refused_and_others_spelled_one_way() {
-        for path in ["/etc/passwd", "~/evil.txt", "~user/x", "file:///etc/x", "a/../b", ""] {
+        for path in [
+            "/etc/passwd",
+            "~/evil.txt",
+            "~user/x",
+            "file:///etc/x",
+            "a/../b",
+            "",
+        ] {
             assert!(normalized(path).is_err(), "{path}");
         }
-        assert_eq!(normalized("./shop//pricing.py"), Ok("shop/pricing.py".into()));
+        assert_eq!(
+            normalized("./shop//pricing.py"),
+            Ok("shop/pricing.py".into())
+        );
     }
 
     #[test]

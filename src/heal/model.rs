@@ -44,7 +44,7 @@ struct Calls {
 }
 
 impl ModelEngine {
-    /// `secrets` are withheld from every message (`prompt::secrets`).
+    /// `secrets` are withheld from every message (`secrets::collect`).
     pub fn new(session: Arc<Session>, secrets: Vec<String>) -> ModelEngine {
         let tools = TOOLS
             .iter()
@@ -78,14 +78,16 @@ impl Engine for ModelEngine {
         let secrets = &self.secrets;
         let system = self
             .system
-            .get_or_insert_with(|| prompt::withheld(&prompt::system(context.files), secrets))
+            .get_or_insert_with(|| {
+                crate::secrets::withheld(&prompt::system(context.files), secrets)
+            })
             .as_str();
         let user = prompt::message(
             context,
             tree,
             prompt::MAX_CHARS.saturating_sub(system.len()),
         );
-        let user = prompt::withheld(&tree.without_copy_path(&user), &self.secrets);
+        let user = crate::secrets::withheld(&tree.without_copy_path(&user), &self.secrets);
         let mut messages = Vec::new();
         let answered = self.calls.take().zip(context.previous);
         if let Some((calls, previous)) = answered.filter(|(calls, p)| calls.attempt == p.number) {
@@ -234,7 +236,7 @@ fn results(
             };
             ToolResult {
                 call_id: id.clone(),
-                content: prompt::withheld(&content, secrets),
+                content: crate::secrets::withheld(&content, secrets),
                 is_error,
             }
         })

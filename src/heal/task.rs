@@ -111,8 +111,8 @@ pub fn run(
         session,
         secrets,
         tools: offered_tools(),
-        system: prompt::withheld(&format!("{RULES}{}", prompt::file_list(&files)), secrets),
-        messages: vec![Message::User(prompt::withheld(
+        system: crate::secrets::withheld(&format!("{RULES}{}", prompt::file_list(&files)), secrets),
+        messages: vec![Message::User(crate::secrets::withheld(
             &first_message(task),
             secrets,
         ))],
@@ -270,7 +270,7 @@ impl Agent<'_> {
                 };
                 self.report.summary = Some(Summary {
                     by: "model",
-                    text: prompt::withheld(summary, self.secrets),
+                    text: crate::secrets::withheld(summary, self.secrets),
                 });
                 results.push(ToolResult {
                     call_id: call.id.clone(),
@@ -354,7 +354,7 @@ impl Agent<'_> {
         let text = match outcome {
             Ok(text) | Err(text) => text,
         };
-        let text = prompt::withheld(&self.tree.without_copy_path(&text), self.secrets);
+        let text = crate::secrets::withheld(&self.tree.without_copy_path(&text), self.secrets);
         let content = observation(&text);
         let seconds = started.elapsed().as_secs_f64();
         self.events.emit(
@@ -624,7 +624,7 @@ fn observation(text: &str) -> String {
 fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
     match arguments {
         Value::String(text) => {
-            let text = prompt::withheld(text, secrets);
+            let text = crate::secrets::withheld(text, secrets);
             match text.chars().count() > 200 {
                 true => format!("{}…", text.chars().take(200).collect::<String>()).into(),
                 false => text.into(),

@@ -1,0 +1,109 @@
+//! Secrets kept from every model: what they are (the values of this environment's
+//! credential-looking variables and of those given to the tests, the values in the workspace's
+//! credential files, the model's key) and how a text is sent without them. Shared by heal's
+//! prompts and tool results and by review's model packet.
+
+use std::path::Path;
+
+/// What a secret is replaced by in everything the model is sent.
+pub const WITHHELD: &str = "[withheld]";
+
+/// `text` with each secret replaced: the values of variables whose names look like they hold
+/// credentials, and the model's own key; also as a JSON string spells them (a result sent as
+/// JSON escapes their quotes and backslashes).
+pub fn withheld(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets {
+        let quoted = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = quoted.get(1..quoted.len() - 1).unwrap_or_default();
+        for spelling in [secret.as_str(), escaped] {
+            if !spelling.is_empty() && out.contains(spelling) {
+                out = out.replace(spelling, WITHHELD);
+            }
+        }
+    }
+    out
+}
+
+/// The secrets to withhold from everything the model is sent: the values of this
+/// environment's credential-looking variables and of those given to the tests (`--env
+/// KEY=VALUE`), the values in the workspace's credential files (`.env`, `*.pem`, ...; its top
+/// two levels), and the key. Each of 8 characters or more, so that a `TOKEN=1` does not blank
+/// every 1.
+pub fn collect(api_key: Option<&str>, env_flags: &[String], workspace: &Path) -> Vec<String> {
+    let looks_secret = crate::sandbox::environment::looks_like_secret;
+    let mut secrets: Vec<String> = std::env::vars()
+        .filter(|(name, _)| looks_secret(name))
+        .map(|(_, value)| value)
+        .chain(env_flags.iter().filter_map(|flag| {
+            let (name, value) = flag.split_once('=')?;
+            looks_secret(name).then(|| value.to_string())
+        }))
+        .chain(secret_file_values(workspace))
+        .chain(api_key.map(str::to_string))
+        .filter(|value| value.len() >= 8)
+        .collect();
+    // The longest first: a secret that contains another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    secrets
+}
+
+/// The values in the workspace's credential files: each `KEY=VALUE` (or `KEY: VALUE`) line's
+/// value, unquoted, and every other line (a key file's).
+fn secret_file_values(workspace: &Path) -> Vec<String> {
+    let mut values = Vec::new();
+    let dirs = std::fs::read_dir(workspace)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git")
+        .map(|e| e.path())
+        .chain([workspace.to_path_buf()]);
+    for dir in dirs {
+        for entry in std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !crate::git::commit::looks_like_secret(&name) {
+                continue;
+            }
+            let Some(text) = crate::workspace::read_regular_file(&entry.path(), 1 << 20) else {
+                continue;
+            };
+            for line in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                let value = line
+                    .split_once('=')
+                    .or_else(|| line.split_once(": "))
+                    .map_or(line, |(_, value)| value)
+                    .trim()
+                    .trim_matches(|c| c == '"' || c == '\'');
+                values.push(value.to_string());
+            }
+        }
+    }
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_taken_out_however_a_result_spells_them() {
+        assert_eq!(
+            withheld("key sk-abcdefgh in sk-abcdefgh!", &["sk-abcdefgh".into()]),
+            "key [withheld] in [withheld]!"
+        );
+        // As a JSON string spells it, too.
+        let secret = "a\"b\\c-0123456789".to_string();
+        let json = serde_json::to_string(&serde_json::json!({"stdout": secret})).unwrap();
+        assert_eq!(withheld(&json, &[secret]), r#"{"stdout":"[withheld]"}"#);
+    }
+}
