@@ -511,7 +511,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__review)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --base --diff --format --budget --fail-on --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --base --diff --format --budget --fail-on --llm --provider --model --base-url --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -547,6 +547,18 @@ _autocoder() {
                     ;;
                 --fail-on)
                     COMPREPLY=($(compgen -W "high medium low never" -- "${cur}"))
+                    return 0
+                    ;;
+                --provider)
+                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -126,9 +126,14 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l fail-on -
 medium\t''
 low\t''
 never\t''"
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l provider -d 'With --llm: the model\'s wire format [default: as heal chooses]' -r -f -a "openai\t'Chat completions, as OpenAI and every local server serve them'
+anthropic\t'Anthropic\'s Messages API'"
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l model -d 'With --llm: the model\'s name [default: AUTOCODER_MODEL]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l base-url -d 'With --llm: the API\'s base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s v -l verbose -d 'Explain each step on stderr'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l llm -d 'Ask the configured model for findings too (each must cite the context\'s evidence)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''

@@ -416,6 +416,22 @@ pub struct ReviewArgs {
     /// Exit 1 when a risk at least this severe is found.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
+
+    /// Ask the configured model for findings too (each must cite the context's evidence).
+    #[arg(long)]
+    pub llm: bool,
+
+    /// With --llm: the model's wire format [default: as heal chooses].
+    #[arg(long, value_enum, requires = "llm")]
+    pub provider: Option<crate::llm::Provider>,
+
+    /// With --llm: the model's name [default: AUTOCODER_MODEL].
+    #[arg(long, value_name = "NAME", requires = "llm")]
+    pub model: Option<String>,
+
+    /// With --llm: the API's base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL].
+    #[arg(long, value_name = "URL", requires = "llm")]
+    pub base_url: Option<String>,
 }
 
 // The flags of `autocoder mcp`: no doc comment, which would replace the description on

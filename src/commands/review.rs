@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::cli::{FailOn, GlobalArgs, ReviewArgs, ReviewFormat};
 use crate::error::Failure;
 use crate::git::cli::Git;
+use crate::llm::{Model, ModelFlags, Session};
 use crate::output::write_json;
 use crate::review::diff::{self, FileChange, Hunk, Kind, Line, Status};
 use crate::review::rules::Severity;
@@ -28,8 +29,20 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         Failure::usage(format!("workspace {}: {err}", workspace.display()))
             .with_hint("give the project's directory with --workspace")
     })?;
+    let session = match args.llm {
+        true => Some(model_session(&args)?),
+        false => None,
+    };
     let files = change(&args, &document, &workspace, diff_from_stdin)?;
-    let review = review::review(&workspace, files, args.budget);
+    let mut review = review::review(&workspace, files, args.budget);
+    if let Some(session) = &session {
+        let secrets = crate::secrets::collect(session.model().api_key(), &[], &workspace);
+        let (findings, outcome) = review::model::ask(session, &review, &secrets)?;
+        if let Some(error) = &outcome.error {
+            crate::log::warn("review", error);
+        }
+        review = review.with_model(findings, outcome);
+    }
     let worst = review.risks.iter().map(|r| r.severity).max();
     let fails = match (args.fail_on, worst) {
         (FailOn::Never, _) | (_, None) => false,
@@ -64,6 +77,22 @@ impl FailOn {
             FailOn::Low => Severity::Low,
         }
     }
+}
+
+/// The model `--llm` asks, as `heal` finds it (flags, then the environment).
+fn model_session(args: &ReviewArgs) -> Result<Session, Failure> {
+    let flags = ModelFlags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let model = Model::configured(&flags, |name| std::env::var(name).ok())?.ok_or_else(|| {
+        Failure::usage("--llm needs a model, and none is configured").with_hint(
+            "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b, or \
+             AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone is not enough",
+        )
+    })?;
+    Session::new(model, std::time::Duration::from_secs(600))
 }
 
 fn print(text: &str) -> Result<(), Failure> {

@@ -5,6 +5,7 @@
 //! Renderers turn the same review into Markdown, SARIF 2.1.0 or reviewdog's diagnostics.
 
 pub mod diff;
+pub mod model;
 pub mod render;
 pub mod rules;
 
@@ -26,8 +27,11 @@ pub struct Review {
     pub risks: Vec<Risk>,
     pub test_mapping: TestMapping,
     pub context: Vec<Snippet>,
-    /// A model's findings (`--llm`, not in this build): none.
+    /// A model's findings (`--llm`), each citing the context's evidence.
     pub findings: Vec<Risk>,
+    /// What came of asking the model (`--llm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<model::ModelReview>,
     /// A change a bot made is always for a person to review too.
     pub human_review_required: bool,
 }
@@ -158,7 +162,33 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         test_mapping,
         context,
         findings: Vec::new(),
+        model: None,
         human_review_required: true,
+    }
+}
+
+impl Review {
+    /// The review with a model's findings (`model::ask`): said in the summary; they make a
+    /// passing change one that needs attention, but never block it alone.
+    pub fn with_model(mut self, findings: Vec<Risk>, outcome: model::ModelReview) -> Review {
+        self.summary.push_str(&match &outcome.error {
+            Some(_) => "; the model's answer could not be used".to_string(),
+            None => format!(
+                "; the model: {} finding{}{}",
+                findings.len(),
+                if findings.len() == 1 { "" } else { "s" },
+                match outcome.dropped {
+                    0 => String::new(),
+                    n => format!(" ({n} without valid evidence dropped)"),
+                }
+            ),
+        });
+        if !findings.is_empty() && self.verdict == Verdict::Pass {
+            self.verdict = Verdict::NeedsAttention;
+        }
+        self.findings = findings;
+        self.model = Some(outcome);
+        self
     }
 }
 

@@ -17,9 +17,9 @@ pub fn markdown(review: &Review) -> String {
         review.verdict.name(),
         review.summary
     );
-    if !review.risks.is_empty() {
+    if !review.risks.is_empty() || !review.findings.is_empty() {
         out.push_str("| severity | rule | where | what |\n|---|---|---|---|\n");
-        for risk in &review.risks {
+        for risk in review.risks.iter().chain(&review.findings) {
             let place = match risk.line {
                 Some(line) => format!("{}:{line}", inert(&risk.path)),
                 None => inert(&risk.path),
@@ -76,16 +76,22 @@ fn level(severity: Severity) -> &'static str {
 
 /// SARIF 2.1.0, one run, the rules that exist and the results found.
 pub fn sarif(review: &Review) -> Value {
-    let rules: Vec<Value> = RULES
+    let mut rules: Vec<Value> = RULES
         .iter()
         .map(|rule| {
             json!({"id": rule.id, "shortDescription": {"text": rule.summary},
                    "defaultConfiguration": {"level": level(rule.severity)}})
         })
         .collect();
+    if !review.findings.is_empty() {
+        rules.push(json!({"id": "model", "shortDescription": {"text":
+            "A model's finding, citing the change's evidence (not checked by a rule)"},
+            "defaultConfiguration": {"level": "note"}}));
+    }
     let results: Vec<Value> = review
         .risks
         .iter()
+        .chain(&review.findings)
         .map(|risk| {
             let fingerprint = format!(
                 "{:016x}",
@@ -118,7 +124,7 @@ pub fn sarif(review: &Review) -> Value {
 /// reviewdog's diagnostics, one per line.
 pub fn rdjsonl(review: &Review) -> String {
     let mut out = String::new();
-    for risk in &review.risks {
+    for risk in review.risks.iter().chain(&review.findings) {
         let severity = match risk.severity {
             Severity::High => "ERROR",
             Severity::Medium => "WARNING",
