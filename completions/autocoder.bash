@@ -511,7 +511,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__review)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --base --diff --format --budget --fail-on --llm --provider --model --base-url --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --base --diff --format --budget --fail-on --llm --provider --model --base-url --post --pr --repo --api-url --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -558,6 +558,18 @@ _autocoder() {
                     return 0
                     ;;
                 --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

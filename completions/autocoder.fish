@@ -130,10 +130,14 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l provider 
 anthropic\t'Anthropic\'s Messages API'"
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l model -d 'With --llm: the model\'s name [default: AUTOCODER_MODEL]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l base-url -d 'With --llm: the API\'s base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pr -d 'With --post: the pull request\'s number [default: the run document\'s pr.number]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l repo -d 'With --post: the GitHub repository OWNER/NAME [default: the run document\'s repo, else its pull request\'s]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l api-url -d 'With --post: the GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s v -l verbose -d 'Explain each step on stderr'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l llm -d 'Ask the configured model for findings too (each must cite the context\'s evidence)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l post -d 'Post the review on the pull request, its risks as comments on the lines of the diff'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''

@@ -432,6 +432,24 @@ pub struct ReviewArgs {
     /// With --llm: the API's base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL].
     #[arg(long, value_name = "URL", requires = "llm")]
     pub base_url: Option<String>,
+
+    /// Post the review on the pull request, its risks as comments on the lines of the diff.
+    #[arg(long)]
+    pub post: bool,
+
+    /// With --post: the pull request's number [default: the run document's pr.number].
+    #[arg(long, value_name = "N", requires = "post")]
+    pub pr: Option<u64>,
+
+    /// With --post: the GitHub repository OWNER/NAME [default: the run document's repo, else
+    /// its pull request's].
+    #[arg(long, value_name = "OWNER/NAME", requires = "post")]
+    pub repo: Option<String>,
+
+    /// With --post: the GitHub API base URL [default: GITHUB_API_URL, else
+    /// https://api.github.com].
+    #[arg(long, value_name = "URL", requires = "post", value_parser = crate::forge::github::api_url)]
+    pub api_url: Option<String>,
 }
 
 // The flags of `autocoder mcp`: no doc comment, which would replace the description on

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::cli::{FailOn, GlobalArgs, ReviewArgs, ReviewFormat};
 use crate::error::Failure;
+use crate::forge::github::{Api, GitHub};
 use crate::git::cli::Git;
 use crate::llm::{Model, ModelFlags, Session};
 use crate::output::write_json;
@@ -34,6 +35,7 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         false => None,
     };
     let files = change(&args, &document, &workspace, diff_from_stdin)?;
+    let anchors = diff::new_side_lines(&files);
     let mut review = review::review(&workspace, files, args.budget);
     if let Some(session) = &session {
         let secrets = crate::secrets::collect(session.model().api_key(), &[], &workspace);
@@ -42,6 +44,9 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             crate::log::warn("review", error);
         }
         review = review.with_model(findings, outcome);
+    }
+    if args.post {
+        review.posted = Some(post(&args, &document, &review, &anchors)?);
     }
     let worst = review.risks.iter().map(|r| r.severity).max();
     let fails = match (args.fail_on, worst) {
@@ -77,6 +82,64 @@ impl FailOn {
             FailOn::Low => Severity::Low,
         }
     }
+}
+
+/// Posts `review` on the pull request `--pr` or the document's `pr` names, in the repository
+/// `--repo`, the document's `repo` or its pull request's address names; what was posted.
+fn post(
+    args: &ReviewArgs,
+    document: &RunDocument,
+    review: &review::Review,
+    anchors: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
+) -> Result<serde_json::Value, Failure> {
+    let pr = document.pr()?;
+    if args.pr.is_none() && pr.as_ref().is_some_and(|pr| pr.dry_run) {
+        return Err(Failure::usage(
+            "the document's pull request is open-pr's dry run: there is none to post on",
+        )
+        .with_hint("open it (open-pr without --dry-run), or give --pr N"));
+    }
+    let number = args
+        .pr
+        .or_else(|| pr.as_ref().and_then(|pr| pr.number))
+        .ok_or_else(|| {
+            Failure::usage("--post needs a pull request, and none is named")
+                .with_hint("give --pr N, or pipe in the document open-pr wrote")
+        })?;
+    // https://HOST/OWNER/NAME/pull/N
+    let from_url = pr
+        .as_ref()
+        .and_then(|pr| pr.url.as_deref())
+        .and_then(|url| {
+            let parts: Vec<&str> = url.split('/').collect();
+            (parts.len() >= 7 && parts[5] == "pull").then(|| format!("{}/{}", parts[3], parts[4]))
+        });
+    let repo = match &args.repo {
+        Some(repo) => Some(repo.clone()),
+        None => document.repo()?.or(from_url),
+    }
+    .ok_or_else(|| {
+        Failure::usage("cannot tell which GitHub repository the pull request is in")
+            .with_hint("give --repo OWNER/NAME")
+    })?;
+    let (owner, name) = repo
+        .split_once('/')
+        .filter(|(owner, name)| !owner.is_empty() && !name.is_empty() && !name.contains('/'))
+        .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
+    let github = GitHub::new(&Api::choose(args.api_url.as_deref(), None)?);
+    let (request, comments) = render::github_review(review, anchors);
+    let answer = github.create_review(owner, name, number, &request)?;
+    crate::log::info(
+        "review",
+        &format!(
+            "posted on {owner}/{name}#{number} with {comments} comment{}",
+            if comments == 1 { "" } else { "s" }
+        ),
+    );
+    Ok(
+        serde_json::json!({"pull_request": number, "repo": repo, "id": answer["id"],
+                          "url": answer["html_url"], "comments": comments}),
+    )
 }
 
 /// The model `--llm` asks, as `heal` finds it (flags, then the environment).

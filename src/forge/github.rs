@@ -241,6 +241,27 @@ impl GitHub {
         Ok(response.body)
     }
 
+    /// `POST /repos/{owner}/{repo}/pulls/{number}/reviews`: the review, or GitHub's reasons for
+    /// refusing it (a comment on a line outside the diff fails the whole review).
+    pub fn create_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        review: &Value,
+    ) -> Result<Value, Failure> {
+        let url = format!("{}/repos/{owner}/{repo}/pulls/{number}/reviews", self.api);
+        let what = format!("a review of {owner}/{repo}#{number}");
+        let response = self.send(Method::Post, &url, Some(review), &what)?;
+        if response.status == 422 {
+            return Err(Failure::external(format!(
+                "GitHub refused {what}: {}",
+                api_message(&response.body)
+            )));
+        }
+        Ok(response.body)
+    }
+
     /// One request (retried unless it is a POST, which may have been carried out unanswered):
     /// 2xx and 422 come back; every other answer is an error that says what to do.
     fn send(

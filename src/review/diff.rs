@@ -49,6 +49,26 @@ pub struct Hunk {
     pub lines: Vec<Line>,
 }
 
+/// The lines of the new side each file's hunks show (added or unchanged), by path: where a
+/// review comment may sit.
+pub fn new_side_lines(
+    files: &[FileChange],
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<u32>> {
+    files
+        .iter()
+        .filter_map(|file| {
+            let lines = file
+                .hunks
+                .iter()
+                .flat_map(|hunk| &hunk.lines)
+                .filter(|line| line.kind != Kind::Removed)
+                .filter_map(|line| line.new)
+                .collect();
+            Some((file.new_path.clone()?, lines))
+        })
+        .collect()
+}
+
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {

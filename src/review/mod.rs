@@ -32,6 +32,9 @@ pub struct Review {
     /// What came of asking the model (`--llm`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<model::ModelReview>,
+    /// The review posted on the pull request (`--post`): its address and comments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posted: Option<serde_json::Value>,
     /// A change a bot made is always for a person to review too.
     pub human_review_required: bool,
 }
@@ -163,6 +166,7 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         context,
         findings: Vec::new(),
         model: None,
+        posted: None,
         human_review_required: true,
     }
 }

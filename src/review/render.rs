@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::text::markdown_inert as inert;
 
-use super::rules::{Severity, RULES};
+use super::rules::{Risk, Severity, RULES};
 use super::Review;
 
 /// Markdown for a pull request's body or a terminal.
@@ -119,6 +119,46 @@ pub fn sarif(review: &Review) -> Value {
             "results": results
         }]
     })
+}
+
+/// A GitHub pull request review (`POST .../pulls/N/reviews`): the Markdown as its body, and a
+/// comment for each risk and finding on a line the diff shows (`anchors`, from
+/// `diff::new_side_lines`); the others stay in the body's table, whose note says how many. With
+/// the number of comments.
+pub fn github_review(
+    review: &Review,
+    anchors: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
+) -> (Value, usize) {
+    let anchored = |risk: &Risk| {
+        risk.line.is_some_and(|line| {
+            anchors
+                .get(&risk.path)
+                .is_some_and(|lines| lines.contains(&line))
+        })
+    };
+    let all: Vec<&Risk> = review.risks.iter().chain(&review.findings).collect();
+    let comments: Vec<Value> = all
+        .iter()
+        .filter(|risk| anchored(risk))
+        .map(|risk| {
+            json!({"path": risk.path, "line": risk.line, "side": "RIGHT",
+                   "body": format!("**{}** `{}`: {}", risk.severity.name(), risk.rule, inert(&risk.message))})
+        })
+        .collect();
+    let mut body = markdown(review);
+    let elsewhere = all.len() - comments.len();
+    if elsewhere > 0 {
+        body.push_str(&format!(
+            "\n{elsewhere} of the risks above {} on no line of the diff, so {} only here.\n",
+            if elsewhere == 1 { "is" } else { "are" },
+            if elsewhere == 1 { "it is" } else { "they are" }
+        ));
+    }
+    let count = comments.len();
+    (
+        json!({"event": "COMMENT", "body": body, "comments": comments}),
+        count,
+    )
 }
 
 /// reviewdog's diagnostics, one per line.

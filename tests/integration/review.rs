@@ -718,3 +718,79 @@ fn review_llm_needs_a_model_and_renders_its_findings() {
     assert!(results.iter().any(|r| r["ruleId"] == "model"), "{sarif}");
     assert_valid_sarif(&sarif);
 }
+
+#[test]
+fn post_comments_on_the_diffs_lines_and_keeps_the_rest_in_the_body() {
+    let github = crate::fake_server::FakeServer::start(vec![(
+        "POST /repos/acme/shop/pulls/7/reviews",
+        vec![crate::fake_server::Reply::json(
+            200,
+            r#"{"id": 99, "html_url": "https://github.com/acme/shop/pull/7#pullrequestreview-99"}"#,
+        )],
+    )]);
+    let test = project();
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    test.dir().write(
+        "shop/util.py",
+        &format!("def double(x):\n    return 2 * x\n\n\nAPI_TOKEN = \"{token}\"\n"),
+    );
+    let document = serde_json::json!({"pr": {"number": 7, "url": "https://github.com/acme/shop/pull/7",
+        "branch": "autocoder/x", "base": "main", "commit": "abc123"}});
+    let run = test
+        .args(["review", "--post", "--api-url", github.url()])
+        .env("GITHUB_TOKEN", "ghp_posting-token")
+        .stdin(document.to_string())
+        .run()
+        .expect_status(1);
+    let review = review_of(&run);
+    assert_eq!(review["posted"]["id"], 99, "{review:#}");
+    assert_eq!(review["posted"]["repo"], "acme/shop");
+    let request = &github.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer ghp_posting-token");
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    assert_eq!(body["event"], "COMMENT");
+    // The secret's risk sits on its added line; the untested file's, with no line, in the body.
+    let comments = body["comments"].as_array().unwrap();
+    assert_eq!(
+        comments.len(),
+        review["posted"]["comments"].as_u64().unwrap() as usize
+    );
+    let secret = comments
+        .iter()
+        .find(|c| c["body"].as_str().unwrap().contains("secret-added"))
+        .unwrap();
+    assert_eq!(
+        (
+            secret["path"].as_str(),
+            secret["line"].as_u64(),
+            secret["side"].as_str()
+        ),
+        (Some("shop/util.py"), Some(5), Some("RIGHT"))
+    );
+    let text = body["body"].as_str().unwrap();
+    assert!(text.starts_with("## Review: **block**"), "{text}");
+    assert!(text.contains("on no line of the diff"), "{text}");
+    assert!(!request.body.contains(&token), "the secret was posted");
+}
+
+#[test]
+fn post_needs_a_pull_request_that_was_opened() {
+    let run = project().args(["review", "--post"]).run().expect_status(2);
+    assert!(
+        run.stderr().contains("--post needs a pull request"),
+        "{}",
+        run.stderr()
+    );
+    let dry =
+        serde_json::json!({"pr": {"dry_run": true, "branch": "b", "base": "main", "commit": "c"}});
+    let run = project()
+        .args(["review", "--post"])
+        .stdin(dry.to_string())
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("open-pr's dry run"),
+        "{}",
+        run.stderr()
+    );
+}
