@@ -438,7 +438,7 @@ pub struct ReviewArgs {
     pub post: bool,
 
     /// With --post: the pull request's number [default: the run document's pr.number].
-    #[arg(long, value_name = "N", requires = "post")]
+    #[arg(long, value_name = "N", requires = "post", value_parser = clap::value_parser!(u64).range(1..))]
     pub pr: Option<u64>,
 
     /// With --post: the GitHub repository OWNER/NAME [default: the run document's repo, else

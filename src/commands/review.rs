@@ -45,8 +45,18 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         }
         review = review.with_model(findings, outcome);
     }
+    // A review not posted is still written, with why: nothing found is lost.
+    let mut post_failed = None;
     if args.post {
-        review.posted = Some(post(&args, &document, &review, &anchors)?);
+        review.posted = Some(match post(&args, &document, &review, &anchors) {
+            Ok(posted) => posted,
+            Err(failure) if failure.kind == crate::error::Kind::External => {
+                let posted = serde_json::json!({"error": format!("{:#}", failure.error)});
+                post_failed = Some(failure);
+                posted
+            }
+            Err(failure) => return Err(failure),
+        });
     }
     let worst = review.risks.iter().map(|r| r.severity).max();
     let fails = match (args.fail_on, worst) {
@@ -70,6 +80,14 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             write_json(std::io::stdout(), &render::sarif(&review), global.pretty)?
         }
         ReviewFormat::Rdjsonl => print(&render::rdjsonl(&review))?,
+    }
+    if let Some(failure) = post_failed {
+        crate::log::error(
+            "review",
+            &format!("{:#}", failure.error),
+            failure.hint.as_deref(),
+        );
+        return Ok(3);
     }
     Ok(if fails { 1 } else { 0 })
 }
@@ -122,12 +140,37 @@ fn post(
         Failure::usage("cannot tell which GitHub repository the pull request is in")
             .with_hint("give --repo OWNER/NAME")
     })?;
+    // GitHub's own characters only: the names go into the request's path.
+    let part = |text: &str| {
+        !text.is_empty()
+            && text != "."
+            && text != ".."
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
     let (owner, name) = repo
         .split_once('/')
-        .filter(|(owner, name)| !owner.is_empty() && !name.is_empty() && !name.contains('/'))
-        .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
+        .filter(|(owner, name)| part(owner) && part(name))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "`{}` is not OWNER/NAME",
+                crate::text::sanitize_for_terminal(&repo)
+            ))
+            .with_hint("give --repo OWNER/NAME")
+        })?;
     let github = GitHub::new(&Api::choose(args.api_url.as_deref(), None)?);
-    let (request, comments) = render::github_review(review, anchors);
+    let (mut request, comments) = render::github_review(review, anchors);
+    // On the commit open-pr pushed, so that the lines are those of the change reviewed.
+    if let Some(commit) = pr
+        .as_ref()
+        .map(|pr| pr.commit.as_str())
+        .filter(|c| !c.is_empty())
+    {
+        if args.pr.is_none() {
+            request["commit_id"] = commit.into();
+        }
+    }
     let answer = github.create_review(owner, name, number, &request)?;
     crate::log::info(
         "review",
@@ -155,7 +198,8 @@ fn model_session(args: &ReviewArgs) -> Result<Session, Failure> {
              AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone is not enough",
         )
     })?;
-    Session::new(model, std::time::Duration::from_secs(600))
+    // A review waits less than a repair: CI is waiting on it.
+    Session::new(model, std::time::Duration::from_secs(120))
 }
 
 fn print(text: &str) -> Result<(), Failure> {

@@ -312,7 +312,13 @@ impl GitHub {
             }
         };
         let status = response.status;
-        let text = &response.body;
+        // A server may echo the request, token and all.
+        let text = &match &self.token {
+            Some(token) if !token.is_empty() => response
+                .body
+                .replace(token.as_str(), crate::secrets::WITHHELD),
+            _ => response.body.clone(),
+        };
         match status {
             200..=299 | 422 => {
                 let next = response.header("link").and_then(next_page);

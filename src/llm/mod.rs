@@ -405,7 +405,11 @@ fn answered(sent: Result<Response, HttpError>, model: &Model) -> Result<Response
     if (200..300).contains(&response.status) {
         return Ok(response);
     }
-    let said = server_message(&response.body);
+    // A server may echo the request, key and all.
+    let mut said = server_message(&response.body);
+    if let Some(key) = model.api_key().filter(|key| !key.is_empty()) {
+        said = said.replace(key, crate::secrets::WITHHELD);
+    }
     let failure = Failure::external(format!(
         "the model server at {shown} answered {}: {said}",
         response.status
@@ -439,12 +443,28 @@ fn server_message(body: &str) -> String {
     }
 }
 
+/// The server answered, with nothing usable in the answer (empty, refused, cut off while
+/// reasoning): a caller may go on without it, as it could not without a server.
+#[derive(Debug)]
+pub struct NoAnswer(String);
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoAnswer {}
+
 /// An answer with nothing heal can use in it, and what was wrong.
 fn no_answer(model: &Model, problem: &str) -> Failure {
-    Failure::external(format!(
-        "the model {} gave no usable answer: {problem}",
-        model.name.as_deref().unwrap_or("(unnamed)")
-    ))
+    Failure::new(
+        crate::error::Kind::External,
+        NoAnswer(format!(
+            "the model {} gave no usable answer: {problem}",
+            model.name.as_deref().unwrap_or("(unnamed)")
+        )),
+    )
     .with_hint("try again, or another model; a thinking model may need a larger budget")
 }
 

@@ -86,6 +86,22 @@ pub struct FileChange {
 }
 
 impl FileChange {
+    /// Where the removed line `old` was, as a line of the new file: the line before it that the
+    /// hunk keeps (its start when none), so that every risk's line is a line of the new file.
+    pub fn new_side_of(&self, old: u32) -> Option<u32> {
+        self.new_path.as_ref()?;
+        self.hunks.iter().find_map(|hunk| {
+            let mut last = hunk.new_start;
+            hunk.lines.iter().find_map(|line| {
+                if line.kind == Kind::Removed && line.old == Some(old) {
+                    return Some(last.max(1));
+                }
+                last = line.new.unwrap_or(last);
+                None
+            })
+        })
+    }
+
     /// The path it is known by: the new one, or the old one of a file deleted.
     pub fn path(&self) -> &str {
         self.new_path

@@ -283,10 +283,24 @@ fn rank_context(
     // One snippet takes a quarter of the budget at most, so that one large hunk leaves room
     // for the evidence of the others; one that does not fit is left out, the rest still tried.
     let most = budget / 4;
-    let mut push = |mut snippet: Snippet, snippets: &mut Vec<Snippet>| {
+    // `numbers`: the line of the new file each of the text's lines shows (a removed line, the
+    // one before it), so that a cut snippet's range holds only the lines it still shows.
+    let mut push = |mut snippet: Snippet, numbers: Vec<u32>, snippets: &mut Vec<Snippet>| {
         if snippet.text.len() > most {
             let cut = crate::text::cut(&snippet.text, most.saturating_sub(40)).to_string();
-            snippet.text = format!("{cut}\n[... cut: {} bytes in all]\n", snippet.text.len());
+            let shown = cut.matches('\n').count();
+            snippet.end_line = numbers[..shown.min(numbers.len())]
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(snippet.start_line)
+                .max(snippet.start_line);
+            snippet.text = format!(
+                "{cut}\n[... cut: {} bytes in all; lines {}-{} shown]\n",
+                snippet.text.len(),
+                snippet.start_line,
+                snippet.end_line
+            );
         }
         if used + snippet.text.len() <= budget {
             used += snippet.text.len();
@@ -313,17 +327,24 @@ fn rank_context(
             } else {
                 rules::redact(&text)
             };
-            let numbers = || hunk.lines.iter().filter_map(|l| l.new.or(l.old));
+            // The new file's lines: a hunk that only removes shows the line where it did.
+            let mut numbers = Vec::new();
+            let mut last = hunk.new_start;
+            for line in &hunk.lines {
+                last = line.new.unwrap_or(last);
+                numbers.push(last);
+            }
+            let new_lines = || hunk.lines.iter().filter_map(|l| l.new);
             number += 1;
             let snippet = Snippet {
                 evidence_id: format!("E{number}"),
                 path: file.path().to_string(),
                 kind: "hunk",
-                start_line: numbers().min().unwrap_or(hunk.new_start),
-                end_line: numbers().max().unwrap_or(hunk.new_start),
+                start_line: new_lines().min().unwrap_or(hunk.new_start),
+                end_line: new_lines().max().unwrap_or(hunk.new_start),
                 text,
             };
-            push(snippet, &mut snippets);
+            push(snippet, numbers, &mut snippets);
         }
     }
     let tests: Vec<&String> = {
@@ -348,7 +369,7 @@ fn rank_context(
             end_line: lines.max(1),
             text: head,
         };
-        push(snippet, &mut snippets);
+        push(snippet, (1..=lines.max(1)).collect(), &mut snippets);
     }
     snippets
 }

@@ -66,6 +66,15 @@ pub fn markdown(review: &Review) -> String {
     out
 }
 
+/// A risk's severity for tools that gate on it: a model's finding is at most medium there, as
+/// it never blocks a change alone.
+fn shown_severity(risk: &Risk) -> Severity {
+    match risk.rule {
+        "model" => risk.severity.min(Severity::Medium),
+        _ => risk.severity,
+    }
+}
+
 fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::High => "error",
@@ -99,7 +108,7 @@ pub fn sarif(review: &Review) -> Value {
             );
             json!({
                 "ruleId": risk.rule,
-                "level": level(risk.severity),
+                "level": level(shown_severity(risk)),
                 "message": {"text": risk.message},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": uri(&risk.path)},
@@ -121,6 +130,10 @@ pub fn sarif(review: &Review) -> Value {
     })
 }
 
+/// A posted review's comments at most, and its body's size (GitHub refuses one over 65,536).
+const MAX_COMMENTS: usize = 50;
+const MAX_BODY: usize = 60_000;
+
 /// A GitHub pull request review (`POST .../pulls/N/reviews`): the Markdown as its body, and a
 /// comment for each risk and finding on a line the diff shows (`anchors`, from
 /// `diff::new_side_lines`); the others stay in the body's table, whose note says how many. With
@@ -140,16 +153,24 @@ pub fn github_review(
     let comments: Vec<Value> = all
         .iter()
         .filter(|risk| anchored(risk))
+        .take(MAX_COMMENTS)
         .map(|risk| {
             json!({"path": risk.path, "line": risk.line, "side": "RIGHT",
                    "body": format!("**{}** `{}`: {}", risk.severity.name(), risk.rule, inert(&risk.message))})
         })
         .collect();
     let mut body = markdown(review);
+    if body.len() > MAX_BODY {
+        body = format!(
+            "{}\n\n[... the review is cut at {MAX_BODY} of {} characters: the whole of it is in the run document]\n",
+            crate::text::cut(&body, MAX_BODY),
+            body.len()
+        );
+    }
     let elsewhere = all.len() - comments.len();
     if elsewhere > 0 {
         body.push_str(&format!(
-            "\n{elsewhere} of the risks above {} on no line of the diff, so {} only here.\n",
+            "\n{elsewhere} of the risks above {} on no line of the diff (or past the first {MAX_COMMENTS}), so {} only here.\n",
             if elsewhere == 1 { "is" } else { "are" },
             if elsewhere == 1 { "it is" } else { "they are" }
         ));
@@ -165,7 +186,7 @@ pub fn github_review(
 pub fn rdjsonl(review: &Review) -> String {
     let mut out = String::new();
     for risk in review.risks.iter().chain(&review.findings) {
-        let severity = match risk.severity {
+        let severity = match shown_severity(risk) {
             Severity::High => "ERROR",
             Severity::Medium => "WARNING",
             Severity::Low => "INFO",

@@ -49,12 +49,12 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// What a rule found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Risk {
     pub rule: &'static str,
     pub severity: Severity,
     pub path: String,
-    /// In the new file (the old one for what was removed).
+    /// In the new file (for what was removed, the line before it there).
     pub line: Option<u32>,
     /// Filled in when the context is ranked: the snippet that shows it.
     pub evidence_id: String,
@@ -371,7 +371,7 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
         .collect();
     let added = file.lines(Kind::Added).filter(|l| asserts(&l.text)).count();
     if removed.len() > added {
-        let line = removed[0].old;
+        let line = removed[0].old.and_then(|old| file.new_side_of(old));
         risks.push(risk(
             "test-weakened",
             path,
@@ -543,13 +543,16 @@ fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
         .flat_map(|h| &h.lines)
         .find(|l| l.kind != Kind::Context && sensitive_code.is_match(&l.text));
     if let Some(line) = changed {
+        let at = line
+            .new
+            .or_else(|| line.old.and_then(|old| file.new_side_of(old)));
         risks.push(risk(
             "auth-crypto",
             path,
-            line.new.or(line.old),
+            at,
             format!(
                 "a line touching authentication, cryptography or permissions changed at {path}:{}",
-                line.new.or(line.old).unwrap_or(0)
+                at.unwrap_or(0)
             ),
         ));
     }
