@@ -4,16 +4,25 @@
 //! The container gets `--network none --read-only --cap-drop ALL --security-opt
 //! no-new-privileges`, the limits as `--memory`, `--pids-limit`, `--cpus` and ulimits, a private
 //! tmpfs `/tmp`, and the workspace bind-mounted at the same path. It runs as the workspace's
-//! owner, so it can write there; when that owner is root the command is root inside the
-//! container without capabilities, which the result says. Variable values are handed to the
-//! docker client through its environment (`-e KEY`), never on its command line.
+//! owner, so it can write there. Started as root, the engine is never handed a path by name:
+//! each is a copy of the mount we opened (nosuid and nodev, so a set-id file made there is
+//! useless; writable ones id-mapped), attached in a private directory, and a root-owned
+//! workspace is written by a uid of the run's own, as the native backend does, its files landing
+//! as root's. Variable values are handed to the docker client through its environment
+//! (`-e KEY`), never on its command line.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use super::native::child::BindPlan;
+use super::native::trees::{self, Maker};
+use super::native::view::Access;
+use super::native::SandboxUid;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::result::SandboxResult;
 use super::supervise::{self, Streams, TerminationSignals, Watch};
@@ -32,10 +41,17 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         Failure::usage("--backend docker needs --image IMG")
             .with_hint("for example --image python:3.12")
     })?;
-    let owner = policy.workspace.metadata().map_err(|err| {
-        Failure::usage(format!("cannot read {}: {err}", policy.workspace.display()))
-    })?;
-    let (uid, gid) = (owner.uid(), owner.gid());
+    let owner = held_metadata(policy, &policy.workspace)?;
+    // SAFETY: plain getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    let run_uid = if root && owner.uid() == 0 {
+        Some(SandboxUid::take()?)
+    } else {
+        None
+    };
+    let (uid, gid) = run_uid
+        .as_ref()
+        .map_or((owner.uid(), owner.gid()), |run| (run.uid, run.uid));
     let name = format!(
         "autocoder-{}-{}",
         std::process::id(),
@@ -70,13 +86,19 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             "--tmpfs={PRIVATE_TMP}:rw,nosuid,nodev,size={},mode=1777",
             policy.memory_bytes
         ))
-        .arg(format!("--mount={}", bind_spec(&policy.workspace, false)))
         .arg(format!("--workdir={}", policy.workspace.display()));
-    for path in &policy.read_write {
-        docker.arg(format!("--mount={}", bind_spec(path, false)));
-    }
-    for path in &policy.read_only {
-        docker.arg(format!("--mount={}", bind_spec(path, true)));
+    let staged = if root {
+        Some(StagedMounts::make(policy, &name, (uid, gid))?)
+    } else {
+        None
+    };
+    let writable = std::iter::once(&policy.workspace).chain(&policy.read_write);
+    let binds = writable
+        .map(|path| (path, false))
+        .chain(policy.read_only.iter().map(|path| (path, true)));
+    for (index, (path, read_only)) in binds.enumerate() {
+        let source = staged.as_ref().map_or(path, |staged| &staged.points[index]);
+        docker.arg(format!("--mount={}", bind_spec(source, path, read_only)));
     }
     let mut passed = Vec::new();
     for (key, value) in &policy.env {
@@ -152,12 +174,10 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .status();
     });
     let state = inspect(&name);
-    if uid == 0 {
-        // Root in the container owns root's files on the host: no setuid-root file may stay.
-        let stripped: usize = std::iter::once(&policy.workspace)
-            .chain(&policy.read_write)
-            .map(|dir| strip_setid_bits(dir))
-            .sum();
+    if root || uid == 0 {
+        // What the container makes is its owner's on the host (root's, for a root-owned
+        // workspace): no set-id file may stay, even where the mount made them useless.
+        let stripped: usize = policy.held.iter().map(|held| strip_setid_bits(&held.fd)).sum();
         if stripped > 0 {
             crate::log::warn(
                 "sandbox",
@@ -170,6 +190,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+    drop(staged);
 
     let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
     let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
@@ -224,6 +245,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     layers.identity.uid = uid;
     layers.identity.gid = gid;
     layers.identity.root = uid == 0;
+    layers.identity.idmapped_workspace = run_uid.is_some();
     layers.resources.mechanism = "docker".into();
     layers.resources.cpu_mechanism = "docker".into();
     layers.resources.memory_mechanism = "docker".into();
@@ -255,19 +277,121 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     })
 }
 
-/// Clears setuid and setgid bits on the regular files under `dir` (not following symlinks, not
-/// leaving its filesystem); returns how many files had them. Walked by descriptors, each
-/// directory opened beneath the one above it, never by a full path: a tree deeper than PATH_MAX
-/// hides nothing.
-fn strip_setid_bits(dir: &std::path::Path) -> usize {
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(top) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-        .open(dir)
-    else {
+/// The metadata of `path`, one of the paths the policy holds open, read from its descriptor.
+fn held_metadata(policy: &SandboxPolicy, path: &Path) -> Result<std::fs::Metadata, Failure> {
+    let held = policy.held.iter().find(|held| held.path == path);
+    let opened = match held {
+        Some(held) => held.fd.try_clone().map(std::fs::File::from),
+        None => std::fs::File::open(path),
+    };
+    opened
+        .and_then(|file| file.metadata())
+        .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))
+}
+
+/// The paths the container gets, staged for the engine by a run started as root: a copy of
+/// each mount (from the descriptor the policy holds, or one opened with no symbolic link on
+/// the way) attached at `points`, in a directory only root can enter. Detached when dropped.
+struct StagedMounts {
+    dir: PathBuf,
+    /// One per path, in the order: the workspace, the `--rw` paths, the `--ro` paths.
+    points: Vec<PathBuf>,
+}
+
+impl StagedMounts {
+    /// Stages `policy`'s paths for the container `name`, writable ones id-mapped onto `run_as`.
+    fn make(policy: &SandboxPolicy, name: &str, run_as: (u32, u32)) -> Result<Self, Failure> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut binds = Vec::new();
+        let mut descriptors = Vec::new();
+        let writable = std::iter::once(&policy.workspace).chain(&policy.read_write);
+        let paths = writable
+            .map(|path| (path, Access::ReadWrite))
+            .chain(policy.read_only.iter().map(|path| (path, Access::ReadOnly)));
+        for (path, access) in paths {
+            let fd = match policy.held.iter().find(|held| held.path == *path) {
+                Some(held) => held.fd.try_clone(),
+                None => CString::new(path.as_os_str().as_bytes())
+                    .map_err(|_| libc::EINVAL)
+                    .and_then(|c_path| crate::sys::open_path_no_symlinks(&c_path))
+                    .map_err(std::io::Error::from_raw_os_error),
+            }
+            .map_err(|err| Failure::usage(format!("cannot open {}: {err}", path.display())))?;
+            let meta = std::fs::File::from(fd.try_clone().map_err(|err| {
+                Failure::external(format!("cannot hold {}: {err}", path.display()))
+            })?)
+            .metadata()
+            .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
+            binds.push(BindPlan {
+                path: CString::new(path.as_os_str().as_bytes()).expect("checked above"),
+                fd: fd.as_raw_fd(),
+                access,
+                is_dir: meta.is_dir(),
+                owner: (meta.uid(), meta.gid()),
+            });
+            descriptors.push(fd);
+        }
+        let trees = trees::make(&binds, Maker::Parent { map_writable_onto: run_as })
+            .map_err(Failure::external)?;
+        let dir = Path::new(STAGING).join(name);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|err| Failure::external(format!("cannot make {}: {err}", dir.display())))?;
+        let mut staged = StagedMounts {
+            dir,
+            points: Vec::new(),
+        };
+        for (index, (bind, tree)) in binds.iter().zip(&trees).enumerate() {
+            let point = staged.dir.join(index.to_string());
+            let made = if bind.is_dir {
+                std::fs::create_dir(&point)
+            } else {
+                std::fs::File::create(&point).map(drop)
+            };
+            let shown = bind.path.to_string_lossy();
+            made.map_err(|err| {
+                Failure::external(format!("cannot stage {shown} for docker: {err}"))
+            })?;
+            staged.points.push(point.clone());
+            let c_point = CString::new(point.as_os_str().as_bytes()).expect("no NUL in our path");
+            crate::sys::move_mount(tree.as_raw_fd(), &c_point).map_err(|errno| {
+                Failure::external(format!(
+                    "cannot stage {shown} for docker: {}",
+                    std::io::Error::from_raw_os_error(errno)
+                ))
+            })?;
+        }
+        Ok(staged)
+    }
+}
+
+impl Drop for StagedMounts {
+    fn drop(&mut self) {
+        for point in &self.points {
+            if let Ok(c_point) = CString::new(point.as_os_str().as_bytes()) {
+                // SAFETY: detaching a mount we attached, by a NUL-terminated path.
+                unsafe { libc::umount2(c_point.as_ptr(), libc::MNT_DETACH) };
+            }
+            let _ = std::fs::remove_dir(point).or_else(|_| std::fs::remove_file(point));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Where runs started as root stage the container's mounts.
+const STAGING: &str = "/run/autocoder/docker";
+
+/// Clears setuid and setgid bits on the regular files under the directory `held` (an `O_PATH`
+/// descriptor; not following symlinks, not leaving its filesystem); returns how many files had
+/// them. Walked by descriptors, each directory opened beneath the one above it, never by a full
+/// path: a tree deeper than PATH_MAX hides nothing.
+fn strip_setid_bits(held: &OwnedFd) -> usize {
+    let Some(top) = open_at(held.as_fd(), c".", libc::O_DIRECTORY) else {
         return 0;
     };
+    let top = std::fs::File::from(top);
     let Ok(meta) = top.metadata() else {
         return 0;
     };
@@ -332,7 +456,7 @@ fn entry_names(dir: &OwnedFd) -> Vec<CString> {
     }
 }
 
-fn stat_at(dir: BorrowedFd, name: &CString) -> Option<libc::stat> {
+fn stat_at(dir: BorrowedFd, name: &CStr) -> Option<libc::stat> {
     // SAFETY: fstatat of a name in a directory we hold, into a zeroed struct.
     unsafe {
         let mut stat: libc::stat = std::mem::zeroed();
@@ -346,7 +470,7 @@ fn stat_at(dir: BorrowedFd, name: &CString) -> Option<libc::stat> {
     }
 }
 
-fn open_at(dir: BorrowedFd, name: &CString, flags: libc::c_int) -> Option<OwnedFd> {
+fn open_at(dir: BorrowedFd, name: &CStr, flags: libc::c_int) -> Option<OwnedFd> {
     // SAFETY: openat of a name in a directory we hold; never following a final symlink.
     let fd = unsafe {
         libc::openat(
@@ -363,8 +487,9 @@ fn key_missing(passed: &[String], key: &str) -> bool {
     !passed.iter().any(|k| k == key)
 }
 
-/// A `--mount` value, CSV-quoted so commas and quotes in paths survive.
-fn bind_spec(path: &std::path::Path, read_only: bool) -> String {
+/// A `--mount` value binding `source` at `target`, CSV-quoted so commas and quotes in paths
+/// survive.
+fn bind_spec(source: &Path, target: &Path, read_only: bool) -> String {
     let quote = |field: String| {
         if field.contains([',', '"']) {
             format!("\"{}\"", field.replace('"', "\"\""))
@@ -372,11 +497,10 @@ fn bind_spec(path: &std::path::Path, read_only: bool) -> String {
             field
         }
     };
-    let path = path.display().to_string();
     let mut spec = format!(
         "type=bind,{},{}",
-        quote(format!("source={path}")),
-        quote(format!("target={path}"))
+        quote(format!("source={}", source.display())),
+        quote(format!("target={}", target.display()))
     );
     if read_only {
         spec.push_str(",readonly");

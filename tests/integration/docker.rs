@@ -86,6 +86,39 @@ fn runs_as_the_workspace_owner() {
 }
 
 #[test]
+fn a_root_owned_workspace_is_written_by_a_uid_of_the_runs_own() {
+    if !engine_ready() || !crate::util::is_root() {
+        return;
+    }
+    // A set-id file made there would be root's on the host: the mount is nosuid, and the bits
+    // are gone after the run.
+    let script = "id -u; echo x > made; cp /bin/busybox shell && chmod 4755 shell && \
+                  awk -v ws=\"$PWD\" '$5 == ws { print $6 }' /proc/self/mountinfo";
+    let run = docker(&[], script).run().expect_status(0);
+    let result = run.sandbox();
+    let out = result.out();
+    let lines: Vec<&str> = out.lines().collect();
+    let uid: u32 = lines[0].parse().unwrap();
+    assert!(uid >= 2_000_000_000, "ran as {uid}: {out}");
+    assert!(lines[1].split(',').any(|o| o == "nosuid"), "{out}");
+    assert_eq!(result.layers["identity"]["uid"], uid);
+    assert_eq!(result.layers["identity"]["root"], false);
+    assert_eq!(result.layers["identity"]["idmapped_workspace"], true);
+    use std::os::unix::fs::MetadataExt;
+    let made = std::fs::metadata(run.dir.path().join("made")).unwrap();
+    assert_eq!((made.uid(), made.gid()), (0, 0), "what it made is the owner's");
+    let shell = std::fs::metadata(run.dir.path().join("shell")).unwrap();
+    assert_eq!(shell.mode() & 0o6000, 0, "mode {:o}", shell.mode());
+    let name = run.dir.path().file_name().unwrap().to_str().unwrap();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let left = mounts.lines().find(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        fields[3].ends_with(name) && fields[4].starts_with("/run/autocoder/docker/")
+    });
+    assert_eq!(left, None, "a staged mount was left behind");
+}
+
+#[test]
 fn limits_hold_and_timeouts_kill_the_container() {
     if !engine_ready() {
         return;

@@ -46,15 +46,16 @@ const SANDBOX_UIDS: std::ops::Range<u32> = 2_000_000_000..2_000_004_096;
 const SANDBOX_UID_LOCKS: &str = "/run/autocoder/sandbox-uids";
 
 /// A uid from `SANDBOX_UIDS`, this run's until it is dropped (the lock on its slot is held).
-struct SandboxUid {
-    uid: u32,
+/// The docker backend takes one too, for a root-owned workspace.
+pub struct SandboxUid {
+    pub uid: u32,
     _slot: std::fs::File,
 }
 
 impl SandboxUid {
     /// Takes a free uid: the first whose slot can be locked, from a place that depends on our
     /// pid (concurrent runs seldom try the same ones).
-    fn take() -> Result<SandboxUid, Failure> {
+    pub fn take() -> Result<SandboxUid, Failure> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let locks = Path::new(SANDBOX_UID_LOCKS);
         std::fs::DirBuilder::new()
