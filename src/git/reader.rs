@@ -13,7 +13,7 @@
 //! pointers check out (`linked_worktree`).
 
 use std::io::{BufRead, Read, Write};
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -125,8 +125,7 @@ pub fn ask(
     arguments: &Value,
 ) -> Result<Value, String> {
     let (confined, linked) = repository_top(roots)?;
-    // SAFETY: `confined` borrows the roots, which keep the descriptor open meanwhile.
-    let root_dir = unsafe { BorrowedFd::borrow_raw(confined.root_fd) };
+    let root_dir = confined.root_fd;
     let inode = std::fs::File::from(root_dir.try_clone_to_owned().map_err(cannot_read)?)
         .metadata()
         .map(|meta| (meta.dev(), meta.ino()))
@@ -301,7 +300,7 @@ impl Reader {
             readable.extend(["--ro".to_string(), text(&linked.common)?]);
             reader.extend(["--git-dir".to_string(), text(&linked.git_dir)?]);
         }
-        let mut process = crate::sandbox::reexec::own_command(confined.root_fd)?
+        let mut process = crate::sandbox::reexec::own_command(confined.root_fd.as_raw_fd())?
             .args([
                 "sandbox",
                 "--workspace",
@@ -347,13 +346,10 @@ impl Reader {
     }
 
     fn has_output(&self, wait_ms: i32) -> bool {
-        let mut ready = libc::pollfd {
-            fd: self.answers.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut ready, 1, wait_ms) > 0 }
+        use nix::poll::{PollFd, PollFlags, PollTimeout};
+        let mut ready = [PollFd::new(self.answers.as_fd(), PollFlags::POLLIN)];
+        let wait = PollTimeout::try_from(wait_ms).unwrap_or(PollTimeout::NONE);
+        nix::poll::poll(&mut ready, wait).is_ok_and(|count| count > 0)
     }
 
     /// Sends `request` with a fresh id and its arguments and returns its answer (what was asked
@@ -368,10 +364,9 @@ impl Reader {
         deadline: Instant,
     ) -> Result<Result<Value, String>, String> {
         let mut id = [0u8; 16];
-        // SAFETY: a valid buffer of that length.
-        if unsafe { libc::getrandom(id.as_mut_ptr().cast(), id.len(), 0) } != id.len() as isize {
-            return Err(String::from("cannot draw a request id from the kernel"));
-        }
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut random| random.read_exact(&mut id))
+            .map_err(|err| format!("cannot draw a request id from the kernel: {err}"))?;
         let id: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         self.requests
             .write_all(format!("{request} {id} {arguments}\n").as_bytes())
@@ -460,8 +455,9 @@ impl Drop for Reader {
         if !matches!(self.process.try_wait(), Ok(None)) {
             return;
         }
-        // SAFETY: signalling our own child, not yet reaped (try_wait just said so).
-        unsafe { libc::kill(self.process.id() as libc::pid_t, libc::SIGTERM) };
+        // Our own child, not yet reaped (try_wait just said so).
+        let pid = nix::unistd::Pid::from_raw(self.process.id() as libc::pid_t);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         if !matches!(
             self.process.wait_timeout(Duration::from_secs(2)),
             Ok(Some(_))
@@ -479,8 +475,7 @@ impl Drop for Reader {
 pub fn serve_reader(git_dir: Option<PathBuf>) -> Result<(), String> {
     // Not dumpable: a program gix starts for the repository (a filter) cannot reach this
     // process's stdin or stdout through /proc to ask or answer in its name.
-    // SAFETY: prctl with plain integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
+    let _ = nix::sys::prctl::set_dumpable(false);
     let root = std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?;
     let mut state = ReaderState {
         root,

@@ -12,12 +12,16 @@
 //! (`-e KEY`), never on its command line.
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use nix::dir::Dir;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{Mode, SFlag};
 
 use super::native::child::BindPlan;
 use super::native::trees::{self, Maker};
@@ -42,8 +46,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .with_hint("for example --image python:3.12")
     })?;
     let owner = held_metadata(policy, &policy.workspace)?;
-    // SAFETY: plain getter.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = nix::unistd::geteuid().is_root();
     let run_uid = if root && owner.uid() == 0 {
         Some(SandboxUid::take()?)
     } else {
@@ -177,7 +180,11 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     if root || uid == 0 {
         // What the container makes is its owner's on the host (root's, for a root-owned
         // workspace): no set-id file may stay, even where the mount made them useless.
-        let stripped: usize = policy.held.iter().map(|held| strip_setid_bits(&held.fd)).sum();
+        let stripped: usize = policy
+            .held
+            .iter()
+            .map(|held| strip_setid_bits(&held.fd))
+            .sum();
         if stripped > 0 {
             crate::log::warn(
                 "sandbox",
@@ -331,8 +338,13 @@ impl StagedMounts {
             });
             descriptors.push(fd);
         }
-        let trees = trees::make(&binds, Maker::Parent { map_writable_onto: run_as })
-            .map_err(Failure::external)?;
+        let trees = trees::make(
+            &binds,
+            Maker::Parent {
+                map_writable_onto: run_as,
+            },
+        )
+        .map_err(Failure::external)?;
         let dir = Path::new(STAGING).join(name);
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -370,10 +382,7 @@ impl StagedMounts {
 impl Drop for StagedMounts {
     fn drop(&mut self) {
         for point in &self.points {
-            if let Ok(c_point) = CString::new(point.as_os_str().as_bytes()) {
-                // SAFETY: detaching a mount we attached, by a NUL-terminated path.
-                unsafe { libc::umount2(c_point.as_ptr(), libc::MNT_DETACH) };
-            }
+            let _ = nix::mount::umount2(point, nix::mount::MntFlags::MNT_DETACH);
             let _ = std::fs::remove_dir(point).or_else(|_| std::fs::remove_file(point));
         }
         let _ = std::fs::remove_dir(&self.dir);
@@ -388,40 +397,40 @@ const STAGING: &str = "/run/autocoder/docker";
 /// them. Walked by descriptors, each directory opened beneath the one above it, never by a full
 /// path: a tree deeper than PATH_MAX hides nothing.
 fn strip_setid_bits(held: &OwnedFd) -> usize {
-    let Some(top) = open_at(held.as_fd(), c".", libc::O_DIRECTORY) else {
+    let Some(top) = open_at(held.as_fd(), c".", OFlag::O_DIRECTORY) else {
         return 0;
     };
-    let top = std::fs::File::from(top);
-    let Ok(meta) = top.metadata() else {
+    let Ok(stat) = nix::sys::stat::fstat(&top) else {
         return 0;
     };
     let mut stripped = 0;
-    strip_below(OwnedFd::from(top), meta.dev(), &mut stripped);
+    strip_below(top, stat.st_dev, &mut stripped);
     stripped
 }
 
 /// `strip_setid_bits` for the directory open at `dir`, on device `dev`.
 fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
     for name in entry_names(&dir) {
-        let Some(stat) = stat_at(dir.as_fd(), &name) else {
+        let Ok(stat) = nix::sys::stat::fstatat(&dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
+        else {
             continue;
         };
-        let kind = stat.st_mode & libc::S_IFMT;
-        if kind == libc::S_IFDIR && stat.st_dev == dev {
-            if let Some(below) = open_at(dir.as_fd(), &name, libc::O_DIRECTORY) {
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        if kind == SFlag::S_IFDIR && stat.st_dev == dev {
+            if let Some(below) = open_at(dir.as_fd(), &name, OFlag::O_DIRECTORY) {
                 strip_below(below, dev, stripped);
             }
-        } else if kind == libc::S_IFREG && stat.st_mode & 0o6000 != 0 {
+        } else if kind == SFlag::S_IFREG && stat.st_mode & 0o6000 != 0 {
             // Opened, then changed through the descriptor: what is changed is the file looked at.
-            let Some(file) = open_at(dir.as_fd(), &name, libc::O_NONBLOCK) else {
+            let Some(file) = open_at(dir.as_fd(), &name, OFlag::O_NONBLOCK) else {
                 continue;
             };
-            let file = std::fs::File::from(file);
-            let same = file.metadata().is_ok_and(|now| {
-                now.ino() == stat.st_ino && now.dev() == stat.st_dev && now.is_file()
+            let same = nix::sys::stat::fstat(&file).is_ok_and(|now| {
+                (now.st_ino, now.st_dev) == (stat.st_ino, stat.st_dev)
+                    && SFlag::from_bits_truncate(now.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG
             });
-            let mode = std::fs::Permissions::from_mode(stat.st_mode & 0o1777);
-            if same && file.set_permissions(mode).is_ok() {
+            let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
+            if same && nix::sys::stat::fchmod(&file, mode).is_ok() {
                 *stripped += 1;
             }
         }
@@ -430,57 +439,25 @@ fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
 
 /// The names in the directory open at `dir` (not `.` nor `..`).
 fn entry_names(dir: &OwnedFd) -> Vec<CString> {
-    let Ok(copy) = dir.try_clone() else {
+    let Ok(mut entries) = dir
+        .try_clone()
+        .map_err(drop)
+        .and_then(|copy| Dir::from_fd(copy).map_err(drop))
+    else {
         return Vec::new();
     };
-    // SAFETY: fdopendir takes the descriptor (a duplicate of ours), closedir gives it back; the
-    // entries are read while the stream is open.
-    unsafe {
-        let stream = libc::fdopendir(copy.into_raw_fd());
-        if stream.is_null() {
-            return Vec::new();
-        }
-        let mut names = Vec::new();
-        loop {
-            let entry = libc::readdir(stream);
-            if entry.is_null() {
-                break;
-            }
-            let name = std::ffi::CStr::from_ptr((*entry).d_name.as_ptr());
-            if name != c"." && name != c".." {
-                names.push(name.to_owned());
-            }
-        }
-        libc::closedir(stream);
-        names
-    }
+    entries
+        .iter()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_owned())
+        .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
+        .collect()
 }
 
-fn stat_at(dir: BorrowedFd, name: &CStr) -> Option<libc::stat> {
-    // SAFETY: fstatat of a name in a directory we hold, into a zeroed struct.
-    unsafe {
-        let mut stat: libc::stat = std::mem::zeroed();
-        (libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut stat,
-            libc::AT_SYMLINK_NOFOLLOW,
-        ) == 0)
-            .then_some(stat)
-    }
-}
-
-fn open_at(dir: BorrowedFd, name: &CStr, flags: libc::c_int) -> Option<OwnedFd> {
-    // SAFETY: openat of a name in a directory we hold; never following a final symlink.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            flags | libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    // SAFETY: the kernel just gave us this descriptor.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+/// `name` in the directory `dir`, opened read-only, never following a final symlink.
+fn open_at(dir: BorrowedFd, name: &CStr, flags: OFlag) -> Option<OwnedFd> {
+    let flags = flags | OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    nix::fcntl::openat(dir, name, flags, Mode::empty()).ok()
 }
 
 fn key_missing(passed: &[String], key: &str) -> bool {

@@ -4,8 +4,15 @@
 //! One `poll` loop on a pidfd, the pipes and a signalfd; no threads (the native backend forks,
 //! which wants a single-threaded parent).
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::IsTerminal;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag};
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::capture::OutputCapture;
 use crate::error::Failure;
@@ -43,77 +50,74 @@ pub struct Streams {
 /// not read (it blocks, as it would writing to a slow reader), and our descriptor is written
 /// only when poll says it can take more, so a reader that never reads cannot stop the clock.
 struct Relay {
-    to: RawFd,
-    /// Our own non-blocking opening of the file, when we could make one: held here, `to` is it.
-    _reopened: Option<OwnedFd>,
+    /// Our own non-blocking opening of the file, when we could make one, else a duplicate of our
+    /// descriptor (the same open file description as the shell's).
+    to: OwnedFd,
+    own_opening: bool,
     pending: Vec<u8>,
     /// The last byte written was not a newline.
     mid_line: bool,
 }
 
 impl Relay {
-    /// A relay to our descriptor `fd`. Unless it is a regular file, writes go through a
+    /// A relay to our descriptor `ours`. Unless it is a regular file, writes go through a
     /// non-blocking opening of the same file of our own (a new open file description, so the
-    /// shell's flags on `fd` stay as they are): a terminal that is not read (Ctrl-S, a stalled
+    /// shell's flags on `ours` stay as they are): a terminal that is not read (Ctrl-S, a stalled
     /// ssh session) takes less than poll promised, and a blocking write would stop the clock.
-    fn new(fd: RawFd) -> Relay {
-        let regular = std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_file());
+    fn new(ours: BorrowedFd<'_>) -> Option<Relay> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = format!("/proc/self/fd/{}", ours.as_raw_fd());
+        let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
         let reopened = (!regular)
             .then(|| {
-                let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
-                // SAFETY: opening a NUL-terminated path.
-                let new = unsafe {
-                    libc::open(
-                        path.as_ptr(),
-                        libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
-                    )
-                };
-                // SAFETY: the kernel just gave us this descriptor.
-                (new >= 0).then(|| unsafe { OwnedFd::from_raw_fd(new) })
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                    .open(&path)
+                    .ok()
             })
             .flatten();
-        Relay {
-            to: reopened.as_ref().map_or(fd, AsRawFd::as_raw_fd),
-            _reopened: reopened,
+        let own_opening = reopened.is_some();
+        let to = match reopened {
+            Some(file) => OwnedFd::from(file),
+            None => nix::unistd::dup(ours).ok()?,
+        };
+        Some(Relay {
+            to,
+            own_opening,
             pending: Vec::new(),
             mid_line: false,
-        }
+        })
     }
 
     /// Writes what `to` takes without blocking long: at most a pipe's atomic size at a time.
     /// Returns the last byte written, if any.
-    fn write_some(&mut self) -> Result<Option<u8>, i32> {
+    fn write_some(&mut self) -> Result<Option<u8>, Errno> {
         let chunk = self.pending.len().min(libc::PIPE_BUF);
         // Without an opening of our own (a terminal we may not reopen), the shared one is made
         // non-blocking for the length of this write only.
-        // SAFETY: fcntl on our own descriptor; writing from a valid buffer.
-        let n = unsafe {
-            let flags = libc::fcntl(self.to, libc::F_GETFL);
-            let borrowed = self._reopened.is_none() && flags >= 0 && flags & libc::O_NONBLOCK == 0;
-            if borrowed {
-                libc::fcntl(self.to, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
-            let n = libc::write(self.to, self.pending.as_ptr().cast(), chunk);
-            if borrowed {
-                let errno = crate::sys::errno();
-                libc::fcntl(self.to, libc::F_SETFL, flags);
-                *libc::__errno_location() = errno;
-            }
-            n
+        let flags = nix::fcntl::fcntl(&self.to, FcntlArg::F_GETFL).map(OFlag::from_bits_retain);
+        let blocking = match flags {
+            Ok(flags) if !self.own_opening && !flags.contains(OFlag::O_NONBLOCK) => Some(flags),
+            _ => None,
         };
-        if n < 0 {
-            let errno = crate::sys::errno();
-            return if errno == libc::EINTR || errno == libc::EAGAIN {
-                Ok(None)
-            } else {
-                Err(errno)
-            };
+        if let Some(flags) = blocking {
+            let _ = nix::fcntl::fcntl(&self.to, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK));
         }
-        let last = (n > 0).then(|| self.pending[n as usize - 1]);
+        let written = nix::unistd::write(&self.to, &self.pending[..chunk]);
+        if let Some(flags) = blocking {
+            let _ = nix::fcntl::fcntl(&self.to, FcntlArg::F_SETFL(flags));
+        }
+        let n = match written {
+            Ok(n) => n,
+            Err(Errno::EINTR | Errno::EAGAIN) => return Ok(None),
+            Err(errno) => return Err(errno),
+        };
+        let last = (n > 0).then(|| self.pending[n - 1]);
         if let Some(byte) = last {
             self.mid_line = byte != b'\n';
         }
-        self.pending.drain(..n as usize);
+        self.pending.drain(..n);
         Ok(last)
     }
 }
@@ -123,57 +127,58 @@ impl Relay {
 /// cgroups) instead of killing us and leaving them behind. Block them before the command starts;
 /// the command itself starts with an empty signal mask.
 pub struct TerminationSignals {
-    fd: OwnedFd,
-    previous: libc::sigset_t,
+    fd: SignalFd,
+    previous: SigSet,
 }
 
 impl TerminationSignals {
     pub fn block() -> Result<TerminationSignals, Failure> {
-        // SAFETY: building a signal set, swapping the mask of this single thread, and making a
-        // signalfd for the set.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
-                libc::sigaddset(&mut set, signal);
+        let mut set = SigSet::empty();
+        for signal in [
+            Signal::SIGINT,
+            Signal::SIGTERM,
+            Signal::SIGHUP,
+            Signal::SIGQUIT,
+        ] {
+            set.add(signal);
+        }
+        let mut previous = SigSet::empty();
+        let blocked = nix::sys::signal::pthread_sigmask(
+            SigmaskHow::SIG_BLOCK,
+            Some(&set),
+            Some(&mut previous),
+        );
+        let watched = blocked
+            .and_then(|()| SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK));
+        match watched {
+            Ok(fd) => Ok(TerminationSignals { fd, previous }),
+            Err(errno) => {
+                let _ = nix::sys::signal::pthread_sigmask(
+                    SigmaskHow::SIG_SETMASK,
+                    Some(&previous),
+                    None,
+                );
+                Err(Failure::external(format!(
+                    "cannot watch for signals: {}",
+                    std::io::Error::from(errno)
+                )))
             }
-            let mut previous: libc::sigset_t = std::mem::zeroed();
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
-            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-            if fd < 0 {
-                let err = std::io::Error::last_os_error();
-                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
-                return Err(Failure::external(format!(
-                    "cannot watch for signals: {err}"
-                )));
-            }
-            Ok(TerminationSignals {
-                fd: OwnedFd::from_raw_fd(fd),
-                previous,
-            })
         }
     }
 
     /// The signal received since the last call, if any.
     pub fn take(&self) -> Option<i32> {
-        // SAFETY: reading one siginfo record into a buffer of its size.
-        unsafe {
-            let mut info: libc::signalfd_siginfo = std::mem::zeroed();
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            let n = libc::read(
-                self.fd.as_raw_fd(),
-                (&mut info as *mut libc::signalfd_siginfo).cast(),
-                size,
-            );
-            (n as usize == size).then_some(info.ssi_signo as i32)
+        match self.fd.read_signal() {
+            Ok(Some(info)) => Some(info.ssi_signo as i32),
+            _ => None,
         }
     }
 }
 
 impl Drop for TerminationSignals {
     fn drop(&mut self) {
-        // SAFETY: restoring the mask we replaced.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+        let _ =
+            nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.previous), None);
     }
 }
 
@@ -201,34 +206,31 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     let mut stdout = capture(&streams.stdout);
     let mut stderr = capture(&streams.stderr);
     // Indexed like the streams: 0 stdout, 1 stderr.
-    let mut relays = [1, 2].map(|to| streams.relay.then(|| Relay::new(to)));
+    let mut relays = [
+        std::io::stdout().as_fd(),
+        std::io::stderr().as_fd(),
+    ]
+    .map(|ours| streams.relay.then(|| Relay::new(ours)).flatten());
     // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
     let shared_pipe = streams.relay && streams.stderr.is_none();
     // Or both are terminals (perhaps one, by two names): what was written last decides.
-    // SAFETY: isatty on our own descriptors.
-    let both_terminals = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
+    let both_terminals = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let mut last_written = if shared_pipe { 0 } else { 1 };
-    let mut open: Vec<(RawFd, usize)> = [&streams.stdout, &streams.stderr, &streams.report]
-        .into_iter()
-        .enumerate()
-        .filter_map(|(which, fd)| fd.as_ref().map(|fd| (fd.as_raw_fd(), which)))
+    // The streams still open, by index: 0 stdout, 1 stderr, 2 the report.
+    let mut open: Vec<usize> = (0..3)
+        .filter(|&which| streams.pipe(which).is_some())
         .collect();
-    for &(fd, _) in &open {
-        // SAFETY: setting a flag on a descriptor we own.
-        unsafe {
-            libc::fcntl(
-                fd,
-                libc::F_SETFL,
-                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
-            )
-        };
+    for &which in &open {
+        let pipe = streams.pipe(which).expect("open");
+        if let Ok(flags) = nix::fcntl::fcntl(pipe, FcntlArg::F_GETFL) {
+            let flags = OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK;
+            let _ = nix::fcntl::fcntl(pipe, FcntlArg::F_SETFL(flags));
+        }
     }
     let mut timed_out = false;
     let mut interrupted = None;
     let mut ended_with_status = false;
-    // Not zeroed: its pages are touched only when bytes come (a run with no output saves 16 page
-    // faults).
-    let mut buffer = Vec::with_capacity(64 * 1024);
+    let mut buffer = vec![0; 64 * 1024];
     let mut report_bytes = Vec::new();
     let mut consume =
         |which: usize, bytes: &[u8], report: &mut Vec<u8>, relays: &mut [Option<Relay>; 2]| {
@@ -251,44 +253,41 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 .get(which)
                 .is_some_and(|r| r.as_ref().is_some_and(|r| !r.pending.is_empty()))
         };
-        let reading: Vec<(RawFd, usize)> = open
-            .iter()
-            .copied()
-            .filter(|&(_, which)| !waiting(which))
-            .collect();
+        let reading: Vec<usize> = open.iter().copied().filter(|&w| !waiting(w)).collect();
         let writing: Vec<usize> = (0..2).filter(|&which| waiting(which)).collect();
-        let mut fds: Vec<libc::pollfd> = [watch.pidfd.as_raw_fd(), watch.signals.fd.as_raw_fd()]
-            .into_iter()
-            .chain(reading.iter().map(|&(fd, _)| fd))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .chain(writing.iter().map(|&which| libc::pollfd {
-                fd: relays[which].as_ref().unwrap().to,
-                events: libc::POLLOUT,
-                revents: 0,
-            }))
-            .collect();
-        let wait_ms = if timed_out || interrupted.is_some() {
-            -1
+        let wait = if timed_out || interrupted.is_some() {
+            PollTimeout::NONE
         } else {
             // Rounded up, so the deadline has passed when poll times out.
             let left = deadline.saturating_duration_since(Instant::now());
-            left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+            let millis = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX)
         };
-        // SAFETY: polling descriptors we own.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
-        if ready == 0 && !timed_out && interrupted.is_none() && Instant::now() >= deadline {
+        let (ready, events) = {
+            let mut fds: Vec<PollFd> = [watch.pidfd.as_fd(), watch.signals.fd.as_fd()]
+                .into_iter()
+                .chain(reading.iter().filter_map(|&which| streams.pipe(which)))
+                .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+                .chain(writing.iter().map(|&which| {
+                    PollFd::new(relays[which].as_ref().unwrap().to.as_fd(), PollFlags::POLLOUT)
+                }))
+                .collect();
+            let ready = nix::poll::poll(&mut fds, wait);
+            let events: Vec<PollFlags> = fds
+                .iter()
+                .map(|fd| fd.revents().unwrap_or(PollFlags::empty()))
+                .collect();
+            (ready, events)
+        };
+        if ready == Ok(0) && !timed_out && interrupted.is_none() && Instant::now() >= deadline {
             timed_out = true;
             kill();
             continue;
         }
-        if ready < 0 {
+        if ready.is_err() {
             continue;
         }
-        if fds[1].revents != 0 {
+        if !events[1].is_empty() {
             if let Some(signal) = watch.signals.take() {
                 if interrupted.is_none() && !timed_out {
                     interrupted = Some(signal);
@@ -297,27 +296,28 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             }
         }
         let mut closed = Vec::new();
-        for (slot, pollfd) in fds.iter().enumerate().skip(2).take(reading.len()) {
-            if pollfd.revents == 0 {
+        for (slot, &which) in reading.iter().enumerate() {
+            if events[2 + slot].is_empty() {
                 continue;
             }
-            let (fd, which) = reading[slot - 2];
-            match read_some(fd, &mut buffer) {
-                Ok(0) => closed.push(fd),
-                Ok(_) => consume(which, &buffer, &mut report_bytes, &mut relays),
-                Err(libc::EAGAIN) => {}
-                Err(_) => closed.push(fd),
+            let pipe = streams.pipe(which).expect("open");
+            match read_some(pipe, &mut buffer) {
+                Ok(0) => closed.push(which),
+                Ok(n) => consume(which, &buffer[..n], &mut report_bytes, &mut relays),
+                Err(Errno::EAGAIN) => {}
+                Err(_) => closed.push(which),
             }
         }
-        open.retain(|(fd, _)| !closed.contains(fd));
-        for (pollfd, &which) in fds.iter().skip(2 + reading.len()).zip(&writing) {
-            if pollfd.revents == 0 {
+        open.retain(|which| !closed.contains(which));
+        for (slot, &which) in writing.iter().enumerate() {
+            let revents = events[2 + reading.len() + slot];
+            if revents.is_empty() {
                 continue;
             }
             let relay = relays[which].as_mut().unwrap();
-            let written = match pollfd.revents & libc::POLLOUT {
-                0 => Err(libc::EPIPE),
-                _ => relay.write_some(),
+            let written = match revents.contains(PollFlags::POLLOUT) {
+                false => Err(Errno::EPIPE),
+                true => relay.write_some(),
             };
             match written {
                 Ok(Some(_)) if both_terminals => last_written = which,
@@ -326,17 +326,15 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 // too, so that the command learns it (SIGPIPE) as it would have without us.
                 Err(_) => {
                     relay.pending.clear();
-                    let fd = match which {
-                        0 => streams.stdout.take(),
-                        _ => streams.stderr.take(),
-                    };
-                    if let Some(fd) = fd {
-                        open.retain(|&(open_fd, _)| open_fd != fd.as_raw_fd());
+                    match which {
+                        0 => streams.stdout = None,
+                        _ => streams.stderr = None,
                     }
+                    open.retain(|&open| open != which);
                 }
             }
         }
-        if fds[0].revents != 0 {
+        if !events[0].is_empty() {
             break;
         }
         if watch.ends_with_status && open.is_empty() && reported_status(&report_bytes) {
@@ -347,9 +345,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     // The process is gone, or has reported its status; take what is still buffered in the
     // pipes, and pass on what waits (as long as our reader keeps taking it within a few
     // seconds).
-    for &(fd, which) in &open {
-        while let Ok(1..) = read_some(fd, &mut buffer) {
-            consume(which, &buffer, &mut report_bytes, &mut relays);
+    for &which in &open {
+        let pipe = streams.pipe(which).expect("open");
+        while let Ok(n @ 1..) = read_some(pipe, &mut buffer) {
+            consume(which, &buffer[..n], &mut report_bytes, &mut relays);
         }
     }
     for (which, relay) in relays.iter_mut().enumerate() {
@@ -357,14 +356,12 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             continue;
         };
         while !relay.pending.is_empty() {
-            let mut pollfd = libc::pollfd {
-                fd: relay.to,
-                events: libc::POLLOUT,
-                revents: 0,
-            };
-            // SAFETY: polling one descriptor.
-            let ready = unsafe { libc::poll(&mut pollfd, 1, 5000) };
-            if ready <= 0 || pollfd.revents & libc::POLLOUT == 0 {
+            let mut fds = [PollFd::new(relay.to.as_fd(), PollFlags::POLLOUT)];
+            let ready = nix::poll::poll(&mut fds, PollTimeout::from(5000u16));
+            let writable = fds[0]
+                .revents()
+                .is_some_and(|revents| revents.contains(PollFlags::POLLOUT));
+            if !matches!(ready, Ok(1..)) || !writable {
                 break;
             }
             match relay.write_some() {
@@ -393,6 +390,15 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     }
 }
 
+impl Streams {
+    /// The pipe `which` (0 stdout, 1 stderr, 2 the report), if it is open.
+    fn pipe(&self, which: usize) -> Option<BorrowedFd<'_>> {
+        [&self.stdout, &self.stderr, &self.report][which]
+            .as_ref()
+            .map(AsFd::as_fd)
+    }
+}
+
 /// Waits for our child `pid` to end, and returns its raw wait status.
 pub fn reap(pid: libc::pid_t) -> i32 {
     let mut wait_status = 0;
@@ -410,25 +416,13 @@ fn reported_status(report: &[u8]) -> bool {
         .any(|line| line.starts_with(b"status "))
 }
 
-/// Reads what is available into `buffer`, up to its capacity, in place of what it held: `Ok(0)`
-/// at end of file, `Err(EAGAIN)` when nothing is ready.
-fn read_some(fd: RawFd, buffer: &mut Vec<u8>) -> Result<usize, i32> {
-    debug_assert!(
-        buffer.capacity() > 0,
-        "a read of 0 bytes would look like end of file"
-    );
-    buffer.clear();
+/// Reads what is available into `buffer`: `Ok(0)` at end of file, `Err(EAGAIN)` when nothing
+/// is ready.
+fn read_some(fd: BorrowedFd<'_>, buffer: &mut [u8]) -> Result<usize, Errno> {
     loop {
-        // SAFETY: reading into the buffer's allocation, no further than its capacity.
-        let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), buffer.capacity()) };
-        if n >= 0 {
-            // SAFETY: read wrote these n bytes.
-            unsafe { buffer.set_len(n as usize) };
-            return Ok(n as usize);
-        }
-        let errno = crate::sys::errno();
-        if errno != libc::EINTR {
-            return Err(errno);
+        match nix::unistd::read(fd, buffer) {
+            Err(Errno::EINTR) => continue,
+            read => return read,
         }
     }
 }

@@ -108,7 +108,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     args.extend(input.paths.iter().map(|path| format!("--paths={path}")));
     let document = run_self(
         &args,
-        root.root_fd,
+        std::os::fd::AsRawFd::as_raw_fd(&root.root_fd),
         None,
         call,
         LIMIT,

@@ -97,7 +97,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     }
     let timeout = input.timeout_sec.unwrap_or(120).clamp(1, 3600);
     let sandbox = in_sandbox(
-        root.root_fd,
+        std::os::fd::AsRawFd::as_raw_fd(&root.root_fd),
         &["--max-output", MAX_OUTPUT],
         argv,
         input.stdin.as_deref(),

@@ -44,7 +44,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
     }
     let document = run_self(
         &args,
-        root.root_fd,
+        std::os::fd::AsRawFd::as_raw_fd(&root.root_fd),
         None,
         call,
         Duration::from_secs(timeout + 60),

@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -33,7 +33,7 @@ struct Root {
 #[derive(Debug, Clone)]
 pub struct Confined<'a> {
     pub root: &'a Path,
-    pub root_fd: RawFd,
+    pub root_fd: BorrowedFd<'a>,
     /// Relative to the root; empty for the root itself.
     pub relative: PathBuf,
     /// The root is the first one, which relative paths in requests are taken against.
@@ -196,7 +196,7 @@ impl Roots {
         }
         Ok(Confined {
             root,
-            root_fd: fd.as_raw_fd(),
+            root_fd: fd.as_fd(),
             relative,
             primary: index == 0,
         })
@@ -216,7 +216,7 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, PathErro
         .map_err(|_| path_error("the path contains a NUL byte"))?;
     // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
     let opened = openat2(
-        confined.root_fd,
+        confined.root_fd.as_raw_fd(),
         &c_path,
         flags | libc::O_NONBLOCK,
         mode,

@@ -269,7 +269,12 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     if let Some(top) = top {
         let exclude = if top == start.root {
             patterns(top, &budget, |b| {
-                add_lines(b, start.root_fd, Path::new(".git/info/exclude"), &budget)
+                add_lines(
+                    b,
+                    start.root_fd.as_raw_fd(),
+                    Path::new(".git/info/exclude"),
+                    &budget,
+                )
             })
         } else {
             patterns(top, &budget, |b| {

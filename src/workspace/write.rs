@@ -3,12 +3,17 @@
 //! symlink), keeping the file's mode and, where it may, its owner. The file tools and heal write
 //! through here.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{FileStat, Mode, SFlag};
+use nix::unistd::{AccessFlags, Gid, Uid};
 
 use super::jail::{self, Confined};
 use super::{path_error, PathError};
@@ -46,23 +51,23 @@ pub fn write_atomically(
     };
     let c_name =
         CString::new(name.as_bytes()).map_err(|_| path_error("the path contains a NUL byte"))?;
-    // SAFETY: fstatat on a directory we hold, not following a final symlink.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    let exists = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c_name.as_ptr(),
-            &mut stat,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    } == 0;
-    if exists && stat.st_mode & libc::S_IFMT == libc::S_IFLNK {
+    let existing: Option<FileStat> =
+        nix::sys::stat::fstatat(&dir, c_name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).ok();
+    let exists = existing.is_some();
+    let kind = |stat: &FileStat| SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+    if existing
+        .as_ref()
+        .is_some_and(|stat| kind(stat) == SFlag::S_IFLNK)
+    {
         return Err(path_error(format!(
             "{} is a symlink; write to the file it points to",
             shown.display()
         )));
     }
-    if exists && stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+    if existing
+        .as_ref()
+        .is_some_and(|stat| kind(stat) != SFlag::S_IFREG)
+    {
         return Err(path_error(format!(
             "{} is not a regular file",
             shown.display()
@@ -71,7 +76,7 @@ pub fn write_atomically(
     // Replacing the file needs only the directory's permission: the file's own is asked too,
     // as writing it in place would (a read-only file stays so).
     if exists {
-        writable(dir.as_raw_fd(), &c_name).map_err(|err| {
+        writable(dir.as_fd(), &c_name).map_err(|err| {
             path_error(format!(
                 "{}: cannot write: {err}; it stays as it is",
                 shown.display()
@@ -80,7 +85,9 @@ pub fn write_atomically(
     }
     // Setuid and setgid bits are not carried over: a file the sandbox left could become a
     // setuid program with whatever content is written now.
-    let mode = if exists { stat.st_mode & 0o1777 } else { 0o644 };
+    let mode = existing
+        .as_ref()
+        .map_or(0o644, |stat| stat.st_mode & 0o1777);
     // Unique to this write (calls run concurrently, on the same file too) and short (the
     // target's name may already be near the 255-byte limit).
     static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -90,24 +97,20 @@ pub fn write_atomically(
         WRITES.fetch_add(1, Ordering::Relaxed)
     ))
     .expect("no NUL");
-    // SAFETY: creating a new file relative to a directory we hold.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            temp.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            mode,
-        )
-    };
-    if fd < 0 {
-        return Err(path_error(format!(
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+    let created = nix::fcntl::openat(
+        &dir,
+        temp.as_c_str(),
+        flags | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(mode),
+    );
+    let mut file = File::from(created.map_err(|errno| {
+        path_error(format!(
             "{}: cannot write: {}",
             shown.display(),
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: the kernel just gave us this descriptor.
-    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+            std::io::Error::from(errno)
+        ))
+    })?);
     let written = file
         .write_all(content)
         .and_then(|()| {
@@ -115,43 +118,26 @@ pub fn write_atomically(
             // user's file stays theirs; an ordinary user may still give it its group), at best:
             // where we may not, or the owner has no id here (a user namespace), the new file is
             // ours, as git's would be.
-            if exists {
-                // SAFETY: fchown on our own descriptor; -1 leaves the owner as it is.
-                unsafe {
-                    if libc::fchown(file.as_raw_fd(), stat.st_uid, stat.st_gid) != 0 {
-                        libc::fchown(file.as_raw_fd(), u32::MAX, stat.st_gid);
-                    }
+            if let Some(stat) = &existing {
+                let (uid, gid) = (Uid::from_raw(stat.st_uid), Gid::from_raw(stat.st_gid));
+                if nix::unistd::fchown(&file, Some(uid), Some(gid)).is_err() {
+                    let _ = nix::unistd::fchown(&file, None, Some(gid));
                 }
             }
             // The umask may have narrowed the mode at creation (and a change of owner clears
             // the set-id bits, which are not kept anyway).
-            // SAFETY: fchmod on our own descriptor.
-            if unsafe { libc::fchmod(file.as_raw_fd(), mode) } == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
+            nix::sys::stat::fchmod(&file, Mode::from_bits_truncate(mode)).map_err(Into::into)
         })
         .and_then(|()| file.sync_all());
-    // SAFETY: rename within the directory we hold.
     let renamed = written.and_then(|()| {
-        if unsafe {
-            libc::renameat(
-                dir.as_raw_fd(),
-                temp.as_ptr(),
-                dir.as_raw_fd(),
-                c_name.as_ptr(),
-            )
-        } == 0
-        {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
+        nix::fcntl::renameat(&dir, temp.as_c_str(), &dir, c_name.as_c_str()).map_err(Into::into)
     });
     if let Err(err) = renamed {
-        // SAFETY: removing our own temporary file.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
+        let _ = nix::unistd::unlinkat(
+            &dir,
+            temp.as_c_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
         return Err(path_error(format!(
             "{}: cannot write: {err}",
             shown.display()
@@ -164,74 +150,58 @@ pub fn write_atomically(
 /// permissions. faccessat2 (Linux 5.8) asks with our effective ids; where it is missing or a
 /// container's seccomp profile refuses it, faccessat asks with our real ids, the same unless
 /// we run set-id.
-fn writable(dir: RawFd, name: &CString) -> std::io::Result<()> {
-    // SAFETY: access checks on a name in a directory we hold.
-    let asked = unsafe {
-        libc::syscall(
-            libc::SYS_faccessat2,
-            dir,
-            name.as_ptr(),
-            libc::W_OK,
-            libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if asked == 0 {
-        return Ok(());
+fn writable(dir: BorrowedFd, name: &CStr) -> std::io::Result<()> {
+    let flags = AtFlags::AT_EACCESS | AtFlags::AT_SYMLINK_NOFOLLOW;
+    match nix::unistd::faccessat(dir, name, AccessFlags::W_OK, flags) {
+        Err(Errno::ENOSYS | Errno::EPERM) => {
+            nix::unistd::faccessat(dir, name, AccessFlags::W_OK, AtFlags::empty())
+        }
+        asked => asked,
     }
-    let err = std::io::Error::last_os_error();
-    if !matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) {
-        return Err(err);
-    }
-    // SAFETY: as above.
-    if unsafe { libc::syscall(libc::SYS_faccessat, dir, name.as_ptr(), libc::W_OK) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    .map_err(Into::into)
 }
 
 /// Creates the directories of `relative` one by one beneath the root, never through a symlink.
 fn make_dirs(
-    root_fd: i32,
+    root_fd: BorrowedFd,
     relative: &std::path::Path,
     shown: &std::path::Path,
 ) -> Result<File, PathError> {
-    // SAFETY: duplicating the root's descriptor to walk down from it.
-    let mut current =
-        File::from(unsafe { OwnedFd::from_raw_fd(libc::fcntl(root_fd, libc::F_DUPFD_CLOEXEC, 0)) });
+    let mut current = File::from(
+        nix::unistd::dup(root_fd)
+            .map_err(|errno| path_error(format!("{}: {errno}", shown.display())))?,
+    );
     for part in relative.components() {
         let c_part = CString::new(part.as_os_str().as_bytes())
             .map_err(|_| path_error("the path contains a NUL byte"))?;
-        // SAFETY: mkdirat/openat relative to a directory we hold; O_NOFOLLOW refuses a symlink.
-        unsafe {
-            if libc::mkdirat(current.as_raw_fd(), c_part.as_ptr(), 0o755) != 0
-                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
-            {
+        let part = part.as_os_str().to_string_lossy();
+        match nix::sys::stat::mkdirat(&current, c_part.as_c_str(), Mode::from_bits_truncate(0o755))
+        {
+            Ok(()) | Err(Errno::EEXIST) => {}
+            Err(errno) => {
                 return Err(path_error(format!(
-                    "{}: cannot create {}: {}",
+                    "{}: cannot create {part}: {}",
                     shown.display(),
-                    part.as_os_str().to_string_lossy(),
-                    std::io::Error::last_os_error()
-                )));
+                    std::io::Error::from(errno)
+                )))
             }
-            let fd = libc::openat(
-                current.as_raw_fd(),
-                c_part.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            );
-            if fd < 0 {
-                let err = std::io::Error::last_os_error();
-                let part = part.as_os_str().to_string_lossy();
-                return Err(path_error(match err.raw_os_error() {
-                    Some(libc::ENOTDIR | libc::ELOOP) => format!(
-                        "{}: {part} is not a directory inside the root",
-                        shown.display()
-                    ),
-                    _ => format!("{}: cannot open {part}: {err}", shown.display()),
-                }));
-            }
-            current = File::from(OwnedFd::from_raw_fd(fd));
         }
+        // O_NOFOLLOW refuses a symlink.
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let opened = nix::fcntl::openat(&current, c_part.as_c_str(), flags, Mode::empty());
+        current = File::from(opened.map_err(|errno| {
+            path_error(match errno {
+                Errno::ENOTDIR | Errno::ELOOP => format!(
+                    "{}: {part} is not a directory inside the root",
+                    shown.display()
+                ),
+                _ => format!(
+                    "{}: cannot open {part}: {}",
+                    shown.display(),
+                    std::io::Error::from(errno)
+                ),
+            })
+        })?);
     }
     Ok(current)
 }

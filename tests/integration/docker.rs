@@ -106,7 +106,11 @@ fn a_root_owned_workspace_is_written_by_a_uid_of_the_runs_own() {
     assert_eq!(result.layers["identity"]["idmapped_workspace"], true);
     use std::os::unix::fs::MetadataExt;
     let made = std::fs::metadata(run.dir.path().join("made")).unwrap();
-    assert_eq!((made.uid(), made.gid()), (0, 0), "what it made is the owner's");
+    assert_eq!(
+        (made.uid(), made.gid()),
+        (0, 0),
+        "what it made is the owner's"
+    );
     let shell = std::fs::metadata(run.dir.path().join("shell")).unwrap();
     assert_eq!(shell.mode() & 0o6000, 0, "mode {:o}", shell.mode());
     let name = run.dir.path().file_name().unwrap().to_str().unwrap();
