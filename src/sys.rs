@@ -1,10 +1,19 @@
-//! Thin wrappers over the Linux system calls the crate needs and libc does not wrap: clone3, the
-//! new mount API (open_tree, move_mount, mount_setattr), close_range, capset and pidfds for the
-//! sandbox, and openat2 for the path jail. The lowest layer: it depends on nothing of ours. Each
-//! returns the errno on failure so the caller can say which step failed.
+//! Thin wrappers over the Linux system calls the crate needs and `nix` does not wrap: clone3,
+//! the new mount API (open_tree, move_mount, mount_setattr), close_range, capset and the ambient
+//! capabilities, pidfds, the Landlock ABI probe, seccomp with `SPEC_ALLOW` (seccompiler installs
+//! filters without it), `_exit`, and a `write` that allocates nothing (for the command's process
+//! between vfork and exec); plus, on `nix`, the few steps the sandbox child takes with plain
+//! errnos (mount, chroot, passing descriptors) and the symlink-refusing opens. The lowest layer:
+//! it depends on nothing of ours. Each returns the errno on failure so the caller can say which
+//! step failed.
 
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags};
+use nix::sys::stat::{Mode, SFlag};
 
 pub type SysResult<T> = Result<T, i32>;
 
@@ -16,10 +25,20 @@ fn check(ret: libc::c_long) -> SysResult<libc::c_long> {
     }
 }
 
+/// The kind of file `stat` describes (`S_IFDIR`, `S_IFREG`, `S_IFLNK`, ...).
+pub fn file_kind(stat: &nix::sys::stat::FileStat) -> SFlag {
+    SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT
+}
+
 pub fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
+    nix::errno::Errno::last_raw()
+}
+
+/// Leaves the process at once with `status`, running no destructor nor exit handler: what a
+/// forked child (a copy of the parent's memory) must do.
+pub fn exit_now(status: i32) -> ! {
+    // SAFETY: _exit touches nothing of ours.
+    unsafe { libc::_exit(status) }
 }
 
 #[repr(C)]
@@ -124,77 +143,54 @@ pub fn set_mount_attributes(
     Ok(())
 }
 
-/// openat2(2)'s `resolve` flags.
-pub const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-pub const RESOLVE_BENEATH: u64 = 0x08;
-
 /// openat2(2): opens `path` relative to `dir` with `flags` (`O_CLOEXEC` added), `mode` when
 /// creating, and the `resolve` restrictions on how the kernel walks it.
-pub fn openat2(dir: RawFd, path: &CStr, flags: i32, mode: u32, resolve: u64) -> SysResult<OwnedFd> {
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
-    let how = OpenHow {
-        flags: (flags | libc::O_CLOEXEC) as u64,
-        mode: u64::from(mode),
-        resolve,
-    };
-    // SAFETY: `how` is a valid open_how of the size given; the path is NUL-terminated.
-    let fd = check(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir,
-            path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    })?;
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+pub fn openat2(
+    dir: BorrowedFd<'_>,
+    path: &CStr,
+    flags: i32,
+    mode: u32,
+    resolve: ResolveFlag,
+) -> SysResult<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC)
+        .mode(Mode::from_bits_retain(mode))
+        .resolve(resolve);
+    nix::fcntl::openat2(dir, path, how).map_err(|errno| errno as i32)
 }
 
 /// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
 /// canonicalized, so a symlink there now means someone swapped it since.
 pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
-    open_path_no_symlinks_at(libc::AT_FDCWD, path)
+    open_path_no_symlinks_at(nix::fcntl::AT_FDCWD, path)
 }
 
 /// Opens `path` (relative to `dir`, or absolute) as an `O_PATH` descriptor, with ELOOP when a
 /// component is a symbolic link. Without openat2 (Linux < 5.6, or inside a sandbox that refuses
 /// it) the path is walked a component at a time, each opened beneath the last without
 /// following a link.
-pub fn open_path_no_symlinks_at(dir: RawFd, path: &CStr) -> SysResult<OwnedFd> {
-    let resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+pub fn open_path_no_symlinks_at(dir: BorrowedFd<'_>, path: &CStr) -> SysResult<OwnedFd> {
+    let resolve = ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_NO_MAGICLINKS;
     match openat2(dir, path, libc::O_PATH, 0, resolve) {
         Err(libc::ENOSYS) => walk_no_symlinks(dir, path.to_bytes()),
         other => other,
     }
 }
 
-fn walk_no_symlinks(dir: RawFd, path: &[u8]) -> SysResult<OwnedFd> {
-    let open = |at: RawFd, name: &[u8]| -> SysResult<OwnedFd> {
+fn walk_no_symlinks(dir: BorrowedFd<'_>, path: &[u8]) -> SysResult<OwnedFd> {
+    let open = |at: BorrowedFd<'_>, name: &[u8]| -> SysResult<OwnedFd> {
         let name = std::ffi::CString::new(name).map_err(|_| libc::EINVAL)?;
-        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: openat of a NUL-terminated name relative to a descriptor we hold (or cwd).
-        let fd = check(unsafe { libc::openat(at, name.as_ptr(), flags) }.into())?;
-        // SAFETY: the kernel just gave us this descriptor.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-        // SAFETY: fstat into a zeroed struct.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
-            return Err(errno());
-        }
-        if stat.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = nix::fcntl::openat(at, name.as_c_str(), flags, Mode::empty())
+            .map_err(|errno| errno as i32)?;
+        let stat = nix::sys::stat::fstat(&fd).map_err(|errno| errno as i32)?;
+        if file_kind(&stat) == SFlag::S_IFLNK {
             return Err(libc::ELOOP);
         }
         Ok(fd)
     };
     let mut current = if path.starts_with(b"/") {
-        open(libc::AT_FDCWD, b"/")?
+        open(nix::fcntl::AT_FDCWD, b"/")?
     } else {
         open(dir, b".")?
     };
@@ -202,19 +198,16 @@ fn walk_no_symlinks(dir: RawFd, path: &[u8]) -> SysResult<OwnedFd> {
         .split(|&byte| byte == b'/')
         .filter(|part| !part.is_empty())
     {
-        current = open(current.as_raw_fd(), part)?;
+        current = open(current.as_fd(), part)?;
     }
     Ok(current)
 }
 
 /// Makes the current directory the process's root (`chroot`) and enters it.
 pub fn root_at_current_directory() -> SysResult<()> {
-    // SAFETY: plain system calls on NUL-terminated paths.
-    unsafe {
-        check(libc::chroot(c".".as_ptr()).into())?;
-        check(libc::chdir(c"/".as_ptr()).into())?;
-    }
-    Ok(())
+    nix::unistd::chroot(c".")
+        .and_then(|()| nix::unistd::chdir(c"/"))
+        .map_err(|errno| errno as i32)
 }
 
 /// Attaches a detached mount at `target`.
@@ -241,17 +234,8 @@ pub fn mount(
     flags: libc::c_ulong,
     data: Option<&CStr>,
 ) -> SysResult<()> {
-    // SAFETY: all pointers are NUL-terminated strings or null.
-    let ret = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            fstype.map_or(std::ptr::null(), CStr::as_ptr),
-            flags,
-            data.map_or(std::ptr::null(), |d| d.as_ptr().cast()),
-        )
-    };
-    check(ret.into()).map(drop)
+    let flags = nix::mount::MsFlags::from_bits_retain(flags);
+    nix::mount::mount(Some(source), target, fstype, flags, data).map_err(|errno| errno as i32)
 }
 
 /// Closes every descriptor from `first` on, except those in `keep`.
@@ -399,125 +383,57 @@ pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
     Ok(())
 }
 
-/// The CPUs this process may run on.
-pub fn cpu_affinity() -> SysResult<libc::cpu_set_t> {
-    // SAFETY: reading our own affinity into a zeroed set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(errno());
-        }
-        Ok(set)
-    }
-}
-
-/// Sets the CPUs process `pid` (0: ourselves) may run on.
-pub fn set_cpu_affinity(pid: libc::pid_t, set: &libc::cpu_set_t) -> SysResult<()> {
-    // SAFETY: a valid set of the size given.
-    check(
-        unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), set) }.into(),
-    )?;
-    Ok(())
-}
-
-/// Moves process `pid` to one CPU of `allowed` other than the one we run on (when there is
-/// one), so that both make progress at once.
-pub fn move_to_another_cpu(pid: libc::pid_t, allowed: &libc::cpu_set_t) {
-    // SAFETY: plain getter; CPU_* only read and write the sets given.
-    unsafe {
-        let here = libc::sched_getcpu();
-        let Some(other) = (0..libc::CPU_SETSIZE as usize)
-            .find(|&cpu| cpu as libc::c_int != here && libc::CPU_ISSET(cpu, allowed))
-        else {
-            return;
-        };
-        let mut only: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(other, &mut only);
-        let _ = set_cpu_affinity(pid, &only);
-    }
-}
-
-/// A zeroed buffer for control messages carrying `bytes` of data, aligned for `cmsghdr`.
-fn control_buffer(bytes: usize) -> Vec<u64> {
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
-    vec![0u64; space.div_ceil(std::mem::size_of::<u64>())]
-}
-
-/// A message of one payload buffer and a control buffer (both must outlive its use).
-fn message_header(payload: &mut libc::iovec, control: &mut [u64]) -> libc::msghdr {
-    // SAFETY: msghdr is plain data, and all zeroes is an empty one.
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = payload;
-    message.msg_iovlen = 1;
-    message.msg_control = control.as_mut_ptr().cast();
-    message.msg_controllen = std::mem::size_of_val(control) as _;
-    message
-}
+/// Most descriptors one message can carry (the kernel's SCM_MAX_FD).
+const MOST_DESCRIPTORS: usize = 253;
 
 /// Sends descriptors in one message on a `SOCK_SEQPACKET` socket.
 pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
-    let payload = [b't'];
-    let mut iov = libc::iovec {
-        iov_base: payload.as_ptr() as *mut libc::c_void,
-        iov_len: payload.len(),
-    };
-    let bytes = std::mem::size_of_val(fds);
-    let mut control = control_buffer(bytes);
-    let message = message_header(&mut iov, &mut control);
-    // SAFETY: the message points at live buffers; the control buffer has room for one
-    // SCM_RIGHTS header and the descriptors.
-    unsafe {
-        let header = libc::CMSG_FIRSTHDR(&message);
-        (*header).cmsg_level = libc::SOL_SOCKET;
-        (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(bytes as u32) as _;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast(), fds.len());
-        while libc::sendmsg(socket, &message, libc::MSG_NOSIGNAL) < 0 {
-            if errno() != libc::EINTR {
-                return Err(errno());
-            }
+    let payload = [IoSlice::new(b"t")];
+    let rights = [ControlMessage::ScmRights(fds)];
+    loop {
+        match nix::sys::socket::sendmsg::<()>(
+            socket,
+            &payload,
+            &rights,
+            MsgFlags::MSG_NOSIGNAL,
+            None,
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            sent => return sent.map(drop).map_err(|errno| errno as i32),
         }
     }
-    Ok(())
 }
 
-/// Receives one message's descriptors (at most `max`) from a `SOCK_SEQPACKET` socket; none
-/// when the other end is closed.
-pub fn receive_fds(socket: RawFd, max: usize) -> SysResult<Vec<OwnedFd>> {
+/// Receives one message's descriptors from a `SOCK_SEQPACKET` socket; none when the other end
+/// is closed.
+pub fn receive_fds(socket: RawFd) -> SysResult<Vec<OwnedFd>> {
     let mut payload = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
+    let mut control = nix::cmsg_space!([RawFd; MOST_DESCRIPTORS]);
+    let mut iov = [IoSliceMut::new(&mut payload)];
+    let message = loop {
+        match nix::sys::socket::recvmsg::<()>(
+            socket,
+            &mut iov,
+            Some(&mut control),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            received => break received.map_err(|errno| errno as i32)?,
+        }
     };
-    let mut control = control_buffer(max * std::mem::size_of::<RawFd>());
-    let mut message = message_header(&mut iov, &mut control);
-    // SAFETY: the message points at live buffers; the headers read are the kernel's, within the
-    // control buffer, and the descriptors in them are now ours.
-    unsafe {
-        while libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) < 0 {
-            if errno() != libc::EINTR {
-                return Err(errno());
-            }
+    let mut fds = Vec::new();
+    for message in message.cmsgs().map_err(|errno| errno as i32)? {
+        if let ControlMessageOwned::ScmRights(received) = message {
+            // SAFETY: the kernel just gave us these descriptors.
+            fds.extend(
+                received
+                    .into_iter()
+                    .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+            );
         }
-        let mut fds = Vec::new();
-        let mut header = libc::CMSG_FIRSTHDR(&message);
-        while !header.is_null() {
-            if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(header) as *const RawFd;
-                let count = ((*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
-                    / std::mem::size_of::<RawFd>();
-                for index in 0..count {
-                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(
-                        data.add(index),
-                    )));
-                }
-            }
-            header = libc::CMSG_NXTHDR(&message, header);
-        }
-        if message.msg_flags & libc::MSG_CTRUNC != 0 {
-            return Err(libc::EMSGSIZE);
-        }
-        Ok(fds)
     }
+    if message.flags.contains(MsgFlags::MSG_CTRUNC) {
+        return Err(libc::EMSGSIZE);
+    }
+    Ok(fds)
 }

@@ -307,16 +307,14 @@ fn remove_file(roots: &Roots, path: &str) -> Result<(), String> {
     .map_err(|err| err.0)?;
     let name =
         std::ffi::CString::new(name.as_bytes()).map_err(|_| format!("{path}: a NUL byte"))?;
-    // SAFETY: unlinkat on a directory we hold, with a NUL-terminated name.
-    let removed =
-        unsafe { libc::unlinkat(std::os::fd::AsRawFd::as_raw_fd(&dir), name.as_ptr(), 0) };
-    if removed != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::NotFound {
-            return Err(format!("cannot remove {path}: {err}"));
-        }
+    let flag = nix::unistd::UnlinkatFlags::NoRemoveDir;
+    match nix::unistd::unlinkat(&dir, name.as_c_str(), flag) {
+        Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(errno) => Err(format!(
+            "cannot remove {path}: {}",
+            std::io::Error::from(errno)
+        )),
     }
-    Ok(())
 }
 
 impl Drop for Tree {

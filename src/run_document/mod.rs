@@ -65,13 +65,12 @@ impl RunDocument {
         }
         // A stage started with a pipe that stays open (`sleep 15 | autocoder run-tests`) would
         // otherwise wait without a word.
-        let mut ready = libc::pollfd {
-            fd: 0,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: polling our own stdin, one pollfd.
-        if unsafe { libc::poll(&mut ready, 1, 1000) } == 0 {
+        use std::os::fd::AsFd;
+        let mut ready = [nix::poll::PollFd::new(
+            stdin.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        if nix::poll::poll(&mut ready, 1000u16) == Ok(0) {
             crate::log::info(
                 command,
                 "waiting for the run document on stdin (give < /dev/null to start without one)",
@@ -81,11 +80,8 @@ impl RunDocument {
         stdin.lock().read_to_string(&mut text).map_err(|err| {
             Failure::usage(format!("cannot read the run document from stdin: {err}"))
         })?;
-        // SAFETY: fstat of our own stdin into a zeroed struct.
-        let is_pipe = unsafe {
-            let mut stat: libc::stat = std::mem::zeroed();
-            libc::fstat(0, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO
-        };
+        let is_pipe = nix::sys::stat::fstat(stdin.as_fd())
+            .is_ok_and(|stat| crate::sys::file_kind(&stat) == nix::sys::stat::SFlag::S_IFIFO);
         Ok((RunDocument::parse(&text)?, is_pipe && text.is_empty()))
     }
 

@@ -415,7 +415,7 @@ fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
         else {
             continue;
         };
-        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        let kind = crate::sys::file_kind(&stat);
         if kind == SFlag::S_IFDIR && stat.st_dev == dev {
             if let Some(below) = open_at(dir.as_fd(), &name, OFlag::O_DIRECTORY) {
                 strip_below(below, dev, stripped);
@@ -427,7 +427,7 @@ fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
             };
             let same = nix::sys::stat::fstat(&file).is_ok_and(|now| {
                 (now.st_ino, now.st_dev) == (stat.st_ino, stat.st_dev)
-                    && SFlag::from_bits_truncate(now.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG
+                    && crate::sys::file_kind(&now) == SFlag::S_IFREG
             });
             let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
             if same && nix::sys::stat::fchmod(&file, mode).is_ok() {

@@ -203,16 +203,17 @@ pub fn checked_workspace(given: &Path) -> Result<HeldPath, Failure> {
     let shown = given.display();
     let c_path = CString::new(given.as_os_str().as_bytes())
         .map_err(|_| Failure::usage(format!("--workspace {shown}: contains a NUL byte")))?;
-    let opened = crate::sys::open_path_no_symlinks_at(libc::AT_FDCWD, &c_path).and_then(|fd| {
-        let is_dir = std::fs::File::from(fd.try_clone().map_err(|_| libc::EBADF)?)
-            .metadata()
-            .is_ok_and(|meta| meta.is_dir());
-        if is_dir {
-            Ok(fd)
-        } else {
-            Err(libc::ENOTDIR)
-        }
-    });
+    let opened =
+        crate::sys::open_path_no_symlinks_at(nix::fcntl::AT_FDCWD, &c_path).and_then(|fd| {
+            let is_dir = std::fs::File::from(fd.try_clone().map_err(|_| libc::EBADF)?)
+                .metadata()
+                .is_ok_and(|meta| meta.is_dir());
+            if is_dir {
+                Ok(fd)
+            } else {
+                Err(libc::ENOTDIR)
+            }
+        });
     let fd = opened.map_err(|errno| match errno {
         libc::ELOOP => {
             let hint = match given.canonicalize() {
@@ -343,11 +344,11 @@ fn without_links(path: &Path) -> bool {
     plain
         && std::ffi::CString::new(path.as_os_str().as_bytes()).is_ok_and(|c_path| {
             crate::sys::openat2(
-                libc::AT_FDCWD,
+                nix::fcntl::AT_FDCWD,
                 &c_path,
                 libc::O_PATH,
                 0,
-                crate::sys::RESOLVE_NO_SYMLINKS,
+                nix::fcntl::ResolveFlag::RESOLVE_NO_SYMLINKS,
             )
             .is_ok()
         })

@@ -148,8 +148,9 @@ impl TerminationSignals {
             Some(&set),
             Some(&mut previous),
         );
-        let watched = blocked
-            .and_then(|()| SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK));
+        let watched = blocked.and_then(|()| {
+            SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        });
         match watched {
             Ok(fd) => Ok(TerminationSignals { fd, previous }),
             Err(errno) => {
@@ -206,11 +207,8 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     let mut stdout = capture(&streams.stdout);
     let mut stderr = capture(&streams.stderr);
     // Indexed like the streams: 0 stdout, 1 stderr.
-    let mut relays = [
-        std::io::stdout().as_fd(),
-        std::io::stderr().as_fd(),
-    ]
-    .map(|ours| streams.relay.then(|| Relay::new(ours)).flatten());
+    let mut relays = [std::io::stdout().as_fd(), std::io::stderr().as_fd()]
+        .map(|ours| streams.relay.then(|| Relay::new(ours)).flatten());
     // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
     let shared_pipe = streams.relay && streams.stderr.is_none();
     // Or both are terminals (perhaps one, by two names): what was written last decides.
@@ -269,7 +267,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 .chain(reading.iter().filter_map(|&which| streams.pipe(which)))
                 .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
                 .chain(writing.iter().map(|&which| {
-                    PollFd::new(relays[which].as_ref().unwrap().to.as_fd(), PollFlags::POLLOUT)
+                    PollFd::new(
+                        relays[which].as_ref().unwrap().to.as_fd(),
+                        PollFlags::POLLOUT,
+                    )
                 }))
                 .collect();
             let ready = nix::poll::poll(&mut fds, wait);

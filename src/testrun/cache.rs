@@ -84,8 +84,7 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
 /// sandboxed tests write where that user chose, and leave that user files it cannot remove.
 fn make_private_dir(base: &Path, below: &Path) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     let ours = |dir: &Path| -> std::io::Result<()> {
         let meta = std::fs::symlink_metadata(dir)?;
         if meta.file_type().is_symlink() {

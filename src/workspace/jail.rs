@@ -6,12 +6,13 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::{path_error, PathError};
-use crate::sys::{open_path_no_symlinks, openat2, RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS};
+use crate::sys::{open_path_no_symlinks, openat2};
+use nix::fcntl::ResolveFlag;
 
 /// The directories the tools may touch.
 #[derive(Debug)]
@@ -216,11 +217,11 @@ pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, PathErro
         .map_err(|_| path_error("the path contains a NUL byte"))?;
     // Never blocking: a FIFO the sandbox left must not hang a tool (and no tool reads one).
     let opened = openat2(
-        confined.root_fd.as_raw_fd(),
+        confined.root_fd,
         &c_path,
         flags | libc::O_NONBLOCK,
         mode,
-        RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS,
     );
     opened.map(File::from).map_err(|errno| match errno {
         libc::EXDEV => path_error(format!(

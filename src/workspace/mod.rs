@@ -9,7 +9,7 @@ pub mod write;
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -139,19 +139,12 @@ fn ancestry(dir: OwnedFd) -> Vec<(u64, u64)> {
             break;
         }
         seen.push(id);
-        // SAFETY: openat of ".." relative to a directory we hold.
-        let parent = unsafe {
-            libc::openat(
-                current.as_raw_fd(),
-                c"..".as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if parent < 0 {
-            break;
+        use nix::fcntl::OFlag;
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match nix::fcntl::openat(&current, c"..", flags, nix::sys::stat::Mode::empty()) {
+            Ok(parent) => current = parent,
+            Err(_) => break,
         }
-        // SAFETY: the kernel just gave us this descriptor.
-        current = unsafe { OwnedFd::from_raw_fd(parent) };
     }
     seen
 }

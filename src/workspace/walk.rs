@@ -13,7 +13,7 @@ use std::cell::Cell;
 use std::ffi::CString;
 use std::fs::File;
 use std::ops::ControlFlow;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -23,7 +23,8 @@ use ignore::Match;
 
 use super::jail::{self, Confined};
 use super::{path_error, PathError};
-use crate::sys::{openat2, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS};
+use crate::sys::openat2;
+use nix::fcntl::ResolveFlag;
 
 /// An ignore file read at most this far, and its patterns taken at most this many: an ignore
 /// file made to be huge (80,000 patterns) costs seconds and hundreds of MB to compile.
@@ -74,7 +75,7 @@ pub fn walk(
 ) -> Result<Walked, PathError> {
     let mut walked = Walked::default();
     let start_dir = OwnedFd::from(jail::open(start, libc::O_RDONLY | libc::O_DIRECTORY, 0)?);
-    let rules = Rc::new(start_rules(start).enter(&start.display(), start_dir.as_raw_fd()));
+    let rules = Rc::new(start_rules(start).enter(&start.display(), start_dir.as_fd()));
     // The directories being listed, outermost first: the descriptors open at once follow the
     // depth of the walk, not its width.
     let mut stack = vec![Listing::read(
@@ -127,7 +128,7 @@ pub fn walk(
             walked.capped = true;
             continue;
         }
-        let dir = match open_beneath(listing.dir.as_raw_fd(), Path::new(&name), libc::O_DIRECTORY) {
+        let dir = match open_beneath(listing.dir.as_fd(), Path::new(&name), libc::O_DIRECTORY) {
             Ok(dir) => dir,
             // Swapped for a link, or gone, since it was listed; or not ours to read.
             Err(err)
@@ -153,11 +154,7 @@ pub fn walk(
                 )))
             }
         };
-        let rules = Rc::new(
-            listing
-                .rules
-                .enter(&start.root.join(&path), dir.as_raw_fd()),
-        );
+        let rules = Rc::new(listing.rules.enter(&start.root.join(&path), dir.as_fd()));
         if let Ok(listing) = Listing::read(start, dir, path, rules) {
             stack.push(listing);
         }
@@ -218,7 +215,7 @@ impl Drop for Rules {
 
 impl Rules {
     /// The rules inside `dir` (open at `fd`, at `path`): these, and its own ignore files.
-    fn enter(self: &Rc<Rules>, path: &Path, fd: RawFd) -> Rules {
+    fn enter(self: &Rc<Rules>, path: &Path, fd: BorrowedFd<'_>) -> Rules {
         let budget = &self.budget;
         Rules {
             ignore: patterns(path, budget, |b| {
@@ -269,12 +266,7 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     if let Some(top) = top {
         let exclude = if top == start.root {
             patterns(top, &budget, |b| {
-                add_lines(
-                    b,
-                    start.root_fd.as_raw_fd(),
-                    Path::new(".git/info/exclude"),
-                    &budget,
-                )
+                add_lines(b, start.root_fd, Path::new(".git/info/exclude"), &budget)
             })
         } else {
             patterns(top, &budget, |b| {
@@ -326,7 +318,7 @@ fn start_rules(start: &Confined) -> Rc<Rules> {
     for part in start.relative.iter() {
         let dir = start.beside(relative.clone());
         if let Ok(dir_file) = jail::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-            rules = Rc::new(rules.enter(&dir.display(), dir_file.as_raw_fd()));
+            rules = Rc::new(rules.enter(&dir.display(), dir_file.as_fd()));
         }
         relative.push(part);
     }
@@ -357,7 +349,7 @@ fn held(matcher: &Gitignore) -> usize {
 /// Adds the lines of the regular file at `path` beneath `dir`; whether there was one.
 fn add_lines(
     builder: &mut GitignoreBuilder,
-    dir: RawFd,
+    dir: BorrowedFd<'_>,
     path: &Path,
     budget: &Cell<usize>,
 ) -> bool {
@@ -406,7 +398,7 @@ fn read_entries(dir: RawFd) -> std::io::Result<Vec<(std::ffi::OsString, std::fs:
 
 /// Opens `path` beneath `dir` with no symbolic link (nor `..` out) anywhere on the way, without
 /// blocking on a FIFO.
-fn open_beneath(dir: RawFd, path: &Path, flags: i32) -> std::io::Result<OwnedFd> {
+fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: i32) -> std::io::Result<OwnedFd> {
     let c_path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     openat2(
@@ -414,7 +406,7 @@ fn open_beneath(dir: RawFd, path: &Path, flags: i32) -> std::io::Result<OwnedFd>
         &c_path,
         flags | libc::O_RDONLY | libc::O_NONBLOCK,
         0,
-        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+        ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS,
     )
     .map_err(std::io::Error::from_raw_os_error)
 }

@@ -6,7 +6,7 @@
 use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,20 +54,14 @@ pub fn write_atomically(
     let existing: Option<FileStat> =
         nix::sys::stat::fstatat(&dir, c_name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).ok();
     let exists = existing.is_some();
-    let kind = |stat: &FileStat| SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
-    if existing
-        .as_ref()
-        .is_some_and(|stat| kind(stat) == SFlag::S_IFLNK)
-    {
+    let kind = existing.as_ref().map(crate::sys::file_kind);
+    if kind == Some(SFlag::S_IFLNK) {
         return Err(path_error(format!(
             "{} is a symlink; write to the file it points to",
             shown.display()
         )));
     }
-    if existing
-        .as_ref()
-        .is_some_and(|stat| kind(stat) != SFlag::S_IFREG)
-    {
+    if kind.is_some_and(|kind| kind != SFlag::S_IFREG) {
         return Err(path_error(format!(
             "{} is not a regular file",
             shown.display()
@@ -153,9 +147,17 @@ pub fn write_atomically(
 fn writable(dir: BorrowedFd, name: &CStr) -> std::io::Result<()> {
     let flags = AtFlags::AT_EACCESS | AtFlags::AT_SYMLINK_NOFOLLOW;
     match nix::unistd::faccessat(dir, name, AccessFlags::W_OK, flags) {
-        Err(Errno::ENOSYS | Errno::EPERM) => {
-            nix::unistd::faccessat(dir, name, AccessFlags::W_OK, AtFlags::empty())
-        }
+        // The system call itself: libc's faccessat tries faccessat2 first whatever the flags.
+        // SAFETY: an access check of a NUL-terminated name in a directory we hold.
+        Err(Errno::ENOSYS | Errno::EPERM) => Errno::result(unsafe {
+            libc::syscall(
+                libc::SYS_faccessat,
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::W_OK,
+            )
+        })
+        .map(drop),
         asked => asked,
     }
     .map_err(Into::into)

@@ -16,11 +16,9 @@
 //! (an ordinary user, no v1 hierarchies), the caller falls back to rlimits and says so in the
 //! result.
 
-use std::ffi::CString;
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The hierarchies the run's cgroups are made in.
@@ -93,14 +91,11 @@ impl RunCgroups {
         let [memory, pids, cpu] = CONTROLLERS;
         let parents = [dir_for(memory)?, dir_for(pids)?, dir_for(cpu)?];
         for dir in &parents {
-            let c_dir = CString::new(dir.as_os_str().as_bytes())
-                .map_err(|_| format!("{} holds a NUL byte", dir.display()))?;
-            // SAFETY: access of a NUL-terminated path.
-            if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK) } != 0 {
+            if let Err(errno) = nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK) {
                 return Err(format!(
                     "cannot create cgroups in {}: {}",
                     dir.display(),
-                    std::io::Error::last_os_error()
+                    std::io::Error::from(errno)
                 ));
             }
         }
@@ -221,8 +216,9 @@ fn remove_left_behind(parent: &Path) {
         else {
             continue;
         };
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0 && super::sys::errno() == libc::ESRCH;
+        // No signal: only whether the process exists.
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
         if gone {
             let _ = fs::remove_dir(entry.path());
         }

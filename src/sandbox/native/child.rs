@@ -18,12 +18,21 @@
 //! removes the cgroups (which the child was never in) while the kernel tears the namespaces down.
 //!
 //! The parent is single-threaded when it clones, so allocating here is safe; everything the
-//! child needs is prepared in `ChildPlan` beforehand.
+//! child needs is prepared in `ChildPlan` beforehand. System calls go through `nix` and
+//! `rlimit`; raw ones remain only where those lack them: the loopback ioctl, the vforked
+//! command's start (`clone` with `CLONE_VFORK`, then only async-signal-safe calls) and the
+//! raw wait status the parent is told.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sched::CpuSet;
+use nix::sys::signal::Signal;
+use nix::unistd::{Gid, Pid, Uid};
 
 use super::fs_rules::{FsRules, OpenedPath};
 use super::syscall_filter::Program;
@@ -62,24 +71,18 @@ pub struct JoinPlan {
     pub ready: RawFd,
 }
 
-pub type Rlimits = Vec<(RlimitResource, u64)>;
+pub type Rlimits = Vec<(rlimit::Resource, u64)>;
 
-/// setrlimit's resource argument: an enum in glibc, an int in musl.
-#[cfg(target_env = "gnu")]
-pub type RlimitResource = libc::__rlimit_resource_t;
-#[cfg(not(target_env = "gnu"))]
-pub type RlimitResource = libc::c_int;
-
-pub struct ChildPlan {
-    pub status_fd: RawFd,
+pub struct ChildPlan<'a> {
+    pub status_fd: BorrowedFd<'a>,
     /// The parent's ends of the pipes we share, closed first: then the pipes tell us when the
     /// parent is gone (end-of-file on ours to read, an error on ours to write).
     pub parent_ends: Vec<RawFd>,
     /// How to join the run's cgroups (None when rlimits hold the limits).
     pub cgroups: Option<JoinPlan>,
-    pub stdin: RawFd,
-    pub stdout: Option<RawFd>,
-    pub stderr: Option<RawFd>,
+    pub stdin: BorrowedFd<'a>,
+    pub stdout: Option<BorrowedFd<'a>>,
+    pub stderr: Option<BorrowedFd<'a>>,
     /// (uid, gid) to map onto themselves in a new user namespace (ordinary users).
     pub self_map: Option<(u32, u32)>,
     pub rlimits: Rlimits,
@@ -87,7 +90,7 @@ pub struct ChildPlan {
     pub cpu_affinity: Option<usize>,
     /// The CPUs we may run on, restored once the parent has handed over what it made meanwhile
     /// (the mount trees, the cgroups): it moved us to one of them before.
-    pub restore_cpus: Option<libc::cpu_set_t>,
+    pub restore_cpus: Option<CpuSet>,
     /// None when running without a mount namespace (degraded).
     pub view: Option<ViewPlan>,
     /// The command has a network namespace of its own, whose `lo` is brought up.
@@ -104,22 +107,21 @@ pub struct ChildPlan {
 }
 
 /// A layer failed: with --allow-degraded say so and go on, otherwise give up.
-struct Reporter {
-    fd: RawFd,
+struct Reporter<'a> {
+    fd: BorrowedFd<'a>,
     allow_degraded: bool,
 }
 
-impl Reporter {
+impl Reporter<'_> {
     fn line(&self, text: &str) {
         let mut line = text.replace('\n', " ");
         line.push('\n');
-        sys::write_all(self.fd, line.as_bytes());
+        sys::write_all(self.fd.as_raw_fd(), line.as_bytes());
     }
 
     fn fail(&self, layer: &str, reason: &str) -> ! {
         self.line(&format!("fail {layer} {reason}"));
-        // SAFETY: leaving the child without running the parent's destructors.
-        unsafe { libc::_exit(125) }
+        sys::exit_now(125)
     }
 
     fn layer(&self, layer: &str, result: Result<(), String>) {
@@ -137,8 +139,8 @@ fn step(what: &str, result: sys::SysResult<()>) -> Result<(), String> {
     result.map_err(|errno| format!("{what}: {}", std::io::Error::from_raw_os_error(errno)))
 }
 
-fn check(what: &str, ret: libc::c_int) -> Result<(), String> {
-    step(what, if ret == 0 { Ok(()) } else { Err(sys::errno()) })
+fn step_nix(what: &str, result: nix::Result<()>) -> Result<(), String> {
+    step(what, result.map_err(|errno| errno as i32))
 }
 
 /// Brings up the network namespace's `lo`, which starts down: servers on 127.0.0.1 and ::1 then
@@ -157,21 +159,22 @@ fn bring_up_loopback() -> Result<(), String> {
         padding: [0; 22],
     };
     request.name[..2].copy_from_slice(b"lo");
-    // SAFETY: a socket of our own for the ioctls, which read and write `request`.
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType};
+    let socket = nix::sys::socket::socket(
+        AddressFamily::Inet,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|errno| format!("cannot bring up lo: {}", std::io::Error::from(errno)))?;
+    let socket = socket.as_raw_fd();
+    // SAFETY: ioctls on a socket of our own, which read and write `request`.
     unsafe {
-        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if socket < 0 {
-            return Err(format!(
-                "cannot bring up lo: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
         let done = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) == 0 && {
             request.flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
             libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) == 0
         };
         let err = std::io::Error::last_os_error();
-        libc::close(socket);
         if done {
             Ok(())
         } else {
@@ -181,29 +184,27 @@ fn bring_up_loopback() -> Result<(), String> {
 }
 
 /// Runs in the cloned child; never returns.
-pub fn run(plan: &ChildPlan) -> ! {
+pub fn run(plan: &ChildPlan<'_>) -> ! {
     let report = Reporter {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
     // A panic here is a bug of ours: say so, or its exit status would pass for the command's,
     // and leave at once, since unwinding would run the parent's destructors in this copy of it.
-    let status_fd = plan.status_fd;
+    let status_fd = plan.status_fd.as_raw_fd();
     std::panic::set_hook(Box::new(move |info| {
         let line = format!("panic {info}").replace('\n', " ") + "\n";
         sys::write_all(status_fd, line.as_bytes());
-        // SAFETY: leaving the child without unwinding.
-        unsafe { libc::_exit(125) }
+        sys::exit_now(125)
     }));
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
+    // Our copies of descriptors the parent keeps.
     for &fd in &plan.parent_ends {
-        // SAFETY: closing our copies of descriptors the parent keeps.
-        unsafe { libc::close(fd) };
+        let _ = nix::unistd::close(fd);
     }
-    // SAFETY: plain system call on our own process.
-    unsafe { libc::setsid() };
+    let _ = nix::unistd::setsid();
     if plan.loopback {
         report.layer("network", bring_up_loopback());
     }
@@ -216,8 +217,7 @@ pub fn run(plan: &ChildPlan) -> ! {
                 report.fail("filesystem", &reason);
             }
             report.line(&format!("noview {reason}"));
-            // SAFETY: leaving the child before the command started.
-            unsafe { libc::_exit(125) }
+            sys::exit_now(125)
         }
     }
     if plan.cgroups.is_none() {
@@ -247,15 +247,12 @@ pub fn run(plan: &ChildPlan) -> ! {
             sys::landlock_abi()
         )));
     }
-    // SAFETY: plain system call on our own process.
-    if unsafe { libc::chdir(plan.cwd.as_ptr()) } != 0 {
-        report.fail(
-            "filesystem",
-            &format!(
-                "cannot enter the workspace: {}",
-                std::io::Error::last_os_error()
-            ),
+    if let Err(errno) = nix::unistd::chdir(plan.cwd.as_c_str()) {
+        let reason = format!(
+            "cannot enter the workspace: {}",
+            std::io::Error::from(errno)
         );
+        report.fail("filesystem", &reason);
     }
     if let Some((uid, gid)) = plan.switch_to {
         report.layer("identity", switch_identity(uid, gid));
@@ -265,22 +262,19 @@ pub fn run(plan: &ChildPlan) -> ! {
     if let Err(reason) = step("cannot drop capabilities", sys::drop_capabilities()) {
         report.fail("identity", &reason);
     }
-    // SAFETY: plain prctl calls on our own process. The parent-death signal is set after the
-    // identity change, which clears it.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        libc::prctl(libc::PR_SET_DUMPABLE, 0);
-    }
+    // The parent-death signal is set after the identity change, which clears it.
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    let _ = nix::sys::prctl::set_dumpable(false);
     if parent_gone(plan.status_fd) {
-        // SAFETY: leaving before the command starts: no one would watch it.
-        unsafe { libc::_exit(125) };
+        // Leaving before the command starts: no one would watch it.
+        sys::exit_now(125);
     }
-    // SAFETY: plain prctl call on our own process.
     report.layer(
         "identity",
-        check("cannot set no_new_privs", unsafe {
-            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        }),
+        step_nix(
+            "cannot set no_new_privs",
+            nix::sys::prctl::set_no_new_privs(),
+        ),
     );
     report.layer("filesystem", ruleset.and_then(FsRules::restrict_self));
     report.layer(
@@ -304,17 +298,16 @@ pub fn run(plan: &ChildPlan) -> ! {
         None => Vec::new(),
     };
     let join: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
-    // SAFETY: dup2 onto the standard descriptors; the originals are closed just after.
-    unsafe {
-        libc::dup2(plan.stdin, 0);
-        if let Some(fd) = plan.stdout {
-            libc::dup2(fd, 1);
-        }
-        if let Some(fd) = plan.stderr {
-            libc::dup2(fd, 2);
-        }
+    // Onto the standard descriptors; the originals are closed just after.
+    let _ = nix::unistd::dup2_stdin(plan.stdin);
+    if let Some(fd) = plan.stdout {
+        let _ = nix::unistd::dup2_stdout(fd);
     }
-    sys::close_descriptors_except(3, &[&[plan.status_fd][..], &join].concat());
+    if let Some(fd) = plan.stderr {
+        let _ = nix::unistd::dup2_stderr(fd);
+    }
+    let status_fd = plan.status_fd.as_raw_fd();
+    sys::close_descriptors_except(3, &[&[status_fd][..], &join].concat());
 
     let argv = null_terminated(&plan.argv);
     let envp = null_terminated(&plan.envp);
@@ -322,7 +315,7 @@ pub fn run(plan: &ChildPlan) -> ! {
         program: plan.program.as_ptr(),
         argv: argv.as_ptr(),
         envp: envp.as_ptr(),
-        status_fd: plan.status_fd,
+        status_fd,
         join: &join,
         allow_degraded: plan.allow_degraded,
     };
@@ -352,34 +345,31 @@ pub fn run(plan: &ChildPlan) -> ! {
             ),
         );
     }
-    // SAFETY: the init's copies of the standard streams and of the cgroups' files are not
-    // needed; closing them lets the parent see end-of-file as soon as the command and its
-    // children are gone.
-    unsafe {
-        libc::close(0);
-        libc::close(1);
-        libc::close(2);
+    // The init's copies of the standard streams and of the cgroups' files are not needed;
+    // closing them lets the parent see end-of-file as soon as the command and its children are
+    // gone.
+    for fd in 0..3 {
+        let _ = nix::unistd::close(fd);
     }
     drop(tasks_files);
-    reap_until(command, &report, plan.status_fd)
+    reap_until(command, &report, status_fd)
 }
 
 /// Whether the parent died before our parent-death signal was armed: the report pipe then has
 /// no reader left.
-fn parent_gone(report: RawFd) -> bool {
-    let mut pollfd = libc::pollfd {
-        fd: report,
-        events: 0,
-        revents: 0,
-    };
-    // SAFETY: polling one descriptor we own, without waiting.
-    unsafe { libc::poll(&mut pollfd, 1, 0) > 0 && pollfd.revents & libc::POLLERR != 0 }
+fn parent_gone(report: BorrowedFd<'_>) -> bool {
+    let mut fds = [PollFd::new(report, PollFlags::empty())];
+    let ready = nix::poll::poll(&mut fds, PollTimeout::ZERO);
+    matches!(ready, Ok(1..))
+        && fds[0]
+            .revents()
+            .is_some_and(|revents| revents.contains(PollFlags::POLLERR))
 }
 
 /// Waits until the parent has made the run's cgroups (if it cannot, it kills us), and takes the
 /// `tasks` files it hands over, through which the command joins them.
 fn receive_cgroups(join: &JoinPlan, report: &Reporter) -> Vec<OwnedFd> {
-    match sys::receive_fds(join.ready, 3) {
+    match sys::receive_fds(join.ready) {
         Ok(files) if !files.is_empty() => files,
         _ => report.fail("resources", "the run's cgroups were never handed over"),
     }
@@ -389,7 +379,7 @@ fn receive_cgroups(join: &JoinPlan, report: &Reporter) -> Vec<OwnedFd> {
 /// us: by then its move of us to another CPU is done.
 fn restore_cpus(plan: &ChildPlan) {
     if let Some(cpus) = &plan.restore_cpus {
-        let _ = sys::set_cpu_affinity(0, cpus);
+        let _ = nix::sched::sched_setaffinity(Pid::from_raw(0), cpus);
     }
 }
 
@@ -450,24 +440,22 @@ fn report_errno(status_fd: RawFd, tag: [u8; 5], errno: i32) {
 fn reap_until(command: libc::pid_t, report: &Reporter, status_fd: RawFd) -> ! {
     loop {
         let mut status = 0;
-        // SAFETY: waiting for our own children.
+        // SAFETY: waiting for our own children; the raw status is what we report.
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == command {
             // Without a PID namespace (degraded) we are not its init: -1 would be every process
             // our uid may signal.
-            // SAFETY: signalling and reaping the processes of our own namespace.
-            if unsafe { libc::getpid() } == 1 {
-                unsafe { libc::kill(-1, libc::SIGKILL) };
-                while unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } > 0
-                    || sys::errno() == libc::EINTR
-                {}
+            if nix::unistd::getpid().as_raw() == 1 {
+                let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);
+                while matches!(
+                    nix::sys::wait::waitpid(None, None),
+                    Ok(_) | Err(Errno::EINTR)
+                ) {}
             }
             report.line(&format!("status {status}"));
-            // SAFETY: closing our end of the report pipe (the parent's end-of-file), and leaving.
-            unsafe {
-                libc::close(status_fd);
-                libc::_exit(0)
-            }
+            // Our end of the report pipe closed is the parent's end-of-file.
+            let _ = nix::unistd::close(status_fd);
+            sys::exit_now(0)
         }
         if pid < 0 && sys::errno() != libc::EINTR {
             report.fail("containment", "lost track of the command");
@@ -585,10 +573,8 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
     }
     std::fs::create_dir("tmp/home").map_err(io("cannot create the private home".into()))?;
     if let Some((uid, gid)) = sandbox_id {
-        // SAFETY: chown of a directory we just created.
-        check("cannot hand the private home over", unsafe {
-            libc::chown(c"tmp/home".as_ptr(), uid, gid)
-        })?;
+        std::os::unix::fs::chown("tmp/home", Some(uid), Some(gid))
+            .map_err(io("cannot hand the private home over".into()))?;
     }
     if let Some(channel) = plan.trees_from {
         trees = trees::receive(channel, plan.binds.len())?;
@@ -636,53 +622,45 @@ fn relative(path: &CString) -> &Path {
     ))
 }
 
-fn set_rlimits(limits: &[(RlimitResource, u64)]) -> Result<(), String> {
+fn set_rlimits(limits: &[(rlimit::Resource, u64)]) -> Result<(), String> {
     for &(resource, value) in limits {
-        let limit = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
-        };
-        // SAFETY: valid rlimit struct.
-        check("cannot set a resource limit", unsafe {
-            libc::setrlimit(resource, &limit)
-        })?;
+        resource
+            .set(value, value)
+            .map_err(|err| format!("cannot set a resource limit: {err}"))?;
     }
     Ok(())
 }
 
 fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {
-    // SAFETY: plain credential system calls on our own process.
-    unsafe {
-        if libc::setgroups(0, std::ptr::null()) != 0 {
-            return step("cannot drop supplementary groups", Err(sys::errno()));
-        }
-        if libc::setresgid(gid, gid, gid) != 0 {
-            return step("cannot change group", Err(sys::errno()));
-        }
-        if libc::setresuid(uid, uid, uid) != 0 {
-            return step("cannot change user", Err(sys::errno()));
-        }
-    }
-    Ok(())
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    step_nix(
+        "cannot drop supplementary groups",
+        nix::unistd::setgroups(&[]),
+    )?;
+    step_nix("cannot change group", nix::unistd::setresgid(gid, gid, gid))?;
+    step_nix("cannot change user", nix::unistd::setresuid(uid, uid, uid))
 }
 
 fn limit_cpus(count: usize) -> Result<(), String> {
-    let mut set = match sys::cpu_affinity() {
-        Ok(set) => set,
-        Err(errno) => return step("cannot read the CPU affinity", Err(errno)),
-    };
+    let ourselves = Pid::from_raw(0);
+    let mut set = nix::sched::sched_getaffinity(ourselves).map_err(|errno| {
+        format!(
+            "cannot read the CPU affinity: {}",
+            std::io::Error::from(errno)
+        )
+    })?;
     let mut kept = 0;
-    for cpu in 0..libc::CPU_SETSIZE as usize {
-        // SAFETY: CPU_ISSET and CPU_CLR only read and write the set given.
-        unsafe {
-            if libc::CPU_ISSET(cpu, &set) {
-                if kept < count {
-                    kept += 1;
-                } else {
-                    libc::CPU_CLR(cpu, &mut set);
-                }
+    for cpu in 0..CpuSet::count() {
+        if set.is_set(cpu).unwrap_or(false) {
+            if kept < count {
+                kept += 1;
+            } else {
+                let _ = set.unset(cpu);
             }
         }
     }
-    step("cannot limit the CPUs", sys::set_cpu_affinity(0, &set))
+    step_nix(
+        "cannot limit the CPUs",
+        nix::sched::sched_setaffinity(ourselves, &set),
+    )
 }

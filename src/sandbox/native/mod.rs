@@ -18,10 +18,15 @@ pub mod trees;
 pub mod view;
 
 use std::ffi::{CString, OsStr, OsString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use nix::sched::CpuSet;
+use nix::sys::signal::Signal;
+use nix::unistd::{Gid, Pid, Uid};
+use rlimit::Resource;
 
 use self::cgroup::RunCgroups;
 use self::child::{BindPlan, ChildPlan, JoinPlan, ViewPlan};
@@ -49,7 +54,7 @@ const SANDBOX_UID_LOCKS: &str = "/run/autocoder/sandbox-uids";
 /// The docker backend takes one too, for a root-owned workspace.
 pub struct SandboxUid {
     pub uid: u32,
-    _slot: std::fs::File,
+    _slot: nix::fcntl::Flock<std::fs::File>,
 }
 
 impl SandboxUid {
@@ -78,11 +83,13 @@ impl SandboxUid {
                 .custom_flags(libc::O_NOFOLLOW)
                 .open(locks.join(slot.to_string()))
                 .map_err(|err| Failure::external(format!("cannot take a sandbox uid: {err}")))?;
-            // SAFETY: flock on a descriptor we hold; released when it is closed.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            // Released when the file is closed.
+            if let Ok(locked) =
+                nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            {
                 return Ok(SandboxUid {
                     uid: SANDBOX_UIDS.start + slot,
-                    _slot: file,
+                    _slot: locked,
                 });
             }
         }
@@ -93,8 +100,7 @@ impl SandboxUid {
 }
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
-    // SAFETY: plain getter.
-    let mut use_cgroups = unsafe { libc::geteuid() } == 0
+    let mut use_cgroups = nix::unistd::geteuid().is_root()
         && RunCgroups::hierarchies_mounted()
             .inspect_err(|reason| using_rlimits(reason))
             .is_ok();
@@ -159,8 +165,10 @@ fn run_with(
     without_namespaces: Option<Degradation>,
 ) -> Result<SandboxResult, Attempt> {
     let started = Instant::now();
-    // SAFETY: plain getters.
-    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (euid, egid) = (
+        nix::unistd::geteuid().as_raw(),
+        nix::unistd::getegid().as_raw(),
+    );
     let root = euid == 0;
     // Started as root, the command runs as a uid of its own, held until the run is over.
     let sandbox_uid = root.then(SandboxUid::take).transpose()?;
@@ -191,7 +199,9 @@ fn run_with(
     // the command's lines keep their order.
     let (stdout_read, stdout_write, stderr_read, stderr_write) = {
         let (out_r, out_w) = pipe()?;
-        if matches!(policy.output, OutputMode::Stream) && same_file(1, 2) {
+        if matches!(policy.output, OutputMode::Stream)
+            && same_file(std::io::stdout().as_fd(), std::io::stderr().as_fd())
+        {
             let err_w = out_w
                 .try_clone()
                 .map_err(|e| Failure::external(e.to_string()))?;
@@ -203,26 +213,25 @@ fn run_with(
     };
     if root {
         // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
+        let id = (Uid::from_raw(sandbox_id), Gid::from_raw(sandbox_id));
         for fd in [&stdout_write, &stderr_write].into_iter().flatten() {
-            // SAFETY: fchown of a pipe we made.
-            unsafe { libc::fchown(fd.as_raw_fd(), sandbox_id, sandbox_id) };
+            let _ = nix::unistd::fchown(fd, Some(id.0), Some(id.1));
         }
     }
     let (stdin, relay) = open_stdin(policy.network)?;
+    let open_files_allowed = Resource::NOFILE.get().map_or(u64::MAX, |(_, hard)| hard);
     let mut rlimits = vec![
-        (libc::RLIMIT_FSIZE, policy.file_size_bytes),
-        (
-            libc::RLIMIT_NOFILE,
-            policy.open_files.min(hard_limit(libc::RLIMIT_NOFILE)),
-        ),
-        (libc::RLIMIT_CORE, 0),
+        (Resource::FSIZE, policy.file_size_bytes),
+        (Resource::NOFILE, policy.open_files.min(open_files_allowed)),
+        (Resource::CORE, 0),
     ];
     if !use_cgroups {
-        rlimits.push((libc::RLIMIT_NPROC, u64::from(policy.pids)));
-        rlimits.push((libc::RLIMIT_DATA, policy.memory_bytes));
+        rlimits.push((Resource::NPROC, u64::from(policy.pids)));
+        rlimits.push((Resource::DATA, policy.memory_bytes));
     }
+    let our_stdin = std::io::stdin();
     let mut plan = ChildPlan {
-        status_fd: report_write.as_raw_fd(),
+        status_fd: report_write.as_fd(),
         cgroups: cgroup_name
             .as_ref()
             .and(theirs.as_ref())
@@ -236,13 +245,15 @@ fn run_with(
             .chain(ours.as_ref())
             .map(AsRawFd::as_raw_fd)
             .collect(),
-        stdin: stdin.as_ref().map_or(0, AsRawFd::as_raw_fd),
-        stdout: stdout_write.as_ref().map(AsRawFd::as_raw_fd),
-        stderr: stderr_write.as_ref().map(AsRawFd::as_raw_fd),
+        stdin: stdin.as_ref().map_or(our_stdin.as_fd(), AsFd::as_fd),
+        stdout: stdout_write.as_ref().map(AsFd::as_fd),
+        stderr: stderr_write.as_ref().map(AsFd::as_fd),
         self_map: (!root).then_some((euid, egid)),
         rlimits,
         cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
-        restore_cpus: parent_works.then(sys::cpu_affinity).and_then(Result::ok),
+        restore_cpus: parent_works
+            .then(|| nix::sched::sched_getaffinity(Pid::from_raw(0)).ok())
+            .flatten(),
         view: Some(view_plan(
             &view,
             policy.memory_bytes,
@@ -364,12 +375,11 @@ fn run_with(
     // where it would wait until we block: it goes to another CPU, and takes back all of the
     // caller's once it has received what we send below (only then is our move sure to be done).
     if let Some(cpus) = &plan.restore_cpus {
-        sys::move_to_another_cpu(pid, cpus);
+        move_to_another_cpu(pid, cpus);
     }
     let stop_child = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
     };
     if let (Some(view), Some(ours)) = (plan.view.as_ref().filter(|_| root), &ours) {
         let maker = Maker::Parent {
@@ -412,14 +422,16 @@ fn run_with(
         made.while_running();
         cgroups = Some(made);
     }
+    // The child has its copy of the plan; the descriptors it names are closed here.
+    let (namespaced, fs_rules) = (plan.view.is_some(), plan.fs_rules);
     drop((report_write, stdout_write, stderr_write, stdin, ours));
     // The view's descriptors are the child's now; what it left out is for the result.
     let left_out = std::mem::take(&mut view.left_out);
     drop(view);
     let kill = || {
         let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
-        // SAFETY: signalling our own child's process group (it called setsid).
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        // Our own child's process group (it called setsid).
+        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
     };
     let max_output = match policy.output {
         OutputMode::Capture { max_bytes } => max_bytes,
@@ -526,7 +538,6 @@ fn run_with(
     .limit_hit();
 
     let mut layers = layers_base(policy, BackendKind::Native);
-    let namespaced = plan.view.is_some();
     // Made for the command, the cgroups stood in for rlimits and affinity: joined, they held the
     // limits; not joined, nothing did.
     let (mechanism, cpu_mechanism) = match (used_cgroups, in_cgroups) {
@@ -542,14 +553,12 @@ fn run_with(
         other => other,
     }
     .into();
-    layers.filesystem.read_only = plan
-        .fs_rules
+    layers.filesystem.read_only = fs_rules
         .read_only
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    layers.filesystem.read_write = plan
-        .fs_rules
+    layers.filesystem.read_write = fs_rules
         .read_write
         .iter()
         .map(|p| p.display().to_string())
@@ -623,13 +632,28 @@ fn layer_failure(layer: &str, reason: &str) -> Failure {
 }
 
 /// Whether two of our descriptors are the same file.
-fn same_file(a: RawFd, b: RawFd) -> bool {
+fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
     let stat = |fd| {
-        // SAFETY: fstat into a zeroed stat buffer.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
+        nix::sys::stat::fstat(fd)
+            .ok()
+            .map(|stat| (stat.st_dev, stat.st_ino))
     };
     stat(a).is_some_and(|file| stat(b) == Some(file))
+}
+
+/// Moves process `pid` to one CPU of `allowed` other than the one we run on (when there is
+/// one), so that both make progress at once.
+fn move_to_another_cpu(pid: libc::pid_t, allowed: &CpuSet) {
+    let here = nix::sched::sched_getcpu().ok();
+    let Some(other) =
+        (0..CpuSet::count()).find(|&cpu| Some(cpu) != here && allowed.is_set(cpu).unwrap_or(false))
+    else {
+        return;
+    };
+    let mut only = CpuSet::new();
+    if only.set(other).is_ok() {
+        let _ = nix::sched::sched_setaffinity(Pid::from_raw(pid), &only);
+    }
 }
 
 /// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts to
@@ -726,39 +750,27 @@ impl Drop for PrivateDir {
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd), Failure> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Failure::external(format!(
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|errno| {
+        Failure::external(format!(
             "cannot create a pipe: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: the kernel just gave us these descriptors.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+            std::io::Error::from(errno)
+        ))
+    })
 }
 
 /// A connected pair of `SOCK_SEQPACKET` sockets (messages keep their bounds and can carry
 /// descriptors).
 fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), Failure> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: socketpair fills the two descriptors.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(Failure::external(format!(
-            "cannot create a socket pair: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: the kernel just gave us these descriptors.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType};
+    let flags = SockFlag::SOCK_CLOEXEC;
+    nix::sys::socket::socketpair(AddressFamily::Unix, SockType::SeqPacket, None, flags).map_err(
+        |errno| {
+            Failure::external(format!(
+                "cannot create a socket pair: {}",
+                std::io::Error::from(errno)
+            ))
+        },
+    )
 }
 
 /// What the command gets as stdin, when not ours as it is: `/dev/null` instead of a terminal, so
@@ -782,19 +794,12 @@ fn open_stdin(network: bool) -> Result<(Option<OwnedFd>, Option<StdinRelay>), Fa
 /// Whether `fd` is a socket of a family other than AF_UNIX (a socketpair, as Node and others
 /// give their children, stays as it is).
 fn is_network_socket(fd: RawFd) -> bool {
-    let mut domain: libc::c_int = 0;
-    let mut length = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt into an int of the size given; fails (ENOTSOCK) for anything else.
-    let asked = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_DOMAIN,
-            (&mut domain as *mut libc::c_int).cast(),
-            &mut length,
-        )
-    };
-    asked == 0 && domain != libc::AF_UNIX
+    use nix::sys::socket::{AddressFamily, SockaddrLike, SockaddrStorage};
+    // Fails (ENOTSOCK) for anything but a socket.
+    nix::sys::socket::getsockname::<SockaddrStorage>(fd)
+        .ok()
+        .and_then(|address| address.family())
+        .is_some_and(|family| family != AddressFamily::Unix)
 }
 
 /// Copies what arrives on our stdin (a network socket) into the command's (a pipe), on a thread
@@ -810,16 +815,6 @@ impl StdinRelay {
             let _ = std::io::copy(&mut std::io::stdin().lock(), &mut pipe);
         });
     }
-}
-
-fn hard_limit(resource: child::RlimitResource) -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid rlimit struct.
-    unsafe { libc::getrlimit(resource, &mut limit) };
-    limit.rlim_max
 }
 
 fn c_path(path: &Path) -> CString {

@@ -7,7 +7,7 @@
 //! third of its start-up on them. An ordinary user's child makes them itself, in the user
 //! namespace only it has.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use super::child::BindPlan;
 use super::view::Access;
@@ -98,7 +98,7 @@ pub fn send(channel: RawFd, trees: &[OwnedFd]) -> Result<(), String> {
 pub fn receive(channel: RawFd, count: usize) -> Result<Vec<OwnedFd>, String> {
     let mut trees = Vec::with_capacity(count);
     while trees.len() < count {
-        let got = sys::receive_fds(channel, TREES_PER_MESSAGE).map_err(|e| match e {
+        let got = sys::receive_fds(channel).map_err(|e| match e {
             libc::EMSGSIZE => format!(
                 "cannot receive {count} mounts: more than the open-file limit (ulimit -n) allows"
             ),
@@ -125,12 +125,12 @@ fn reopen_same(bind: &BindPlan) -> Result<OwnedFd, String> {
             std::io::Error::from_raw_os_error(e)
         )
     })?;
-    let identity = |fd: RawFd| {
-        // SAFETY: fstat into a zeroed struct.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
+    // SAFETY: the parent's descriptor, open in our copy of its table while we start.
+    let held = nix::sys::stat::fstat(unsafe { BorrowedFd::borrow_raw(bind.fd) });
+    let identity = |stat: nix::Result<nix::sys::stat::FileStat>| {
+        stat.ok().map(|stat| (stat.st_dev, stat.st_ino))
     };
-    match (identity(bind.fd), identity(fd.as_raw_fd())) {
+    match (identity(held), identity(nix::sys::stat::fstat(&fd))) {
         (Some(before), Some(now)) if before == now => Ok(fd),
         _ => Err(format!("{shown} changed while the sandbox was starting")),
     }
@@ -159,15 +159,22 @@ impl Mappings {
 impl Drop for Mappings {
     fn drop(&mut self) {
         for &helper in &self.helpers {
-            // SAFETY: reaping our own helper, which exited at once.
-            unsafe { libc::waitpid(helper, std::ptr::null_mut(), libc::__WALL) };
+            reap(helper);
         }
     }
 }
 
 extern "C" fn leave_at_once(_: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: ending this helper process; it shares our memory and touches none of it.
-    unsafe { libc::_exit(0) }
+    // It shares our memory and touches none of it.
+    sys::exit_now(0)
+}
+
+/// Reaps our helper, which exits at once.
+fn reap(helper: libc::pid_t) {
+    let _ = nix::sys::wait::waitpid(
+        nix::unistd::Pid::from_raw(helper),
+        Some(nix::sys::wait::WaitPidFlag::__WALL),
+    );
 }
 
 /// A user namespace mapping `owner` onto `target`, held by descriptor, and the helper process
@@ -219,8 +226,7 @@ fn mapping_namespace(
     match opened {
         Ok(fd) => Ok((helper, fd)),
         Err(reason) => {
-            // SAFETY: reaping our own helper.
-            unsafe { libc::waitpid(helper, std::ptr::null_mut(), libc::__WALL) };
+            reap(helper);
             Err(reason)
         }
     }

@@ -12,9 +12,8 @@
 //! are opened here.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
@@ -162,17 +161,18 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
             })?,
             None => open_no_symlinks(path)?,
         };
-        // SAFETY: a File borrowing our descriptor only to read its metadata, never dropped.
-        let file =
-            std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_raw_fd()) });
-        let meta = file
-            .metadata()
-            .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
+        let stat = nix::sys::stat::fstat(&fd).map_err(|errno| {
+            Failure::usage(format!(
+                "cannot read {}: {}",
+                path.display(),
+                std::io::Error::from(errno)
+            ))
+        })?;
         binds.push(Bind {
             path: path.to_path_buf(),
             access,
-            is_dir: meta.is_dir(),
-            owner: (meta.uid(), meta.gid()),
+            is_dir: sys::file_kind(&stat) == nix::sys::stat::SFlag::S_IFDIR,
+            owner: (stat.st_uid, stat.st_gid),
             fd,
         });
         Ok(())
