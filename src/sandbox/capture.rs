@@ -51,15 +51,15 @@ impl OutputCapture {
     }
 
     /// The kept text (lossy UTF-8), with a marker where bytes were dropped.
-    pub fn into_text(self) -> String {
+    pub fn text(&self) -> String {
         let omitted = self.total - (self.head.len() + self.tail.len()) as u64;
-        let mut bytes = self.head;
+        let mut bytes = self.head.clone();
         if omitted > 0 {
             bytes.extend_from_slice(
                 format!("\n[... autocoder: {omitted} bytes of output omitted ...]\n").as_bytes(),
             );
         }
-        bytes.extend(self.tail);
+        bytes.extend(&self.tail);
         String::from_utf8_lossy(&bytes).into_owned()
     }
 }
@@ -74,7 +74,7 @@ mod tests {
         capture.push(b"abc");
         capture.push(b"def");
         assert!(!capture.truncated());
-        assert_eq!(capture.into_text(), "abcdef");
+        assert_eq!(capture.text(), "abcdef");
     }
 
     #[test]
@@ -85,7 +85,7 @@ mod tests {
         }
         assert!(capture.truncated());
         assert_eq!(
-            capture.into_text(),
+            capture.text(),
             "012\n[... autocoder: 4 bytes of output omitted ...]\n789"
         );
     }
@@ -95,7 +95,7 @@ mod tests {
         let mut capture = OutputCapture::new(4);
         capture.push(b"abcdefghij");
         assert_eq!(
-            capture.into_text(),
+            capture.text(),
             "ab\n[... autocoder: 6 bytes of output omitted ...]\nij"
         );
     }

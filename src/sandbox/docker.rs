@@ -28,9 +28,9 @@ use super::native::trees::{self, Maker};
 use super::native::view::Access;
 use super::native::SandboxUid;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
-use super::result::SandboxResult;
+use super::result::{Layers, SandboxResult};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
-use super::{layers_base, LimitEvidence, PRIVATE_HOME, PRIVATE_TMP};
+use super::{layers_base, result_of, Ending, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
 /// Variables the container gets without being asked: the locale and terminal, and the private
@@ -63,81 +63,11 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     );
+    let staged = root
+        .then(|| StagedMounts::make(policy, &name, (uid, gid)))
+        .transpose()?;
+    let (mut docker, passed) = docker_run(policy, image, &name, (uid, gid), staged.as_ref());
 
-    let mut docker = Command::new("docker");
-    docker.args(["run", "--name", &name, "--init"]);
-    if !policy.network {
-        docker.args(["--network", "none"]);
-    }
-    docker
-        .args([
-            "--read-only",
-            "--cap-drop",
-            "ALL",
-            "--security-opt",
-            "no-new-privileges",
-        ])
-        .arg(format!("--pids-limit={}", policy.pids))
-        .arg(format!("--memory={}", policy.memory_bytes))
-        .arg(format!("--memory-swap={}", policy.memory_bytes))
-        .arg(format!("--cpus={}", policy.cpus))
-        .arg(format!("--ulimit=fsize={}", policy.file_size_bytes))
-        .arg(format!("--ulimit=nofile={0}:{0}", policy.open_files))
-        .arg("--ulimit=core=0")
-        .arg(format!("--user={uid}:{gid}"))
-        .arg(format!(
-            "--tmpfs={PRIVATE_TMP}:rw,nosuid,nodev,size={},mode=1777",
-            policy.memory_bytes
-        ))
-        .arg(format!("--workdir={}", policy.workspace.display()));
-    let staged = if root {
-        Some(StagedMounts::make(policy, &name, (uid, gid))?)
-    } else {
-        None
-    };
-    let writable = std::iter::once(&policy.workspace).chain(&policy.read_write);
-    let binds = writable
-        .map(|path| (path, false))
-        .chain(policy.read_only.iter().map(|path| (path, true)));
-    for (index, (path, read_only)) in binds.enumerate() {
-        let source = staged.as_ref().map_or(path, |staged| &staged.points[index]);
-        docker.arg(format!("--mount={}", bind_spec(source, path, read_only)));
-    }
-    let mut passed = Vec::new();
-    for (key, value) in &policy.env {
-        let Some(key) = key.to_str() else { continue };
-        if PASSED.contains(&key)
-            || key.starts_with("LC_")
-            || policy.requested_env.iter().any(|k| k == key)
-        {
-            docker.arg("-e").arg(key).env(key, value);
-            passed.push(key.to_string());
-        }
-    }
-    if key_missing(&passed, "HOME") {
-        docker.args(["-e", "HOME"]).env("HOME", PRIVATE_HOME);
-    }
-    use std::io::IsTerminal;
-    let interactive = !std::io::stdin().is_terminal();
-    if interactive {
-        docker.arg("--interactive");
-    }
-    docker.arg("--").arg(image).args(&policy.command);
-    // The client reads its own configuration from the real home, not the command's.
-    if std::env::var_os("DOCKER_CONFIG").is_none() {
-        if let Some(home) = std::env::var_os("HOME") {
-            docker.env("DOCKER_CONFIG", std::path::Path::new(&home).join(".docker"));
-        }
-    }
-    docker.stdin(if interactive {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
-    });
-    let capture = matches!(policy.output, OutputMode::Capture { .. });
-    if capture {
-        docker.stdout(Stdio::piped()).stderr(Stdio::piped());
-    }
     let signals = TerminationSignals::block()?;
     let mut child = docker.spawn().map_err(|err| {
         Failure::external(format!("cannot run docker: {err}"))
@@ -169,7 +99,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         started,
         ends_with_status: false,
     };
-    let run = supervise::supervise(watch, streams, || {
+    let mut run = supervise::supervise(watch, streams, || {
         let _ = Command::new("docker")
             .args(["kill", &name])
             .stdout(Stdio::null())
@@ -178,19 +108,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     });
     let state = inspect(&name);
     if root || uid == 0 {
-        // What the container makes is its owner's on the host (root's, for a root-owned
-        // workspace): no set-id file may stay, even where the mount made them useless.
-        let stripped: usize = policy
-            .held
-            .iter()
-            .map(|held| strip_setid_bits(&held.fd))
-            .sum();
-        if stripped > 0 {
-            crate::log::warn(
-                "sandbox",
-                &format!("removed the setuid/setgid bits the container set on {stripped} files"),
-            );
-        }
+        strip_setid_bits_after_run(policy);
     }
     let _ = Command::new("docker")
         .args(["rm", "--force", &name])
@@ -199,22 +117,18 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         .status();
     drop(staged);
 
-    let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
-    let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
-    let stdout = run.stdout.map(|c| c.into_text());
-    let stderr = run.stderr.map(|c| c.into_text());
     let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
     let client_status = libc::WIFEXITED(wait_status).then(|| libc::WEXITSTATUS(wait_status));
+    let stderr = run.stderr.as_ref().map(|c| c.text()).unwrap_or_default();
     let Some(state) = state.filter(|s| s.started) else {
         // The container never ran: the engine or the image is the problem, or the command.
-        let message = stderr.as_deref().unwrap_or("").trim().to_string();
-        return Err(start_failure(client_status, &message, image));
+        return Err(start_failure(client_status, stderr.trim(), image));
     };
     // The container's init (`--init`, tini) could not start the command: as with the native
     // backend, no result, and the status and message of a command not found or not executable.
     if let Some(said) = stderr
-        .as_deref()
-        .and_then(|text| text.trim().strip_prefix("[FATAL tini ("))
+        .trim()
+        .strip_prefix("[FATAL tini (")
         .and_then(|text| text.split_once(")] ").map(|(_, said)| said))
         .filter(|said| said.starts_with("exec ") && said.contains(" failed: "))
     {
@@ -227,17 +141,117 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     } else {
         (Some(state.exit_code), None)
     };
-    let limit_hit = LimitEvidence {
-        timed_out: run.timed_out,
+    let ending = Ending {
+        exit_code,
+        signal,
         oom_killed: state.oom_killed,
         pids_max_hit: false,
-        signal,
-        stderr: stderr.as_deref(),
         recorded: true,
-        truncated: stdout_truncated || stderr_truncated,
-    }
-    .limit_hit();
+    };
+    let mut layers = docker_layers(policy, (uid, gid), passed);
+    layers.identity.idmapped_workspace = run_uid.is_some();
+    // Streamed straight through the docker client: unknown.
+    run.stderr_mid_line = matches!(policy.output, OutputMode::Stream);
+    Ok(result_of(policy, BackendKind::Docker, run, ending, layers))
+}
 
+/// The `docker run` command for `policy` as the container `name`, running as `(uid, gid)`,
+/// binding the staged mounts when there are; and the names of the variables it passes.
+fn docker_run(
+    policy: &SandboxPolicy,
+    image: &str,
+    name: &str,
+    (uid, gid): (u32, u32),
+    staged: Option<&StagedMounts>,
+) -> (Command, Vec<String>) {
+    let mut docker = Command::new("docker");
+    docker.args(["run", "--name", name, "--init"]);
+    if !policy.network {
+        docker.args(["--network", "none"]);
+    }
+    docker
+        .args([
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+        ])
+        .arg(format!("--pids-limit={}", policy.pids))
+        .arg(format!("--memory={}", policy.memory_bytes))
+        .arg(format!("--memory-swap={}", policy.memory_bytes))
+        .arg(format!("--cpus={}", policy.cpus))
+        .arg(format!("--ulimit=fsize={}", policy.file_size_bytes))
+        .arg(format!("--ulimit=nofile={0}:{0}", policy.open_files))
+        .arg("--ulimit=core=0")
+        .arg(format!("--user={uid}:{gid}"))
+        .arg(format!(
+            "--tmpfs={PRIVATE_TMP}:rw,nosuid,nodev,size={},mode=1777",
+            policy.memory_bytes
+        ))
+        .arg(format!("--workdir={}", policy.workspace.display()));
+    let writable = std::iter::once(&policy.workspace).chain(&policy.read_write);
+    let binds = writable
+        .map(|path| (path, false))
+        .chain(policy.read_only.iter().map(|path| (path, true)));
+    for (index, (path, read_only)) in binds.enumerate() {
+        let source = staged.map_or(path, |staged| &staged.points[index]);
+        docker.arg(format!("--mount={}", bind_spec(source, path, read_only)));
+    }
+    let mut passed = Vec::new();
+    for (key, value) in &policy.env {
+        let Some(key) = key.to_str() else { continue };
+        if PASSED.contains(&key)
+            || key.starts_with("LC_")
+            || policy.requested_env.iter().any(|k| k == key)
+        {
+            docker.arg("-e").arg(key).env(key, value);
+            passed.push(key.to_string());
+        }
+    }
+    if key_missing(&passed, "HOME") {
+        docker.args(["-e", "HOME"]).env("HOME", PRIVATE_HOME);
+    }
+    use std::io::IsTerminal;
+    let interactive = !std::io::stdin().is_terminal();
+    if interactive {
+        docker.arg("--interactive");
+    }
+    docker.arg("--").arg(image).args(&policy.command);
+    // The client reads its own configuration from the real home, not the command's.
+    if std::env::var_os("DOCKER_CONFIG").is_none() {
+        if let Some(home) = std::env::var_os("HOME") {
+            docker.env("DOCKER_CONFIG", Path::new(&home).join(".docker"));
+        }
+    }
+    docker.stdin(if interactive {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    });
+    if matches!(policy.output, OutputMode::Capture { .. }) {
+        docker.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    (docker, passed)
+}
+
+/// What the container makes is its owner's on the host (root's, for a root-owned workspace): no
+/// set-id file may stay, even where the mount made them useless.
+fn strip_setid_bits_after_run(policy: &SandboxPolicy) {
+    let stripped: usize = policy
+        .held
+        .iter()
+        .map(|held| strip_setid_bits(&held.fd))
+        .sum();
+    if stripped > 0 {
+        crate::log::warn(
+            "sandbox",
+            &format!("removed the setuid/setgid bits the container set on {stripped} files"),
+        );
+    }
+}
+
+fn docker_layers(policy: &SandboxPolicy, (uid, gid): (u32, u32), passed: Vec<String>) -> Layers {
     let mut layers = layers_base(policy, BackendKind::Docker);
     layers.filesystem.read_write = std::iter::once(&policy.workspace)
         .chain(&policy.read_write)
@@ -252,7 +266,6 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     layers.identity.uid = uid;
     layers.identity.gid = gid;
     layers.identity.root = uid == 0;
-    layers.identity.idmapped_workspace = run_uid.is_some();
     layers.resources.mechanism = "docker".into();
     layers.resources.cpu_mechanism = "docker".into();
     layers.resources.memory_mechanism = "docker".into();
@@ -260,28 +273,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     layers.containment.mount_namespace = true;
     layers.containment.ipc_namespace = true;
     layers.environment.passed = passed;
-
-    Ok(SandboxResult {
-        backend: BackendKind::Docker,
-        command: policy
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        exit_code,
-        signal,
-        timed_out: run.timed_out,
-        interrupted: run.interrupted,
-        limit_hit,
-        duration_ms: run.elapsed.as_millis() as u64,
-        stdout,
-        stderr,
-        stdout_truncated,
-        stderr_truncated,
-        layers,
-        // Streamed straight through the docker client: unknown.
-        stderr_mid_line: matches!(policy.output, OutputMode::Stream),
-    })
+    layers
 }
 
 /// The metadata of `path`, one of the paths the policy holds open, read from its descriptor.

@@ -138,6 +138,62 @@ pub fn lookup_env<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a 
         .map(|(_, v)| v.as_os_str())
 }
 
+/// How the command ended, as its backend found out.
+struct Ending {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    oom_killed: bool,
+    pids_max_hit: bool,
+    /// Whether memory and process limits are held by something that records hits (cgroups,
+    /// docker); with rlimits only the command's own messages tell.
+    recorded: bool,
+}
+
+/// The result of a supervised run that ended as `ending`: its output as captured, the limit hit
+/// judged from all the evidence.
+fn result_of(
+    policy: &SandboxPolicy,
+    backend: BackendKind,
+    run: supervise::Supervised,
+    ending: Ending,
+    layers: Layers,
+) -> SandboxResult {
+    let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
+    let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
+    let stdout = run.stdout.as_ref().map(|c| c.text());
+    let stderr = run.stderr.as_ref().map(|c| c.text());
+    let limit_hit = LimitEvidence {
+        timed_out: run.timed_out,
+        oom_killed: ending.oom_killed,
+        pids_max_hit: ending.pids_max_hit,
+        signal: ending.signal,
+        stderr: stderr.as_deref(),
+        recorded: ending.recorded,
+        truncated: stdout_truncated || stderr_truncated,
+    }
+    .limit_hit();
+    SandboxResult {
+        backend,
+        command: policy
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        exit_code: ending.exit_code,
+        signal: ending.signal,
+        timed_out: run.timed_out,
+        interrupted: run.interrupted,
+        limit_hit,
+        duration_ms: run.elapsed.as_millis() as u64,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        layers,
+        stderr_mid_line: run.stderr_mid_line,
+    }
+}
+
 /// What a backend knows about a finished run, to name the limit it hit.
 struct LimitEvidence<'a> {
     timed_out: bool,

@@ -35,9 +35,9 @@ use self::syscall_filter::FilterOptions;
 use self::trees::Maker;
 use self::view::SandboxView;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
-use super::result::{Degradation, SandboxResult};
+use super::result::{Degradation, Layers, SandboxResult};
 use super::supervise::{self, Streams, TerminationSignals, Watch};
-use super::{layers_base, resolve_command, LimitEvidence, PRIVATE_TMP};
+use super::{layers_base, resolve_command, result_of, Ending, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 use crate::sys;
 
@@ -194,23 +194,7 @@ fn run_with(
         fixed_affinity: !use_cgroups,
     };
     let (report_read, report_write) = pipe()?;
-    // Pipes in both modes: streamed output is passed on by us (`supervise`). When our stdout
-    // and stderr are one file (`2>&1`, a terminal), streamed output shares one pipe, so that
-    // the command's lines keep their order.
-    let (stdout_read, stdout_write, stderr_read, stderr_write) = {
-        let (out_r, out_w) = pipe()?;
-        if matches!(policy.output, OutputMode::Stream)
-            && same_file(std::io::stdout().as_fd(), std::io::stderr().as_fd())
-        {
-            let err_w = out_w
-                .try_clone()
-                .map_err(|e| Failure::external(e.to_string()))?;
-            (Some(out_r), Some(out_w), None, Some(err_w))
-        } else {
-            let (err_r, err_w) = pipe()?;
-            (Some(out_r), Some(out_w), Some(err_r), Some(err_w))
-        }
-    };
+    let (stdout_read, stdout_write, stderr_read, stderr_write) = output_pipes(policy)?;
     if root {
         // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
         let id = (Uid::from_raw(sandbox_id), Gid::from_raw(sandbox_id));
@@ -219,16 +203,6 @@ fn run_with(
         }
     }
     let (stdin, relay) = open_stdin(policy.network)?;
-    let open_files_allowed = Resource::NOFILE.get().map_or(u64::MAX, |(_, hard)| hard);
-    let mut rlimits = vec![
-        (Resource::FSIZE, policy.file_size_bytes),
-        (Resource::NOFILE, policy.open_files.min(open_files_allowed)),
-        (Resource::CORE, 0),
-    ];
-    if !use_cgroups {
-        rlimits.push((Resource::NPROC, u64::from(policy.pids)));
-        rlimits.push((Resource::DATA, policy.memory_bytes));
-    }
     let our_stdin = std::io::stdin();
     let mut plan = ChildPlan {
         status_fd: report_write.as_fd(),
@@ -249,7 +223,7 @@ fn run_with(
         stdout: stdout_write.as_ref().map(AsFd::as_fd),
         stderr: stderr_write.as_ref().map(AsFd::as_fd),
         self_map: (!root).then_some((euid, egid)),
-        rlimits,
+        rlimits: rlimits(policy, use_cgroups),
         cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
         restore_cpus: parent_works
             .then(|| nix::sched::sched_getaffinity(Pid::from_raw(0)).ok())
@@ -312,49 +286,9 @@ fn run_with(
         Ok(None) => child::run(&plan),
         Err(degradation) if policy.allow_degraded => {
             degraded.push(degradation);
-            // Without a mount namespace the host's filesystem stays in view: a private temporary
-            // directory on the host and no UNIX sockets at all. An ordinary user runs as itself;
-            // root still hands the command to the sandbox uid (root, even without capabilities,
-            // owns /etc/shadow and the host keys the view leaves readable), which can write the
-            // workspace only where that uid may, as nothing can be id-mapped.
+            let sandbox_uid = root.then_some(sandbox_id);
             let private = private_dir.insert(PrivateDir::create()?);
-            if root {
-                for dir in [private.path.clone(), private.path.join("home")] {
-                    std::os::unix::fs::chown(&dir, Some(sandbox_id), Some(sandbox_id)).map_err(|err| {
-                        Failure::external(format!("cannot hand {} to the sandbox uid: {err}", dir.display()))
-                    })?;
-                }
-                degraded.push(Degradation {
-                    layer: "identity".into(),
-                    reason: format!("without a mount namespace the workspace cannot be id-mapped: the command runs as uid {sandbox_id} and writes only where that uid may"),
-                });
-            }
-            plan.envp = environment_block(&policy.env, Some(&private.path))?;
-            plan.fs_rules.read_write = view.read_write.iter().cloned().chain([private.path.clone()]).collect();
-            plan.self_map = None;
-            plan.view = None;
-            plan.loopback = false;
-            plan.fs_rules.network = policy.network;
-            filter.loopback = false;
-            plan.fs_rules.whole_view_readable = false;
-            plan.switch_to = root.then_some((sandbox_id, sandbox_id));
-            // No trees to hand over: only the cgroups' readiness tells the child we moved it.
-            if plan.cgroups.is_none() {
-                plan.restore_cpus = None;
-            }
-            filter.no_unix_sockets = true;
-            plan.seccomp = syscall_filter::compile(filter).map_err(Failure::external)?;
-            // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
-            match unsafe { libc::fork() } {
-                0 => child::run(&plan),
-                pid if pid > 0 => {
-                    let pidfd = sys::pidfd_open(pid).map_err(|e| {
-                        Failure::external(format!("cannot watch the command: {}", std::io::Error::from_raw_os_error(e)))
-                    })?;
-                    (pid, pidfd)
-                }
-                _ => return Err(Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error())).into()),
-            }
+            fork_on_host(&mut plan, &mut filter, &view.read_write, policy, sandbox_uid, private, &mut degraded)?
         }
         Err(degradation) => {
             return Err(Failure::external(degradation.reason)
@@ -382,46 +316,24 @@ fn run_with(
         let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
     };
     if let (Some(view), Some(ours)) = (plan.view.as_ref().filter(|_| root), &ours) {
-        let maker = Maker::Parent {
-            map_writable_onto: (sandbox_id, sandbox_id),
-        };
-        match trees::make(&view.binds, maker) {
-            Ok(trees) => {
-                // A child that cannot take them has ended already, and its report (read
-                // below) says why.
-                let _ = trees::send(ours.as_raw_fd(), &trees);
+        hand_over_trees(view, sandbox_id, ours).map_err(|reason| {
+            stop_child();
+            if policy.allow_degraded {
+                Attempt::ViewRefused(reason)
+            } else {
+                Attempt::Failed(layer_failure("filesystem", &reason))
             }
-            Err(reason) => {
+        })?;
+    }
+    let cgroups = match (cgroup_name, &ours) {
+        (Some(name), Some(ours)) => {
+            Some(hand_over_cgroups(&name, policy, ours).map_err(|reason| {
                 stop_child();
-                return Err(if policy.allow_degraded {
-                    Attempt::ViewRefused(reason)
-                } else {
-                    Attempt::Failed(layer_failure("filesystem", &reason))
-                });
-            }
+                Attempt::CgroupsRefused(reason)
+            })?)
         }
-    }
-    let mut cgroups = None;
-    if let (Some(name), Some(ours)) = (cgroup_name, &ours) {
-        let made = RunCgroups::locate(&name).and_then(|cgroups| {
-            cgroups.create(policy.memory_bytes, policy.pids, policy.cpus)?;
-            let tasks_files = cgroups.open_tasks_files()?;
-            Ok((cgroups, tasks_files))
-        });
-        let (mut made, tasks_files) = match made {
-            Ok(made) => made,
-            Err(reason) => {
-                stop_child();
-                return Err(Attempt::CgroupsRefused(reason));
-            }
-        };
-        let tasks_fds: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
-        // A child that cannot take them has ended already, and its report says why.
-        let _ = sys::send_fds(ours.as_raw_fd(), &tasks_fds);
-        drop(tasks_files);
-        made.while_running();
-        cgroups = Some(made);
-    }
+        _ => None,
+    };
     // The child has its copy of the plan; the descriptors it names are closed here.
     let (namespaced, fs_rules) = (plan.view.is_some(), plan.fs_rules);
     drop((report_write, stdout_write, stderr_write, stdin, ours));
@@ -462,10 +374,61 @@ fn run_with(
     drop(cgroups);
     let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
 
+    let (command_status, in_cgroups) =
+        read_child_report(&run.report, policy, &program, used_cgroups, &mut degraded)?;
+    // Without a status line, the init died because we killed it (timeout, interruption), and
+    // everything inside died with it.
+    let (exit_code, signal) = match command_status {
+        Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
+        Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
+        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
+        _ => {
+            return Err(Failure::external(format!(
+                "the sandbox's init process ended unexpectedly (wait status {wait_status})"
+            ))
+            .into())
+        }
+    };
+    let facts = RunFacts {
+        used_cgroups,
+        in_cgroups,
+        fs_rules: &fs_rules,
+        namespaced,
+        loopback,
+        left_out: &left_out,
+        identity: if root {
+            (sandbox_id, sandbox_id)
+        } else {
+            (euid, egid)
+        },
+        root,
+    };
+    let layers = native_layers(policy, facts, degraded);
+    drop(private_dir);
+    let ending = Ending {
+        exit_code,
+        signal,
+        oom_killed: events.oom_killed,
+        pids_max_hit: events.pids_max_hit,
+        recorded: in_cgroups,
+    };
+    Ok(result_of(policy, BackendKind::Native, run, ending, layers))
+}
+
+/// Reads the init's report lines (see `child`): the command's raw wait status, if it ended,
+/// and whether it is in the run's cgroups (it could not join one with --allow-degraded: then
+/// nothing holds the limits). Degraded layers are added to `degraded`; a failed layer, a failed
+/// exec or a view refused end the attempt.
+fn read_child_report(
+    report: &[String],
+    policy: &SandboxPolicy,
+    program: &Path,
+    used_cgroups: bool,
+    degraded: &mut Vec<Degradation>,
+) -> Result<(Option<i32>, bool), Attempt> {
     let mut command_status = None;
-    // Whether the cgroups hold the limits: they were made, and the command got into them.
     let mut in_cgroups = used_cgroups;
-    for line in &run.report {
+    for line in report {
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
         let (layer, reason) = rest.split_once(' ').unwrap_or((rest, ""));
         match tag {
@@ -500,7 +463,7 @@ fn run_with(
             "exec" => {
                 return Err(exec_failure(
                     &policy.command[0],
-                    &program,
+                    program,
                     rest.trim().parse().unwrap_or(libc::EIO),
                 )
                 .into())
@@ -508,90 +471,63 @@ fn run_with(
             _ => {}
         }
     }
-    // Without a status line, the init died because we killed it (timeout, interruption), and
-    // everything inside died with it.
-    let (exit_code, signal) = match command_status {
-        Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
-        Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
-        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
-        _ => {
-            return Err(Failure::external(format!(
-                "the sandbox's init process ended unexpectedly (wait status {wait_status})"
-            ))
-            .into())
-        }
-    };
+    Ok((command_status, in_cgroups))
+}
 
-    let stdout_truncated = run.stdout.as_ref().is_some_and(|c| c.truncated());
-    let stderr_truncated = run.stderr.as_ref().is_some_and(|c| c.truncated());
-    let stdout = run.stdout.map(|c| c.into_text());
-    let stderr = run.stderr.map(|c| c.into_text());
-    let limit_hit = LimitEvidence {
-        timed_out: run.timed_out,
-        oom_killed: events.oom_killed,
-        pids_max_hit: events.pids_max_hit,
-        signal,
-        stderr: stderr.as_deref(),
-        recorded: in_cgroups,
-        truncated: stdout_truncated || stderr_truncated,
-    }
-    .limit_hit();
+/// What a native run's layers say beyond the policy.
+struct RunFacts<'a> {
+    /// The run's cgroups were made, and the command got into them.
+    used_cgroups: bool,
+    in_cgroups: bool,
+    fs_rules: &'a FsRules,
+    /// The command had its namespaces and its view (not the host's filesystem).
+    namespaced: bool,
+    loopback: bool,
+    left_out: &'a [view::LeftOut],
+    /// The (uid, gid) the command ran as.
+    identity: (u32, u32),
+    root: bool,
+}
 
+fn native_layers(policy: &SandboxPolicy, facts: RunFacts, degraded: Vec<Degradation>) -> Layers {
     let mut layers = layers_base(policy, BackendKind::Native);
     // Made for the command, the cgroups stood in for rlimits and affinity: joined, they held the
     // limits; not joined, nothing did.
-    let (mechanism, cpu_mechanism) = match (used_cgroups, in_cgroups) {
-        (true, true) => ("cgroup-v1", "cfs-quota"),
-        (true, false) => ("none", "none"),
-        (false, _) => ("rlimit", "affinity"),
+    let (mechanism, cpu_mechanism, memory_mechanism) = match (facts.used_cgroups, facts.in_cgroups)
+    {
+        (true, true) => ("cgroup-v1", "cfs-quota", "cgroup"),
+        (true, false) => ("none", "none", "none"),
+        (false, _) => ("rlimit", "affinity", "rlimit (private memory only)"),
     };
     layers.resources.mechanism = mechanism.into();
     layers.resources.cpu_mechanism = cpu_mechanism.into();
-    layers.resources.memory_mechanism = match mechanism {
-        "cgroup-v1" => "cgroup",
-        "rlimit" => "rlimit (private memory only)",
-        other => other,
-    }
-    .into();
-    layers.filesystem.read_only = fs_rules
-        .read_only
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    layers.filesystem.read_write = fs_rules
-        .read_write
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    layers.resources.memory_mechanism = memory_mechanism.into();
+    let shown = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
+    layers.filesystem.read_only = shown(&facts.fs_rules.read_only);
+    layers.filesystem.read_write = shown(&facts.fs_rules.read_write);
+    let namespaced = facts.namespaced;
     layers.filesystem.view = if namespaced { "allow-list" } else { "host" }.into();
-    layers.filesystem.left_out = left_out
+    layers.filesystem.left_out = facts
+        .left_out
         .iter()
         .map(|left| format!("{} ({})", left.path.display(), left.reason))
         .collect();
-    if !namespaced {
-        layers.network.mechanisms = vec!["seccomp".into(), "landlock".into()];
-    }
-    let runs_as_sandbox_uid = root;
-    layers.identity.uid = if runs_as_sandbox_uid {
-        sandbox_id
+    layers.network.mechanisms = if !namespaced {
+        vec!["seccomp".into(), "landlock".into()]
+    } else if facts.loopback {
+        vec!["network-namespace".into(), "seccomp".into()]
     } else {
-        euid
+        layers.network.mechanisms
     };
-    layers.identity.gid = if runs_as_sandbox_uid {
-        sandbox_id
-    } else {
-        egid
-    };
-    layers.identity.root = root && !runs_as_sandbox_uid;
-    layers.identity.user_namespace = !root && namespaced;
-    layers.identity.idmapped_workspace = root && namespaced;
+    (layers.identity.uid, layers.identity.gid) = facts.identity;
+    // Started as root, the command runs as a sandbox uid, never as root.
+    layers.identity.root = false;
+    layers.identity.user_namespace = !facts.root && namespaced;
+    layers.identity.idmapped_workspace = facts.root && namespaced;
     layers.containment.pid_namespace = namespaced;
     layers.containment.mount_namespace = namespaced;
     layers.containment.ipc_namespace = namespaced;
-    layers.containment.network_namespace = namespaced && loopback;
-    if namespaced && loopback {
-        layers.network.mechanisms = vec!["network-namespace".into(), "seccomp".into()];
-    }
+    layers.containment.network_namespace = namespaced && facts.loopback;
     for degradation in &degraded {
         match degradation.layer.as_str() {
             "filesystem" => layers.filesystem.mechanism = "none".into(),
@@ -600,28 +536,143 @@ fn run_with(
         }
     }
     layers.degraded = degraded;
-    drop(private_dir);
+    layers
+}
 
-    Ok(SandboxResult {
-        backend: BackendKind::Native,
-        command: policy
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        exit_code,
-        signal,
-        timed_out: run.timed_out,
-        interrupted: run.interrupted,
-        limit_hit,
-        duration_ms: run.elapsed.as_millis() as u64,
-        stdout,
-        stderr,
-        stdout_truncated,
-        stderr_truncated,
-        layers,
-        stderr_mid_line: run.stderr_mid_line,
-    })
+/// Starts the child without namespaces (they were refused, and --allow-degraded was given).
+/// The host's filesystem stays in view: a private temporary directory on the host and no UNIX
+/// sockets at all. An ordinary user runs as itself; root still hands the command to the sandbox
+/// uid (root, even without capabilities, owns /etc/shadow and the host keys the view leaves
+/// readable), which can write the workspace only where that uid may, as nothing can be
+/// id-mapped.
+fn fork_on_host(
+    plan: &mut ChildPlan<'_>,
+    filter: &mut FilterOptions,
+    read_write: &[PathBuf],
+    policy: &SandboxPolicy,
+    sandbox_uid: Option<u32>,
+    private: &PrivateDir,
+    degraded: &mut Vec<Degradation>,
+) -> Result<(libc::pid_t, OwnedFd), Attempt> {
+    if let Some(sandbox_id) = sandbox_uid {
+        for dir in [private.path.clone(), private.path.join("home")] {
+            std::os::unix::fs::chown(&dir, Some(sandbox_id), Some(sandbox_id)).map_err(|err| {
+                Failure::external(format!(
+                    "cannot hand {} to the sandbox uid: {err}",
+                    dir.display()
+                ))
+            })?;
+        }
+        degraded.push(Degradation {
+            layer: "identity".into(),
+            reason: format!("without a mount namespace the workspace cannot be id-mapped: the command runs as uid {sandbox_id} and writes only where that uid may"),
+        });
+    }
+    plan.envp = environment_block(&policy.env, Some(&private.path))?;
+    plan.fs_rules.read_write = read_write
+        .iter()
+        .cloned()
+        .chain([private.path.clone()])
+        .collect();
+    plan.self_map = None;
+    plan.view = None;
+    plan.loopback = false;
+    plan.fs_rules.network = policy.network;
+    filter.loopback = false;
+    plan.fs_rules.whole_view_readable = false;
+    plan.switch_to = sandbox_uid.map(|id| (id, id));
+    // No trees to hand over: only the cgroups' readiness tells the child we moved it.
+    if plan.cgroups.is_none() {
+        plan.restore_cpus = None;
+    }
+    filter.no_unix_sockets = true;
+    plan.seccomp = syscall_filter::compile(*filter).map_err(Failure::external)?;
+    // SAFETY: fork in a single-threaded process (clone3 may be the very thing refused).
+    match unsafe { libc::fork() } {
+        0 => child::run(plan),
+        pid if pid > 0 => {
+            let pidfd = sys::pidfd_open(pid).map_err(|e| {
+                Failure::external(format!(
+                    "cannot watch the command: {}",
+                    std::io::Error::from_raw_os_error(e)
+                ))
+            })?;
+            Ok((pid, pidfd))
+        }
+        _ => Err(
+            Failure::external(format!("cannot fork: {}", std::io::Error::last_os_error())).into(),
+        ),
+    }
+}
+
+/// The command's stdout and stderr pipes (read end, write end), in both modes: streamed output
+/// is passed on by us (`supervise`). When our stdout and stderr are one file (`2>&1`, a
+/// terminal), streamed output shares one pipe, so that the command's lines keep their order.
+type OutputPipes = (
+    Option<OwnedFd>,
+    Option<OwnedFd>,
+    Option<OwnedFd>,
+    Option<OwnedFd>,
+);
+
+fn output_pipes(policy: &SandboxPolicy) -> Result<OutputPipes, Failure> {
+    let (out_r, out_w) = pipe()?;
+    if matches!(policy.output, OutputMode::Stream)
+        && same_file(std::io::stdout().as_fd(), std::io::stderr().as_fd())
+    {
+        let err_w = out_w
+            .try_clone()
+            .map_err(|e| Failure::external(e.to_string()))?;
+        Ok((Some(out_r), Some(out_w), None, Some(err_w)))
+    } else {
+        let (err_r, err_w) = pipe()?;
+        Ok((Some(out_r), Some(out_w), Some(err_r), Some(err_w)))
+    }
+}
+
+/// The limits the child sets on itself; without cgroups, also those standing in for theirs.
+fn rlimits(policy: &SandboxPolicy, use_cgroups: bool) -> child::Rlimits {
+    let open_files_allowed = Resource::NOFILE.get().map_or(u64::MAX, |(_, hard)| hard);
+    let mut rlimits = vec![
+        (Resource::FSIZE, policy.file_size_bytes),
+        (Resource::NOFILE, policy.open_files.min(open_files_allowed)),
+        (Resource::CORE, 0),
+    ];
+    if !use_cgroups {
+        rlimits.push((Resource::NPROC, u64::from(policy.pids)));
+        rlimits.push((Resource::DATA, policy.memory_bytes));
+    }
+    rlimits
+}
+
+/// Makes the view's mount trees, id-mapped onto the sandbox uid, and sends them to the child on
+/// `channel`.
+fn hand_over_trees(view: &ViewPlan, sandbox_id: u32, channel: &OwnedFd) -> Result<(), String> {
+    let maker = Maker::Parent {
+        map_writable_onto: (sandbox_id, sandbox_id),
+    };
+    let trees = trees::make(&view.binds, maker)?;
+    // A child that cannot take them has ended already, and its report (read later) says why.
+    let _ = trees::send(channel.as_raw_fd(), &trees);
+    Ok(())
+}
+
+/// Makes the run's cgroups `name` with the policy's limits, and sends the child their `tasks`
+/// files on `channel`.
+fn hand_over_cgroups(
+    name: &str,
+    policy: &SandboxPolicy,
+    channel: &OwnedFd,
+) -> Result<RunCgroups, String> {
+    let mut cgroups = RunCgroups::locate(name)?;
+    cgroups.create(policy.memory_bytes, policy.pids, policy.cpus)?;
+    let tasks_files = cgroups.open_tasks_files()?;
+    let tasks_fds: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
+    // A child that cannot take them has ended already, and its report says why.
+    let _ = sys::send_fds(channel.as_raw_fd(), &tasks_fds);
+    drop(tasks_files);
+    cgroups.while_running();
+    Ok(cgroups)
 }
 
 /// A layer that could not be applied, so nothing ran.
