@@ -199,21 +199,7 @@ pub struct Watch<'a> {
 
 pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut()) -> Supervised {
     let deadline = watch.started + watch.timeout;
-    let capture = |pipe: &Option<OwnedFd>| {
-        pipe.as_ref()
-            .filter(|_| !streams.relay)
-            .map(|_| OutputCapture::new(watch.max_output))
-    };
-    let mut stdout = capture(&streams.stdout);
-    let mut stderr = capture(&streams.stderr);
-    // Indexed like the streams: 0 stdout, 1 stderr.
-    let mut relays = [std::io::stdout().as_fd(), std::io::stderr().as_fd()]
-        .map(|ours| streams.relay.then(|| Relay::new(ours)).flatten());
-    // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
-    let shared_pipe = streams.relay && streams.stderr.is_none();
-    // Or both are terminals (perhaps one, by two names): what was written last decides.
-    let both_terminals = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
-    let mut last_written = if shared_pipe { 0 } else { 1 };
+    let mut sinks = Sinks::new(&streams, watch.max_output);
     // The streams still open, by index: 0 stdout, 1 stderr, 2 the report.
     let mut open: Vec<usize> = (0..3)
         .filter(|&which| streams.pipe(which).is_some())
@@ -229,30 +215,15 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
     let mut interrupted = None;
     let mut ended_with_status = false;
     let mut buffer = vec![0; 64 * 1024];
-    let mut report_bytes = Vec::new();
-    let mut consume =
-        |which: usize, bytes: &[u8], report: &mut Vec<u8>, relays: &mut [Option<Relay>; 2]| {
-            match which {
-                0 | 1 if relays[which].is_some() => relays[which]
-                    .as_mut()
-                    .unwrap()
-                    .pending
-                    .extend_from_slice(bytes),
-                0 => stdout.as_mut().map_or((), |c| c.push(bytes)),
-                1 => stderr.as_mut().map_or((), |c| c.push(bytes)),
-                _ => report.extend_from_slice(bytes),
-            }
-        };
     loop {
         // The command's pipes (unless their bytes still wait to be passed on), then our own
         // descriptors that have bytes waiting.
-        let waiting = |which: usize| {
-            relays
-                .get(which)
-                .is_some_and(|r| r.as_ref().is_some_and(|r| !r.pending.is_empty()))
-        };
-        let reading: Vec<usize> = open.iter().copied().filter(|&w| !waiting(w)).collect();
-        let writing: Vec<usize> = (0..2).filter(|&which| waiting(which)).collect();
+        let reading: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&which| !sinks.waiting(which))
+            .collect();
+        let writing: Vec<usize> = (0..2).filter(|&which| sinks.waiting(which)).collect();
         let wait = if timed_out || interrupted.is_some() {
             PollTimeout::NONE
         } else {
@@ -266,12 +237,11 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 .into_iter()
                 .chain(reading.iter().filter_map(|&which| streams.pipe(which)))
                 .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
-                .chain(writing.iter().map(|&which| {
-                    PollFd::new(
-                        relays[which].as_ref().unwrap().to.as_fd(),
-                        PollFlags::POLLOUT,
-                    )
-                }))
+                .chain(
+                    writing
+                        .iter()
+                        .map(|&which| PollFd::new(sinks.relay_to(which), PollFlags::POLLOUT)),
+                )
                 .collect();
             let ready = nix::poll::poll(&mut fds, wait);
             let events: Vec<PollFlags> = fds
@@ -304,90 +274,159 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             let pipe = streams.pipe(which).expect("open");
             match read_some(pipe, &mut buffer) {
                 Ok(0) => closed.push(which),
-                Ok(n) => consume(which, &buffer[..n], &mut report_bytes, &mut relays),
+                Ok(n) => sinks.consume(which, &buffer[..n]),
                 Err(Errno::EAGAIN) => {}
                 Err(_) => closed.push(which),
             }
         }
-        open.retain(|which| !closed.contains(which));
         for (slot, &which) in writing.iter().enumerate() {
             let revents = events[2 + reading.len() + slot];
             if revents.is_empty() {
                 continue;
             }
-            let relay = relays[which].as_mut().unwrap();
-            let written = match revents.contains(PollFlags::POLLOUT) {
-                false => Err(Errno::EPIPE),
-                true => relay.write_some(),
-            };
-            match written {
-                Ok(Some(_)) if both_terminals => last_written = which,
-                Ok(_) => {}
-                // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes
-                // too, so that the command learns it (SIGPIPE) as it would have without us.
-                Err(_) => {
-                    relay.pending.clear();
-                    match which {
-                        0 => streams.stdout = None,
-                        _ => streams.stderr = None,
-                    }
-                    open.retain(|&open| open != which);
+            // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes too,
+            // so that the command learns it (SIGPIPE) as it would have without us.
+            if !sinks.pass_on(which, revents.contains(PollFlags::POLLOUT)) {
+                match which {
+                    0 => streams.stdout = None,
+                    _ => streams.stderr = None,
                 }
+                closed.push(which);
             }
         }
+        open.retain(|which| !closed.contains(which));
         if !events[0].is_empty() {
             break;
         }
-        if watch.ends_with_status && open.is_empty() && reported_status(&report_bytes) {
+        if watch.ends_with_status && open.is_empty() && reported_status(&sinks.report) {
             ended_with_status = true;
             break;
         }
     }
     // The process is gone, or has reported its status; take what is still buffered in the
-    // pipes, and pass on what waits (as long as our reader keeps taking it within a few
-    // seconds).
+    // pipes, and pass on what waits.
     for &which in &open {
         let pipe = streams.pipe(which).expect("open");
         while let Ok(n @ 1..) = read_some(pipe, &mut buffer) {
-            consume(which, &buffer[..n], &mut report_bytes, &mut relays);
+            sinks.consume(which, &buffer[..n]);
         }
     }
-    for (which, relay) in relays.iter_mut().enumerate() {
-        let Some(relay) = relay else {
-            continue;
-        };
-        while !relay.pending.is_empty() {
-            let mut fds = [PollFd::new(relay.to.as_fd(), PollFlags::POLLOUT)];
-            let ready = nix::poll::poll(&mut fds, PollTimeout::from(5000u16));
-            let writable = fds[0]
-                .revents()
-                .is_some_and(|revents| revents.contains(PollFlags::POLLOUT));
-            if !matches!(ready, Ok(1..)) || !writable {
-                break;
-            }
-            match relay.write_some() {
-                Ok(Some(_)) if both_terminals => last_written = which,
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
-    }
+    sinks.flush();
     let wait_status = (!ended_with_status).then(|| reap(watch.pid));
-    let report = String::from_utf8_lossy(&report_bytes)
+    let report = String::from_utf8_lossy(&sinks.report)
         .lines()
         .map(str::to_string)
         .collect();
     Supervised {
         report,
-        stdout,
-        stderr,
+        stderr_mid_line: sinks.mid_line(),
+        stdout: sinks.stdout,
+        stderr: sinks.stderr,
         timed_out,
         interrupted,
         wait_status,
         elapsed: watch.started.elapsed(),
-        stderr_mid_line: relays[last_written]
+    }
+}
+
+/// Where the command's bytes go: its captures, or the relays to our own stdout and stderr
+/// (indexed like the streams: 0 stdout, 1 stderr), and the report.
+struct Sinks {
+    stdout: Option<OutputCapture>,
+    stderr: Option<OutputCapture>,
+    relays: [Option<Relay>; 2],
+    report: Vec<u8>,
+    /// Both our stdout and stderr are terminals (perhaps one, by two names).
+    both_terminals: bool,
+    /// The relay written last, by which the result tells whether a line was left open.
+    last_written: usize,
+}
+
+impl Sinks {
+    fn new(streams: &Streams, max_output: u64) -> Sinks {
+        let capture = |pipe: &Option<OwnedFd>| {
+            pipe.as_ref()
+                .filter(|_| !streams.relay)
+                .map(|_| OutputCapture::new(max_output))
+        };
+        // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
+        let shared_pipe = streams.relay && streams.stderr.is_none();
+        Sinks {
+            stdout: capture(&streams.stdout),
+            stderr: capture(&streams.stderr),
+            relays: [std::io::stdout().as_fd(), std::io::stderr().as_fd()]
+                .map(|ours| streams.relay.then(|| Relay::new(ours)).flatten()),
+            report: Vec::new(),
+            both_terminals: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            last_written: if shared_pipe { 0 } else { 1 },
+        }
+    }
+
+    fn consume(&mut self, which: usize, bytes: &[u8]) {
+        match which {
+            0 | 1 if self.relays[which].is_some() => self.relays[which]
+                .as_mut()
+                .unwrap()
+                .pending
+                .extend_from_slice(bytes),
+            0 => self.stdout.as_mut().map_or((), |c| c.push(bytes)),
+            1 => self.stderr.as_mut().map_or((), |c| c.push(bytes)),
+            _ => self.report.extend_from_slice(bytes),
+        }
+    }
+
+    /// Whether stream `which` has bytes waiting to be passed on.
+    fn waiting(&self, which: usize) -> bool {
+        self.relays
+            .get(which)
+            .is_some_and(|r| r.as_ref().is_some_and(|r| !r.pending.is_empty()))
+    }
+
+    fn relay_to(&self, which: usize) -> BorrowedFd<'_> {
+        self.relays[which].as_ref().expect("relayed").to.as_fd()
+    }
+
+    /// Passes on what waits for stream `which`, when poll said our descriptor `writable` (or
+    /// gone); false when our reader went away, and what waited is dropped.
+    fn pass_on(&mut self, which: usize, writable: bool) -> bool {
+        let relay = self.relays[which].as_mut().expect("relayed");
+        let written = if writable {
+            relay.write_some()
+        } else {
+            Err(Errno::EPIPE)
+        };
+        match written {
+            Ok(Some(_)) if self.both_terminals => self.last_written = which,
+            Ok(_) => {}
+            Err(_) => {
+                relay.pending.clear();
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Passes on what still waits, as long as our reader keeps taking it within a few seconds.
+    fn flush(&mut self) {
+        for which in 0..2 {
+            while self.waiting(which) {
+                let mut fds = [PollFd::new(self.relay_to(which), PollFlags::POLLOUT)];
+                let ready = nix::poll::poll(&mut fds, PollTimeout::from(5000u16));
+                let writable = fds[0]
+                    .revents()
+                    .is_some_and(|revents| revents.contains(PollFlags::POLLOUT));
+                if !matches!(ready, Ok(1..)) || !writable || !self.pass_on(which, true) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The last byte passed on (to our stdout or stderr) was not a newline, or bytes are left.
+    fn mid_line(&self) -> bool {
+        self.relays[self.last_written]
             .as_ref()
-            .is_some_and(|r| r.mid_line || !r.pending.is_empty()),
+            .is_some_and(|r| r.mid_line || !r.pending.is_empty())
     }
 }
 

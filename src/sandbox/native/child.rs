@@ -197,6 +197,36 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
         sys::write_all(status_fd, line.as_bytes());
         sys::exit_now(125)
     }));
+    isolate(plan, &report);
+    if plan.cgroups.is_none() {
+        restore_cpus(plan);
+    }
+    confine(plan, &report);
+    // The cgroups are handed over last, so that the parent has the longest time to make them.
+    // The command joins them, not we: once it is gone, the parent can remove them while we are
+    // still on our way out.
+    let tasks_files = match &plan.cgroups {
+        Some(join) => {
+            let files = receive_cgroups(join, &report);
+            restore_cpus(plan);
+            files
+        }
+        None => Vec::new(),
+    };
+    let command = start_command(plan, &report, &tasks_files);
+    // The init's copies of the standard streams and of the cgroups' files are not needed;
+    // closing them lets the parent see end-of-file as soon as the command and its children are
+    // gone.
+    for fd in 0..3 {
+        let _ = nix::unistd::close(fd);
+    }
+    drop(tasks_files);
+    reap_until(command, &report, plan.status_fd.as_raw_fd())
+}
+
+/// Leaves the parent's world: our own user namespace (an ordinary user), session, loopback
+/// and view.
+fn isolate(plan: &ChildPlan<'_>, report: &Reporter) {
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
@@ -220,9 +250,10 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
             sys::exit_now(125)
         }
     }
-    if plan.cgroups.is_none() {
-        restore_cpus(plan);
-    }
+}
+
+/// Applies the limits, the identity, Landlock and seccomp, in that order.
+fn confine(plan: &ChildPlan<'_>, report: &Reporter) {
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
     let opened: Vec<OpenedPath> = plan
@@ -286,17 +317,11 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
                 .try_for_each(|filter| sys::install_seccomp(filter)),
         ),
     );
-    // The cgroups are handed over last, so that the parent has the longest time to make them.
-    // The command joins them, not we: once it is gone, the parent can remove them while we are
-    // still on our way out.
-    let tasks_files = match &plan.cgroups {
-        Some(join) => {
-            let files = receive_cgroups(join, &report);
-            restore_cpus(plan);
-            files
-        }
-        None => Vec::new(),
-    };
+}
+
+/// Starts the command on the standard descriptors the plan gives it, joining the cgroups whose
+/// `tasks_files` are given; returns its pid.
+fn start_command(plan: &ChildPlan<'_>, report: &Reporter, tasks_files: &[OwnedFd]) -> libc::pid_t {
     let join: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
     // Onto the standard descriptors; the originals are closed just after.
     let _ = nix::unistd::dup2_stdin(plan.stdin);
@@ -345,14 +370,7 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
             ),
         );
     }
-    // The init's copies of the standard streams and of the cgroups' files are not needed;
-    // closing them lets the parent see end-of-file as soon as the command and its children are
-    // gone.
-    for fd in 0..3 {
-        let _ = nix::unistd::close(fd);
-    }
-    drop(tasks_files);
-    reap_until(command, &report, status_fd)
+    command
 }
 
 /// Whether the parent died before our parent-death signal was armed: the report pipe then has
