@@ -647,7 +647,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__sandbox)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --timeout --memory --pids --cpus --file-size --network --env --ro --rw --max-output --stream --result --backend --image --allow-degraded --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --timeout --memory --pids --cpus --file-size --disk --network --env --ro --rw --max-output --stream --result --backend --image --allow-degraded --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -682,6 +682,10 @@ _autocoder() {
                     return 0
                     ;;
                 --file-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --disk)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

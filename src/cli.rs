@@ -198,6 +198,12 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     pub file_size: u64,
 
+    /// Most all the files the command writes in the workspace may take together, e.g. 100M
+    /// (native backend). Its changes reach the workspace when it ends by itself within it; a
+    /// run that fills it, times out or is interrupted changes nothing.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub disk: Option<u64>,
+
     /// Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets).
     #[arg(long)]
     pub network: bool,

@@ -54,6 +54,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     pids: args.pids,
                     cpus,
                     file_size_bytes: FILE_SIZE,
+                    disk_bytes: None,
                     network: args.network,
                     env: args.env,
                     read_only: args.ro,

@@ -23,6 +23,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         pids: args.pids,
         cpus: args.cpus,
         file_size_bytes: args.file_size,
+        disk_bytes: args.disk,
         network: args.network,
         env: args.env,
         read_only: args.ro,

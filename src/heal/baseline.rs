@@ -40,6 +40,7 @@ pub fn run(
             pids: 512,
             cpus,
             file_size_bytes: 1 << 30,
+            disk_bytes: None,
             network: false,
             env: request.env.clone(),
             read_only: Vec::new(),

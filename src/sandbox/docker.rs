@@ -45,6 +45,14 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         Failure::usage("--backend docker needs --image IMG")
             .with_hint("for example --image python:3.12")
     })?;
+    if policy.disk_bytes.is_some() {
+        // Docker's own size limit (--storage-opt size) holds only for overlay2 on XFS with
+        // project quotas, and not for bind mounts such as the workspace.
+        return Err(
+            Failure::usage("--disk is not available with --backend docker")
+                .with_hint("drop --disk, or use the native backend"),
+        );
+    }
     let owner = held_metadata(policy, &policy.workspace)?;
     let root = nix::unistd::geteuid().is_root();
     let run_uid = if root && owner.uid() == 0 {
@@ -146,6 +154,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         signal,
         oom_killed: state.oom_killed,
         pids_max_hit: false,
+        disk_full: false,
         recorded: true,
     };
     let mut layers = docker_layers(policy, (uid, gid), passed);

@@ -58,6 +58,7 @@ fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
     layers.resources.pids = policy.pids;
     layers.resources.cpus = policy.cpus;
     layers.resources.file_size_bytes = policy.file_size_bytes;
+    layers.resources.disk_bytes = policy.disk_bytes;
     layers.resources.open_files = policy.open_files;
     layers.resources.timeout_ms = policy.timeout.as_millis() as u64;
     layers.resources.max_output_bytes = match policy.output {
@@ -144,6 +145,8 @@ struct Ending {
     signal: Option<i32>,
     oom_killed: bool,
     pids_max_hit: bool,
+    /// The --disk limit was reached.
+    disk_full: bool,
     /// Whether memory and process limits are held by something that records hits (cgroups,
     /// docker); with rlimits only the command's own messages tell.
     recorded: bool,
@@ -166,6 +169,7 @@ fn result_of(
         timed_out: run.timed_out,
         oom_killed: ending.oom_killed,
         pids_max_hit: ending.pids_max_hit,
+        disk_full: ending.disk_full,
         signal: ending.signal,
         stderr: stderr.as_deref(),
         recorded: ending.recorded,
@@ -199,6 +203,7 @@ struct LimitEvidence<'a> {
     timed_out: bool,
     oom_killed: bool,
     pids_max_hit: bool,
+    disk_full: bool,
     signal: Option<i32>,
     stderr: Option<&'a str>,
     /// Whether memory and process limits are held by something that records hits (cgroups,
@@ -208,7 +213,7 @@ struct LimitEvidence<'a> {
 }
 
 impl LimitEvidence<'_> {
-    /// The limit hit, by precedence: time, memory, processes, file size, output.
+    /// The limit hit, by precedence: time, memory, processes, disk, file size, output.
     fn limit_hit(&self) -> Option<LimitHit> {
         let from_messages = self.stderr.and_then(limit_from_messages);
         if self.timed_out {
@@ -217,6 +222,8 @@ impl LimitEvidence<'_> {
             Some(LimitHit::Memory)
         } else if self.pids_max_hit {
             Some(LimitHit::Pids)
+        } else if self.disk_full {
+            Some(LimitHit::Disk)
         } else if self.signal == Some(libc::SIGXFSZ) {
             Some(LimitHit::FileSize)
         } else if let Some(hit) =

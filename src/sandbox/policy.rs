@@ -46,6 +46,8 @@ pub struct SandboxPolicy {
     pub pids: u32,
     pub cpus: f64,
     pub file_size_bytes: u64,
+    /// The most all the files the command writes in the workspace may take (`--disk`).
+    pub disk_bytes: Option<u64>,
     pub open_files: u64,
     pub network: bool,
     /// The image, for the docker backend.
@@ -79,6 +81,7 @@ pub struct PolicyRequest {
     pub pids: u32,
     pub cpus: f64,
     pub file_size_bytes: u64,
+    pub disk_bytes: Option<u64>,
     pub network: bool,
     /// `--env` requests: `KEY=VALUE` or `KEY`.
     pub env: Vec<String>,
@@ -162,6 +165,7 @@ impl PolicyRequest {
             pids: self.pids,
             cpus: self.cpus,
             file_size_bytes: self.file_size_bytes,
+            disk_bytes: self.disk_bytes,
             open_files: OPEN_FILES,
             network: self.network,
             image: self.image,

@@ -74,6 +74,8 @@ pub enum LimitHit {
     Time,
     Output,
     FileSize,
+    /// The --disk limit on all the files the command wrote.
+    Disk,
 }
 
 /// What isolation was in force: each layer says its mechanism, so a reader can judge the result.
@@ -146,6 +148,8 @@ pub struct ResourceLayer {
     /// nothing shared or queued in the kernel), "docker" or "none".
     pub memory_mechanism: String,
     pub file_size_bytes: u64,
+    /// The --disk limit on all the files written in the workspace; null when there is none.
+    pub disk_bytes: Option<u64>,
     pub open_files: u64,
     pub timeout_ms: u64,
     pub max_output_bytes: Option<u64>,

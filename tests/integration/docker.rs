@@ -281,3 +281,18 @@ fn open_beneath(dir: &std::os::fd::OwnedFd, name: &str) -> std::os::fd::OwnedFd 
     // SAFETY: the kernel just gave us this descriptor.
     unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
 }
+
+#[test]
+fn disk_limit_is_refused_with_the_docker_backend() {
+    let run = Test::new()
+        .args(["sandbox", "--backend", "docker", "--image", IMAGE])
+        .args(["--disk", "10M", "--", "true"])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr()
+            .contains("--disk is not available with --backend docker"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -390,3 +390,84 @@ fn concurrent_runs_started_by_root_do_not_share_per_user_limits() {
     assert_ne!(uid(&hog), uid(&second), "both runs had the same uid");
     assert!(uid(&second) >= 2_000_000_000, "{}", uid(&second));
 }
+
+#[test]
+fn disk_limit_holds_and_changes_within_it_are_written_back() {
+    use std::os::unix::fs::PermissionsExt;
+    for user in users() {
+        let prepare = |test: &Test| {
+            let dir = test.path();
+            std::fs::write(dir.join("keep"), "keep\n").unwrap();
+            std::fs::write(dir.join("old"), "old\n").unwrap();
+            for sub in ["olddir", "dir"] {
+                std::fs::create_dir(dir.join(sub)).unwrap();
+                std::fs::write(dir.join(sub).join("x"), "x\n").unwrap();
+            }
+        };
+        // Filling the limit: nothing the command did reaches the workspace.
+        let test = test_for(user);
+        prepare(&test);
+        let run = test
+            .sandbox_sh(
+                &["--disk", "4M"],
+                "echo changed > keep; head -c 8000000 /dev/zero > big; echo after",
+            )
+            .run();
+        let result = run.sandbox();
+        assert_eq!(
+            result.limit_hit.as_deref(),
+            Some("disk"),
+            "user {user:?}: {result:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(run.dir.path().join("keep")).unwrap(),
+            "keep\n"
+        );
+        assert!(!run.dir.path().join("big").exists(), "user {user:?}");
+
+        // Within it: written back, removals and a directory replaced whole included.
+        let test = test_for(user);
+        prepare(&test);
+        let script = "echo kept > keep && echo hi > a && mkdir d && echo f > d/f && rm old && \
+                      rm -r olddir && ln -s a link && rm -r dir && mkdir dir && echo n > dir/n && \
+                      printf '#!/bin/sh\\n' > run.sh && chmod 755 run.sh && echo done";
+        let run = test
+            .sandbox_sh(&["--disk", "8M"], script)
+            .run()
+            .expect_status(0);
+        let result = run.sandbox();
+        assert_eq!(result.out(), "done\n", "user {user:?}: {}", result.err());
+        assert_eq!(result.limit_hit, None);
+        assert_eq!(result.layers["resources"]["disk_bytes"], 8 << 20);
+        let dir = run.dir.path();
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        assert_eq!(read("keep"), "kept\n");
+        assert_eq!(read("a"), "hi\n");
+        assert_eq!(read("d/f"), "f\n");
+        assert_eq!(read("dir/n"), "n\n");
+        assert!(
+            !dir.join("dir/x").exists(),
+            "user {user:?}: the old dir/x stayed"
+        );
+        assert!(!dir.join("old").exists() && !dir.join("olddir").exists());
+        assert_eq!(
+            std::fs::read_link(dir.join("link")).unwrap().to_str(),
+            Some("a")
+        );
+        let mode = std::fs::metadata(dir.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+
+        // Stopped by the clock: nothing reaches the workspace either.
+        let run = test_for(user)
+            .sandbox_sh(
+                &["--disk", "8M", "--timeout", "1s"],
+                "echo x > late; sleep 10",
+            )
+            .run();
+        assert_eq!(run.sandbox().limit_hit.as_deref(), Some("time"));
+        assert!(!run.dir.path().join("late").exists(), "user {user:?}");
+    }
+}

@@ -24,7 +24,7 @@
 //! raw wait status the parent is told.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -34,6 +34,7 @@ use nix::sched::CpuSet;
 use nix::sys::signal::Signal;
 use nix::unistd::{Gid, Pid, Uid};
 
+use super::disk;
 use super::fs_rules::{FsRules, OpenedPath};
 use super::syscall_filter::Program;
 use super::trees::{self, Maker};
@@ -57,6 +58,8 @@ pub struct ViewPlan {
     pub symlinks: Vec<(CString, CString)>,
     /// Where the parent hands over the mount trees (root), if it makes them.
     pub trees_from: Option<RawFd>,
+    /// The workspace's path and the --disk limit: it is seen through an overlay (`disk`).
+    pub disk: Option<(CString, u64)>,
     /// `/sys` is a sysfs of the command's own network namespace, not the host's.
     pub own_sysfs: bool,
     /// tmpfs options of the private /tmp and /dev/shm.
@@ -197,11 +200,11 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
         sys::write_all(status_fd, line.as_bytes());
         sys::exit_now(125)
     }));
-    isolate(plan, &report);
+    let overlay = isolate(plan, &report);
     if plan.cgroups.is_none() {
         restore_cpus(plan);
     }
-    confine(plan, &report);
+    confine(plan, &report, overlay.as_ref());
     // The cgroups are handed over last, so that the parent has the longest time to make them.
     // The command joins them, not we: once it is gone, the parent can remove them while we are
     // still on our way out.
@@ -213,7 +216,13 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
         }
         None => Vec::new(),
     };
-    let command = start_command(plan, &report, &tasks_files);
+    // The overlay's layers stay ours (they close on the command's exec).
+    let held: Vec<RawFd> = overlay
+        .iter()
+        .flat_map(disk::Overlay::descriptors)
+        .map(|fd| fd.as_raw_fd())
+        .collect();
+    let command = start_command(plan, &report, &tasks_files, &held);
     // The init's copies of the standard streams and of the cgroups' files are not needed;
     // closing them lets the parent see end-of-file as soon as the command and its children are
     // gone.
@@ -221,12 +230,12 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
         let _ = nix::unistd::close(fd);
     }
     drop(tasks_files);
-    reap_until(command, &report, plan.status_fd.as_raw_fd())
+    reap_until(command, &report, plan.status_fd.as_raw_fd(), overlay)
 }
 
 /// Leaves the parent's world: our own user namespace (an ordinary user), session, loopback
-/// and view.
-fn isolate(plan: &ChildPlan<'_>, report: &Reporter) {
+/// and view; returns the workspace's overlay, with --disk.
+fn isolate(plan: &ChildPlan<'_>, report: &Reporter) -> Option<disk::Overlay> {
     if let Some((uid, gid)) = plan.self_map {
         report.layer("identity", write_self_map(uid, gid));
     }
@@ -242,18 +251,23 @@ fn isolate(plan: &ChildPlan<'_>, report: &Reporter) {
         // A view half built is no layer at all, and the Landlock rules below assume the view:
         // never go on without it. The parent runs the command again without namespaces when
         // degraded layers are allowed.
-        if let Err(reason) = set_up_view(view, plan.switch_to) {
-            if !plan.allow_degraded {
-                report.fail("filesystem", &reason);
+        match set_up_view(view, plan.switch_to) {
+            Ok(overlay) => return overlay,
+            Err(reason) => {
+                if !plan.allow_degraded {
+                    report.fail("filesystem", &reason);
+                }
+                report.line(&format!("noview {reason}"));
+                sys::exit_now(125)
             }
-            report.line(&format!("noview {reason}"));
-            sys::exit_now(125)
         }
     }
+    None
 }
 
-/// Applies the limits, the identity, Landlock and seccomp, in that order.
-fn confine(plan: &ChildPlan<'_>, report: &Reporter) {
+/// Applies the limits, the identity, Landlock and seccomp, in that order. With an `overlay`
+/// the command writes the workspace through it, and we write its layers back after it.
+fn confine(plan: &ChildPlan<'_>, report: &Reporter, overlay: Option<&disk::Overlay>) {
     // The Landlock rules open their paths now, while we may still open anything, so that a
     // workspace below a directory closed to the sandbox uid is still allowed.
     let opened: Vec<OpenedPath> = plan
@@ -262,12 +276,18 @@ fn confine(plan: &ChildPlan<'_>, report: &Reporter) {
         .flat_map(|view| &view.binds)
         .map(|bind| OpenedPath {
             path: Path::new(std::ffi::OsStr::from_bytes(bind.path.as_bytes())),
-            // SAFETY: the parent's descriptor, open in this process until the command starts.
-            fd: unsafe { BorrowedFd::borrow_raw(bind.fd) },
+            fd: match overlay {
+                Some(overlay) if plan.cwd == bind.path => overlay.merged.as_fd(),
+                // SAFETY: the parent's descriptor, open in this process until the command starts.
+                _ => unsafe { BorrowedFd::borrow_raw(bind.fd) },
+            },
             is_dir: bind.is_dir,
         })
         .collect();
-    let ruleset = plan.fs_rules.prepare(&opened);
+    let layers = overlay.map(disk::Overlay::layers);
+    let ruleset = plan
+        .fs_rules
+        .prepare(&opened, layers.as_ref().map_or(&[], |l| &l[..]));
     report.layer("resources", set_rlimits(&plan.rlimits));
     if let Some(cpus) = plan.cpu_affinity {
         report.layer("resources", limit_cpus(cpus));
@@ -320,8 +340,14 @@ fn confine(plan: &ChildPlan<'_>, report: &Reporter) {
 }
 
 /// Starts the command on the standard descriptors the plan gives it, joining the cgroups whose
-/// `tasks_files` are given; returns its pid.
-fn start_command(plan: &ChildPlan<'_>, report: &Reporter, tasks_files: &[OwnedFd]) -> libc::pid_t {
+/// `tasks_files` are given; returns its pid. Our descriptors are closed first, but for the
+/// report pipe, those files and `kept`.
+fn start_command(
+    plan: &ChildPlan<'_>,
+    report: &Reporter,
+    tasks_files: &[OwnedFd],
+    kept: &[RawFd],
+) -> libc::pid_t {
     let join: Vec<RawFd> = tasks_files.iter().map(AsRawFd::as_raw_fd).collect();
     // Onto the standard descriptors; the originals are closed just after.
     let _ = nix::unistd::dup2_stdin(plan.stdin);
@@ -332,7 +358,7 @@ fn start_command(plan: &ChildPlan<'_>, report: &Reporter, tasks_files: &[OwnedFd
         let _ = nix::unistd::dup2_stderr(fd);
     }
     let status_fd = plan.status_fd.as_raw_fd();
-    sys::close_descriptors_except(3, &[&[status_fd][..], &join].concat());
+    sys::close_descriptors_except(3, &[&[status_fd][..], &join, kept].concat());
 
     let argv = null_terminated(&plan.argv);
     let envp = null_terminated(&plan.envp);
@@ -455,7 +481,12 @@ fn report_errno(status_fd: RawFd, tag: [u8; 5], errno: i32) {
 /// and reaps whatever else is left in the namespace (we are its init), reports the command's
 /// `status RAW_WAIT_STATUS` and leaves: the parent can remove the run's cgroups, which none of
 /// the command's processes are in any longer, while the kernel tears the namespaces down.
-fn reap_until(command: libc::pid_t, report: &Reporter, status_fd: RawFd) -> ! {
+fn reap_until(
+    command: libc::pid_t,
+    report: &Reporter,
+    status_fd: RawFd,
+    overlay: Option<disk::Overlay>,
+) -> ! {
     loop {
         let mut status = 0;
         // SAFETY: waiting for our own children; the raw status is what we report.
@@ -469,6 +500,13 @@ fn reap_until(command: libc::pid_t, report: &Reporter, status_fd: RawFd) -> ! {
                     nix::sys::wait::waitpid(None, None),
                     Ok(_) | Err(Errno::EINTR)
                 ) {}
+            }
+            if let Some(overlay) = &overlay {
+                match disk::write_back(overlay) {
+                    Ok(disk::Outcome::Full) => report.line("disk full"),
+                    Ok(disk::Outcome::WrittenBack(_)) => {}
+                    Err(reason) => report.line(&format!("disk {reason}")),
+                }
             }
             report.line(&format!("status {status}"));
             // Our end of the report pipe closed is the parent's end-of-file.
@@ -512,7 +550,10 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
 /// them receive the host's mount events (slave propagation, as bwrap's do), so that a filesystem
 /// the host unmounts meanwhile is released here too; where the host's mounts are not shared
 /// (systemd shares them), our copies hold such filesystems until the command ends.
-fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), String> {
+fn set_up_view(
+    plan: &ViewPlan,
+    sandbox_id: Option<(u32, u32)>,
+) -> Result<Option<disk::Overlay>, String> {
     let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
     step(
         "cannot keep our mounts from the host",
@@ -597,6 +638,7 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
     if let Some(channel) = plan.trees_from {
         trees = trees::receive(channel, plan.binds.len())?;
     }
+    let mut overlay = None;
     for (tree, bind) in trees.iter().zip(&plan.binds) {
         let target = relative(&bind.path);
         if std::fs::symlink_metadata(target).is_err() {
@@ -613,6 +655,13 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
                 bind.path.to_string_lossy()
             )))?;
         }
+        match &plan.disk {
+            Some((workspace, size)) if *workspace == bind.path => {
+                overlay = Some(disk::mount(tree, target, *size)?);
+                continue;
+            }
+            _ => {}
+        }
         let c_target = CString::new(target.as_os_str().as_bytes()).expect("paths hold no NUL byte");
         step(
             &format!("cannot mount {}", bind.path.to_string_lossy()),
@@ -628,7 +677,8 @@ fn set_up_view(plan: &ViewPlan, sandbox_id: Option<(u32, u32)>) -> Result<(), St
     step(
         "cannot make the new root read-only",
         sys::mount(c"none", c"/", None, flags, None),
-    )
+    )?;
+    Ok(overlay)
 }
 
 /// `/a/b` → `a/b`, for paths inside the new root while it is the current directory.

@@ -55,9 +55,14 @@ impl AsFd for RuleFile<'_> {
 }
 
 impl FsRules {
-    /// Opens the rules' paths (those not in `opened`) and makes the ruleset; `restrict_self`
+    /// Opens the rules' paths (those not in `opened`) and makes the ruleset, with rules for
+    /// directories `beyond_view` (held open, readable, and writable where said); `restrict_self`
     /// then enforces it.
-    pub fn prepare(&self, opened: &[OpenedPath]) -> Result<RulesetCreated, String> {
+    pub fn prepare(
+        &self,
+        opened: &[OpenedPath],
+        beyond_view: &[(BorrowedFd, bool)],
+    ) -> Result<RulesetCreated, String> {
         let error = |err: landlock::RulesetError| format!("Landlock: {err}");
         let all = AccessFs::from_all(NEWEST_ABI);
         let read = AccessFs::from_read(NEWEST_ABI);
@@ -112,6 +117,12 @@ impl FsRules {
         }
         for path in &self.read_write {
             rules.push(rule(path, write)?);
+        }
+        for &(fd, writable) in beyond_view {
+            rules.push(PathBeneath::new(
+                RuleFile::Inherited(fd),
+                if writable { write } else { read },
+            ));
         }
         for path in DEVICE_FILES
             .iter()

@@ -12,6 +12,7 @@
 
 pub mod cgroup;
 pub mod child;
+pub mod disk;
 pub mod fs_rules;
 pub mod syscall_filter;
 pub mod trees;
@@ -234,6 +235,7 @@ fn run_with(
             sandbox_uid.as_ref().map(|taken| taken.uid),
             use_cgroups,
             theirs.as_ref().filter(|_| root).map(AsRawFd::as_raw_fd),
+            policy,
         )),
         switch_to: root.then_some((sandbox_id, sandbox_id)),
         fs_rules: FsRules {
@@ -374,8 +376,11 @@ fn run_with(
     drop(cgroups);
     let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
 
-    let (command_status, in_cgroups) =
-        read_child_report(&run.report, policy, &program, used_cgroups, &mut degraded)?;
+    let ChildReport {
+        command_status,
+        in_cgroups,
+        disk_full,
+    } = read_child_report(&run.report, policy, &program, used_cgroups, &mut degraded)?;
     // Without a status line, the init died because we killed it (timeout, interruption), and
     // everything inside died with it.
     let (exit_code, signal) = match command_status {
@@ -410,29 +415,49 @@ fn run_with(
         signal,
         oom_killed: events.oom_killed,
         pids_max_hit: events.pids_max_hit,
+        disk_full,
         recorded: in_cgroups,
     };
     Ok(result_of(policy, BackendKind::Native, run, ending, layers))
 }
 
-/// Reads the init's report lines (see `child`): the command's raw wait status, if it ended,
-/// and whether it is in the run's cgroups (it could not join one with --allow-degraded: then
-/// nothing holds the limits). Degraded layers are added to `degraded`; a failed layer, a failed
-/// exec or a view refused end the attempt.
+/// What the init reported (see `child`).
+struct ChildReport {
+    /// The command's raw wait status, if it ended.
+    command_status: Option<i32>,
+    /// The command is in the run's cgroups (it could not join one with --allow-degraded: then
+    /// nothing holds the limits).
+    in_cgroups: bool,
+    /// The --disk limit was reached: nothing was written back.
+    disk_full: bool,
+}
+
+/// Reads the init's report lines. Degraded layers are added to `degraded`; a failed layer, a
+/// failed exec, changes that could not be written back or a view refused end the attempt.
 fn read_child_report(
     report: &[String],
     policy: &SandboxPolicy,
     program: &Path,
     used_cgroups: bool,
     degraded: &mut Vec<Degradation>,
-) -> Result<(Option<i32>, bool), Attempt> {
-    let mut command_status = None;
-    let mut in_cgroups = used_cgroups;
+) -> Result<ChildReport, Attempt> {
+    let mut read = ChildReport {
+        command_status: None,
+        in_cgroups: used_cgroups,
+        disk_full: false,
+    };
     for line in report {
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
         let (layer, reason) = rest.split_once(' ').unwrap_or((rest, ""));
         match tag {
-            "status" => command_status = rest.parse::<i32>().ok(),
+            "status" => read.command_status = rest.parse::<i32>().ok(),
+            "disk" if rest == "full" => read.disk_full = true,
+            "disk" => {
+                return Err(Failure::external(format!(
+                    "--disk: the command ended, but its changes could not all be written back ({rest}); the workspace may hold some of them"
+                ))
+                .into())
+            }
             "join" => {
                 let reason = format!(
                     "cannot join the run's cgroup: {}",
@@ -441,7 +466,7 @@ fn read_child_report(
                 if !policy.allow_degraded {
                     return Err(layer_failure("resources", &reason).into());
                 }
-                in_cgroups = false;
+                read.in_cgroups = false;
                 degraded.push(Degradation {
                     layer: "resources".into(),
                     reason,
@@ -471,7 +496,7 @@ fn read_child_report(
             _ => {}
         }
     }
-    Ok((command_status, in_cgroups))
+    Ok(read)
 }
 
 /// What a native run's layers say beyond the policy.
@@ -554,6 +579,12 @@ fn fork_on_host(
     private: &PrivateDir,
     degraded: &mut Vec<Degradation>,
 ) -> Result<(libc::pid_t, OwnedFd), Attempt> {
+    if policy.disk_bytes.is_some() {
+        degraded.push(Degradation {
+            layer: "resources".into(),
+            reason: "--disk needs the sandbox's own mount namespace: the command writes the workspace itself, with no limit on the total size".into(),
+        });
+    }
     if let Some(sandbox_id) = sandbox_uid {
         for dir in [private.path.clone(), private.path.join("home")] {
             std::os::unix::fs::chown(&dir, Some(sandbox_id), Some(sandbox_id)).map_err(|err| {
@@ -715,6 +746,7 @@ fn view_plan(
     sandbox_uid: Option<u32>,
     cgroups: bool,
     trees_from: Option<RawFd>,
+    policy: &SandboxPolicy,
 ) -> ViewPlan {
     let (tmp_size, shm_size) = if cgroups {
         (memory_bytes, memory_bytes)
@@ -741,6 +773,9 @@ fn view_plan(
             .map(|(link, target)| (c_path(link), c_path(target)))
             .collect(),
         trees_from,
+        disk: policy
+            .disk_bytes
+            .map(|size| (c_path(&policy.workspace), size)),
         own_sysfs: view.own_sysfs,
         tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
         shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),

@@ -1,0 +1,301 @@
+//! `--disk SIZE`: a limit on what the command may write into the workspace, all files together.
+//! The command sees the workspace through an overlay whose upper layer is a tmpfs of that size.
+//! Once the command has ended by itself, the sandbox's init writes what changed back into the
+//! workspace, unless the tmpfs filled up: then nothing changes, and the result says `disk`. A
+//! command killed (timeout, interruption) changes nothing either. The upper layer and the
+//! workspace underneath are held by the init's descriptors only, out of the command's view.
+//!
+//! What changed is read from the overlay itself: for each directory in the upper layer, what
+//! the merged view no longer shows (a whiteout, an opaque directory's hidden entries) is
+//! removed from the workspace, and what the upper layer holds is copied in (files replaced
+//! whole, through a temporary file renamed over them, with their mode and times).
+
+use std::ffi::{CStr, CString, OsStr};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{FileStat, Mode, SFlag};
+use nix::unistd::UnlinkatFlags;
+
+use crate::sys;
+
+/// Where the layers are put together, in the new root, before it is the root; removed once the
+/// overlay is mounted.
+const ASSEMBLY: &str = ".disk";
+
+/// The overlay's layers, held open by the init.
+pub struct Overlay {
+    /// The tmpfs's directory holding what the command wrote.
+    upper: OwnedFd,
+    /// The workspace itself (its mount tree), under the overlay.
+    lower: OwnedFd,
+    /// The overlay's root, the workspace as the command sees it.
+    pub merged: OwnedFd,
+}
+
+impl Overlay {
+    /// The layers the init reads (upper) and writes (lower) after the command, for Landlock.
+    pub fn layers(&self) -> [(BorrowedFd<'_>, bool); 2] {
+        [(self.upper.as_fd(), false), (self.lower.as_fd(), true)]
+    }
+
+    /// The descriptors the init holds until the changes are written back.
+    pub fn descriptors(&self) -> [BorrowedFd<'_>; 3] {
+        [self.upper.as_fd(), self.lower.as_fd(), self.merged.as_fd()]
+    }
+}
+
+/// What became of the command's changes.
+pub enum Outcome {
+    /// The tmpfs filled up: nothing was written back.
+    Full,
+    /// This many entries were written back or removed.
+    WrittenBack(usize),
+}
+
+/// Mounts the overlay at `target` (relative to the new root, the current directory) over the
+/// workspace's mount `tree`, its upper layer a tmpfs of `size` bytes.
+pub fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String> {
+    fn failed(what: &str) -> impl Fn(Errno) -> String + '_ {
+        move |errno| format!("--disk: cannot {what}: {errno}")
+    }
+    let here = std::env::current_dir().map_err(|err| format!("--disk: {err}"))?;
+    let assembly = here.join(ASSEMBLY);
+    std::fs::create_dir(&assembly).map_err(|err| format!("--disk: {err}"))?;
+    let c_assembly = c_path(&assembly);
+    let options = CString::new(format!("mode=0700,size={size}")).expect("no NUL");
+    let flags = libc::MS_NOSUID | libc::MS_NODEV;
+    sys::mount(c"tmpfs", &c_assembly, Some(c"tmpfs"), flags, Some(&options))
+        .map_err(|errno| failed("mount its tmpfs")(Errno::from_raw(errno)))?;
+    for dir in ["upper", "work", "lower"] {
+        std::fs::create_dir(assembly.join(dir)).map_err(|err| format!("--disk: {err}"))?;
+    }
+    let lower_path = c_path(&assembly.join("lower"));
+    sys::move_mount(std::os::fd::AsRawFd::as_raw_fd(tree), &lower_path)
+        .map_err(|errno| failed("hold the workspace")(Errno::from_raw(errno)))?;
+    let open = |path: &Path| {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+        nix::fcntl::open(path, flags, Mode::empty())
+    };
+    let upper = open(&assembly.join("upper")).map_err(failed("open its upper layer"))?;
+    let lower = open(&assembly.join("lower")).map_err(failed("open the workspace"))?;
+    // The workspace's root as the command sees it is the upper layer's: the same owner and mode.
+    let root = nix::sys::stat::fstat(&lower).map_err(failed("read the workspace"))?;
+    nix::unistd::fchown(
+        &upper,
+        Some(nix::unistd::Uid::from_raw(root.st_uid)),
+        Some(nix::unistd::Gid::from_raw(root.st_gid)),
+    )
+    .map_err(failed("hand its upper layer over"))?;
+    nix::sys::stat::fchmod(&upper, Mode::from_bits_truncate(root.st_mode & 0o7777))
+        .map_err(failed("hand its upper layer over"))?;
+    let layers = CString::new(format!(
+        "lowerdir={0}/lower,upperdir={0}/upper,workdir={0}/work,userxattr",
+        assembly.display()
+    ))
+    .map_err(|_| "--disk: the new root's path holds a NUL byte".to_string())?;
+    sys::mount(
+        c"overlay",
+        &c_path(target),
+        Some(c"overlay"),
+        flags,
+        Some(&layers),
+    )
+    .map_err(|errno| failed("mount the overlay")(Errno::from_raw(errno)))?;
+    let merged = open(target).map_err(failed("open the overlay"))?;
+    nix::mount::umount2(&assembly, nix::mount::MntFlags::MNT_DETACH)
+        .map_err(failed("hide its layers"))?;
+    std::fs::remove_dir(&assembly).map_err(|err| format!("--disk: {err}"))?;
+    Ok(Overlay {
+        upper,
+        lower,
+        merged,
+    })
+}
+
+/// After the command: the changes written back into the workspace, unless the tmpfs filled up.
+pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
+    let room = nix::sys::statvfs::fstatvfs(&overlay.upper)
+        .map_err(|errno| format!("cannot read the upper layer's use: {errno}"))?;
+    if room.blocks_available() == 0 || room.files_available() == 0 {
+        return Ok(Outcome::Full);
+    }
+    let mut count = 0;
+    merge(
+        overlay.upper.as_fd(),
+        overlay.merged.as_fd(),
+        overlay.lower.as_fd(),
+        Path::new(""),
+        &mut count,
+    )?;
+    Ok(Outcome::WrittenBack(count))
+}
+
+/// Writes the upper directory `upper` (the merged view's `merged`) into the workspace's
+/// `lower`, at `shown` in the workspace.
+fn merge(
+    upper: BorrowedFd,
+    merged: BorrowedFd,
+    lower: BorrowedFd,
+    shown: &Path,
+    count: &mut usize,
+) -> Result<(), String> {
+    let failed = |name: &CStr, errno: Errno| {
+        let path = shown.join(OsStr::from_bytes(name.to_bytes()));
+        format!("cannot write back {}: {errno}", path.display())
+    };
+    // Gone from the merged view: removed (a whiteout, or hidden by an opaque directory).
+    for name in names(lower).map_err(|errno| failed(c".", errno))? {
+        if stat_at(merged, &name) == Err(Errno::ENOENT) {
+            remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+            *count += 1;
+        }
+    }
+    for name in names(upper).map_err(|errno| failed(c".", errno))? {
+        let stat = stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
+        let kind = sys::file_kind(&stat);
+        let written = if kind == SFlag::S_IFDIR {
+            let path = shown.join(OsStr::from_bytes(name.to_bytes()));
+            write_dir([upper, merged, lower], &name, &stat, &path, count)?;
+            continue;
+        } else if kind == SFlag::S_IFREG {
+            write_file(upper, lower, &name, &stat)
+        } else if kind == SFlag::S_IFLNK {
+            nix::fcntl::readlinkat(upper, name.as_c_str()).and_then(|target| {
+                remove_all(lower, &name)?;
+                nix::unistd::symlinkat(target.as_os_str(), lower, name.as_c_str())
+            })
+        } else {
+            // A whiteout (removed above), or a FIFO, socket or device: not kept.
+            continue;
+        };
+        written.map_err(|errno| failed(&name, errno))?;
+        *count += 1;
+    }
+    Ok(())
+}
+
+/// The directory `name` written back: made where it is missing (or was something else), then
+/// merged, and given its mode.
+fn write_dir(
+    [upper, merged, lower]: [BorrowedFd; 3],
+    name: &CString,
+    stat: &FileStat,
+    shown: &Path,
+    count: &mut usize,
+) -> Result<(), String> {
+    let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
+    let mode = Mode::from_bits_truncate(stat.st_mode & 0o7777);
+    let made = match stat_at(lower, name) {
+        Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => false,
+        Ok(_) => {
+            remove_all(lower, name).map_err(failed)?;
+            true
+        }
+        Err(Errno::ENOENT) => true,
+        Err(errno) => return Err(failed(errno)),
+    };
+    if made {
+        nix::sys::stat::mkdirat(lower, name.as_c_str(), mode).map_err(failed)?;
+        *count += 1;
+    }
+    let below = |dir: BorrowedFd| open_dir(dir, name).map_err(failed);
+    let (upper_dir, merged_dir, lower_dir) = (below(upper)?, below(merged)?, below(lower)?);
+    merge(
+        upper_dir.as_fd(),
+        merged_dir.as_fd(),
+        lower_dir.as_fd(),
+        shown,
+        count,
+    )?;
+    nix::sys::stat::fchmod(&lower_dir, mode).map_err(failed)
+}
+
+/// The regular file `name` written back whole: through a temporary file renamed over it.
+fn write_file(
+    upper: BorrowedFd,
+    lower: BorrowedFd,
+    name: &CString,
+    stat: &FileStat,
+) -> Result<(), Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut from = File::from(nix::fcntl::openat(
+        upper,
+        name.as_c_str(),
+        flags,
+        Mode::empty(),
+    )?);
+    let temp = CString::new(format!(".autocoder-disk-{}.tmp", std::process::id())).expect("no NUL");
+    let mode = Mode::from_bits_truncate(stat.st_mode & 0o777);
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+    let mut to = File::from(nix::fcntl::openat(
+        lower,
+        temp.as_c_str(),
+        flags | OFlag::O_CLOEXEC,
+        mode,
+    )?);
+    let copied = std::io::copy(&mut from, &mut to)
+        .map_err(|err| Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO)))
+        .and_then(|_| nix::sys::stat::fchmod(&to, mode))
+        .and_then(|()| {
+            let time = |seconds, nanoseconds| nix::sys::time::TimeSpec::new(seconds, nanoseconds);
+            nix::sys::stat::futimens(
+                &to,
+                &time(stat.st_atime, stat.st_atime_nsec),
+                &time(stat.st_mtime, stat.st_mtime_nsec),
+            )
+        })
+        .and_then(|()| match stat_at(lower, name) {
+            Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => remove_all(lower, name),
+            _ => Ok(()),
+        })
+        .and_then(|()| nix::fcntl::renameat(lower, temp.as_c_str(), lower, name.as_c_str()));
+    if copied.is_err() {
+        let _ = nix::unistd::unlinkat(lower, temp.as_c_str(), UnlinkatFlags::NoRemoveDir);
+    }
+    copied
+}
+
+/// Removes `name` from `dir`, a directory with all it holds; nothing there is no error.
+fn remove_all(dir: BorrowedFd, name: &CString) -> Result<(), Errno> {
+    match stat_at(dir, name) {
+        Err(Errno::ENOENT) => Ok(()),
+        Err(errno) => Err(errno),
+        Ok(stat) if sys::file_kind(&stat) == SFlag::S_IFDIR => {
+            let below = open_dir(dir, name)?;
+            for entry in names(below.as_fd())? {
+                remove_all(below.as_fd(), &entry)?;
+            }
+            nix::unistd::unlinkat(dir, name.as_c_str(), UnlinkatFlags::RemoveDir)
+        }
+        Ok(_) => nix::unistd::unlinkat(dir, name.as_c_str(), UnlinkatFlags::NoRemoveDir),
+    }
+}
+
+fn stat_at(dir: BorrowedFd, name: &CString) -> Result<FileStat, Errno> {
+    nix::sys::stat::fstatat(dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
+}
+
+fn open_dir(dir: BorrowedFd, name: &CString) -> Result<OwnedFd, Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    nix::fcntl::openat(dir, name.as_c_str(), flags, Mode::empty())
+}
+
+/// The names in the directory `dir` (not `.` nor `..`).
+fn names(dir: BorrowedFd) -> Result<Vec<CString>, Errno> {
+    let mut entries = nix::dir::Dir::from_fd(nix::unistd::dup(dir)?)?;
+    Ok(entries
+        .iter()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_owned())
+        .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
+        .collect())
+}
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).expect("the view's paths hold no NUL byte")
+}
