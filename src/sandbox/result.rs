@@ -147,6 +147,9 @@ pub struct ResourceLayer {
     /// socket buffers, memfds), "rlimit (private memory only)" (each process's private memory,
     /// nothing shared or queued in the kernel), "docker" or "none".
     pub memory_mechanism: String,
+    /// Why the run made no cgroups of its own (rlimits then hold the limits); null when it did,
+    /// or with the docker backend.
+    pub cgroups_refused: Option<String>,
     pub file_size_bytes: u64,
     /// The --disk limit on all the files written in the workspace; null when there is none.
     pub disk_bytes: Option<u64>,

@@ -1,7 +1,7 @@
 //! Resource limits: each one holds (as root through cgroups, as an ordinary user through rlimits)
 //! and is named in `limit_hit`; each attack is bounded and has a control under the limit.
 
-use crate::util::{is_root, Test};
+use crate::util::{is_root, TempDir, Test};
 
 fn users() -> Vec<Option<u32>> {
     if is_root() {
@@ -469,5 +469,90 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
             .run();
         assert_eq!(run.sandbox().limit_hit.as_deref(), Some("time"));
         assert!(!run.dir.path().join("late").exists(), "user {user:?}");
+    }
+}
+
+#[test]
+fn an_ordinary_users_run_says_why_it_makes_no_cgroups() {
+    if !is_root() {
+        return;
+    }
+    let refused = |run: &crate::util::Run| {
+        run.sandbox().layers["resources"]["cgroups_refused"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let run = Test::new().sandbox_sh(&[], "true").run().expect_status(0);
+    assert_eq!(
+        run.sandbox().layers["resources"]["cgroups_refused"],
+        serde_json::Value::Null
+    );
+    let run = Test::new()
+        .run_as_user(1500)
+        .sandbox_sh(&[], "true")
+        .run()
+        .expect_status(0);
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let Some(v2) = mounts.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split(' ').nth(4))
+            .flatten()
+    }) else {
+        assert!(
+            refused(&run).contains("no cgroup v2 hierarchy"),
+            "{}",
+            refused(&run)
+        );
+        return;
+    };
+    assert!(
+        refused(&run).contains("is not delegated to you"),
+        "{}",
+        refused(&run)
+    );
+
+    // A subtree of the user's own, as systemd delegates one: what it lacks is said.
+    let test = Test::new();
+    let cgroup = std::path::Path::new(v2).join(format!("autocoder-test-{}", std::process::id()));
+    std::fs::create_dir(&cgroup).unwrap();
+    crate::util::chown_tree(&cgroup, 1500);
+    let bin = test.path().join(".bin");
+    std::fs::create_dir(&bin).unwrap();
+    let home = TempDir::new();
+    crate::util::chown_tree(home.path(), 1500);
+    std::fs::copy(crate::util::autocoder_bin(), bin.join("autocoder")).unwrap();
+    crate::util::chown_tree(test.path(), 1500);
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec setpriv --reuid 1500 --regid 1500 --clear-groups \
+         env HOME={} {}/autocoder sandbox -- true",
+        cgroup.display(),
+        home.path().display(),
+        bin.display()
+    );
+    let output = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(test.path())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir(&cgroup);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)));
+    let said = document["sandbox"]["layers"]["resources"]["cgroups_refused"]
+        .as_str()
+        .unwrap_or_default();
+    let controllers =
+        std::fs::read_to_string(std::path::Path::new(v2).join("cgroup.subtree_control"))
+            .unwrap_or_default();
+    if controllers.contains("memory") && controllers.contains("pids") {
+        assert!(
+            said.contains("is delegated to you with the memory and pids"),
+            "{said}"
+        );
+    } else {
+        assert!(said.contains("your delegated cgroup"), "{said}");
+        assert!(said.contains("has no"), "{said}");
     }
 }

@@ -13,8 +13,9 @@
 //! processes are gone, while the init is still on its way out. A sandbox killed outright (SIGKILL)
 //! cannot remove its own; the next run beside it removes those whose sandbox is gone, while its
 //! command runs (`while_running`), when it has nothing else to do. Where we may not create cgroups
-//! (an ordinary user, no v1 hierarchies), the caller falls back to rlimits and says so in the
-//! result.
+//! (an ordinary user, no v1 hierarchies), the caller falls back to rlimits and says why in the
+//! result: for an ordinary user, what a cgroup v2 subtree delegated to them lacks (the v1
+//! hierarchies are root's), or that it has what a run needs and is not used yet.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
@@ -27,6 +28,76 @@ const CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
 /// Where the cgroup v1 hierarchy of `controller` is mounted.
 fn hierarchy(controller: &str) -> PathBuf {
     Path::new("/sys/fs/cgroup").join(controller)
+}
+
+/// Why an ordinary user's run makes no cgroups: what is missing for a cgroup v2 subtree of the
+/// user's own, with the memory and pids controllers, where the run's cgroups could go.
+pub fn refusal_for_ordinary_users() -> String {
+    match delegated_v2_cgroup() {
+        Ok(dir) => format!(
+            "the cgroup v2 subtree {} is delegated to you with the memory and pids controllers, \
+             but the sandbox makes cgroups only in the v1 hierarchies, as root",
+            dir.display()
+        ),
+        Err(missing) => missing,
+    }
+}
+
+/// Our cgroup v2 directory, if it is ours (delegated, as systemd does for `Delegate=yes`) and
+/// offers the memory and pids controllers; or what is missing.
+fn delegated_v2_cgroup() -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let read =
+        |path: &str| fs::read_to_string(path).map_err(|err| format!("cannot read {path}: {err}"));
+    let mounts = read("/proc/self/mountinfo")?;
+    let mount = mounts
+        .lines()
+        .find_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            right
+                .starts_with("cgroup2 ")
+                .then(|| left.split(' ').nth(4))
+                .flatten()
+        })
+        .ok_or("no cgroup v2 hierarchy is mounted, and the v1 hierarchies are root's")?;
+    let own = read("/proc/self/cgroup")?;
+    let relative = own
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .ok_or("this process is in no cgroup v2 cgroup")?;
+    let dir = match relative.trim_start_matches('/') {
+        "" => PathBuf::from(mount),
+        below => Path::new(mount).join(below),
+    };
+    let owner = fs::metadata(&dir)
+        .map_err(|err| format!("cannot read {}: {err}", dir.display()))?
+        .uid();
+    if owner != nix::unistd::geteuid().as_raw() {
+        return Err(format!(
+            "your cgroup {} is not delegated to you (it is uid {owner}'s): start autocoder in one \
+             that is, e.g. under `systemd-run --user --scope -p Delegate=yes`",
+            dir.display()
+        ));
+    }
+    let controllers = read(&dir.join("cgroup.controllers").to_string_lossy())?;
+    let offered: Vec<&str> = controllers.split_whitespace().collect();
+    let missing: Vec<&str> = ["memory", "pids"]
+        .into_iter()
+        .filter(|needed| !offered.contains(needed))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "your delegated cgroup {} has no {} controller (it offers: {})",
+            dir.display(),
+            missing.join(" nor "),
+            if offered.is_empty() {
+                "none".to_string()
+            } else {
+                offered.join(", ")
+            }
+        ));
+    }
+    Ok(dir)
 }
 
 /// One run's cgroups, removed on drop (those that were made).

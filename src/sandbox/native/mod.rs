@@ -101,20 +101,22 @@ impl SandboxUid {
 }
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
-    let mut use_cgroups = nix::unistd::geteuid().is_root()
-        && RunCgroups::hierarchies_mounted()
-            .inspect_err(|reason| using_rlimits(reason))
-            .is_ok();
+    // Ok: the run makes cgroups; else why rlimits hold its limits instead.
+    let mut cgroups = if nix::unistd::geteuid().is_root() {
+        RunCgroups::hierarchies_mounted().inspect_err(|reason| using_rlimits(reason))
+    } else {
+        Err(cgroup::refusal_for_ordinary_users())
+    };
     let mut without_namespaces = None;
     loop {
-        match run_with(policy, use_cgroups, without_namespaces.clone()) {
+        match run_with(policy, cgroups.clone(), without_namespaces.clone()) {
             Ok(result) => return Ok(result),
             Err(Attempt::Failed(failure)) => return Err(failure),
             // Nothing was started when an attempt is refused: the same run again, without what
             // refused (each at most once).
-            Err(Attempt::CgroupsRefused(reason)) if use_cgroups => {
+            Err(Attempt::CgroupsRefused(reason)) if cgroups.is_ok() => {
                 using_rlimits(&reason);
-                use_cgroups = false;
+                cgroups = Err(reason);
             }
             Err(Attempt::ViewRefused(reason)) if without_namespaces.is_none() => {
                 without_namespaces = Some(view_refused(reason));
@@ -162,9 +164,10 @@ fn using_rlimits(reason: &str) {
 /// One attempt at the run; `without_namespaces` says why it goes without them (a degraded run).
 fn run_with(
     policy: &SandboxPolicy,
-    use_cgroups: bool,
+    cgroups_allowed: Result<(), String>,
     without_namespaces: Option<Degradation>,
 ) -> Result<SandboxResult, Attempt> {
+    let use_cgroups = cgroups_allowed.is_ok();
     let started = Instant::now();
     let (euid, egid) = (
         nix::unistd::geteuid().as_raw(),
@@ -395,6 +398,7 @@ fn run_with(
         }
     };
     let facts = RunFacts {
+        cgroups_refused: cgroups_allowed.err(),
         used_cgroups,
         in_cgroups,
         fs_rules: &fs_rules,
@@ -501,6 +505,8 @@ fn read_child_report(
 
 /// What a native run's layers say beyond the policy.
 struct RunFacts<'a> {
+    /// Why the run made no cgroups, if it made none.
+    cgroups_refused: Option<String>,
     /// The run's cgroups were made, and the command got into them.
     used_cgroups: bool,
     in_cgroups: bool,
@@ -527,6 +533,7 @@ fn native_layers(policy: &SandboxPolicy, facts: RunFacts, degraded: Vec<Degradat
     layers.resources.mechanism = mechanism.into();
     layers.resources.cpu_mechanism = cpu_mechanism.into();
     layers.resources.memory_mechanism = memory_mechanism.into();
+    layers.resources.cgroups_refused = facts.cgroups_refused;
     let shown = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
     layers.filesystem.read_only = shown(&facts.fs_rules.read_only);
     layers.filesystem.read_write = shown(&facts.fs_rules.read_write);
