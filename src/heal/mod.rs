@@ -90,6 +90,8 @@ pub struct Context<'a> {
     /// The attempt before this one, when there was one.
     pub previous: Option<&'a AttemptRecord>,
     pub signals: &'a TerminationSignals,
+    /// When the engine's stage runs out of time: a model's answer is not waited for past it.
+    pub deadline: Instant,
 }
 
 /// An engine's answer.
@@ -99,6 +101,8 @@ pub enum Proposed {
     Exhausted,
     /// A signal came while it worked.
     Interrupted(i32),
+    /// The stage's time ran out while it worked.
+    OutOfTime,
 }
 
 #[derive(Default)]
@@ -308,7 +312,7 @@ impl Repair<'_> {
                     )));
                 }
             }
-            if let Step::End(end) = self.attempt(engine)? {
+            if let Step::End(end) = self.attempt(engine, deadline)? {
                 return Ok(end);
             }
         }
@@ -320,7 +324,7 @@ impl Repair<'_> {
     }
 
     /// Asks the engine once, applies its edits, tests them, keeps or undoes them.
-    fn attempt(&mut self, engine: &mut dyn Engine) -> Result<Step, Failure> {
+    fn attempt(&mut self, engine: &mut dyn Engine, deadline: Instant) -> Result<Step, Failure> {
         let number = self.number + 1;
         let searches = engine.searches();
         let diff = self.tree.diff();
@@ -341,6 +345,7 @@ impl Repair<'_> {
             number,
             previous: self.report.attempts.last(),
             signals: self.signals,
+            deadline,
         };
         let proposal = match engine.propose(&context, self.tree) {
             Ok(Proposed::Edits(proposal)) => proposal,
@@ -351,6 +356,12 @@ impl Repair<'_> {
                 ))))
             }
             Ok(Proposed::Interrupted(signal)) => return Ok(Step::End(End::Interrupted(signal))),
+            Ok(Proposed::OutOfTime) => {
+                return Ok(Step::End(End::Budget(format!(
+                    "the time budget ran out while the {} engine worked on attempt {number}",
+                    engine.name()
+                ))))
+            }
             Err(failure) => {
                 self.events.emit(
                     "model_error",

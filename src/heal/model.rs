@@ -119,10 +119,11 @@ impl Engine for ModelEngine {
             tools: &self.tools,
             max_tokens: REPLY_TOKENS,
         };
-        let reply = match ask(&self.session, &prompt, context.signals, &asking, None) {
+        let deadline = Some(context.deadline);
+        let reply = match ask(&self.session, &prompt, context.signals, &asking, deadline) {
             Asked::Interrupted(signal) => return Ok(Proposed::Interrupted(signal)),
             Asked::Answered(reply) => reply?,
-            Asked::TimedOut => unreachable!("asked without a deadline"),
+            Asked::TimedOut => return Ok(Proposed::OutOfTime),
         };
         let (edits, problems) = if reply.tool_calls.is_empty() {
             let parsed = edits::parse(&reply.text);

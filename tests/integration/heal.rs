@@ -1056,6 +1056,32 @@ fn the_token_and_time_budgets_end_the_repair() {
 }
 
 #[test]
+fn a_model_answering_late_is_not_waited_for_past_the_time_budget() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(FIX_DISCOUNT).delayed(Duration::from_secs(60))],
+    )]);
+    let started = Instant::now();
+    let run = shop(&server)
+        .args(["--timeout", "8s"])
+        .run()
+        .expect_status(1);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "heal waited {:?} for the model",
+        started.elapsed()
+    );
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "budget_exhausted", "{heal:#}");
+    let reason = heal["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("time budget ran out while the llm engine worked"),
+        "{heal:#}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn a_reply_cut_off_at_the_token_limit_is_said_on_the_next_attempt() {
     let cut = Reply::json(
         200,
