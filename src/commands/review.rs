@@ -34,10 +34,19 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         true => Some(model_session(&args)?),
         false => None,
     };
+    // Known before anything is done: a review GitHub would refuse is not sent at all.
+    if args.post && Api::choose(args.api_url.as_deref(), None)?.token.is_none() {
+        return Err(
+            Failure::usage("--post needs a GitHub token, and none is set").with_hint(
+                "set GITHUB_TOKEN (or GH_TOKEN) to a token that may write pull requests",
+            ),
+        );
+    }
     let files = change(&args, &document, &workspace, diff_from_stdin)?;
     let anchors = diff::new_side_lines(&files);
     let mut review = review::review(&workspace, files, args.budget);
-    if let Some(session) = &session {
+    // Nothing changed: nothing for the model to judge.
+    if let Some(session) = session.as_ref().filter(|_| !review.files.is_empty()) {
         let secrets = crate::secrets::collect(session.model().api_key(), &[], &workspace);
         let (findings, outcome) = review::model::ask(session, &review, &secrets)?;
         if let Some(error) = &outcome.error {

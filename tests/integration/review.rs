@@ -775,8 +775,48 @@ fn post_comments_on_the_diffs_lines_and_keeps_the_rest_in_the_body() {
 }
 
 #[test]
+fn post_needs_a_token_and_sends_nothing_without_one() {
+    let github = crate::fake_server::FakeServer::start(vec![]);
+    let run = project()
+        .args(["review", "--post", "--pr", "7", "--repo", "acme/shop"])
+        .args(["--api-url", github.url()])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("--post needs a GitHub token"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        github.requests().is_empty(),
+        "a review went out unauthenticated"
+    );
+}
+
+#[test]
+fn an_empty_change_is_not_sent_to_the_model() {
+    let server = crate::fake_server::FakeServer::start(vec![]);
+    let run = project()
+        .args(["review", "--llm", "--model", "fake-reviewer", "--base-url"])
+        .arg(format!("{}/v1", server.url()))
+        .env("AUTOCODER_API_KEY", "sk-review-key-5150")
+        .run()
+        .expect_status(0);
+    assert!(
+        server.requests().is_empty(),
+        "the model was asked about nothing"
+    );
+    let review = review_of(&run);
+    assert_eq!(review["verdict"], "pass", "{review:#}");
+}
+
+#[test]
 fn post_needs_a_pull_request_that_was_opened() {
-    let run = project().args(["review", "--post"]).run().expect_status(2);
+    let run = project()
+        .args(["review", "--post"])
+        .env("GITHUB_TOKEN", "ghp_unused")
+        .run()
+        .expect_status(2);
     assert!(
         run.stderr().contains("--post needs a pull request"),
         "{}",
@@ -786,6 +826,7 @@ fn post_needs_a_pull_request_that_was_opened() {
         serde_json::json!({"pr": {"dry_run": true, "branch": "b", "base": "main", "commit": "c"}});
     let run = project()
         .args(["review", "--post"])
+        .env("GITHUB_TOKEN", "ghp_unused")
         .stdin(dry.to_string())
         .run()
         .expect_status(2);
@@ -939,6 +980,7 @@ fn a_post_github_refuses_keeps_the_review_and_a_repository_name_is_checked() {
                 "--api-url",
                 github.url(),
             ])
+            .env("GITHUB_TOKEN", "ghp_posting-token")
             .run()
             .expect_status(2);
         assert!(
