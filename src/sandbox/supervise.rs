@@ -224,7 +224,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             .filter(|&which| !sinks.waiting(which))
             .collect();
         let writing: Vec<usize> = (0..2).filter(|&which| sinks.waiting(which)).collect();
-        let wait = if timed_out || interrupted.is_some() {
+        // The process finishes what the command did (--disk writes its changes back): neither
+        // the clock nor a signal stops it now.
+        let holding = watch.ends_with_status && reported(&sinks.report, b"hold");
+        let wait = if timed_out || interrupted.is_some() || holding {
             PollTimeout::NONE
         } else {
             // Rounded up, so the deadline has passed when poll times out.
@@ -250,7 +253,8 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 .collect();
             (ready, events)
         };
-        if ready == Ok(0) && !timed_out && interrupted.is_none() && Instant::now() >= deadline {
+        let stoppable = !timed_out && interrupted.is_none() && !holding;
+        if ready == Ok(0) && stoppable && Instant::now() >= deadline {
             timed_out = true;
             kill();
             continue;
@@ -262,7 +266,9 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
             if let Some(signal) = watch.signals.take() {
                 if interrupted.is_none() && !timed_out {
                     interrupted = Some(signal);
-                    kill();
+                    if !holding {
+                        kill();
+                    }
                 }
             }
         }
@@ -298,7 +304,7 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
         if !events[0].is_empty() {
             break;
         }
-        if watch.ends_with_status && open.is_empty() && reported_status(&sinks.report) {
+        if watch.ends_with_status && open.is_empty() && reported(&sinks.report, b"status") {
             ended_with_status = true;
             break;
         }
@@ -449,11 +455,16 @@ pub fn reap(pid: libc::pid_t) -> i32 {
     wait_status
 }
 
-/// Whether the report holds a `status` line.
-fn reported_status(report: &[u8]) -> bool {
-    report
-        .split(|&byte| byte == b'\n')
-        .any(|line| line.starts_with(b"status "))
+/// Whether the report holds a line of `tag` (complete: a newline ends it).
+fn reported(report: &[u8], tag: &[u8]) -> bool {
+    let complete = report
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(&report[..0], |end| &report[..end]);
+    complete.split(|&byte| byte == b'\n').any(|line| {
+        line.strip_prefix(tag)
+            .is_some_and(|rest| rest.is_empty() || rest[0] == b' ')
+    })
 }
 
 /// Reads what is available into `buffer`: `Ok(0)` at end of file, `Err(EAGAIN)` when nothing

@@ -460,6 +460,69 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
             .mode();
         assert_eq!(mode & 0o777, 0o755);
 
+        // Directories the workspace keeps set-gid or read-only are written too, and a FIFO in
+        // place of a file removes the file.
+        let test = test_for(user);
+        prepare(&test);
+        std::fs::create_dir(test.path().join("shared")).unwrap();
+        std::fs::set_permissions(
+            test.path().join("shared"),
+            std::fs::Permissions::from_mode(0o2775),
+        )
+        .unwrap();
+        let script = "echo s > shared/s && mkdir -p pkg/m && echo g > pkg/m/a.go && \
+                      chmod -R a-w pkg && rm old && mkfifo old && echo done";
+        let run = test
+            .sandbox_sh(&["--disk", "8M"], script)
+            .run()
+            .expect_status(0);
+        assert_eq!(
+            run.sandbox().out(),
+            "done\n",
+            "user {user:?}: {}",
+            run.sandbox().err()
+        );
+        let dir = run.dir.path();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("shared/s")).unwrap(),
+            "s\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("pkg/m/a.go")).unwrap(),
+            "g\n"
+        );
+        let mode = std::fs::metadata(dir.join("pkg/m"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o555, "user {user:?}");
+        assert!(
+            !dir.join("old").exists(),
+            "user {user:?}: the file a FIFO replaced stayed"
+        );
+        let _ = std::process::Command::new("chmod")
+            .args(["-R", "u+w"])
+            .arg(dir.join("pkg"))
+            .status();
+
+        // What the host makes meanwhile is not the command's to remove, though it looked the
+        // name up before it was there.
+        let test = test_for(user);
+        let workspace = test.path().to_path_buf();
+        let maker = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            std::fs::write(workspace.join("hostnew"), "host\n").unwrap();
+        });
+        let run = test
+            .sandbox_sh(&["--disk", "8M"], "ls hostnew; sleep 2; touch mine")
+            .run();
+        maker.join().unwrap();
+        assert!(run.dir.path().join("mine").exists(), "user {user:?}");
+        assert!(
+            run.dir.path().join("hostnew").exists(),
+            "user {user:?}: the host's file went"
+        );
+
         // Stopped by the clock: nothing reaches the workspace either.
         let run = test_for(user)
             .sandbox_sh(
@@ -469,6 +532,41 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
             .run();
         assert_eq!(run.sandbox().limit_hit.as_deref(), Some("time"));
         assert!(!run.dir.path().join("late").exists(), "user {user:?}");
+    }
+    // Where it could not cover the workspace whole, it refuses: a --rw path inside it, or a
+    // filesystem mounted inside it.
+    let test = Test::new();
+    std::fs::create_dir(test.path().join("sub")).unwrap();
+    let inside = test.path().join("sub");
+    let run = test
+        .args(["sandbox", "--disk", "1M", "--rw"])
+        .arg(&inside)
+        .args(["--", "true"])
+        .run()
+        .expect_status(125);
+    assert!(
+        run.stderr().contains("inside the workspace"),
+        "{}",
+        run.stderr()
+    );
+    if is_root() {
+        let test = Test::new();
+        let point = test.path().join("mnt");
+        std::fs::create_dir(&point).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "autocoder-test"])
+            .arg(&point)
+            .status()
+            .unwrap();
+        assert!(mounted.success());
+        let run = test.sandbox_sh(&["--disk", "1M"], "true").run();
+        let _ = std::process::Command::new("umount").arg(&point).status();
+        assert_eq!(run.status(), 125);
+        assert!(
+            run.stderr().contains("mounted inside the workspace"),
+            "{}",
+            run.stderr()
+        );
     }
 }
 

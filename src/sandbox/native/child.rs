@@ -12,8 +12,9 @@
 //! `degraded LAYER REASON` (only with --allow-degraded), `fail LAYER REASON` (then exits 125),
 //! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
 //! `join ERRNO` (the command could not join a cgroup), `exec ERRNO` (the command could not be
-//! executed), `panic MESSAGE` (a bug of ours; then exits 125) and, once the command has ended,
-//! `status RAW_WAIT_STATUS`. By then the child has killed and reaped whatever else was left in
+//! executed), `panic MESSAGE` (a bug of ours; then exits 125), with --disk `hold` (the command
+//! has ended and its changes are being written back: not to be stopped) and `disk full` or
+//! `disk REASON`, and, once the command has ended, `status RAW_WAIT_STATUS`. By then the child has killed and reaped whatever else was left in
 //! the namespace, setsid'ed daemons included; it closes the pipe and leaves, and the parent
 //! removes the cgroups (which the child was never in) while the kernel tears the namespaces down.
 //!
@@ -502,6 +503,8 @@ fn reap_until(
                 ) {}
             }
             if let Some(overlay) = &overlay {
+                // Not to be stopped now: the workspace would be left half written.
+                report.line("hold");
                 match disk::write_back(overlay) {
                     Ok(disk::Outcome::Full) => report.line("disk full"),
                     Ok(disk::Outcome::WrittenBack(_)) => {}

@@ -5,10 +5,11 @@
 //! command killed (timeout, interruption) changes nothing either. The upper layer and the
 //! workspace underneath are held by the init's descriptors only, out of the command's view.
 //!
-//! What changed is read from the overlay itself: for each directory in the upper layer, what
-//! the merged view no longer shows (a whiteout, an opaque directory's hidden entries) is
-//! removed from the workspace, and what the upper layer holds is copied in (files replaced
-//! whole, through a temporary file renamed over them, with their mode and times).
+//! What changed is read from the upper layer: a whiteout removes its name from the workspace, an
+//! opaque directory (one the command replaced) removes what the workspace had there and it does
+//! not, and the rest is copied in (files replaced whole, through a temporary file renamed over
+//! them, with their mode and times). The init says `hold` before it starts, so that a timeout
+//! or an interruption then waits for it instead of leaving the workspace half written.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
@@ -21,6 +22,7 @@ use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{FileStat, Mode, SFlag};
 use nix::unistd::UnlinkatFlags;
 
+use crate::error::Failure;
 use crate::sys;
 
 /// Where the layers are put together, in the new root, before it is the root; removed once the
@@ -55,6 +57,59 @@ pub enum Outcome {
     Full,
     /// This many entries were written back or removed.
     WrittenBack(usize),
+}
+
+/// Refuses a workspace the overlay would not cover whole: one with a mount inside (the overlay
+/// would hide what is mounted there), or a `--rw` path inside (written past the limit).
+pub fn check_workspace(policy: &crate::sandbox::policy::SandboxPolicy) -> Result<(), Failure> {
+    let inside = |path: &Path| path != policy.workspace && path.starts_with(&policy.workspace);
+    if let Some(path) = policy.read_write.iter().find(|path| inside(path)) {
+        return Err(Failure::usage(format!(
+            "--disk does not hold for --rw {}, inside the workspace",
+            path.display()
+        ))
+        .with_hint("drop that --rw (the workspace is writable whole), or --disk"));
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|err| Failure::external(format!("cannot read /proc/self/mountinfo: {err}")))?;
+    let mounted = mounts
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(unescape_mount_point)
+        .find(|point| inside(Path::new(point)));
+    if let Some(point) = mounted {
+        return Err(Failure::usage(format!(
+            "--disk cannot cover {}: a filesystem is mounted inside the workspace",
+            point
+        ))
+        .with_hint("unmount it, or run without --disk"));
+    }
+    Ok(())
+}
+
+/// A mount point as /proc/self/mountinfo writes it: space, tab, newline and backslash as octal
+/// escapes.
+fn unescape_mount_point(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let octal = bytes.get(at + 1..at + 4).filter(|digits| {
+            bytes[at] == b'\\' && digits.iter().all(|digit| (b'0'..=b'7').contains(digit))
+        });
+        match octal.and_then(|digits| u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok())
+        {
+            Some(byte) => {
+                out.push(byte);
+                at += 4;
+            }
+            None => {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Mounts the overlay at `target` (relative to the new root, the current directory) over the
@@ -127,7 +182,6 @@ pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
     let mut count = 0;
     merge(
         overlay.upper.as_fd(),
-        overlay.merged.as_fd(),
         overlay.lower.as_fd(),
         Path::new(""),
         &mut count,
@@ -135,11 +189,9 @@ pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
     Ok(Outcome::WrittenBack(count))
 }
 
-/// Writes the upper directory `upper` (the merged view's `merged`) into the workspace's
-/// `lower`, at `shown` in the workspace.
+/// Writes the upper directory `upper` into the workspace's `lower`, at `shown` in the workspace.
 fn merge(
     upper: BorrowedFd,
-    merged: BorrowedFd,
     lower: BorrowedFd,
     shown: &Path,
     count: &mut usize,
@@ -148,19 +200,28 @@ fn merge(
         let path = shown.join(OsStr::from_bytes(name.to_bytes()));
         format!("cannot write back {}: {errno}", path.display())
     };
-    // Gone from the merged view: removed (a whiteout, or hidden by an opaque directory).
-    for name in names(lower).map_err(|errno| failed(c".", errno))? {
-        if stat_at(merged, &name) == Err(Errno::ENOENT) {
-            remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
-            *count += 1;
+    let in_upper = names(upper).map_err(|errno| failed(c".", errno))?;
+    // A directory the command replaced: what it does not hold is gone.
+    if is_opaque(upper) {
+        for name in names(lower).map_err(|errno| failed(c".", errno))? {
+            if !in_upper.contains(&name) {
+                remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+                *count += 1;
+            }
         }
     }
-    for name in names(upper).map_err(|errno| failed(c".", errno))? {
+    for name in in_upper {
         let stat = stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
         let kind = sys::file_kind(&stat);
+        if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
+            // A whiteout: removed.
+            remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+            *count += 1;
+            continue;
+        }
         let written = if kind == SFlag::S_IFDIR {
             let path = shown.join(OsStr::from_bytes(name.to_bytes()));
-            write_dir([upper, merged, lower], &name, &stat, &path, count)?;
+            write_dir([upper, lower], &name, &stat, &path, count)?;
             continue;
         } else if kind == SFlag::S_IFREG {
             write_file(upper, lower, &name, &stat)
@@ -170,8 +231,8 @@ fn merge(
                 nix::unistd::symlinkat(target.as_os_str(), lower, name.as_c_str())
             })
         } else {
-            // A whiteout (removed above), or a FIFO, socket or device: not kept.
-            continue;
+            // A FIFO, socket or device: not kept, but what it replaced is gone.
+            remove_all(lower, &name)
         };
         written.map_err(|errno| failed(&name, errno))?;
         *count += 1;
@@ -182,14 +243,15 @@ fn merge(
 /// The directory `name` written back: made where it is missing (or was something else), then
 /// merged, and given its mode.
 fn write_dir(
-    [upper, merged, lower]: [BorrowedFd; 3],
+    [upper, lower]: [BorrowedFd; 2],
     name: &CString,
     stat: &FileStat,
     shown: &Path,
     count: &mut usize,
 ) -> Result<(), String> {
     let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
-    let mode = Mode::from_bits_truncate(stat.st_mode & 0o7777);
+    // Set-id bits are not given (a set-gid directory's are inherited): seccomp refuses them.
+    let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
     let made = match stat_at(lower, name) {
         Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => false,
         Ok(_) => {
@@ -199,19 +261,18 @@ fn write_dir(
         Err(Errno::ENOENT) => true,
         Err(errno) => return Err(failed(errno)),
     };
+    // Ours to fill first; its mode once it is filled (it may not let us write).
     if made {
-        nix::sys::stat::mkdirat(lower, name.as_c_str(), mode).map_err(failed)?;
+        nix::sys::stat::mkdirat(lower, name.as_c_str(), Mode::S_IRWXU).map_err(failed)?;
         *count += 1;
     }
     let below = |dir: BorrowedFd| open_dir(dir, name).map_err(failed);
-    let (upper_dir, merged_dir, lower_dir) = (below(upper)?, below(merged)?, below(lower)?);
-    merge(
-        upper_dir.as_fd(),
-        merged_dir.as_fd(),
-        lower_dir.as_fd(),
-        shown,
-        count,
-    )?;
+    let (upper_dir, lower_dir) = (below(upper)?, below(lower)?);
+    merge(upper_dir.as_fd(), lower_dir.as_fd(), shown, count)?;
+    let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
+    if now.st_mode & 0o1777 == mode.bits() {
+        return Ok(());
+    }
     nix::sys::stat::fchmod(&lower_dir, mode).map_err(failed)
 }
 
@@ -229,7 +290,13 @@ fn write_file(
         flags,
         Mode::empty(),
     )?);
-    let temp = CString::new(format!(".autocoder-disk-{}.tmp", std::process::id())).expect("no NUL");
+    // Unique to this file (our pid is 1 in every run).
+    static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let serial = WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let temp = CString::new(format!(".autocoder-disk-{serial}-{nanos}.tmp")).expect("no NUL");
     let mode = Mode::from_bits_truncate(stat.st_mode & 0o777);
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
     let mut to = File::from(nix::fcntl::openat(
@@ -283,6 +350,23 @@ fn stat_at(dir: BorrowedFd, name: &CString) -> Result<FileStat, Errno> {
 fn open_dir(dir: BorrowedFd, name: &CString) -> Result<OwnedFd, Errno> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     nix::fcntl::openat(dir, name.as_c_str(), flags, Mode::empty())
+}
+
+/// Whether the upper layer's directory `dir` is opaque: it replaced the workspace's directory of
+/// that name, whose entries the merged view no longer shows.
+fn is_opaque(dir: BorrowedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut value = [0u8; 1];
+    // SAFETY: reading an attribute of a directory we hold into a buffer of the size given.
+    let read = unsafe {
+        libc::fgetxattr(
+            dir.as_raw_fd(),
+            c"user.overlay.opaque".as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    read == 1 && value[0] == b'y'
 }
 
 /// The names in the directory `dir` (not `.` nor `..`).

@@ -101,6 +101,9 @@ impl SandboxUid {
 }
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
+    if policy.disk_bytes.is_some() {
+        disk::check_workspace(policy)?;
+    }
     // Ok: the run makes cgroups; else why rlimits hold its limits instead.
     let mut cgroups = if nix::unistd::geteuid().is_root() {
         RunCgroups::hierarchies_mounted().inspect_err(|reason| using_rlimits(reason))
