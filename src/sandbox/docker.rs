@@ -8,8 +8,8 @@
 //! each is a copy of the mount we opened (nosuid and nodev, so a set-id file made there is
 //! useless; writable ones id-mapped), attached in a private directory, and a root-owned
 //! workspace is written by a uid of the run's own, as the native backend does, its files landing
-//! as root's. Variable values are handed to the docker client through its environment
-//! (`-e KEY`), never on its command line.
+//! as root's. Variable values are handed to the docker client in a file only we may read
+//! (`--env-file`), never on its command line nor in its own environment.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -33,6 +33,20 @@ use super::supervise::{self, Streams, TerminationSignals, Watch};
 use super::{layers_base, result_of, Ending, PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::{Failure, Kind};
 
+/// Variables of ours the docker client itself is given: where the engine is and how to reach
+/// it. Nothing of the command's: a `PATH`, `LD_PRELOAD` or `DOCKER_HOST` meant for the
+/// command would otherwise choose what the client (often root) runs or talks to.
+const CLIENT_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CONFIG",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "XDG_RUNTIME_DIR",
+];
+
 /// Variables the container gets without being asked: the locale and terminal, and the private
 /// home and temporary directory. The host's PATH and toolchain homes mean nothing in an image.
 const PASSED: &[&str] = &[
@@ -41,6 +55,8 @@ const PASSED: &[&str] = &[
 
 pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let started = Instant::now();
+    // A little back: status change times come from the kernel's coarse clock, a tick behind.
+    let started_at = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
     let image = policy.image.as_deref().ok_or_else(|| {
         Failure::usage("--backend docker needs --image IMG")
             .with_hint("for example --image python:3.12")
@@ -71,12 +87,14 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     );
+    // Blocked first: a signal while the mounts are staged must not leave them behind.
+    let signals = TerminationSignals::block()?;
     let staged = root
         .then(|| StagedMounts::make(policy, &name, (uid, gid)))
         .transpose()?;
-    let (mut docker, passed) = docker_run(policy, image, &name, (uid, gid), staged.as_ref());
+    let (env_file, passed) = EnvFile::write(policy, &name)?;
+    let mut docker = docker_run(policy, image, &name, (uid, gid), staged.as_ref(), &env_file);
 
-    let signals = TerminationSignals::block()?;
     let mut child = docker.spawn().map_err(|err| {
         Failure::external(format!("cannot run docker: {err}"))
             .with_hint("install Docker (the docker CLI must be on PATH) or use --backend native")
@@ -116,7 +134,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     });
     let state = inspect(&name);
     if root || uid == 0 {
-        strip_setid_bits_after_run(policy);
+        strip_setid_bits_after_run(policy, started_at);
     }
     let _ = Command::new("docker")
         .args(["rm", "--force", &name])
@@ -165,15 +183,22 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
 }
 
 /// The `docker run` command for `policy` as the container `name`, running as `(uid, gid)`,
-/// binding the staged mounts when there are; and the names of the variables it passes.
+/// binding the staged mounts when there are, with the variables in `env_file`.
 fn docker_run(
     policy: &SandboxPolicy,
     image: &str,
     name: &str,
     (uid, gid): (u32, u32),
     staged: Option<&StagedMounts>,
-) -> (Command, Vec<String>) {
+    env_file: &EnvFile,
+) -> Command {
     let mut docker = Command::new("docker");
+    docker.env_clear();
+    for key in CLIENT_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            docker.env(key, value);
+        }
+    }
     docker.args(["run", "--name", name, "--init"]);
     if !policy.network {
         docker.args(["--network", "none"]);
@@ -207,20 +232,7 @@ fn docker_run(
         let source = staged.map_or(path, |staged| &staged.points[index]);
         docker.arg(format!("--mount={}", bind_spec(source, path, read_only)));
     }
-    let mut passed = Vec::new();
-    for (key, value) in &policy.env {
-        let Some(key) = key.to_str() else { continue };
-        if PASSED.contains(&key)
-            || key.starts_with("LC_")
-            || policy.requested_env.iter().any(|k| k == key)
-        {
-            docker.arg("-e").arg(key).env(key, value);
-            passed.push(key.to_string());
-        }
-    }
-    if key_missing(&passed, "HOME") {
-        docker.args(["-e", "HOME"]).env("HOME", PRIVATE_HOME);
-    }
+    docker.arg("--env-file").arg(&env_file.path);
     use std::io::IsTerminal;
     let interactive = !std::io::stdin().is_terminal();
     if interactive {
@@ -241,21 +253,95 @@ fn docker_run(
     if matches!(policy.output, OutputMode::Capture { .. }) {
         docker.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
-    (docker, passed)
+    docker
+}
+
+/// The command's variables, in a file only we may read (`--env-file`): their values reach
+/// neither the client's command line nor its environment. Removed when dropped.
+struct EnvFile {
+    path: PathBuf,
+}
+
+impl EnvFile {
+    /// Writes the variables the container gets for the container `name`; and their names.
+    fn write(policy: &SandboxPolicy, name: &str) -> Result<(EnvFile, Vec<String>), Failure> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut lines = String::new();
+        let mut passed = Vec::new();
+        for (key, value) in &policy.env {
+            let Some(key) = key.to_str() else { continue };
+            if !(PASSED.contains(&key)
+                || key.starts_with("LC_")
+                || policy.requested_env.iter().any(|k| k == key))
+            {
+                continue;
+            }
+            let value = value.to_str().filter(|value| !value.contains('\n')).ok_or_else(|| {
+                Failure::usage(format!(
+                    "the value of {key} cannot be passed to the docker backend (a newline, or not UTF-8)"
+                ))
+                .with_hint("pass it with the native backend, or in a file in the workspace")
+            })?;
+            lines.push_str(&format!("{key}={value}\n"));
+            passed.push(key.to_string());
+        }
+        if key_missing(&passed, "HOME") {
+            lines.push_str(&format!("HOME={PRIVATE_HOME}\n"));
+            passed.push("HOME".into());
+        }
+        let path = std::env::temp_dir().join(format!("{name}.env"));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|err| Failure::external(format!("cannot write {}: {err}", path.display())))?;
+        let env_file = EnvFile { path };
+        file.write_all(lines.as_bytes()).map_err(|err| {
+            Failure::external(format!("cannot write {}: {err}", env_file.path.display()))
+        })?;
+        Ok((env_file, passed))
+    }
+}
+
+impl Drop for EnvFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// What the container makes is its owner's on the host (root's, for a root-owned workspace): no
 /// set-id file may stay, even where the mount made them useless.
-fn strip_setid_bits_after_run(policy: &SandboxPolicy) {
-    let stripped: usize = policy
-        .held
-        .iter()
-        .map(|held| strip_setid_bits(&held.fd))
-        .sum();
-    if stripped > 0 {
+fn strip_setid_bits_after_run(policy: &SandboxPolicy, started: std::time::SystemTime) {
+    let since = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or((0, 0), |d| {
+            (d.as_secs() as i64, i64::from(d.subsec_nanos()))
+        });
+    let mut walk = SetIdWalk {
+        since,
+        ..SetIdWalk::default()
+    };
+    for held in &policy.held {
+        walk.strip(&held.fd);
+    }
+    if walk.stripped > 0 {
         crate::log::warn(
             "sandbox",
-            &format!("removed the setuid/setgid bits the container set on {stripped} files"),
+            &format!(
+                "removed the setuid/setgid bits the container set on {} files",
+                walk.stripped
+            ),
+        );
+    }
+    if walk.unreached > 0 {
+        crate::log::warn(
+            "sandbox",
+            &format!(
+                "{} directories could not be opened to look for setuid/setgid files the container may have left (too deep, or closed to us)",
+                walk.unreached
+            ),
         );
     }
 }
@@ -393,47 +479,84 @@ impl Drop for StagedMounts {
 /// Where runs started as root stage the container's mounts.
 const STAGING: &str = "/run/autocoder/docker";
 
-/// Clears setuid and setgid bits on the regular files under the directory `held` (an `O_PATH`
-/// descriptor; not following symlinks, not leaving its filesystem); returns how many files had
-/// them. Walked by descriptors, each directory opened beneath the one above it, never by a full
-/// path: a tree deeper than PATH_MAX hides nothing.
-fn strip_setid_bits(held: &OwnedFd) -> usize {
-    let Some(top) = open_at(held.as_fd(), c".", OFlag::O_DIRECTORY) else {
-        return 0;
-    };
-    let Ok(stat) = nix::sys::stat::fstat(&top) else {
-        return 0;
-    };
-    let mut stripped = 0;
-    strip_below(top, stat.st_dev, &mut stripped);
-    stripped
+/// A walk that clears the setuid and setgid bits of the regular files changed since `since`
+/// (seconds and nanoseconds; a file the container made or chmod-ed has a newer status change
+/// time, one the host had set-id before is left as it is), not following symlinks, into submounts but never
+/// twice through the same directory. Walked by descriptors, each directory opened beneath the
+/// one above it, never by a full path: a tree deeper than PATH_MAX hides nothing.
+#[derive(Default)]
+struct SetIdWalk {
+    since: (i64, i64),
+    stripped: usize,
+    /// Directories that could not be opened.
+    unreached: usize,
+    seen: std::collections::HashSet<(u64, u64)>,
 }
 
-/// `strip_setid_bits` for the directory open at `dir`, on device `dev`.
-fn strip_below(dir: OwnedFd, dev: u64, stripped: &mut usize) {
-    for name in entry_names(&dir) {
-        let Ok(stat) = nix::sys::stat::fstatat(&dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
-        else {
-            continue;
+impl SetIdWalk {
+    /// From the path the policy holds `held` (an `O_PATH` descriptor): a directory or a file.
+    fn strip(&mut self, held: &OwnedFd) {
+        let Ok(stat) = nix::sys::stat::fstat(held) else {
+            return;
         };
-        let kind = crate::sys::file_kind(&stat);
-        if kind == SFlag::S_IFDIR && stat.st_dev == dev {
-            if let Some(below) = open_at(dir.as_fd(), &name, OFlag::O_DIRECTORY) {
-                strip_below(below, dev, stripped);
+        if crate::sys::file_kind(&stat) == SFlag::S_IFREG {
+            // Reopened through its descriptor: the very file held, not whatever has its name.
+            let path = format!("/proc/self/fd/{}", held.as_raw_fd());
+            let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+            if let Ok(file) = nix::fcntl::open(path.as_str(), flags, Mode::empty()) {
+                self.strip_file(&file, &stat);
             }
-        } else if kind == SFlag::S_IFREG && stat.st_mode & 0o6000 != 0 {
-            // Opened, then changed through the descriptor: what is changed is the file looked at.
-            let Some(file) = open_at(dir.as_fd(), &name, OFlag::O_NONBLOCK) else {
+            return;
+        }
+        match open_at(held.as_fd(), c".", OFlag::O_DIRECTORY) {
+            Some(top) => self.below(top),
+            None => self.unreached += 1,
+        }
+    }
+
+    fn below(&mut self, dir: OwnedFd) {
+        let Ok(stat) = nix::sys::stat::fstat(&dir) else {
+            return;
+        };
+        if !self.seen.insert((stat.st_dev, stat.st_ino)) {
+            return;
+        }
+        for name in entry_names(&dir) {
+            let Ok(stat) =
+                nix::sys::stat::fstatat(&dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
+            else {
                 continue;
             };
-            let same = nix::sys::stat::fstat(&file).is_ok_and(|now| {
-                (now.st_ino, now.st_dev) == (stat.st_ino, stat.st_dev)
-                    && crate::sys::file_kind(&now) == SFlag::S_IFREG
-            });
-            let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
-            if same && nix::sys::stat::fchmod(&file, mode).is_ok() {
-                *stripped += 1;
+            let kind = crate::sys::file_kind(&stat);
+            if kind == SFlag::S_IFDIR {
+                match open_at(dir.as_fd(), &name, OFlag::O_DIRECTORY) {
+                    Some(below) => self.below(below),
+                    None => self.unreached += 1,
+                }
+            } else if kind == SFlag::S_IFREG && self.set_id_since(&stat) {
+                // Opened, then changed through the descriptor: what is changed is the file
+                // looked at.
+                if let Some(file) = open_at(dir.as_fd(), &name, OFlag::O_NONBLOCK) {
+                    self.strip_file(&file, &stat);
+                }
             }
+        }
+    }
+
+    /// Set-id, with its status changed during the run.
+    fn set_id_since(&self, stat: &nix::sys::stat::FileStat) -> bool {
+        stat.st_mode & 0o6000 != 0 && (stat.st_ctime, stat.st_ctime_nsec) >= self.since
+    }
+
+    fn strip_file(&mut self, file: &OwnedFd, looked_at: &nix::sys::stat::FileStat) {
+        let same = nix::sys::stat::fstat(file).is_ok_and(|now| {
+            (now.st_ino, now.st_dev) == (looked_at.st_ino, looked_at.st_dev)
+                && crate::sys::file_kind(&now) == SFlag::S_IFREG
+        });
+        let set_id = self.set_id_since(looked_at);
+        let mode = Mode::from_bits_truncate(looked_at.st_mode & 0o1777);
+        if same && set_id && nix::sys::stat::fchmod(file, mode).is_ok() {
+            self.stripped += 1;
         }
     }
 }

@@ -296,3 +296,62 @@ fn disk_limit_is_refused_with_the_docker_backend() {
         run.stderr()
     );
 }
+
+#[test]
+fn the_commands_variables_do_not_reach_the_docker_client() {
+    if !engine_ready() {
+        return;
+    }
+    // A PATH or LD_PRELOAD meant for the command would choose what the client runs.
+    let planted = crate::util::TempDir::new();
+    let marker = planted.path().join("ran");
+    let fake = planted.path().join("docker");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("PATH={}:/bin", planted.path().display());
+    let run = docker(
+        &["--env", &path, "--env", "LD_PRELOAD=/nowhere/evil.so"],
+        "echo \"$LD_PRELOAD\"",
+    )
+    .run()
+    .expect_status(0);
+    assert_eq!(run.sandbox().out(), "/nowhere/evil.so\n");
+    assert!(
+        !marker.exists(),
+        "the command's PATH chose the docker client"
+    );
+    assert!(!run.stderr().contains("evil.so"), "{}", run.stderr());
+}
+
+#[test]
+fn set_id_bits_go_from_a_writable_file_and_stay_on_files_the_container_never_touched() {
+    if !engine_ready() || !crate::util::is_root() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let outside = crate::util::TempDir::new();
+    let tool = outside.path().join("tool");
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let writable = outside.path().join("writable");
+    std::fs::write(&writable, "x\n").unwrap();
+    let test = Test::new();
+    std::fs::hard_link(&tool, test.path().join("link")).unwrap();
+    // Older than the run: the host set those bits, not the container.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let run = test
+        .args(["sandbox", "--backend", "docker", "--image", IMAGE, "--rw"])
+        .arg(&writable)
+        .args(["--", "sh", "-c"])
+        .arg(format!("chmod 4755 {}", writable.display()))
+        .run()
+        .expect_status(0);
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
+    assert_eq!(mode(&writable) & 0o6000, 0, "{}", run.stderr());
+    assert_eq!(
+        mode(&tool) & 0o7777,
+        0o4755,
+        "a file the container never touched changed"
+    );
+}
