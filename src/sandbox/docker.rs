@@ -92,8 +92,18 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let staged = root
         .then(|| StagedMounts::make(policy, &name, (uid, gid)))
         .transpose()?;
-    let (env_file, passed) = EnvFile::write(policy, &name)?;
-    let mut docker = docker_run(policy, image, &name, (uid, gid), staged.as_ref(), &env_file);
+    let (variables, passed) = variables(policy)?;
+    let env_file = PrivateFile::write(&format!("{name}.env"), variables.as_bytes())?;
+    let profile = super::native::syscall_filter::docker_profile().to_string();
+    let seccomp = PrivateFile::write(&format!("{name}.seccomp.json"), profile.as_bytes())?;
+    let mut docker = docker_run(
+        policy,
+        image,
+        &name,
+        (uid, gid),
+        staged.as_ref(),
+        [&env_file, &seccomp],
+    );
 
     let mut child = docker.spawn().map_err(|err| {
         Failure::external(format!("cannot run docker: {err}"))
@@ -183,14 +193,15 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
 }
 
 /// The `docker run` command for `policy` as the container `name`, running as `(uid, gid)`,
-/// binding the staged mounts when there are, with the variables in `env_file`.
+/// binding the staged mounts when there are, with the variables in `env_file` and the seccomp
+/// profile in `seccomp`.
 fn docker_run(
     policy: &SandboxPolicy,
     image: &str,
     name: &str,
     (uid, gid): (u32, u32),
     staged: Option<&StagedMounts>,
-    env_file: &EnvFile,
+    [env_file, seccomp]: [&PrivateFile; 2],
 ) -> Command {
     let mut docker = Command::new("docker");
     docker.env_clear();
@@ -211,6 +222,8 @@ fn docker_run(
             "--security-opt",
             "no-new-privileges",
         ])
+        .arg("--security-opt")
+        .arg(format!("seccomp={}", seccomp.path.display()))
         .arg(format!("--pids-limit={}", policy.pids))
         .arg(format!("--memory={}", policy.memory_bytes))
         .arg(format!("--memory-swap={}", policy.memory_bytes))
@@ -256,56 +269,64 @@ fn docker_run(
     docker
 }
 
-/// The command's variables, in a file only we may read (`--env-file`): their values reach
-/// neither the client's command line nor its environment. Removed when dropped.
-struct EnvFile {
-    path: PathBuf,
-}
-
-impl EnvFile {
-    /// Writes the variables the container gets for the container `name`; and their names.
-    fn write(policy: &SandboxPolicy, name: &str) -> Result<(EnvFile, Vec<String>), Failure> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut lines = String::new();
-        let mut passed = Vec::new();
-        for (key, value) in &policy.env {
-            let Some(key) = key.to_str() else { continue };
-            if !(PASSED.contains(&key)
-                || key.starts_with("LC_")
-                || policy.requested_env.iter().any(|k| k == key))
-            {
-                continue;
-            }
-            let value = value.to_str().filter(|value| !value.contains('\n')).ok_or_else(|| {
+/// The command's variables as `--env-file` lines, and their names. Their values then reach
+/// neither the client's command line nor its environment.
+fn variables(policy: &SandboxPolicy) -> Result<(String, Vec<String>), Failure> {
+    let mut lines = String::new();
+    let mut passed = Vec::new();
+    for (key, value) in &policy.env {
+        let Some(key) = key.to_str() else { continue };
+        if !(PASSED.contains(&key)
+            || key.starts_with("LC_")
+            || policy.requested_env.iter().any(|k| k == key))
+        {
+            continue;
+        }
+        let value = value
+            .to_str()
+            .filter(|value| !value.contains('\n'))
+            .ok_or_else(|| {
                 Failure::usage(format!(
                     "the value of {key} cannot be passed to the docker backend (a newline, or not UTF-8)"
                 ))
                 .with_hint("pass it with the native backend, or in a file in the workspace")
             })?;
-            lines.push_str(&format!("{key}={value}\n"));
-            passed.push(key.to_string());
-        }
-        if key_missing(&passed, "HOME") {
-            lines.push_str(&format!("HOME={PRIVATE_HOME}\n"));
-            passed.push("HOME".into());
-        }
-        let path = std::env::temp_dir().join(format!("{name}.env"));
+        lines.push_str(&format!("{key}={value}\n"));
+        passed.push(key.to_string());
+    }
+    if key_missing(&passed, "HOME") {
+        lines.push_str(&format!("HOME={PRIVATE_HOME}\n"));
+        passed.push("HOME".into());
+    }
+    Ok((lines, passed))
+}
+
+/// A file only we may read, for the docker client (the variables, the seccomp profile), in the
+/// temporary directory; removed when dropped.
+struct PrivateFile {
+    path: PathBuf,
+}
+
+impl PrivateFile {
+    fn write(name: &str, contents: &[u8]) -> Result<PrivateFile, Failure> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = std::env::temp_dir().join(name);
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&path)
             .map_err(|err| Failure::external(format!("cannot write {}: {err}", path.display())))?;
-        let env_file = EnvFile { path };
-        file.write_all(lines.as_bytes()).map_err(|err| {
-            Failure::external(format!("cannot write {}: {err}", env_file.path.display()))
+        let written = PrivateFile { path };
+        file.write_all(contents).map_err(|err| {
+            Failure::external(format!("cannot write {}: {err}", written.path.display()))
         })?;
-        Ok((env_file, passed))
+        Ok(written)
     }
 }
 
-impl Drop for EnvFile {
+impl Drop for PrivateFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }

@@ -90,9 +90,9 @@ fn a_root_owned_workspace_is_written_by_a_uid_of_the_runs_own() {
     if !engine_ready() || !crate::util::is_root() {
         return;
     }
-    // A set-id file made there would be root's on the host: the mount is nosuid, and the bits
-    // are gone after the run.
-    let script = "id -u; echo x > made; cp /bin/busybox shell && chmod 4755 shell && \
+    // A set-id file made there would be root's on the host while the command runs: seccomp
+    // refuses the bits, and the mount is nosuid besides.
+    let script = "id -u; echo x > made; cp /bin/busybox shell; chmod 4755 shell; echo $?; \
                   awk -v ws=\"$PWD\" '$5 == ws { print $6 }' /proc/self/mountinfo";
     let run = docker(&[], script).run().expect_status(0);
     let result = run.sandbox();
@@ -100,7 +100,8 @@ fn a_root_owned_workspace_is_written_by_a_uid_of_the_runs_own() {
     let lines: Vec<&str> = out.lines().collect();
     let uid: u32 = lines[0].parse().unwrap();
     assert!(uid >= 2_000_000_000, "ran as {uid}: {out}");
-    assert!(lines[1].split(',').any(|o| o == "nosuid"), "{out}");
+    assert_eq!(lines[1], "1", "chmod 4755 was allowed: {out}");
+    assert!(lines[2].split(',').any(|o| o == "nosuid"), "{out}");
     assert_eq!(result.layers["identity"]["uid"], uid);
     assert_eq!(result.layers["identity"]["root"], false);
     assert_eq!(result.layers["identity"]["idmapped_workspace"], true);
@@ -216,34 +217,64 @@ fn missing_image_is_a_clear_error() {
     );
 }
 
+/// Runs `script` in a container on `test`'s workspace; once the script has made `ready`,
+/// `meanwhile` runs on the host, and then the container ends.
+fn with_host_meanwhile(
+    test: Test,
+    flags: &[&str],
+    script: &str,
+    meanwhile: impl FnOnce(&std::path::Path),
+) -> crate::util::Run {
+    let dir = test.path().to_path_buf();
+    let script = format!(
+        "{script}; touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+    );
+    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    let runner = std::thread::spawn(move || {
+        test.args(["sandbox", "--backend", "docker", "--image", IMAGE])
+            .args(flags.iter().map(String::as_str))
+            .args(["--", "sh", "-c", &script])
+            .run()
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !dir.join("ready").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    meanwhile(&dir);
+    std::fs::write(dir.join("go"), "").unwrap();
+    runner.join().unwrap()
+}
+
 #[test]
 fn no_setuid_file_outlives_a_root_container() {
     if !engine_ready() || !crate::util::is_root() {
         return;
     }
-    let run = docker(&[], "cp /bin/busybox rootshell && chmod 4755 rootshell && mkdir -p d && cp rootshell d/again && chmod 6755 d/again")
+    use std::os::unix::fs::PermissionsExt;
+    let run = docker(&[], "cp /bin/busybox rootshell; chmod 4755 rootshell; mkdir -m 2755 d; chmod 6755 rootshell; echo $?")
         .run()
         .expect_status(0);
-    use std::os::unix::fs::PermissionsExt;
-    for name in ["rootshell", "d/again"] {
-        let mode = std::fs::metadata(run.dir.path().join(name))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o6000, 0, "{name} kept mode {mode:o}");
-    }
-    assert!(
-        run.stderr().contains("removed the setuid/setgid bits"),
-        "{}",
-        run.stderr()
-    );
-    // Deeper than PATH_MAX (19 levels of 250-byte names): a walk by full paths stops short.
+    assert_eq!(run.sandbox().out(), "1\n", "{}", run.sandbox().err());
+    let mode = std::fs::metadata(run.dir.path().join("rootshell"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o6000, 0, "rootshell kept mode {mode:o}");
+
+    // The second line, for bits that came another way while the container ran (here, set by
+    // the host): deeper than PATH_MAX (19 levels of 250-byte names), where a walk by full paths
+    // stops short.
     let level = "d".repeat(250);
     let script = format!(
-        "i=0; while [ $i -lt 19 ]; do mkdir {level} && cd -P ./{level} || exit 1; i=$((i+1)); done; \
-         cp /bin/busybox deepshell && chmod 4755 deepshell"
+        "(i=0; while [ $i -lt 19 ]; do mkdir {level} && cd -P ./{level} || exit 1; i=$((i+1)); done)"
     );
-    let run = docker(&[], &script).run().expect_status(0);
+    let run = with_host_meanwhile(Test::new(), &[], &script, |dir| {
+        let mut current = std::os::fd::OwnedFd::from(std::fs::File::open(dir).unwrap());
+        for _ in 0..19 {
+            current = open_beneath(&current, &level);
+        }
+        make_set_id_beneath(&current, "deepshell");
+    });
     let dir = std::fs::File::open(run.dir.path()).unwrap();
     let mut current = std::os::fd::OwnedFd::from(dir);
     for _ in 0..19 {
@@ -256,6 +287,11 @@ fn no_setuid_file_outlives_a_root_container() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o6000, 0, "the deep file kept mode {mode:o}");
+    assert!(
+        run.stderr().contains("removed the setuid/setgid bits"),
+        "{}",
+        run.stderr()
+    );
     // The tree is removed by descriptors too (rm -rf cannot take paths that long here).
     let removed = std::process::Command::new("rm")
         .args(["-rf", &level])
@@ -263,6 +299,27 @@ fn no_setuid_file_outlives_a_root_container() {
         .status()
         .unwrap();
     assert!(removed.success());
+}
+
+/// Makes `name` beneath `dir` a setuid and setgid file, as the host's root.
+fn make_set_id_beneath(dir: &std::os::fd::OwnedFd, name: &str) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c_name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: openat of a new name in a directory we hold.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o755,
+        )
+    };
+    assert!(fd >= 0, "{name}: {}", std::io::Error::last_os_error());
+    // SAFETY: the kernel just gave us this descriptor.
+    let file = std::fs::File::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o6755))
+        .unwrap();
 }
 
 /// The entry `name` of the directory open at `dir`, opened without following a link.
@@ -339,14 +396,12 @@ fn set_id_bits_go_from_a_writable_file_and_stay_on_files_the_container_never_tou
     let test = Test::new();
     std::fs::hard_link(&tool, test.path().join("link")).unwrap();
     // Older than the run: the host set those bits, not the container.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    let run = test
-        .args(["sandbox", "--backend", "docker", "--image", IMAGE, "--rw"])
-        .arg(&writable)
-        .args(["--", "sh", "-c"])
-        .arg(format!("chmod 4755 {}", writable.display()))
-        .run()
-        .expect_status(0);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let rw = writable.display().to_string();
+    let run = with_host_meanwhile(test, &["--rw", &rw], "true", |_| {
+        std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    });
+    assert_eq!(run.status(), 0, "{}", run.stderr());
     let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
     assert_eq!(mode(&writable) & 0o6000, 0, "{}", run.stderr());
     assert_eq!(

@@ -10,7 +10,9 @@
 //! system call tables (`int 0x80`) kill the process; x32 calls get ENOSYS.
 //!
 //! The rules are compiled by seccompiler (the filter compiler Firecracker uses), one filter per
-//! errno the rules give (EPERM, ENOSYS); seccompiler kills a call from another architecture. On
+//! errno the rules give (EPERM, ENOSYS); seccompiler kills a call from another architecture.
+//! The docker backend gives its containers the same rules as a Docker seccomp profile
+//! (`docker_profile`), the network's aside (the container's network is Docker's). On
 //! x86-64 a guard of four instructions, written here, comes first: no filter compiler can
 //! express a range of call numbers, and x32 calls (the x86-64 numbers with bit 30 set) must get
 //! ENOSYS, not pass as calls no rule names. The filters are built in the parent; the child only
@@ -212,6 +214,121 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
     rules
 }
 
+/// The rules (but the network's) as a Docker seccomp profile: calls by name, each argument
+/// condition as libseccomp compares it; calls from other architectures are killed.
+pub fn docker_profile() -> serde_json::Value {
+    use serde_json::json;
+    let options = FilterOptions {
+        network: true,
+        ..FilterOptions::default()
+    };
+    let mut syscalls = Vec::new();
+    for (nr, rule) in rules(options) {
+        let Some(name) = name_of(i64::from(nr)) else {
+            continue;
+        };
+        let entry = |errno: i32, args: Vec<serde_json::Value>| json!({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": errno, "args": args});
+        // Compared as the kernel reads them: 32 bits.
+        let masked = |arg: u32, mask: u32, value: u32| json!({"index": arg, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"});
+        let each_bit = |bits: u32| {
+            (0..32)
+                .map(|n| 1u32 << n)
+                .filter(move |bit| bits & bit != 0)
+        };
+        match rule {
+            Rule::Refuse(errno) => syscalls.push(entry(errno, Vec::new())),
+            Rule::RefuseBits { arg, bits } => syscalls
+                .extend(each_bit(bits).map(|bit| entry(libc::EPERM, vec![masked(arg, bit, bit)]))),
+            Rule::RefuseBitsWhen {
+                flags,
+                flag_bits,
+                mode,
+                mode_bits,
+            } => {
+                for flag in each_bit(flag_bits) {
+                    for bit in each_bit(mode_bits) {
+                        let args = vec![masked(flags, flag, flag), masked(mode, bit, bit)];
+                        syscalls.push(entry(libc::EPERM, args));
+                    }
+                }
+            }
+            Rule::RefuseValues { arg, values } => syscalls.extend(
+                values
+                    .iter()
+                    .map(|&value| entry(libc::EPERM, vec![masked(arg, u32::MAX, value)])),
+            ),
+            // Only the network's rules are of this kind.
+            Rule::AllowOnly { .. } => {}
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    let architectures = ["SCMP_ARCH_X86_64"];
+    #[cfg(target_arch = "aarch64")]
+    let architectures = ["SCMP_ARCH_AARCH64"];
+    json!({"defaultAction": "SCMP_ACT_ALLOW", "architectures": architectures, "syscalls": syscalls})
+}
+
+/// The name of the system call `nr`, for those the rules name.
+fn name_of(nr: i64) -> Option<&'static str> {
+    let mut names = vec![
+        (libc::SYS_io_uring_setup, "io_uring_setup"),
+        (libc::SYS_io_uring_enter, "io_uring_enter"),
+        (libc::SYS_io_uring_register, "io_uring_register"),
+        (libc::SYS_keyctl, "keyctl"),
+        (libc::SYS_add_key, "add_key"),
+        (libc::SYS_request_key, "request_key"),
+        (libc::SYS_bpf, "bpf"),
+        (libc::SYS_perf_event_open, "perf_event_open"),
+        (libc::SYS_userfaultfd, "userfaultfd"),
+        (libc::SYS_kexec_load, "kexec_load"),
+        (libc::SYS_init_module, "init_module"),
+        (libc::SYS_finit_module, "finit_module"),
+        (libc::SYS_delete_module, "delete_module"),
+        (libc::SYS_reboot, "reboot"),
+        (libc::SYS_swapon, "swapon"),
+        (libc::SYS_swapoff, "swapoff"),
+        (libc::SYS_acct, "acct"),
+        (libc::SYS_mount, "mount"),
+        (libc::SYS_umount2, "umount2"),
+        (libc::SYS_pivot_root, "pivot_root"),
+        (libc::SYS_chroot, "chroot"),
+        (libc::SYS_open_tree, "open_tree"),
+        (libc::SYS_move_mount, "move_mount"),
+        (libc::SYS_fsopen, "fsopen"),
+        (libc::SYS_fsconfig, "fsconfig"),
+        (libc::SYS_fsmount, "fsmount"),
+        (libc::SYS_fspick, "fspick"),
+        (libc::SYS_mount_setattr, "mount_setattr"),
+        (OPEN_TREE_ATTR, "open_tree_attr"),
+        (libc::SYS_setns, "setns"),
+        (libc::SYS_unshare, "unshare"),
+        (libc::SYS_sched_setaffinity, "sched_setaffinity"),
+        (libc::SYS_fchmod, "fchmod"),
+        (libc::SYS_fchmodat, "fchmodat"),
+        (FCHMODAT2, "fchmodat2"),
+        (libc::SYS_mkdirat, "mkdirat"),
+        (libc::SYS_mknodat, "mknodat"),
+        (libc::SYS_openat, "openat"),
+        (libc::SYS_clone, "clone"),
+        (libc::SYS_ioctl, "ioctl"),
+        (libc::SYS_clone3, "clone3"),
+        (libc::SYS_openat2, "openat2"),
+        (libc::SYS_socket, "socket"),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    names.extend([
+        (libc::SYS_chmod, "chmod"),
+        (libc::SYS_mkdir, "mkdir"),
+        (libc::SYS_mknod, "mknod"),
+        (libc::SYS_creat, "creat"),
+        (libc::SYS_open, "open"),
+    ]);
+    names
+        .into_iter()
+        .find(|&(number, _)| number == nr)
+        .map(|(_, name)| name)
+}
+
 /// The filters for `options`.
 pub fn compile(options: FilterOptions) -> Result<Program, String> {
     let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
@@ -339,6 +456,36 @@ mod tests {
     use super::*;
 
     const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
+    #[test]
+    fn the_docker_profile_names_every_rule() {
+        let every = FilterOptions {
+            network: false,
+            loopback: true,
+            no_unix_sockets: false,
+            fixed_affinity: true,
+        };
+        for (nr, _) in rules(every) {
+            assert!(
+                name_of(i64::from(nr)).is_some(),
+                "system call {nr} has no name"
+            );
+        }
+        let profile = docker_profile();
+        let names: Vec<&str> = profile["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["names"][0].as_str().unwrap())
+            .collect();
+        for name in [
+            "mount", "unshare", "keyctl", "fchmodat", "openat", "clone", "clone3",
+        ] {
+            assert!(names.contains(&name), "{name} is not in the profile");
+        }
+        // The network is Docker's: no socket rule.
+        assert!(!names.contains(&"socket"));
+    }
 
     /// `AUDIT_ARCH_X86_64`, which every call from a 64-bit x86 program carries.
     const AUDIT_ARCH: u32 = 0xc000_003e;
