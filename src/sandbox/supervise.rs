@@ -227,8 +227,13 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
         // The process finishes what the command did (--disk writes its changes back): neither
         // the clock nor a signal stops it now.
         let holding = watch.ends_with_status && reported(&sinks.report, b"hold");
-        let wait = if timed_out || interrupted.is_some() || holding {
+        // Told to stop: asked again each second (a container the engine had not made yet when
+        // it was first told outlives the first `docker kill`).
+        let stopping = (timed_out || interrupted.is_some()) && !holding;
+        let wait = if holding {
             PollTimeout::NONE
+        } else if stopping {
+            PollTimeout::from(1000u16)
         } else {
             // Rounded up, so the deadline has passed when poll times out.
             let left = deadline.saturating_duration_since(Instant::now());
@@ -253,6 +258,10 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
                 .collect();
             (ready, events)
         };
+        if ready == Ok(0) && stopping {
+            kill();
+            continue;
+        }
         let stoppable = !timed_out && interrupted.is_none() && !holding;
         if ready == Ok(0) && stoppable && Instant::now() >= deadline {
             timed_out = true;

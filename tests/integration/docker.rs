@@ -410,3 +410,16 @@ fn set_id_bits_go_from_a_writable_file_and_stay_on_files_the_container_never_tou
         "a file the container never touched changed"
     );
 }
+
+#[test]
+fn a_timeout_before_the_container_exists_still_stops_it() {
+    if !engine_ready() {
+        return;
+    }
+    // The first `docker kill` comes before the engine has made the container: asked again.
+    let run = docker(&["--timeout", "1ms"], "sleep 3; touch later")
+        .run()
+        .expect_status(124);
+    assert!(!run.dir.path().join("later").exists(), "the command ran on");
+    assert!(run.sandbox().duration_ms < 3000);
+}
