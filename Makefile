@@ -31,6 +31,7 @@ bench: build
 	@scripts/bench-run-tests.sh $(RELEASE)
 	@scripts/bench-mcp.sh $(RELEASE)
 	@scripts/bench-heal.sh $(RELEASE)
+	@scripts/bench-mutate.sh $(RELEASE)
 	@scripts/bench-review.sh $(RELEASE)
 
 lint:
