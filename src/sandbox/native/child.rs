@@ -507,7 +507,7 @@ fn reap_until(
                 report.line("hold");
                 match disk::write_back(overlay) {
                     Ok(disk::Outcome::Full) => report.line("disk full"),
-                    Ok(disk::Outcome::WrittenBack(_)) => {}
+                    Ok(disk::Outcome::WrittenBack) => {}
                     Err(reason) => report.line(&format!("disk {reason}")),
                 }
             }

@@ -55,8 +55,8 @@ impl Overlay {
 pub enum Outcome {
     /// The tmpfs filled up: nothing was written back.
     Full,
-    /// This many entries were written back or removed.
-    WrittenBack(usize),
+    /// What it changed is in the workspace.
+    WrittenBack,
 }
 
 /// Refuses a workspace the overlay would not cover whole: one with a mount inside (the overlay
@@ -179,23 +179,12 @@ pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
     if room.blocks_available() == 0 || room.files_available() == 0 {
         return Ok(Outcome::Full);
     }
-    let mut count = 0;
-    merge(
-        overlay.upper.as_fd(),
-        overlay.lower.as_fd(),
-        Path::new(""),
-        &mut count,
-    )?;
-    Ok(Outcome::WrittenBack(count))
+    merge(overlay.upper.as_fd(), overlay.lower.as_fd(), Path::new(""))?;
+    Ok(Outcome::WrittenBack)
 }
 
 /// Writes the upper directory `upper` into the workspace's `lower`, at `shown` in the workspace.
-fn merge(
-    upper: BorrowedFd,
-    lower: BorrowedFd,
-    shown: &Path,
-    count: &mut usize,
-) -> Result<(), String> {
+fn merge(upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), String> {
     let failed = |name: &CStr, errno: Errno| {
         let path = shown.join(OsStr::from_bytes(name.to_bytes()));
         format!("cannot write back {}: {errno}", path.display())
@@ -206,7 +195,6 @@ fn merge(
         for name in names(lower).map_err(|errno| failed(c".", errno))? {
             if !in_upper.contains(&name) {
                 remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
-                *count += 1;
             }
         }
     }
@@ -216,12 +204,11 @@ fn merge(
         if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
             // A whiteout: removed.
             remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
-            *count += 1;
             continue;
         }
         let written = if kind == SFlag::S_IFDIR {
             let path = shown.join(OsStr::from_bytes(name.to_bytes()));
-            write_dir([upper, lower], &name, &stat, &path, count)?;
+            write_dir([upper, lower], &name, &stat, &path)?;
             continue;
         } else if kind == SFlag::S_IFREG {
             write_file(upper, lower, &name, &stat)
@@ -235,7 +222,6 @@ fn merge(
             remove_all(lower, &name)
         };
         written.map_err(|errno| failed(&name, errno))?;
-        *count += 1;
     }
     Ok(())
 }
@@ -247,7 +233,6 @@ fn write_dir(
     name: &CString,
     stat: &FileStat,
     shown: &Path,
-    count: &mut usize,
 ) -> Result<(), String> {
     let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
     // Set-id bits are not given (a set-gid directory's are inherited): seccomp refuses them.
@@ -264,11 +249,10 @@ fn write_dir(
     // Ours to fill first; its mode once it is filled (it may not let us write).
     if made {
         nix::sys::stat::mkdirat(lower, name.as_c_str(), Mode::S_IRWXU).map_err(failed)?;
-        *count += 1;
     }
     let below = |dir: BorrowedFd| open_dir(dir, name).map_err(failed);
     let (upper_dir, lower_dir) = (below(upper)?, below(lower)?);
-    merge(upper_dir.as_fd(), lower_dir.as_fd(), shown, count)?;
+    merge(upper_dir.as_fd(), lower_dir.as_fd(), shown)?;
     let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
     if now.st_mode & 0o1777 == mode.bits() {
         return Ok(());
