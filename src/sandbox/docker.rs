@@ -351,7 +351,7 @@ fn strip_setid_bits_after_run(policy: &SandboxPolicy, started: std::time::System
         crate::log::warn(
             "sandbox",
             &format!(
-                "removed the setuid/setgid bits the container set on {} files",
+                "removed the setuid/setgid bits set during the run on {} files",
                 walk.stripped
             ),
         );
