@@ -44,7 +44,10 @@ const CLIENT_ENV: &[&str] = &[
     "DOCKER_CONFIG",
     "DOCKER_CERT_PATH",
     "DOCKER_TLS_VERIFY",
+    "DOCKER_API_VERSION",
     "XDG_RUNTIME_DIR",
+    // An engine reached over ssh (DOCKER_HOST=ssh://...).
+    "SSH_AUTH_SOCK",
 ];
 
 /// Variables the container gets without being asked: the locale and terminal, and the private
