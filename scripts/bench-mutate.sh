@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench-mutate.sh: how many of the corpus's seeded one-line bugs `autocoder heal --engine mutate`
+# repairs (testdata/corpus: small correct programs with tests; bugs.tsv: the bugs, each seeded by
+# scripts/seed-bug.py into a fresh copy), per class of bug, with the candidates tried and the
+# seconds per bug, and how many of the fixes are the original code again. Targets (issue 22): at
+# least 70% of the bugs of the classes the engine has operators for repaired, a median of at most
+# 60 candidates tried and at most 30 s per bug; the bugs of the other classes must end red, not
+# hang. Why: the offline engine's reach is measured on bugs it was not tuned on.
+#
+# Usage: scripts/bench-mutate.sh PATH_TO_AUTOCODER_BINARY [BUG_ID...]
+set -euo pipefail
+
+die() { echo "bench-mutate: $*" >&2; exit 1; }
+
+[ $# -ge 1 ] || { echo "usage: $0 PATH_TO_AUTOCODER_BINARY [BUG_ID...]" >&2; exit 2; }
+if [ ! -f "$1" ] || [ ! -x "$1" ]; then die "not an executable file: $1"; fi
+autocoder=$(readlink -f "$1")
+shift
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+[ -f testdata/corpus/bugs.tsv ] || die "no testdata/corpus/bugs.tsv"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ $# -gt 0 ]; then ids=("$@"); else mapfile -t ids < <(scripts/seed-bug.py --list); fi
+: >"$work/results.tsv"
+for id in "${ids[@]}"; do
+  dir="$work/bugs/$id"
+  mkdir -p "$work/bugs"
+  scripts/seed-bug.py "$id" "$dir" || die "cannot seed $id"
+  start=$(date +%s%N)
+  "$autocoder" heal -q --engine mutate --workspace "$dir" </dev/null >"$work/$id.json" 2>"$work/$id.err" || true
+  end=$(date +%s%N)
+  printf '%s\t%s\n' "$id" $(( (end - start) / 1000000 )) >>"$work/results.tsv"
+done
+
+python3 - "$work" <<'PY'
+import csv, json, statistics, sys
+from pathlib import Path
+
+work = Path(sys.argv[1])
+bugs = {row["id"]: row for row in csv.DictReader(open("testdata/corpus/bugs.tsv"), delimiter="\t")}
+rows = []
+for line in open(work / "results.tsv"):
+    bug_id, millis = line.rstrip("\n").split("\t")
+    bug = bugs[bug_id]
+    try:
+        heal = json.loads((work / f"{bug_id}.json").read_text()).get("heal", {})
+    except ValueError:
+        heal = {}
+    status = heal.get("status", "error")
+    healed = work / "bugs" / bug_id / bug["file"]
+    original = Path("testdata/corpus") / bug["program"] / bug["file"]
+    rows.append({
+        "id": bug_id, "class": bug["class"], "covered": bug["covered"] == "yes",
+        "green": status == "green", "status": status,
+        "original": status == "green" and healed.read_text() == original.read_text(),
+        "candidates": heal.get("candidates_tried", 0), "seconds": int(millis) / 1000,
+    })
+    print(f"{bug_id:24} {bug['class']:18} {status:17} {rows[-1]['candidates']:4} candidates "
+          f"{rows[-1]['seconds']:6.1f} s{'  (the original code)' if rows[-1]['original'] else ''}")
+
+print()
+print(f"{'class':18} {'covered':8} {'repaired':>9}")
+for name in sorted({r["class"] for r in rows}):
+    of = [r for r in rows if r["class"] == name]
+    print(f"{name:18} {'yes' if of[0]['covered'] else 'no':8} {sum(r['green'] for r in of):4} / {len(of)}")
+covered = [r for r in rows if r["covered"]]
+uncovered = [r for r in rows if not r["covered"]]
+if covered:
+    rate = sum(r["green"] for r in covered) / len(covered)
+    median_candidates = statistics.median(r["candidates"] for r in covered)
+    median_seconds = statistics.median(r["seconds"] for r in covered)
+    print()
+    print(f"covered classes: {sum(r['green'] for r in covered)} of {len(covered)} repaired "
+          f"({rate:.0%}; target >= 70%), {sum(r['original'] for r in covered)} as the original code")
+    print(f"median per covered bug: {median_candidates:g} candidates (target <= 60), "
+          f"{median_seconds:.1f} s (target <= 30)")
+if uncovered:
+    print(f"uncovered classes: {sum(r['green'] for r in uncovered)} of {len(uncovered)} green anyway, "
+          f"median {statistics.median(r['seconds'] for r in uncovered):.1f} s, "
+          f"longest {max(r['seconds'] for r in uncovered):.1f} s")
+errors = [r["id"] for r in rows if r["status"] == "error"]
+if errors:
+    print(f"no heal document for: {', '.join(errors)} (see their stderr)")
+PY
