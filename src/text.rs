@@ -47,7 +47,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 pub fn sanitize_for_terminal(text: &str) -> String {
     let mut clean = String::with_capacity(text.len());
     for ch in text.chars() {
-        if ch.is_control() && ch != '\n' && ch != '\t' {
+        if (ch.is_control() && ch != '\n' && ch != '\t') || is_bidi_control(ch) {
             clean.extend(ch.escape_default());
         } else {
             clean.push(ch);
@@ -76,11 +76,20 @@ pub fn markdown_inert(text: &str) -> String {
                 out.push('\\');
                 out.push(ch);
             }
-            ch if ch.is_control() => out.extend(ch.escape_default()),
+            ch if ch.is_control() || is_bidi_control(ch) => out.extend(ch.escape_default()),
             ch => out.push(ch),
         }
     }
     out
+}
+
+/// The characters that reorder the text around them (Unicode's bidirectional controls): a
+/// name or message holding them can show a reader other text than it holds ("Trojan Source").
+fn is_bidi_control(ch: char) -> bool {
+    matches!(
+        ch,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// How many bytes `c` takes inside a JSON string: escapes count, and a control character's
@@ -158,6 +167,14 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidirectional_controls_are_shown_not_obeyed() {
+        let name = "access\u{202e}gnp.exe";
+        assert_eq!(sanitize_for_terminal(name), "access\\u{202e}gnp.exe");
+        assert_eq!(markdown_inert(name), "access\\u{202e}gnp.exe");
+        assert_eq!(sanitize_for_terminal("plain\ttext"), "plain\ttext");
+    }
 
     #[test]
     fn cuts_at_character_boundaries() {

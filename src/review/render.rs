@@ -109,7 +109,8 @@ pub fn sarif(review: &Review) -> Value {
             json!({
                 "ruleId": risk.rule,
                 "level": level(shown_severity(risk)),
-                "message": {"text": risk.message},
+                // Shown to people (code scanning's alerts): controls made visible.
+                "message": {"text": crate::text::sanitize_for_terminal(&risk.message)},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": uri(&risk.path)},
                     "region": {"startLine": risk.line.unwrap_or(1)}
@@ -196,7 +197,7 @@ pub fn rdjsonl(review: &Review) -> String {
             location["range"] = json!({"start": {"line": line}});
         }
         let diagnostic = json!({
-            "message": risk.message,
+            "message": crate::text::sanitize_for_terminal(&risk.message),
             "location": location,
             "severity": severity,
             "source": {"name": "autocoder"},
