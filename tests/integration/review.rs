@@ -794,6 +794,21 @@ fn post_needs_a_token_and_sends_nothing_without_one() {
 }
 
 #[test]
+fn an_answer_far_longer_than_a_list_of_findings_fails_closed() {
+    let padding = "x".repeat(300 * 1024);
+    let answer = format!("{{\"findings\": [], \"padding\": \"{padding}\"}}");
+    let server = crate::fake_server::FakeServer::start(vec![(
+        "POST /v1/chat/completions",
+        vec![chat(&answer)],
+    )]);
+    let run = reviewed_by_model(&server);
+    let review = review_of(&run);
+    let error = review["model"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("more than the"), "{review:#}");
+    assert_eq!(run.status(), 0);
+}
+
+#[test]
 fn an_empty_change_is_not_sent_to_the_model() {
     let server = crate::fake_server::FakeServer::start(vec![]);
     let run = project()
