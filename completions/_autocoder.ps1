@@ -183,7 +183,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--pids', '--pids', [CompletionResultType]::ParameterName, 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox''s own init counts too)')
             [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the command may use, e.g. 1, 2, 0.5')
             [CompletionResult]::new('--file-size', '--file-size', [CompletionResultType]::ParameterName, 'Largest file the command may write, e.g. 64M, 1G')
-            [CompletionResult]::new('--disk', '--disk', [CompletionResultType]::ParameterName, 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, times out or is interrupted changes nothing')
+            [CompletionResult]::new('--disk', '--disk', [CompletionResultType]::ParameterName, 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, or times out or is interrupted before the command ends, changes nothing')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
             [CompletionResult]::new('--ro', '--ro', [CompletionResultType]::ParameterName, 'Also allow reading (and executing) PATH')
             [CompletionResult]::new('--rw', '--rw', [CompletionResultType]::ParameterName, 'Also allow reading and writing PATH')

@@ -173,7 +173,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --pids 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox''s own init counts too)'
             cand --cpus 'CPU cores the command may use, e.g. 1, 2, 0.5'
             cand --file-size 'Largest file the command may write, e.g. 64M, 1G'
-            cand --disk 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, times out or is interrupted changes nothing'
+            cand --disk 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, or times out or is interrupted before the command ends, changes nothing'
             cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
             cand --ro 'Also allow reading (and executing) PATH'
             cand --rw 'Also allow reading and writing PATH'

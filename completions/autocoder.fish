@@ -178,7 +178,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pids -d 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox\'s own init counts too)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l cpus -d 'CPU cores the command may use, e.g. 1, 2, 0.5' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l file-size -d 'Largest file the command may write, e.g. 64M, 1G' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l disk -d 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, times out or is interrupted changes nothing' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l disk -d 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, or times out or is interrupted before the command ends, changes nothing' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l ro -d 'Also allow reading (and executing) PATH' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l rw -d 'Also allow reading and writing PATH' -r -F

@@ -200,7 +200,8 @@ pub struct SandboxArgs {
 
     /// Most all the files the command writes in the workspace may take together, e.g. 100M
     /// (native backend). Its changes reach the workspace when it ends by itself within it; a
-    /// run that fills it, times out or is interrupted changes nothing.
+    /// run that fills it, or times out or is interrupted before the command ends, changes
+    /// nothing.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub disk: Option<u64>,
 

@@ -464,6 +464,13 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
         // place of a file removes the file.
         let test = test_for(user);
         prepare(&test);
+        std::fs::create_dir(test.path().join("kept")).unwrap();
+        std::fs::write(test.path().join("kept/f"), "f\n").unwrap();
+        std::fs::set_permissions(
+            test.path().join("kept"),
+            std::fs::Permissions::from_mode(0o555),
+        )
+        .unwrap();
         std::fs::create_dir(test.path().join("shared")).unwrap();
         std::fs::set_permissions(
             test.path().join("shared"),
@@ -471,7 +478,8 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
         )
         .unwrap();
         let script = "echo s > shared/s && mkdir -p pkg/m && echo g > pkg/m/a.go && \
-                      chmod -R a-w pkg && rm old && mkfifo old && echo done";
+                      chmod -R a-w pkg && rm old && mkfifo old && chmod u+w kept && \
+                      echo k > kept/k && chmod 555 kept && echo done";
         let run = test
             .sandbox_sh(&["--disk", "8M"], script)
             .run()
@@ -500,9 +508,16 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
             !dir.join("old").exists(),
             "user {user:?}: the file a FIFO replaced stayed"
         );
+        assert_eq!(std::fs::read_to_string(dir.join("kept/k")).unwrap(), "k\n");
+        let mode = std::fs::metadata(dir.join("kept"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o555, "user {user:?}");
         let _ = std::process::Command::new("chmod")
             .args(["-R", "u+w"])
             .arg(dir.join("pkg"))
+            .arg(dir.join("kept"))
             .status();
 
         // What the host makes meanwhile is not the command's to remove, though it looked the
@@ -545,7 +560,7 @@ fn disk_limit_holds_and_changes_within_it_are_written_back() {
         .run()
         .expect_status(125);
     assert!(
-        run.stderr().contains("inside the workspace"),
+        run.stderr().contains("the workspace or inside it"),
         "{}",
         run.stderr()
     );

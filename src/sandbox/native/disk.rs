@@ -63,9 +63,10 @@ pub enum Outcome {
 /// would hide what is mounted there), or a `--rw` path inside (written past the limit).
 pub fn check_workspace(policy: &crate::sandbox::policy::SandboxPolicy) -> Result<(), Failure> {
     let inside = |path: &Path| path != policy.workspace && path.starts_with(&policy.workspace);
-    if let Some(path) = policy.read_write.iter().find(|path| inside(path)) {
+    let written_past = |path: &&std::path::PathBuf| path.starts_with(&policy.workspace);
+    if let Some(path) = policy.read_write.iter().find(written_past) {
         return Err(Failure::usage(format!(
-            "--disk does not hold for --rw {}, inside the workspace",
+            "--disk does not hold for --rw {}, the workspace or inside it",
             path.display()
         ))
         .with_hint("drop that --rw (the workspace is writable whole), or --disk"));
@@ -252,6 +253,15 @@ fn write_dir(
     }
     let below = |dir: BorrowedFd| open_dir(dir, name).map_err(failed);
     let (upper_dir, lower_dir) = (below(upper)?, below(lower)?);
+    // One the workspace had read-only, which the command opened to write in: ours to fill
+    // until its mode is given back below.
+    if !made {
+        let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
+        if now.st_mode & 0o700 != 0o700 {
+            let open = Mode::from_bits_truncate((now.st_mode & 0o1777) | 0o700);
+            nix::sys::stat::fchmod(&lower_dir, open).map_err(failed)?;
+        }
+    }
     merge(upper_dir.as_fd(), lower_dir.as_fd(), shown)?;
     let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
     if now.st_mode & 0o1777 == mode.bits() {
