@@ -383,6 +383,18 @@ pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
     Ok(())
 }
 
+/// The names in the directory open at `dir` (not `.` nor `..`), read through a duplicate of
+/// its descriptor.
+pub fn entry_names(dir: BorrowedFd<'_>) -> nix::Result<Vec<std::ffi::CString>> {
+    let mut entries = nix::dir::Dir::from_fd(nix::unistd::dup(dir)?)?;
+    Ok(entries
+        .iter()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_owned())
+        .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
+        .collect())
+}
+
 /// Most descriptors one message can carry (the kernel's SCM_MAX_FD).
 const MOST_DESCRIPTORS: usize = 253;
 

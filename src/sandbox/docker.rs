@@ -14,18 +14,16 @@
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use nix::dir::Dir;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, SFlag};
 
 use super::native::child::BindPlan;
 use super::native::trees::{self, Maker};
-use super::native::view::Access;
+use super::native::view::{self, Access};
 use super::native::SandboxUid;
 use super::policy::{BackendKind, OutputMode, SandboxPolicy};
 use super::result::{Layers, SandboxResult};
@@ -72,16 +70,17 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 .with_hint("drop --disk, or use the native backend"),
         );
     }
-    let owner = held_metadata(policy, &policy.workspace)?;
+    let (owner_uid, owner_gid) =
+        view::open_bind(policy, &policy.workspace, Access::ReadWrite)?.owner;
     let root = nix::unistd::geteuid().is_root();
-    let run_uid = if root && owner.uid() == 0 {
+    let run_uid = if root && owner_uid == 0 {
         Some(SandboxUid::take()?)
     } else {
         None
     };
     let (uid, gid) = run_uid
         .as_ref()
-        .map_or((owner.uid(), owner.gid()), |run| (run.uid, run.uid));
+        .map_or((owner_uid, owner_gid), |run| (run.uid, run.uid));
     let name = format!(
         "autocoder-{}-{}",
         std::process::id(),
@@ -395,18 +394,6 @@ fn docker_layers(policy: &SandboxPolicy, (uid, gid): (u32, u32), passed: Vec<Str
     layers
 }
 
-/// The metadata of `path`, one of the paths the policy holds open, read from its descriptor.
-fn held_metadata(policy: &SandboxPolicy, path: &Path) -> Result<std::fs::Metadata, Failure> {
-    let held = policy.held.iter().find(|held| held.path == path);
-    let opened = match held {
-        Some(held) => held.fd.try_clone().map(std::fs::File::from),
-        None => std::fs::File::open(path),
-    };
-    opened
-        .and_then(|file| file.metadata())
-        .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))
-}
-
 /// The paths the container gets, staged for the engine by a run started as root: a copy of
 /// each mount (from the descriptor the policy holds, or one opened with no symbolic link on
 /// the way) attached at `points`, in a directory only root can enter. Detached when dropped.
@@ -421,33 +408,24 @@ impl StagedMounts {
     fn make(policy: &SandboxPolicy, name: &str, run_as: (u32, u32)) -> Result<Self, Failure> {
         use std::os::unix::fs::DirBuilderExt;
         let mut binds = Vec::new();
-        let mut descriptors = Vec::new();
+        // Held while the mounts are copied from them.
+        let mut opened = Vec::new();
         let writable = std::iter::once(&policy.workspace).chain(&policy.read_write);
         let paths = writable
             .map(|path| (path, Access::ReadWrite))
             .chain(policy.read_only.iter().map(|path| (path, Access::ReadOnly)));
         for (path, access) in paths {
-            let fd = match policy.held.iter().find(|held| held.path == *path) {
-                Some(held) => held.fd.try_clone(),
-                None => CString::new(path.as_os_str().as_bytes())
-                    .map_err(|_| libc::EINVAL)
-                    .and_then(|c_path| crate::sys::open_path_no_symlinks(&c_path))
-                    .map_err(std::io::Error::from_raw_os_error),
-            }
-            .map_err(|err| Failure::usage(format!("cannot open {}: {err}", path.display())))?;
-            let meta = std::fs::File::from(fd.try_clone().map_err(|err| {
-                Failure::external(format!("cannot hold {}: {err}", path.display()))
-            })?)
-            .metadata()
-            .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))?;
+            let bind = view::open_bind(policy, path, access)?;
             binds.push(BindPlan {
-                path: CString::new(path.as_os_str().as_bytes()).expect("checked above"),
-                fd: fd.as_raw_fd(),
+                path: CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+                    Failure::usage(format!("{}: contains a NUL byte", path.display()))
+                })?,
+                fd: bind.fd.as_raw_fd(),
                 access,
-                is_dir: meta.is_dir(),
-                owner: (meta.uid(), meta.gid()),
+                is_dir: bind.is_dir,
+                owner: bind.owner,
             });
-            descriptors.push(fd);
+            opened.push(bind);
         }
         let trees = trees::make(
             &binds,
@@ -545,7 +523,7 @@ impl SetIdWalk {
         if !self.seen.insert((stat.st_dev, stat.st_ino)) {
             return;
         }
-        for name in entry_names(&dir) {
+        for name in crate::sys::entry_names(dir.as_fd()).unwrap_or_default() {
             let Ok(stat) =
                 nix::sys::stat::fstatat(&dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
             else {
@@ -583,23 +561,6 @@ impl SetIdWalk {
             self.stripped += 1;
         }
     }
-}
-
-/// The names in the directory open at `dir` (not `.` nor `..`).
-fn entry_names(dir: &OwnedFd) -> Vec<CString> {
-    let Ok(mut entries) = dir
-        .try_clone()
-        .map_err(drop)
-        .and_then(|copy| Dir::from_fd(copy).map_err(drop))
-    else {
-        return Vec::new();
-    };
-    entries
-        .iter()
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_owned())
-        .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
-        .collect()
 }
 
 /// `name` in the directory `dir`, opened read-only, never following a final symlink.

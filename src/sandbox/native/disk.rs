@@ -190,10 +190,10 @@ fn merge(upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), Strin
         let path = shown.join(OsStr::from_bytes(name.to_bytes()));
         format!("cannot write back {}: {errno}", path.display())
     };
-    let in_upper = names(upper).map_err(|errno| failed(c".", errno))?;
+    let in_upper = sys::entry_names(upper).map_err(|errno| failed(c".", errno))?;
     // A directory the command replaced: what it does not hold is gone.
     if is_opaque(upper) {
-        for name in names(lower).map_err(|errno| failed(c".", errno))? {
+        for name in sys::entry_names(lower).map_err(|errno| failed(c".", errno))? {
             if !in_upper.contains(&name) {
                 remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
             }
@@ -328,7 +328,7 @@ fn remove_all(dir: BorrowedFd, name: &CString) -> Result<(), Errno> {
         Err(errno) => Err(errno),
         Ok(stat) if sys::file_kind(&stat) == SFlag::S_IFDIR => {
             let below = open_dir(dir, name)?;
-            for entry in names(below.as_fd())? {
+            for entry in sys::entry_names(below.as_fd())? {
                 remove_all(below.as_fd(), &entry)?;
             }
             nix::unistd::unlinkat(dir, name.as_c_str(), UnlinkatFlags::RemoveDir)
@@ -361,17 +361,6 @@ fn is_opaque(dir: BorrowedFd) -> bool {
         )
     };
     read == 1 && value[0] == b'y'
-}
-
-/// The names in the directory `dir` (not `.` nor `..`).
-fn names(dir: BorrowedFd) -> Result<Vec<CString>, Errno> {
-    let mut entries = nix::dir::Dir::from_fd(nix::unistd::dup(dir)?)?;
-    Ok(entries
-        .iter()
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_owned())
-        .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
-        .collect())
 }
 
 fn c_path(path: &Path) -> CString {

@@ -71,6 +71,34 @@ pub struct SandboxView {
     pub own_sysfs: bool,
 }
 
+/// `path`, to be mounted with `access`: the workspace and the --rw paths were opened and
+/// checked once, and those descriptors are what is mounted, never their names again; others
+/// are opened with no symbolic link on the way. The docker backend stages its mounts so too.
+pub fn open_bind(policy: &SandboxPolicy, path: &Path, access: Access) -> Result<Bind, Failure> {
+    let held = policy.held.iter().find(|held| held.path == path);
+    let fd = match held {
+        Some(held) => held
+            .fd
+            .try_clone()
+            .map_err(|err| Failure::external(format!("cannot hold {}: {err}", path.display())))?,
+        None => open_no_symlinks(path)?,
+    };
+    let stat = nix::sys::stat::fstat(&fd).map_err(|errno| {
+        Failure::usage(format!(
+            "cannot read {}: {}",
+            path.display(),
+            std::io::Error::from(errno)
+        ))
+    })?;
+    Ok(Bind {
+        path: path.to_path_buf(),
+        access,
+        is_dir: sys::file_kind(&stat) == nix::sys::stat::SFlag::S_IFDIR,
+        owner: (stat.st_uid, stat.st_gid),
+        fd,
+    })
+}
+
 /// A directory the command would have been given to read, left out.
 #[derive(Debug, Clone)]
 pub struct LeftOut {
@@ -152,29 +180,7 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
 
     let mut binds = Vec::new();
     let mut open = |path: &Path, access: Access| -> Result<(), Failure> {
-        // The workspace and the --rw paths were opened and checked once: those descriptors
-        // are what is mounted, never their names again.
-        let held = policy.held.iter().find(|held| held.path == path);
-        let fd = match held {
-            Some(held) => held.fd.try_clone().map_err(|err| {
-                Failure::external(format!("cannot hold {}: {err}", path.display()))
-            })?,
-            None => open_no_symlinks(path)?,
-        };
-        let stat = nix::sys::stat::fstat(&fd).map_err(|errno| {
-            Failure::usage(format!(
-                "cannot read {}: {}",
-                path.display(),
-                std::io::Error::from(errno)
-            ))
-        })?;
-        binds.push(Bind {
-            path: path.to_path_buf(),
-            access,
-            is_dir: sys::file_kind(&stat) == nix::sys::stat::SFlag::S_IFDIR,
-            owner: (stat.st_uid, stat.st_gid),
-            fd,
-        });
+        binds.push(open_bind(policy, path, access)?);
         Ok(())
     };
     for path in &read_only {
