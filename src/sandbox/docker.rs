@@ -9,11 +9,13 @@
 //! useless; writable ones id-mapped), attached in a private directory, and a root-owned
 //! workspace is written by a uid of the run's own, as the native backend does, its files landing
 //! as root's. Variable values are handed to the docker client in a file only we may read
-//! (`--env-file`), never on its command line nor in its own environment.
+//! (`--env-file`), never on its command line nor in its own environment. Should autocoder be
+//! killed, a `Reaper` removes the container and what was made for it.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -91,13 +93,23 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     );
     // Blocked first: a signal while the mounts are staged must not leave them behind.
     let signals = TerminationSignals::block()?;
-    let staged = root
-        .then(|| StagedMounts::make(policy, &name, (uid, gid)))
+    let env_path = std::env::temp_dir().join(format!("{name}.env"));
+    let seccomp_path = std::env::temp_dir().join(format!("{name}.seccomp.json"));
+    let staging = root.then(|| Path::new(STAGING).join(&name));
+    // Started before anything is made, and told last (dropped after all else here).
+    let mut reaper = Reaper::start(
+        &name,
+        staging.as_deref(),
+        [&env_path, &seccomp_path],
+        run_uid.as_ref().map(SandboxUid::lock),
+    )?;
+    let staged = staging
+        .map(|dir| StagedMounts::make(policy, dir, (uid, gid)))
         .transpose()?;
     let (variables, passed) = variables(policy)?;
-    let env_file = PrivateFile::write(&format!("{name}.env"), variables.as_bytes())?;
+    let env_file = PrivateFile::write(env_path, variables.as_bytes())?;
     let profile = super::native::syscall_filter::docker_profile().to_string();
-    let seccomp = PrivateFile::write(&format!("{name}.seccomp.json"), profile.as_bytes())?;
+    let seccomp = PrivateFile::write(seccomp_path, profile.as_bytes())?;
     let mut docker = docker_run(
         policy,
         image,
@@ -112,6 +124,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
             .with_hint("install Docker (the docker CLI must be on PATH) or use --backend native")
     })?;
     let pid = child.id() as libc::pid_t;
+    reaper.watch_client(pid);
     let pidfd = crate::sys::pidfd_open(pid).map_err(|e| {
         Failure::external(format!(
             "cannot watch docker: {}",
@@ -138,7 +151,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         ends_with_status: false,
     };
     let mut run = supervise::supervise(watch, streams, || {
-        let _ = Command::new("docker")
+        let _ = client("docker")
             .args(["kill", &name])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -148,7 +161,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     if root || uid == 0 {
         strip_setid_bits_after_run(policy, started_at);
     }
-    let _ = Command::new("docker")
+    let _ = client("docker")
         .args(["rm", "--force", &name])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -205,13 +218,19 @@ fn docker_run(
     staged: Option<&StagedMounts>,
     [env_file, seccomp]: [&PrivateFile; 2],
 ) -> Command {
-    let mut docker = Command::new("docker");
-    docker.env_clear();
-    for key in CLIENT_ENV {
-        if let Some(value) = std::env::var_os(key) {
-            docker.env(key, value);
-        }
-    }
+    let mut docker = client("docker");
+    let parent = nix::unistd::getpid();
+    // SAFETY: prctl and getppid are async-signal-safe, as the code between fork and exec must
+    // be. Killed with us, the client starts no container the reaper would not see.
+    unsafe {
+        docker.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::other("autocoder is gone"));
+            }
+            Ok(())
+        })
+    };
     docker.args(["run", "--name", name, "--init"]);
     if !policy.network {
         docker.args(["--network", "none"]);
@@ -254,12 +273,6 @@ fn docker_run(
         docker.arg("--interactive");
     }
     docker.arg("--").arg(image).args(&policy.command);
-    // The client reads its own configuration from the real home, not the command's.
-    if std::env::var_os("DOCKER_CONFIG").is_none() {
-        if let Some(home) = std::env::var_os("HOME") {
-            docker.env("DOCKER_CONFIG", Path::new(&home).join(".docker"));
-        }
-    }
     docker.stdin(if interactive {
         Stdio::inherit()
     } else {
@@ -269,6 +282,102 @@ fn docker_run(
         docker.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
     docker
+}
+
+/// `program` (the docker client, or a shell that runs it) with only our variables that choose
+/// the engine and how to reach it.
+fn client(program: &str) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear();
+    for key in CLIENT_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            command.env(key, value);
+        }
+    }
+    // The client reads its own configuration from the real home, not the command's.
+    if std::env::var_os("DOCKER_CONFIG").is_none() {
+        if let Some(home) = std::env::var_os("HOME") {
+            command.env("DOCKER_CONFIG", Path::new(&home).join(".docker"));
+        }
+    }
+    command
+}
+
+/// What removes the container and all made for it when autocoder itself is killed (SIGKILL
+/// cannot be caught): a shell in a process group of its own, reading a pipe only we write to.
+/// At its end without our last word (`done`), it waits for the docker client (killed with us)
+/// to go, removes the container, detaches the staged mounts and deletes the files. Until then
+/// it holds the run's uid lock: no other run takes the uid of a container still going.
+struct Reaper {
+    said: std::fs::File,
+}
+
+const REAPER_SCRIPT: &str = r#"
+while IFS= read -r line; do
+    [ "$line" = done ] && exit 0
+    client=$line
+done
+{
+    i=0
+    while [ -n "$client" ] && kill -0 "$client" && [ $i -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    docker rm --force "$1"
+    if [ -n "$2" ]; then
+        # Neither removes a point still mounted (EBUSY) nor a directory with anything in it.
+        for point in "$2"/*; do
+            umount -l "$point"
+            rmdir "$point" || rm -f "$point"
+        done
+        rmdir "$2"
+    fi
+    rm -f "$3" "$4"
+} >/dev/null 2>&1
+"#;
+
+impl Reaper {
+    /// Watches over the container `name`, the mounts staged in `staging` and `files`, holding
+    /// `uid_lock` (as its standard output, never written to) when there is one.
+    fn start(
+        name: &str,
+        staging: Option<&Path>,
+        files: [&Path; 2],
+        uid_lock: Option<&std::fs::File>,
+    ) -> Result<Reaper, Failure> {
+        let cannot = |err: std::io::Error| {
+            Failure::external(format!("cannot start the container's reaper (sh): {err}"))
+        };
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| cannot(e.into()))?;
+        let lock = uid_lock
+            .map(std::fs::File::try_clone)
+            .transpose()
+            .map_err(cannot)?;
+        client("sh")
+            .args(["-c", REAPER_SCRIPT, "sh", name])
+            .arg(staging.unwrap_or(Path::new("")))
+            .args(files)
+            .process_group(0)
+            .stdin(read)
+            .stdout(lock.map_or_else(Stdio::null, Stdio::from))
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(cannot)?;
+        Ok(Reaper { said: write.into() })
+    }
+
+    /// The docker client, which the reaper waits for.
+    fn watch_client(&mut self, pid: libc::pid_t) {
+        use std::io::Write;
+        let _ = writeln!(self.said, "{pid}");
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = writeln!(self.said, "done");
+    }
 }
 
 /// The command's variables as `--env-file` lines, and their names. Their values then reach
@@ -310,10 +419,9 @@ struct PrivateFile {
 }
 
 impl PrivateFile {
-    fn write(name: &str, contents: &[u8]) -> Result<PrivateFile, Failure> {
+    fn write(path: PathBuf, contents: &[u8]) -> Result<PrivateFile, Failure> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let path = std::env::temp_dir().join(name);
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -404,8 +512,8 @@ struct StagedMounts {
 }
 
 impl StagedMounts {
-    /// Stages `policy`'s paths for the container `name`, writable ones id-mapped onto `run_as`.
-    fn make(policy: &SandboxPolicy, name: &str, run_as: (u32, u32)) -> Result<Self, Failure> {
+    /// Stages `policy`'s paths in `dir`, writable ones id-mapped onto `run_as`.
+    fn make(policy: &SandboxPolicy, dir: PathBuf, run_as: (u32, u32)) -> Result<Self, Failure> {
         use std::os::unix::fs::DirBuilderExt;
         let mut binds = Vec::new();
         // Held while the mounts are copied from them.
@@ -434,7 +542,6 @@ impl StagedMounts {
             },
         )
         .map_err(Failure::external)?;
-        let dir = Path::new(STAGING).join(name);
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -601,7 +708,7 @@ struct ContainerState {
 }
 
 fn inspect(name: &str) -> Option<ContainerState> {
-    let output = Command::new("docker")
+    let output = client("docker")
         .args([
             "inspect",
             "--format",

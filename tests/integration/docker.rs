@@ -423,3 +423,79 @@ fn a_timeout_before_the_container_exists_still_stops_it() {
     assert!(!run.dir.path().join("later").exists(), "the command ran on");
     assert!(run.sandbox().duration_ms < 3000);
 }
+
+#[test]
+fn a_killed_autocoder_leaves_no_container_mount_or_file_behind() {
+    if !engine_ready() {
+        return;
+    }
+    let workspace = crate::util::TempDir::new();
+    let temp = crate::util::TempDir::new();
+    workspace.write("keep.txt", "work\n");
+    let mut autocoder = std::process::Command::new(crate::util::autocoder_bin())
+        .args(["sandbox", "--backend", "docker", "--image", IMAGE, "--"])
+        .args(["sh", "-c", "touch started; sleep 60"])
+        .current_dir(workspace.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", temp.path())
+        .env("TMPDIR", temp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::util::wait_until_exists(&workspace.path().join("started"), "the container");
+    let prefix = format!("autocoder-{}-", autocoder.id());
+    let containers = || {
+        crate::util::stdout_of(std::process::Command::new("docker").args([
+            "ps",
+            "--all",
+            "--quiet",
+            "--filter",
+            &format!("name={prefix}"),
+        ]))
+    };
+    assert!(!containers().trim().is_empty(), "the container runs");
+    autocoder.kill().unwrap();
+    autocoder.wait().unwrap();
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !containers().trim().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the container outlived autocoder by 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let staged = |name: &str| name.contains(&prefix);
+    loop {
+        let files: Vec<_> = std::fs::read_dir(temp.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| staged(name))
+            .collect();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let staging = std::fs::read_dir("/run/autocoder/docker")
+            .map(|dir| dir.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()))
+            .into_iter()
+            .flatten()
+            .filter(|name| staged(name))
+            .count();
+        if files.is_empty() && !mounts.lines().any(staged) && staging == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left behind: files {files:?}, staged {staging}, mounts {:?}",
+            mounts.lines().filter(|l| staged(l)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // What the workspace held stays.
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("keep.txt")).unwrap(),
+        "work\n"
+    );
+    assert!(workspace.path().join("started").exists());
+}

@@ -55,7 +55,7 @@ const SANDBOX_UID_LOCKS: &str = "/run/autocoder/sandbox-uids";
 /// The docker backend takes one too, for a root-owned workspace.
 pub struct SandboxUid {
     pub uid: u32,
-    _slot: nix::fcntl::Flock<std::fs::File>,
+    slot: nix::fcntl::Flock<std::fs::File>,
 }
 
 impl SandboxUid {
@@ -90,13 +90,18 @@ impl SandboxUid {
             {
                 return Ok(SandboxUid {
                     uid: SANDBOX_UIDS.start + slot,
-                    _slot: locked,
+                    slot: locked,
                 });
             }
         }
         Err(Failure::external(format!(
             "all {count} sandbox uids are in use by runs still going"
         )))
+    }
+
+    /// The locked file: whoever holds a copy of it holds the uid.
+    pub fn lock(&self) -> &std::fs::File {
+        &self.slot
     }
 }
 
