@@ -96,13 +96,13 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s C -d 'Ru
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The repository\'s clone [default: the run document\'s workspace, else the current directory]' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l workspace -d 'The project: the repository\'s clone or a directory in it [default: the run document\'s workspace, else the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l repo -d 'The GitHub repository [default: the run document\'s repo, else its issue\'s; never the workspace\'s remote, which sandboxed code can change]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l remote -d 'The remote to push to' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l base -d 'The branch to merge into [default: the repository\'s default branch]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l branch -d 'The branch to push [default: autocoder/issue-N-title]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l title -d 'The pull request\'s title [default: fix: <issue title>]' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file (repeatable): an untracked one, or one that looks like credentials' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l add -d 'Also commit this file, named from the workspace (repeatable): an untracked one, or one that looks like credentials' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l api-url -d 'The GitHub API base URL [default: the issue\'s host, else GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand open-pr" -s q -l quiet -d 'Print nothing on stderr but errors'

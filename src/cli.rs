@@ -478,7 +478,8 @@ pub struct McpArgs {
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
 )]
 pub struct OpenPrArgs {
-    /// The repository's clone [default: the run document's workspace, else the current directory].
+    /// The project: the repository's clone or a directory in it [default: the run document's
+    /// workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
@@ -503,7 +504,8 @@ pub struct OpenPrArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Also commit this file (repeatable): an untracked one, or one that looks like credentials.
+    /// Also commit this file, named from the workspace (repeatable): an untracked one, or one
+    /// that looks like credentials.
     #[arg(long = "add", value_name = "PATH")]
     pub add: Vec<String>,
 

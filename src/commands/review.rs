@@ -262,14 +262,16 @@ fn change(
             return read(&diff, "the document's heal.diff");
         }
     }
-    Git::check_confined(workspace)?;
+    // A project in a subdirectory of its repository: git runs there, and names paths from it.
+    let (found_top, _) = Git::top_of(workspace)?;
+    Git::check_confined(&found_top)?;
     let git = Git::open(workspace)?;
     // A core.worktree the config names would have git read another directory's files.
     let top = git.run(&["rev-parse", "--show-toplevel"], &[], None)?;
-    if Path::new(&top).canonicalize().ok().as_deref() != Some(workspace) {
+    if Path::new(&top).canonicalize().ok() != Some(found_top.clone()) {
         return Err(Failure::usage(format!(
             "the repository at {} has its working tree at {top} (core.worktree): refused",
-            workspace.display()
+            found_top.display()
         ))
         .with_hint("review the working tree itself: run review there, or give --diff"));
     }
@@ -311,6 +313,7 @@ fn change(
             "--src-prefix=a/",
             "--dst-prefix=b/",
             "-M",
+            "--relative",
         ];
         args.extend(extra);
         git.run(&args, &[], None)

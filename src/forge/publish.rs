@@ -24,7 +24,7 @@ use crate::run_document::{HealStatus, PullRequest, RunDocument};
 
 /// What to publish, and where.
 pub struct Options {
-    /// The repository's clone.
+    /// The project: the repository's clone, or a directory in it.
     pub workspace: PathBuf,
     /// The GitHub repository (OWNER/NAME); else the document's `repo`, else its issue's.
     pub repo: Option<String>,
@@ -53,8 +53,11 @@ pub enum Outcome {
 
 /// Commits the change the document describes, pushes it and opens or updates the pull request.
 pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Outcome, Failure> {
-    Git::check_confined(&options.workspace)?;
-    let git = Git::open(&options.workspace)?;
+    // A project in a subdirectory of its repository: the commit is made in the repository,
+    // with the change in that subdirectory.
+    let (top, under) = Git::top_of(&options.workspace)?;
+    Git::check_confined(&top)?;
+    let git = Git::open(&top)?;
     let issue = document.issue()?;
     let heal = document.heal()?;
     // A heal that says nothing (null, or no status) is not green either.
@@ -139,7 +142,7 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         None => Change::TrackedFiles,
     };
     let message = pull_request::commit_message(&title, issue.as_ref());
-    let committed = commit(&git, change, &options.add, &message)?;
+    let committed = commit(&git, change, &under, &options.add, &message)?;
     let Some(Commit {
         id: commit,
         diff,

@@ -154,6 +154,34 @@ impl Git {
         Ok(git)
     }
 
+    /// The repository `workspace` is in, as git finds it: the nearest directory at or above it
+    /// that has a `.git`, and the workspace's path below that top ("" at the top), for a
+    /// project in a subdirectory of its repository (a monorepo's package).
+    pub fn top_of(workspace: &Path) -> Result<(PathBuf, String), Failure> {
+        let canonical = workspace.canonicalize().map_err(|err| {
+            Failure::usage(format!("{}: {err} (the workspace)", workspace.display()))
+                .with_hint("give the project's clone")
+        })?;
+        let top = canonical
+            .ancestors()
+            .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "{} is not in a git repository (no .git in it or above it)",
+                    workspace.display()
+                ))
+                .with_hint("run it in the project's clone, or give that with --workspace")
+            })?;
+        let below = canonical.strip_prefix(top).expect("an ancestor");
+        let below = below.to_str().ok_or_else(|| {
+            Failure::usage(format!(
+                "{}: its path in the repository is not UTF-8",
+                workspace.display()
+            ))
+        })?;
+        Ok((top.to_path_buf(), below.to_string()))
+    }
+
     /// Refuses a repository through which git would read files outside the workspace (or wait
     /// forever): sandboxed
     /// code may have written `.git`, and a `.git` file, alternates, a `commondir` or a symbolic
@@ -344,11 +372,12 @@ impl Git {
         self.run_within(&all, env, None, NETWORK_TIMEOUT)
     }
 
-    /// Stages the tracked files' contents from the working tree into the index `env` names, like
+    /// Stages the tracked files' contents below the directory `under` (a path from the top; ""
+    /// for all) from the working tree into the index `env` names, like
     /// `git add --update` but without clean filters (a `.gitattributes` the sandbox wrote could
     /// name a program): each file is hashed as it is.
-    pub fn stage_tracked_changes(&self, env: &[(&str, &str)]) -> Result<(), Failure> {
-        let listing = self.run(&["ls-files", "-s", "-z"], env, None)?;
+    pub fn stage_tracked_changes(&self, under: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+        let listing = self.run(&["ls-files", "-s", "-z", "--", &literal(under)], env, None)?;
         let mut paths = Vec::new();
         let mut entries = Vec::new();
         for entry in listing.split('\0').filter(|e| !e.is_empty()) {
@@ -455,7 +484,7 @@ impl Git {
         if path.starts_with('/') || path.split('/').any(|part| part == "..") {
             return Err(
                 Failure::usage(format!("--add {path}: not a path inside the workspace"))
-                    .with_hint("name files relative to the repository's top"),
+                    .with_hint("name files relative to the workspace"),
             );
         }
         if self.beyond_symlink(path, &mut HashSet::new()) {
@@ -529,6 +558,12 @@ impl Git {
 }
 
 /// The git command among `args`, past the options given to git itself (`-c key=value`).
+/// A pathspec matching the path `path` from the top exactly (and what is below it), whatever
+/// characters it has; the whole tree for "".
+pub fn literal(path: &str) -> String {
+    format!(":(top,literal){path}")
+}
+
 fn subcommand<'a>(args: &[&'a str]) -> &'a str {
     let mut words = args.iter();
     while let Some(word) = words.next() {

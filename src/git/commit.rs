@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
-use crate::git::cli::Git;
+use crate::git::cli::{literal, Git};
 use crate::git::private_temp_path;
 
 /// What goes into the commit.
@@ -33,14 +33,23 @@ pub enum LeftOut {
     Secret(String),
 }
 
-/// Commits `change` (and the files `named`, tracked or not) on top of HEAD with `message`, in no
+/// Commits `change` made in the directory `under` (a path from the repository's top; "" for the
+/// top), and the files `named` there (tracked or not), on top of HEAD with `message`, in no
 /// branch; None when the tree would be HEAD's (nothing to commit).
 pub fn commit(
     git: &Git,
     change: Change,
+    under: &str,
     named: &[String],
     message: &str,
 ) -> Result<Option<Commit>, Failure> {
+    let named: Vec<String> = named
+        .iter()
+        .map(|path| match under {
+            "" => path.clone(),
+            _ => format!("{under}/{path}"),
+        })
+        .collect();
     let head = git
         .run(&["rev-parse", "--verify", "HEAD"], &[], None)
         .map_err(|_| {
@@ -53,12 +62,13 @@ pub fn commit(
     git.run(&["read-tree", "HEAD"], &env, None)?;
     match change {
         Change::Diff { diff, whose } => {
-            git.run(
-                &["apply", "--cached", "--whitespace=nowarn", "-"],
-                &env,
-                Some(diff),
-            )
-            .map_err(|err| {
+            let directory = format!("--directory={under}");
+            let mut apply = vec!["apply", "--cached", "--whitespace=nowarn"];
+            if !under.is_empty() {
+                apply.push(&directory);
+            }
+            apply.push("-");
+            git.run(&apply, &env, Some(diff)).map_err(|err| {
                 Failure::usage(format!("{whose} does not apply to HEAD: {:#}", err.error))
                     .with_hint("check out the commit it was made from, and try again")
             })?;
@@ -67,7 +77,15 @@ pub fn commit(
             // What the user staged but git does not track yet is not a tracked change: said,
             // not silently left out.
             let new_in_index = git.run(
-                &["diff", "--cached", "--name-only", "--diff-filter=A", "HEAD"],
+                &[
+                    "diff",
+                    "--cached",
+                    "--name-only",
+                    "--diff-filter=A",
+                    "HEAD",
+                    "--",
+                    &literal(under),
+                ],
                 &[],
                 None,
             )?;
@@ -77,7 +95,7 @@ pub fn commit(
             {
                 left_out.push(LeftOut::NewInIndex(path.to_string()));
             }
-            git.stage_tracked_changes(&env)?;
+            git.stage_tracked_changes(under, &env)?;
             let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
             for path in staged
                 .lines()
@@ -88,7 +106,7 @@ pub fn commit(
             }
         }
     }
-    for path in named {
+    for path in &named {
         git.stage_file(path, &env)?;
     }
     let tree = git.run(&["write-tree"], &env, None)?;

@@ -875,7 +875,7 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         assert!(!run.stdout().contains("PRIVATE REPO SECRET"));
         assert_eq!(std::fs::read_dir(&writable_elsewhere).unwrap().count(), 0);
     }
-    // A directory that is no repository's top is told so, with what to do.
+    // A directory in no repository is told so, with what to do.
     let plain = Test::new();
     let run = Test::new()
         .stdin(run_document(json!({})))
@@ -884,8 +884,7 @@ fn a_git_directory_that_reads_or_writes_outside_the_workspace_is_refused() {
         .run()
         .expect_status(2);
     assert!(
-        run.stderr().contains("is not the top of a git repository")
-            && run.stderr().contains("--workspace"),
+        run.stderr().contains("is not in a git repository") && run.stderr().contains("--workspace"),
         "{}",
         run.stderr()
     );
@@ -1015,4 +1014,74 @@ fn an_enterprise_issue_opens_its_pull_request_there() {
             "https://ghe.corp.example/api/v3/repos/acme/shop/pulls"
         );
     }
+}
+
+#[test]
+fn a_project_in_a_subdirectory_is_committed_in_its_repository() {
+    let repo = Repo::new();
+    let project = repo.work.join("services/shop [eu]");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("cart.py"), "def total(p):\n    return p * 2\n").unwrap();
+    git(&repo.work, &["add", "."]);
+    git(&repo.work, &["commit", "-q", "-m", "the shop service"]);
+    git(&repo.work, &["push", "-q", "origin", "main"]);
+    let scratch = format!("refs/autocoder/dry-run/{BRANCH}");
+    let dry_run = |stdin: String, flags: &[&str]| {
+        Test::new_like(&repo.test)
+            .stdin(stdin)
+            .args(["open-pr", "--dry-run"])
+            .args(flags.iter().copied())
+            .arg("--workspace")
+            .arg(&project)
+            .run()
+            .expect_status(0)
+    };
+
+    // Heal's diff, as heal writes it there: paths from the project's directory.
+    std::fs::write(project.join("cart.py"), "def total(p):\n    return p\n").unwrap();
+    let diff = git(&project, &["diff", "--relative"]);
+    assert!(diff.contains("a/cart.py"), "{diff}");
+    git(&project, &["checkout", "-q", "--", "cart.py"]);
+    // Work elsewhere in the repository stays out.
+    std::fs::write(repo.work.join("notes.txt"), "work in progress\n").unwrap();
+    let heal = json!({"heal": {"status": "green", "engine": "llm", "attempts": [{}], "diff": diff,
+        "tests": {"outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
+    dry_run(run_document(heal), &[]);
+    assert_eq!(
+        git(&repo.work, &["diff", "--name-only", "HEAD", &scratch]),
+        "services/shop [eu]/cart.py\n"
+    );
+    let committed = git(
+        &repo.work,
+        &["show", &format!("{scratch}:services/shop [eu]/cart.py")],
+    );
+    assert!(committed.contains("return p\n"), "{committed}");
+
+    // Without heal: the tracked changes in the project's directory, and a file named there.
+    std::fs::write(project.join("cart.py"), "def total(p):\n    return p + 1\n").unwrap();
+    std::fs::write(project.join("new.py"), "NEW = 1\n").unwrap();
+    dry_run(run_document(json!({})), &["--add", "new.py"]);
+    assert_eq!(
+        git(&repo.work, &["diff", "--name-only", "HEAD", &scratch]),
+        "services/shop [eu]/cart.py\nservices/shop [eu]/new.py\n"
+    );
+    // The checkout is as it was.
+    assert_eq!(
+        git(&repo.work, &["status", "--porcelain"]),
+        " M notes.txt\n M \"services/shop [eu]/cart.py\"\n?? \"services/shop [eu]/new.py\"\n"
+    );
+
+    // Outside any repository: said.
+    let outside = crate::util::TempDir::new();
+    let run = Test::new_like(&repo.test)
+        .stdin(run_document(json!({})))
+        .args(["open-pr", "--dry-run", "--workspace"])
+        .arg(outside.path())
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("is not in a git repository"),
+        "{}",
+        run.stderr()
+    );
 }

@@ -366,6 +366,45 @@ fn open_pr_refuses_a_change_the_review_blocks_unless_draft() {
 }
 
 #[test]
+fn a_project_in_a_subdirectory_is_reviewed_with_paths_from_it() {
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write(
+        "svc/shop/pricing.py",
+        "def discounted(price, percent):\n    return price * (100 - percent) // 100\n",
+    );
+    dir.write("svc/tests/test_pricing.py", "from shop.pricing import discounted\n\n\ndef test_quarter_off():\n    assert discounted(1000, 25) == 750\n");
+    dir.write("notes.txt", "notes\n");
+    commit_everything(test.path());
+    dir.write(
+        "svc/shop/pricing.py",
+        "def discounted(price, percent):\n    return price * (100 - percent) // 100  # down\n",
+    );
+    dir.write("svc/shop/rates.py", "RATE = 1\n");
+    // Changes elsewhere in the repository are not the project's.
+    dir.write("notes.txt", "changed\n");
+    dir.write("elsewhere.py", "OTHER = 1\n");
+    let project = test.path().join("svc");
+    let run = test.args(["review", "--workspace"]).arg(&project).run();
+    let review = review_of(&run);
+    let files: Vec<(&str, bool)> = review["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["untracked"] == true))
+        .collect();
+    assert_eq!(
+        files,
+        [("shop/pricing.py", false), ("shop/rates.py", true)],
+        "{review:#}"
+    );
+    assert_eq!(
+        review["test_mapping"]["covered"]["shop/pricing.py"],
+        serde_json::json!(["tests/test_pricing.py"])
+    );
+}
+
+#[test]
 fn the_whole_pipeline_heals_reviews_and_opens_a_pull_request() {
     let test = crate::util::with_project("shop-python");
     git(test.path(), &["init", "-q", "-b", "main"]);
