@@ -20,9 +20,14 @@ const MAX_FILE: u64 = 16 << 20;
 /// What heal changed: each file's content, None for a file that does not exist.
 pub type Contents = BTreeMap<String, Option<String>>;
 
+/// The start of every copy's name in the temporary directory.
+const COPY_PREFIX: &str = "autocoder-heal-";
+
 /// The copy, removed when dropped.
 pub struct Tree {
     dir: PathBuf,
+    /// Held while the copy is in use: a copy no run holds was left by one that was killed.
+    _lock: nix::fcntl::Flock<std::fs::File>,
     work: PathBuf,
     roots: Roots,
     /// Each changed file as it was before heal's first write.
@@ -47,22 +52,34 @@ impl Tree {
             ))
             .with_hint("set TMPDIR to a directory outside the project"));
         }
-        let dir = temp.join(format!(
-            "autocoder-heal-{}-{}",
+        remove_abandoned_copies(&temp);
+        let name = format!(
+            "{COPY_PREFIX}{}-{}",
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos())
-        ));
+        );
+        let dir = temp.join(&name);
+        // Made under another name, and named a copy once it is locked: no run can take it for
+        // an abandoned one in between.
+        let making = temp.join(format!(".{name}"));
+        let cannot = |err: std::io::Error| {
+            Failure::external(format!(
+                "cannot make heal's copy in {}: {err}",
+                temp.display()
+            ))
+            .with_hint("set TMPDIR to a writable directory")
+        };
         std::fs::DirBuilder::new()
             .mode(0o700)
-            .create(&dir)
+            .create(&making)
+            .map_err(cannot)?;
+        let lock = lock(&making)
+            .and_then(|lock| std::fs::rename(&making, &dir).map(|_| lock))
             .map_err(|err| {
-                Failure::external(format!(
-                    "cannot make heal's copy in {}: {err}",
-                    dir.display()
-                ))
-                .with_hint("set TMPDIR to a writable directory")
+                let _ = std::fs::remove_dir(&making);
+                cannot(err)
             })?;
         let work = dir.join("work");
         let copied = copy_dir(workspace, &work).and_then(|_| {
@@ -76,6 +93,7 @@ impl Tree {
         match roots {
             Ok(roots) => Ok(Tree {
                 dir,
+                _lock: lock,
                 work,
                 roots,
                 originals: Contents::new(),
@@ -321,6 +339,43 @@ impl Drop for Tree {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Removes the copies in `temp` that runs killed before they could (SIGKILL, a power cut) left:
+/// ours, and locked by no run.
+fn remove_abandoned_copies(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    let uid = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(COPY_PREFIX.as_bytes())
+        {
+            continue;
+        }
+        let path = entry.path();
+        let ours = path
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.is_dir() && meta.uid() == uid);
+        // Not locked: its run is gone (a run in another pid namespace holds its lock too).
+        if let (true, Ok(_held)) = (ours, lock(&path)) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// The directory `dir` (never through a link), locked for this run, or an error if a run holds it.
+fn lock(dir: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| errno.into())
 }
 
 /// A file's text through the jail; None when there is no such file.

@@ -1397,3 +1397,78 @@ fn a_temporary_directory_inside_the_workspace_is_refused_with_a_hint() {
         run.stderr()
     );
 }
+
+#[test]
+fn a_copy_a_killed_heal_left_is_removed_by_the_next_run() {
+    let tmp = TempDir::new();
+    let entries = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // A copy a run still going holds (here, flock(1) for it), and another user's.
+    let held = tmp.path().join("autocoder-heal-1-1");
+    std::fs::create_dir(&held).unwrap();
+    std::fs::write(held.join("kept"), "").unwrap();
+    let mut holder = Command::new("flock")
+        .arg(&held)
+        .args(["sleep", "60"])
+        .spawn()
+        .unwrap();
+    let others = tmp.path().join("autocoder-heal-2-2");
+    std::fs::create_dir(&others).unwrap();
+    if crate::util::is_root() {
+        crate::util::chown_tree(&others, 1500);
+    }
+
+    // Killed while it waits for the model: its copy stays behind.
+    let waiting = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(FIX_DISCOUNT).delayed(Duration::from_secs(60))],
+    )]);
+    let test = shop(&waiting);
+    let mut killed = Command::new(autocoder_bin())
+        .args(["heal", "--engine", "llm", "--model", "fake-coder"])
+        .arg(format!("--base-url={}/v1", waiting.url()))
+        .current_dir(test.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_requests(&waiting, 1, &mut killed);
+    let copy = format!("autocoder-heal-{}-", killed.id());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(
+        entries().iter().any(|name| name.starts_with(&copy)),
+        "{:?}",
+        entries()
+    );
+
+    // The next run removes it, and only it.
+    let answering = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(&format!("{FIX_DISCOUNT}{FIX_BULK}"))],
+    )]);
+    let run = shop(&answering)
+        .env("TMPDIR", tmp.path())
+        .run()
+        .expect_status(0);
+    assert_eq!(heal_of(&run)["status"], "green");
+    let left: Vec<String> = entries()
+        .into_iter()
+        .filter(|name| name.contains("autocoder-heal-"))
+        .collect();
+    assert_eq!(left, ["autocoder-heal-1-1", "autocoder-heal-2-2"]);
+    assert!(held.join("kept").exists());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+}
