@@ -13,6 +13,7 @@ use super::run_command::{run_self, Progress};
 use super::{tool_error, Call, Context, ToolError};
 use crate::llm::{Model, ModelFlags};
 use crate::run_document::{Counts, Outcome};
+use crate::text::json_prefix;
 
 pub const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
 which works on a private copy of the workspace with the file and test tools, writes or names a test first, and works \
@@ -24,8 +25,40 @@ words: check them), the tests' outcome and the diff. Takes minutes: raise the cl
 const MAX_STEPS: u32 = 100;
 /// How long a task may run (heal's own limit is 30 minutes).
 const LIMIT: Duration = Duration::from_secs(35 * 60);
-/// The diff shown in the text result at most; the whole diff is in the structured result.
+/// The diff in the result at most (bytes, as JSON counts them), so that a large change keeps
+/// the result within what clients take (Claude Code refuses results over 25,000 tokens); the
+/// whole change is in the workspace or in the patch file.
 const SHOWN_DIFF: usize = 20_000;
+/// The model's summary in the result at most.
+const SHOWN_SUMMARY: usize = 4_000;
+
+/// Whose variables name the model first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `AUTOCODER_*`, then local-coder's `LOCAL_CODER_*` (`delegate_task`).
+    Autocoder,
+    /// local-coder's, when they name a model or a server (`delegate_to_local_coder`, which
+    /// must not send the code to a model `AUTOCODER_*` names for other uses, nor its key).
+    LocalCoder,
+}
+
+/// Our model variables, all left out when local-coder's name the model.
+const OURS: [&str; 4] = [
+    "AUTOCODER_BASE_URL",
+    "AUTOCODER_MODEL",
+    "AUTOCODER_API_KEY",
+    "AUTOCODER_ENABLE_THINKING",
+];
+
+/// The variables the task's run must not see, as `naming` says.
+fn hidden(naming: Naming) -> &'static [&'static str] {
+    let set = |name: &str| std::env::var(name).is_ok_and(|value| !value.trim().is_empty());
+    if naming == Naming::LocalCoder && (set("LOCAL_CODER_BASE_URL") || set("LOCAL_CODER_MODEL")) {
+        &OURS
+    } else {
+        &[]
+    }
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,8 +86,11 @@ pub struct Output {
     pub reason: String,
     /// The model's own account of what it did (not checked by anyone).
     pub summary: Option<String>,
-    /// The change as a unified diff, against the workspace as it was.
+    /// The change as a unified diff, against the workspace as it was; cut at a line after
+    /// 20,000 bytes (see diff_cut).
     pub diff: String,
+    /// Whether diff is cut: the whole change is in the workspace (applied) or in patch_file.
+    pub diff_cut: bool,
     pub files_changed: Vec<String>,
     /// Whether the change was written to the workspace (only a finished, green one is).
     pub applied: bool,
@@ -72,7 +108,12 @@ pub struct TestsShown {
     pub counts: Counts,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+pub fn call(
+    context: &Context,
+    call: &Call,
+    input: Input,
+    naming: Naming,
+) -> Result<Output, ToolError> {
     if input.task.trim().is_empty() {
         return Err(tool_error("task is empty: say what to build or change"));
     }
@@ -85,7 +126,13 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         0,
     )?);
     // Said here in the server's words: the flags heal's own hint names are not the client's.
-    match Model::configured(&ModelFlags::default(), |name| std::env::var(name).ok()) {
+    let hidden = hidden(naming);
+    let env = |name: &str| {
+        (!hidden.contains(&name))
+            .then(|| std::env::var(name).ok())
+            .flatten()
+    };
+    match Model::configured(&ModelFlags::default(), env) {
         Ok(Some(_)) => {}
         Ok(None) => return Err(tool_error(
             "no model is configured for this server: set AUTOCODER_BASE_URL and AUTOCODER_MODEL (or local-coder's LOCAL_CODER_BASE_URL and LOCAL_CODER_MODEL) in the environment the client starts `autocoder mcp` with",
@@ -113,19 +160,26 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
         call,
         LIMIT,
         Progress::StderrLines,
+        hidden,
     )?;
     let heal = document
         .get("heal")
         .ok_or_else(|| tool_error("heal gave no result"))?;
     let text = |key: &str| heal.get(key).and_then(Value::as_str).map(str::to_string);
+    let whole_diff = text("diff").unwrap_or_default();
+    let diff = match json_prefix(&whole_diff, SHOWN_DIFF) {
+        whole if whole.len() == whole_diff.len() => whole,
+        cut => cut.rfind('\n').map_or("", |end| &cut[..=end]),
+    };
     Ok(Output {
         status: text("status").unwrap_or_default(),
         reason: text("reason").unwrap_or_default(),
         summary: heal
             .pointer("/summary/text")
             .and_then(Value::as_str)
-            .map(str::to_string),
-        diff: text("diff").unwrap_or_default(),
+            .map(|summary| json_prefix(summary, SHOWN_SUMMARY).to_string()),
+        diff_cut: diff.len() < whole_diff.len(),
+        diff: diff.to_string(),
         files_changed: heal
             .get("files_changed")
             .and_then(|files| serde_json::from_value(files.clone()).ok())
@@ -145,8 +199,8 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, Tool
     })
 }
 
-/// The result as text: the status, the summary, the tests and the diff (cut; the whole diff is
-/// in the structured result and the patch file).
+/// The result as text: the status, the summary, the tests and the diff (as the structured
+/// result has it).
 pub fn text(output: &Value) -> String {
     let field = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
     let mut out = format!("status: {} ({})\n", field("status"), field("reason"));
@@ -174,12 +228,13 @@ pub fn text(output: &Value) -> String {
     let diff = field("diff");
     if !diff.is_empty() {
         out.push('\n');
-        out.push_str(crate::text::cut(diff, SHOWN_DIFF));
-        if diff.len() > SHOWN_DIFF {
-            out.push_str(&format!(
-                "\n[... the diff is cut at {SHOWN_DIFF} of {} bytes: the whole of it is in the structured result's diff]\n",
-                diff.len()
-            ));
+        out.push_str(diff);
+        if output.get("diff_cut").and_then(Value::as_bool) == Some(true) {
+            out.push_str(if applied {
+                "[... the diff is cut: the whole change is in the workspace (git diff)]\n"
+            } else {
+                "[... the diff is cut: the whole change is in patch_file]\n"
+            });
         }
     }
     out

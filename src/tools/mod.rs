@@ -273,11 +273,11 @@ pub static CATALOGUE: &[ToolSpec] = &[
             schema::<git_diff::Output>, read_only: true, destructive: false, idempotent: true),
     // The model it hands the task to may be a remote one.
     tool!(delegate_task as "delegate_task", "Delegate a coding task", Some(delegate_task::text),
-            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_task", a)?)?),
+            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_task", a)?, delegate_task::Naming::Autocoder)?),
             schema::<delegate_task::Output>, read_only: false, destructive: true, idempotent: false,
             open_world: true),
     tool!(delegate_task as "delegate_to_local_coder", "Delegate a coding task", Some(delegate_task::text),
-            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_to_local_coder", a)?)?),
+            |c, call, a| output(delegate_task::call(c, call, arguments("delegate_to_local_coder", a)?, delegate_task::Naming::LocalCoder)?),
             schema::<delegate_task::Output>, read_only: false, destructive: true, idempotent: false,
             open_world: true),
 ];

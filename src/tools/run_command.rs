@@ -181,6 +181,7 @@ fn in_sandbox(
         call,
         Duration::from_secs(timeout + 30),
         Progress::Clock,
+        &[],
     )?;
     result
         .get_mut("sandbox")
@@ -199,7 +200,8 @@ pub enum Progress {
 
 /// Runs this binary with `args` in the root open at `root_fd` (`sandbox::reexec`), reporting
 /// progress at the start and then as `progress` says, and stopping it (SIGTERM) when the call is
-/// cancelled or `limit` passes; returns the JSON document it wrote.
+/// cancelled or `limit` passes, without the variables `hidden`; returns the JSON document it
+/// wrote.
 pub fn run_self(
     args: &[String],
     root_fd: RawFd,
@@ -207,8 +209,12 @@ pub fn run_self(
     call: &Call,
     limit: Duration,
     progress: Progress,
+    hidden: &[&str],
 ) -> Result<Value, ToolError> {
     let mut command = crate::sandbox::reexec::own_command(root_fd).map_err(ToolError)?;
+    for name in hidden {
+        command.env_remove(name);
+    }
     let mut child = command
         .args(args)
         .stdin(if stdin.is_some() {

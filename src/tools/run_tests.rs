@@ -49,6 +49,7 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         call,
         Duration::from_secs(timeout + 60),
         Progress::Clock,
+        &[],
     )?;
     let mut report = document
         .get("tests")

@@ -19,10 +19,18 @@ fn have_sdk() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// tests/mcp_delegate_client.py calling `tool` in `mode` on the server rooted at `root`.
-fn client(root: &Path, server: &FakeServer, tool: &str, mode: &str) -> Output {
+/// tests/mcp_delegate_client.py calling `tool` in `mode` on the server rooted at `root`, with
+/// local-coder's variables naming `server` (and `more` variables).
+fn client(
+    root: &Path,
+    server: &FakeServer,
+    tool: &str,
+    mode: &str,
+    more: &[(&str, &str)],
+) -> Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_delegate_client.py");
     Command::new("python3")
+        .envs(more.iter().copied())
         .arg(script)
         .arg(autocoder_bin())
         .arg(root)
@@ -62,7 +70,13 @@ fn a_delegated_task_reports_each_step_and_returns_a_tested_diff() {
         ],
     )]);
     let test = with_committed_project("calculator-python");
-    let output = client(test.path(), &server, "delegate_to_local_coder", "finish");
+    let output = client(
+        test.path(),
+        &server,
+        "delegate_to_local_coder",
+        "finish",
+        &[],
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -145,7 +159,7 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
     )]);
     let test = with_committed_project("calculator-python");
     let started = Instant::now();
-    let output = client(test.path(), &server, "delegate_task", "cancel");
+    let output = client(test.path(), &server, "delegate_task", "cancel", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -207,5 +221,82 @@ fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() 
     assert!(
         refused.contains("no model is configured for this server: set AUTOCODER_BASE_URL"),
         "{refused}"
+    );
+}
+
+#[test]
+fn local_coders_variables_name_its_model_and_a_large_change_is_cut_in_the_result() {
+    if !have_sdk() {
+        eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
+        return;
+    }
+    // A model our own variables name for other uses: it must get neither the code nor its key.
+    let hosted = FakeServer::start(vec![]);
+    let hosted_url = format!("{}/v1", hosted.url());
+    let table: String = (0..3000).map(|i| format!("VALUE_{i} = {i}\n")).collect();
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[("write_file", json!({"path": "table.py", "content": table}))],
+            ),
+            calls(2, &[("finish", json!({"summary": "the table"}))]),
+        ],
+    )]);
+    let test = with_committed_project("calculator-python");
+    let output = client(
+        test.path(),
+        &server,
+        "delegate_to_local_coder",
+        "finish",
+        &[
+            ("AUTOCODER_BASE_URL", &hosted_url),
+            ("AUTOCODER_MODEL", "hosted-model"),
+            ("AUTOCODER_API_KEY", "hosted-key-31"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(hosted.requests().is_empty(), "the other model was asked");
+    let requests = server.requests();
+    assert_eq!(requests[0].headers["authorization"], "Bearer local-key-77");
+    assert!(requests.iter().all(|r| !r.body.contains("hosted-key-31")));
+
+    let result: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("result: "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (&result["status"], &result["applied"], &result["diff_cut"]),
+        (&json!("green"), &json!(true), &json!(true)),
+        "{result:#}"
+    );
+    let diff = result["diff"].as_str().unwrap();
+    assert!(
+        diff.len() <= 20_000 && diff.len() > 10_000 && diff.ends_with('\n'),
+        "{} bytes",
+        diff.len()
+    );
+    let text: String = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("text: "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(text.len() < 21_000, "{} bytes of text", text.len());
+    assert!(
+        text.contains("the whole change is in the workspace"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    assert_eq!(
+        std::fs::read_to_string(test.path().join("table.py")).unwrap(),
+        table
     );
 }
