@@ -16,8 +16,8 @@ use crate::run_document::Framework;
 /// The cache directory for `framework` runs in the workspace `root` (with the network on or
 /// off: Go replays a test's result from its cache, and one that passed with the network must
 /// run again without), made if need be; `None` when the framework keeps no cache worth
-/// keeping, no cache directory is set (no `XDG_CACHE_HOME`, no `HOME`), or the one set is not
-/// this user's to use (said; the run goes on without).
+/// keeping, or when none can be kept: no cache directory is set (no `XDG_CACHE_HOME`, no
+/// `HOME`), or the one set is not this user's to use (said; the run goes on without).
 pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathBuf> {
     let tool = match (framework, network) {
         (Framework::Go, false) => "go",
@@ -25,15 +25,6 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
         (Framework::Jest, _) => "jest",
         _ => return None,
     };
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|home| home.is_absolute())
-                .map(|home| home.join(".cache"))
-        })?;
     let name = root
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
@@ -44,19 +35,34 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
             crate::text::fnv1a(root.as_os_str().as_encoded_bytes().iter().copied())
         ))
         .join(tool);
-    match make_private_dir(&base, &below) {
+    match private_dir(&below) {
         Ok(dir) => Some(dir),
         Err(err) => {
             crate::log::warn(
                 "run-tests",
-                &format!(
-                    "cannot keep {tool}'s cache in {}: {err}; this run starts without one",
-                    base.join(&below).display()
-                ),
+                &format!("cannot keep {tool}'s cache: {err}; this run starts without one"),
             );
             None
         }
     }
+}
+
+/// `below` the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`), made where missing,
+/// readable by this user alone; the path the sandbox mounts.
+pub fn private_dir(below: &Path) -> std::io::Result<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute())
+                .map(|home| home.join(".cache"))
+        })
+        .ok_or_else(|| std::io::Error::other("no cache directory: set HOME or XDG_CACHE_HOME"))?;
+    make_private_dir(&base, below).map_err(|err| {
+        std::io::Error::new(err.kind(), format!("{}: {err}", base.join(below).display()))
+    })
 }
 
 /// The runner's flags that send its cache to `dir`, to put after the runner's name.

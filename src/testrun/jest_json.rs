@@ -32,12 +32,14 @@ struct FileResult {
     assertion_results: Vec<Assertion>,
 }
 
+/// One test's result (also the reporter's events, `jest_events`, whose start has no status).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Assertion {
+pub(super) struct Assertion {
     #[serde(default)]
     ancestor_titles: Vec<String>,
     title: String,
+    #[serde(default)]
     status: String,
     #[serde(default)]
     failure_messages: Vec<String>,
@@ -90,14 +92,7 @@ pub fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
             continue;
         }
         for test in &file.assertion_results {
-            match test.status.as_str() {
-                "passed" => parsed.counts.passed += 1,
-                "failed" => {
-                    parsed.counts.failed += 1;
-                    parsed.push_failure(failure(&relative, test, root));
-                }
-                _ => parsed.counts.skipped += 1,
-            }
+            count(&mut parsed, &relative, test, root);
         }
     }
     if unloadable > 0 && unloadable == report.test_results.len() {
@@ -110,10 +105,27 @@ pub fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
     Ok(parsed)
 }
 
+/// Counts a test of `file` (relative to the project) that ended, and lists it when it failed.
+pub(super) fn count(parsed: &mut Parsed, file: &str, test: &Assertion, root: Option<&Path>) {
+    match test.status.as_str() {
+        "passed" => parsed.counts.passed += 1,
+        "failed" => {
+            parsed.counts.failed += 1;
+            parsed.push_failure(failure(file, test, root));
+        }
+        _ => parsed.counts.skipped += 1,
+    }
+}
+
+/// A test's id: its file, the enclosing `describe` titles and its own, joined with ` > `.
+pub(super) fn id(file: &str, test: &Assertion) -> String {
+    let mut id = vec![file];
+    id.extend(test.ancestor_titles.iter().map(String::as_str));
+    id.push(&test.title);
+    id.join(" > ")
+}
+
 fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
-    let mut id = vec![file.to_string()];
-    id.extend(test.ancestor_titles.iter().cloned());
-    id.push(test.title.clone());
     let text = strip_ansi(&test.failure_messages.join("\n")).into_owned();
     // The message is everything before the stack, on one line: a ZodError's is a JSON list over
     // many lines, whose first line is only `[`.
@@ -166,7 +178,7 @@ fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
         ),
     };
     TestFailure {
-        id: id.join(" > "),
+        id: id(file, test),
         file: file_path,
         line,
         kind,

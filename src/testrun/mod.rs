@@ -12,6 +12,7 @@ pub mod doctest;
 pub mod explain;
 pub mod frames;
 pub mod gotest;
+pub mod jest_events;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
@@ -122,11 +123,20 @@ fn run_with(
 ) -> Result<TestReport, Failure> {
     let cache_root = request.caches_of.as_deref().unwrap_or(root);
     let cache = cache::dir_for(framework, cache_root, request.sandbox.network);
+    // jest's and vitest's reports come at the end: this reporter says what a timeout stopped.
+    let reporter = match request.command {
+        None => jest_events::reporter(framework),
+        Some(_) => None,
+    };
     let command = match &request.command {
         Some(command) => split_command(command)?,
         None => {
             let mut command =
                 runner_command(framework, &request.tests, request.sandbox.network, root);
+            if let Some((flags, _)) = &reporter {
+                // After vitest's `run`, before the tests selected.
+                command.splice(2..2, flags.iter().cloned());
+            }
             if let Some(dir) = &cache {
                 command.splice(1..1, cache::args(framework, dir));
             }
@@ -134,6 +144,9 @@ fn run_with(
         }
     };
     let mut sandbox = request.sandbox.clone();
+    if let Some((_, dir)) = reporter {
+        sandbox.read_only.push(dir);
+    }
     sandbox.command = command.iter().map(OsString::from).collect();
     if let Some(dir) = &cache {
         sandbox.read_write.push(dir.clone());
@@ -164,7 +177,8 @@ fn run_with(
         .map_err(|failure| runner_missing(framework, request.command.is_some(), failure))?;
 
     let stdout = result.stdout.as_deref().unwrap_or("");
-    let stderr = result.stderr.as_deref().unwrap_or("");
+    let (stderr, events) = jest_events::split(result.stderr.as_deref().unwrap_or(""));
+    let stderr = stderr.as_str();
     if framework == Framework::Nextest
         && result.exit_code != Some(0)
         && stderr.contains("no such command: `nextest`")
@@ -193,17 +207,26 @@ fn run_with(
                 && result.exit_code != Some(0) =>
         {
             // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
-            crate::log::warn(
-                "run-tests",
-                &format!(
-                    "{} stopped before it wrote a report: {}",
-                    framework.name(),
-                    first_lines(stderr, 2)
-                ),
-            );
-            Parsed {
-                crashed: true,
-                ..Parsed::default()
+            // What had ended and what was running, when a test had started.
+            match jest_events::parse(&events, Some(root)) {
+                Some(parsed) => Parsed {
+                    crashed: true,
+                    ..parsed
+                },
+                None => {
+                    crate::log::warn(
+                        "run-tests",
+                        &format!(
+                            "{} stopped before it wrote a report: {}",
+                            framework.name(),
+                            first_lines(stderr, 2)
+                        ),
+                    );
+                    Parsed {
+                        crashed: true,
+                        ..Parsed::default()
+                    }
+                }
             }
         }
         other => other?,

@@ -34,8 +34,12 @@ struct Pending {
 
 pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
-    // Names of the subtests we are inside, by depth.
+    // Names of the subtests we are inside, by depth: at the end, those that had not ended.
     let mut names: Vec<String> = Vec::new();
+    // For each of them, whether a result came from inside it: then it is a suite, not a test.
+    let mut holds_results: Vec<bool> = Vec::new();
+    // The tests' results as they came, for a run stopped before node's own summary.
+    let mut seen = Counts::default();
     let mut pending: Option<Pending> = None;
     let mut summary = Counts::default();
     let mut saw_summary = false;
@@ -63,12 +67,33 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         if let Some(name) = text.strip_prefix("# Subtest: ") {
             names.truncate(depth);
             names.push(crate::text::cut(&unescape(name), super::report::MAX_ID).to_string());
+            holds_results.truncate(depth);
+            holds_results.push(false);
             return;
+        }
+        let result = text
+            .strip_prefix("not ok ")
+            .map(|rest| (false, rest))
+            .or_else(|| text.strip_prefix("ok ").map(|rest| (true, rest)));
+        let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
+        if let Some((ok, rest)) = result {
+            if !holds_results.get(depth).copied().unwrap_or(false) {
+                let directive = rest.split_once(" # ").map(|(_, d)| d.to_ascii_uppercase());
+                match directive.as_deref() {
+                    Some(d) if d.starts_with("SKIP") || d.starts_with("TODO") => seen.skipped += 1,
+                    _ if ok => seen.passed += 1,
+                    _ => seen.failed += 1,
+                }
+            }
+            if let Some(parent) = depth.checked_sub(1).and_then(|d| holds_results.get_mut(d)) {
+                *parent = true;
+            }
+            names.truncate(depth);
+            holds_results.truncate(depth);
         }
         if let Some(rest) = text.strip_prefix("not ok ") {
             let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
             let name = name.split(" # ").next().unwrap_or(name);
-            let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
             path.push(unescape(name));
             pending = Some(Pending {
                 failure: TestFailure {
@@ -110,7 +135,11 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     if saw_summary {
         parsed.counts = summary;
     } else {
-        parsed.counts.failed = parsed.failures.len() as u64;
+        // Stopped before its summary (a timeout): what ended, and what had started and not.
+        parsed.counts = seen;
+        if !names.is_empty() {
+            parsed.running.push(names.join(" > "));
+        }
     }
     // No test file loaded: the suite did not build, as with jest.
     if files_not_loaded > 0
@@ -287,4 +316,56 @@ fn unquote(value: &str) -> &str {
         .strip_prefix('\'')
         .and_then(|v| v.strip_suffix('\''))
         .unwrap_or(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Node 20's TAP of a run its timeout stopped: no summary, a suite still open.
+    #[test]
+    fn a_log_cut_by_a_timeout_counts_what_ended_and_names_what_ran() {
+        let log = [
+            "TAP version 13",
+            "# Subtest: fast one",
+            "ok 1 - fast one",
+            "  ---",
+            "  duration_ms: 2.3",
+            "  ...",
+            "# Subtest: fails",
+            "not ok 2 - fails",
+            "  ---",
+            "  failureType: 'testCodeFailure'",
+            "  error: '1 == 2'",
+            "  ...",
+            "# Subtest: later",
+            "ok 3 - later # SKIP",
+            "# Subtest: suite",
+            "    # Subtest: inner ok",
+            "    ok 1 - inner ok",
+            "      ---",
+            "      duration_ms: 0.4",
+            "      ...",
+            "    # Subtest: inner suite",
+            "        # Subtest: deep",
+            "        ok 1 - deep",
+            "        1..1",
+            "    ok 2 - inner suite",
+            "      ---",
+            "      type: 'suite'",
+            "      ...",
+        ]
+        .join("\n");
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert_eq!(
+            (
+                parsed.counts.passed,
+                parsed.counts.failed,
+                parsed.counts.skipped
+            ),
+            (3, 1, 1)
+        );
+        assert_eq!(parsed.failures[0].id, "fails");
+        assert_eq!(parsed.running, ["suite"]);
+    }
 }

@@ -435,6 +435,62 @@ fn a_timeout_keeps_what_finished_and_names_the_test_that_was_running() {
     assert_eq!(report["running"], serde_json::json!(["TestHangs/inner"]));
     assert_eq!(ids(&report), ["TestWrong"]);
 
+    // node --test names a test once it has ended: what was running is the suite still open.
+    let test = Test::new();
+    test.dir().write(
+        "slow.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         test('fast one', () => {});\ntest('wrong', () => { assert.equal(1, 2); });\n\
+         test.describe('suite', () => {\n  test('inner ok', () => {});\n  \
+         test('hangs', async () => { await new Promise((r) => setTimeout(r, 60000)); });\n});\n",
+    );
+    let run = test
+        .args(["run-tests", "--framework", "node", "--timeout", "8s"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "timeout", "{report:#}");
+    assert_eq!(counts(&report), [2, 1, 0, 0], "{report:#}");
+    assert_eq!(report["running"], serde_json::json!(["suite"]));
+    assert_eq!(ids(&report), ["wrong"]);
+    assert!(report["reason"].as_str().unwrap().contains("suite"));
+
+    // jest and vitest write their report at the end: autocoder's reporter says what ended.
+    for framework in ["jest", "vitest"] {
+        let test = Test::new();
+        test.dir().write(
+            "package.json",
+            &format!(r#"{{"devDependencies": {{"{framework}": "*"}}}}"#),
+        );
+        test.dir().write(
+            "slow.test.js",
+            "test('fast one', () => {});\ntest('wrong', () => { expect(1).toBe(2); });\n\
+             describe('suite', () => {\n  test('inner ok', () => {});\n  \
+             test('hangs', async () => { await new Promise((r) => setTimeout(r, 60000)); }, 90000);\n});\n",
+        );
+        let run = test
+            .args(["run-tests", "--timeout", "10s"])
+            .run()
+            .expect_status(1);
+        let report = tests_of(&run);
+        assert_eq!(report["outcome"], "timeout", "{framework}: {report:#}");
+        assert_eq!(counts(&report), [2, 1, 0, 0], "{framework}: {report:#}");
+        assert_eq!(
+            report["running"],
+            serde_json::json!(["slow.test.js > suite > hangs"])
+        );
+        assert_eq!(ids(&report), ["slow.test.js > wrong"]);
+        assert_eq!(
+            failure(&report, "slow.test.js > wrong")["line"],
+            2,
+            "{report:#}"
+        );
+        assert!(!report["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("##autocoder-test"));
+    }
+
     // Without a timeout, a test that never ended is a failure of its own.
     let test = Test::new();
     test.dir()
