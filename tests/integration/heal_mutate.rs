@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::util::{section_of, with_project, Run};
+use crate::util::{section_of, with_project, Run, Test};
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
@@ -71,6 +71,42 @@ fn a_javascript_projects_swapped_operands_are_repaired() {
         math.contains("exports.subtract = (a, b) => a - b;"),
         "{math}"
     );
+}
+
+#[test]
+fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
+    let test = Test::new();
+    test.dir()
+        .write("package.json", r#"{"devDependencies": {"vitest": "*"}}"#);
+    test.dir().write(
+        "src/range.ts",
+        "export function inRange(n: number, lo: number, hi: number): boolean {\n  \
+         return lo <= n && n < hi;\n}\n\n\
+         export function countIn(xs: Array<number>, lo: number, hi: number): number {\n  \
+         return xs.filter((x) => inRange(x, lo, hi)).length;\n}\n",
+    );
+    test.dir().write(
+        "test/range.test.ts",
+        "import { countIn, inRange } from '../src/range';\n\n\
+         test('both ends are in', () => {\n  expect(inRange(1, 1, 5)).toBe(true);\n  \
+         expect(inRange(5, 1, 5)).toBe(true);\n});\n\n\
+         test('past the end is out', () => {\n  expect(inRange(6, 1, 5)).toBe(false);\n});\n\n\
+         test('counts', () => {\n  expect(countIn([0, 1, 5, 6], 1, 5)).toBe(2);\n});\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(heal["tests"]["framework"], "vitest");
+    assert!(
+        changes(&heal).contains(&"`n < hi` → `n <= hi` at src/range.ts:2".to_string()),
+        "{heal:#}"
+    );
+    let range = std::fs::read_to_string(run.dir.path().join("src/range.ts")).unwrap();
+    assert!(range.contains("return lo <= n && n <= hi;"), "{range}");
+    assert!(range.contains("xs: Array<number>"), "{range}");
 }
 
 #[test]

@@ -196,7 +196,9 @@ fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candi
         "subscript" | "subscript_expression" | "index_expression" => {
             let index = match lang {
                 Lang::Python => node.child_by_field_name("subscript"),
-                Lang::JavaScript => node.child_by_field_name("index"),
+                Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                    node.child_by_field_name("index")
+                }
                 Lang::Rust => node.named_child(1),
             };
             if let Some(index) = index.filter(|i| i.kind() != "slice") {
@@ -235,7 +237,7 @@ fn is_operator_expression(lang: Lang, kind: &str) -> bool {
             kind,
             "binary_operator" | "comparison_operator" | "boolean_operator" | "augmented_assignment"
         ),
-        Lang::JavaScript => matches!(
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => matches!(
             kind,
             "binary_expression" | "augmented_assignment_expression"
         ),
@@ -316,6 +318,14 @@ mod tests {
         );
         assert!(texts.iter().any(|t| t.contains("!== undefined")));
         assert!(texts.iter().any(|t| t.contains("|| xs.length")));
+        let ts =
+            "export function at(xs: Array<number>, i: number): number { return xs[i] ?? -1; }\n";
+        let texts: Vec<String> = all(Lang::TypeScript, ts)
+            .iter()
+            .map(|c| applied(ts, c))
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("xs[i - 1]")), "{texts:#?}");
+        assert!(!texts.iter().any(|t| t.contains("Array<=")), "{texts:#?}");
         let rust = "fn get(v: &[i32], i: usize) -> Option<i32> { if i < v.len() { Some(v[i]) } else { None } }\n";
         let texts: Vec<String> = all(Lang::Rust, rust)
             .iter()

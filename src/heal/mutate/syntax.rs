@@ -8,6 +8,9 @@ use tree_sitter::{Language, Parser, Tree};
 pub enum Lang {
     Python,
     JavaScript,
+    /// TypeScript's grammar is JavaScript's with types: the same node kinds for the same code.
+    TypeScript,
+    Tsx,
     Rust,
 }
 
@@ -18,6 +21,8 @@ impl Lang {
         match extension {
             "py" => Some(Lang::Python),
             "js" | "mjs" | "cjs" | "jsx" => Some(Lang::JavaScript),
+            "ts" | "mts" | "cts" => Some(Lang::TypeScript),
+            "tsx" => Some(Lang::Tsx),
             "rs" => Some(Lang::Rust),
             _ => None,
         }
@@ -27,6 +32,8 @@ impl Lang {
         match self {
             Lang::Python => tree_sitter_python::LANGUAGE.into(),
             Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         }
     }
@@ -35,7 +42,7 @@ impl Lang {
     pub fn is_function(self, kind: &str) -> bool {
         match self {
             Lang::Python => kind == "function_definition",
-            Lang::JavaScript => matches!(
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => matches!(
                 kind,
                 "function_declaration"
                     | "method_definition"
@@ -80,6 +87,20 @@ mod tests {
         assert!(parses(Lang::Rust, "fn f(x: i32) -> bool { x < 1 }\n"));
         assert!(!parses(Lang::Rust, "fn f(x: i32) -> bool { x < }\n"));
         assert_eq!(Lang::of("src/a.mjs"), Some(Lang::JavaScript));
+        // Types, and a generic's `<` that is not a comparison.
+        assert!(parses(
+            Lang::TypeScript,
+            "export function f(xs: Array<number>): boolean { return xs.length <= 1; }\n"
+        ));
+        assert!(!parses(
+            Lang::TypeScript,
+            "function f(x: number) { return x <= ; }\n"
+        ));
+        assert!(parses(
+            Lang::Tsx,
+            "export const A = (p: {n: number}) => <b>{p.n < 2}</b>;\n"
+        ));
+        assert_eq!(Lang::of("src/a.ts"), Some(Lang::TypeScript));
         assert_eq!(Lang::of("README"), None);
     }
 }
