@@ -110,6 +110,40 @@ fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
 }
 
 #[test]
+fn a_go_index_one_past_the_end_is_repaired_from_its_panic() {
+    let test = Test::new();
+    test.dir()
+        .write("go.mod", "module example.com/last\n\ngo 1.21\n");
+    test.dir().write(
+        "last.go",
+        "package last\n\n// Last is the last of xs, or fallback when xs is empty.\n\
+         func Last(xs []int, fallback int) int {\n\tif len(xs) == 0 {\n\t\treturn fallback\n\t}\n\
+         \treturn xs[len(xs)]\n}\n",
+    );
+    test.dir().write(
+        "last_test.go",
+        "package last\n\nimport \"testing\"\n\n\
+         func TestLast(t *testing.T) {\n\tif got := Last([]int{1, 2, 3}, 0); got != 3 {\n\
+         \t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n\n\
+         func TestEmpty(t *testing.T) {\n\tif got := Last(nil, 7); got != 7 {\n\
+         \t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(heal["tests"]["framework"], "go");
+    assert!(
+        changes(&heal).contains(&"`xs[len(xs)]` → `xs[len(xs) - 1]` at last.go:8".to_string()),
+        "{heal:#}"
+    );
+    let last = std::fs::read_to_string(run.dir.path().join("last.go")).unwrap();
+    assert!(last.contains("\treturn xs[len(xs) - 1]\n"), "{last}");
+}
+
+#[test]
 fn a_rust_bug_is_found_through_a_macros_arguments_and_the_rest_ends_red() {
     // max's branches are swapped; the sample's other failures (a doctest asserting 2 + 2 == 5,
     // a test that asserts on an empty vector) have no fix among the engine's changes.

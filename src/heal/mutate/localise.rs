@@ -282,6 +282,7 @@ fn calls(source: &Source, node: Node) -> Vec<String> {
                     "member_expression" => function.child_by_field_name("property"),
                     "field_expression" => function.child_by_field_name("field"),
                     "scoped_identifier" => function.child_by_field_name("name"),
+                    "selector_expression" => function.child_by_field_name("field"),
                     _ => Some(function),
                 };
                 if let Some(name) = name {

@@ -171,7 +171,7 @@ fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candi
         return;
     }
     match kind {
-        "integer" | "number" | "integer_literal" => {
+        "integer" | "number" | "integer_literal" | "int_literal" => {
             let digits = source(node);
             if let Ok(value) = digits.parse::<i64>() {
                 let context = parent.unwrap_or(node);
@@ -200,6 +200,7 @@ fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candi
                     node.child_by_field_name("index")
                 }
                 Lang::Rust => node.named_child(1),
+                Lang::Go => node.child_by_field_name("index"),
             };
             if let Some(index) = index.filter(|i| i.kind() != "slice") {
                 for sign in ["+", "-"] {
@@ -242,6 +243,8 @@ fn is_operator_expression(lang: Lang, kind: &str) -> bool {
             "binary_expression" | "augmented_assignment_expression"
         ),
         Lang::Rust => matches!(kind, "binary_expression" | "compound_assignment_expr"),
+        // Go's `x += 1` is a statement.
+        Lang::Go => matches!(kind, "binary_expression" | "assignment_statement"),
     }
 }
 
@@ -338,6 +341,14 @@ mod tests {
         assert!(texts.iter().any(|t| t.contains("v[i + 1]")));
         // A generic's angle brackets are not a comparison.
         assert!(!texts.iter().any(|t| t.contains("Option<=")));
+        let go = "package a\n\nfunc Last(xs []int) int {\n\tif len(xs) > 0 {\n\t\treturn xs[len(xs)]\n\t}\n\treturn 0\n}\n";
+        let texts: Vec<String> = all(Lang::Go, go).iter().map(|c| applied(go, c)).collect();
+        assert!(
+            texts.iter().any(|t| t.contains("xs[len(xs) - 1]")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("len(xs) >= 0")));
+        assert!(texts.iter().any(|t| t.contains("return 1")));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub enum Lang {
     TypeScript,
     Tsx,
     Rust,
+    Go,
 }
 
 impl Lang {
@@ -24,6 +25,7 @@ impl Lang {
             "ts" | "mts" | "cts" => Some(Lang::TypeScript),
             "tsx" => Some(Lang::Tsx),
             "rs" => Some(Lang::Rust),
+            "go" => Some(Lang::Go),
             _ => None,
         }
     }
@@ -35,6 +37,7 @@ impl Lang {
             Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Lang::Go => tree_sitter_go::LANGUAGE.into(),
         }
     }
 
@@ -52,6 +55,10 @@ impl Lang {
                     | "function"
             ),
             Lang::Rust => kind == "function_item",
+            Lang::Go => matches!(
+                kind,
+                "function_declaration" | "method_declaration" | "func_literal"
+            ),
         }
     }
 }
@@ -101,6 +108,14 @@ mod tests {
             "export const A = (p: {n: number}) => <b>{p.n < 2}</b>;\n"
         ));
         assert_eq!(Lang::of("src/a.ts"), Some(Lang::TypeScript));
+        assert!(parses(
+            Lang::Go,
+            "package a\n\nfunc F(x int) bool { return x < 1 }\n"
+        ));
+        assert!(!parses(
+            Lang::Go,
+            "package a\n\nfunc F(x int) bool { return x < }\n"
+        ));
         assert_eq!(Lang::of("README"), None);
     }
 }
