@@ -24,10 +24,25 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
     let mut first_error: Option<(String, Option<(String, u32)>)> = None;
     for_each_line(input, |line| {
         if let Some(rest) = line.strip_prefix("test ") {
+            // Tests that have started and not ended: libtest names one after a minute
+            // (`test NAME has been running for over 60 seconds`), and, with one thread, a
+            // test's line waits for its result (`test NAME ... `).
+            let started = rest
+                .strip_suffix(" has been running for over 60 seconds")
+                .or_else(|| rest.trim_end().strip_suffix(" ..."));
+            if let Some(name) = started {
+                let name = name.strip_suffix(" - should panic").unwrap_or(name);
+                if !parsed.running.iter().any(|running| running == name) {
+                    parsed.running.push(name.to_string());
+                }
+                current = None;
+                return;
+            }
             if let Some((name, status)) = rest.rsplit_once(" ... ") {
                 // `#[should_panic]` tests are listed as `NAME - should panic`; their id (and
                 // their `---- NAME stdout ----` block) is the name alone.
                 let name = name.strip_suffix(" - should panic").unwrap_or(name);
+                parsed.running.retain(|running| running != name);
                 match status.trim() {
                     "ok" => parsed.counts.passed += 1,
                     "ignored" => parsed.counts.skipped += 1,
@@ -180,6 +195,20 @@ fn is_running_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_cut_by_a_timeout_names_the_tests_still_running() {
+        let log = "running 4 tests
+test slow::one has been running for over 60 seconds
+test slow::two has been running for over 60 seconds
+test fast ... ok
+test slow::one ... ok
+test wrong ... FAILED
+test single ... ";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert_eq!((parsed.counts.passed, parsed.counts.failed), (2, 1));
+        assert_eq!(parsed.running, ["slow::two", "single"]);
+    }
 
     #[test]
     fn a_test_binary_killed_by_a_signal_is_a_crash() {

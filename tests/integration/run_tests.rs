@@ -491,6 +491,29 @@ fn a_timeout_keeps_what_finished_and_names_the_test_that_was_running() {
             .contains("##autocoder-test"));
     }
 
+    // libtest with one thread writes a test's name before its result.
+    let test = Test::new();
+    test.dir().write(
+        "Cargo.toml",
+        "[package]\nname = \"slow\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    test.dir()
+        .write(".cargo/config.toml", "[env]\nRUST_TEST_THREADS = \"1\"\n");
+    test.dir().write(
+        "src/lib.rs",
+        "#[test]\nfn a_ok() {}\n\n#[test]\nfn b_wrong() {\n    assert_eq!(1, 2);\n}\n\n\
+         #[test]\nfn c_hangs() {\n    std::thread::sleep(std::time::Duration::from_secs(600));\n}\n",
+    );
+    let run = test
+        .args(["run-tests", "--framework", "cargo", "--timeout", "40s"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "timeout", "{report:#}");
+    assert_eq!(counts(&report), [1, 1, 0, 0], "{report:#}");
+    assert_eq!(report["running"], serde_json::json!(["c_hangs"]));
+    assert_eq!(ids(&report), ["b_wrong"]);
+
     // Without a timeout, a test that never ended is a failure of its own.
     let test = Test::new();
     test.dir()
