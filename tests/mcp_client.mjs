@@ -64,4 +64,50 @@ try {
 }
 const after = await client.callTool({ name: "list_files", arguments: {} });
 console.log("serving after the cancellation:", after.isError === false);
+
+// Tasks (2025-11-25): the call is answered with a task at once, polled to its end.
+const kinds = [];
+let streamed;
+for await (const message of client.experimental.tasks.callToolStream({
+  name: "run_command",
+  arguments: { command: "sleep 1.5; echo later" },
+})) {
+  kinds.push(message.type === "taskStatus" ? `status ${message.task.status}` : message.type);
+  if (message.type === "result") streamed = message.result;
+}
+console.log("task stream:", [...new Set(kinds)].join(", "));
+console.log("task result:", streamed?.structuredContent?.stdout.trim());
+// tasks/result waits for the end, and says which task it answers.
+const { CreateTaskResultSchema, CallToolResultSchema } = await load("types.js");
+const created = await client.request(
+  { method: "tools/call", params: { name: "run_command", arguments: { command: "sleep 0.5; echo waited" }, task: { ttl: 60000 } } },
+  CreateTaskResultSchema,
+);
+const waited = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+console.log("waited for:", waited.structuredContent.stdout.trim(), waited._meta["io.modelcontextprotocol/related-task"].taskId === created.task.taskId);
+// A tool's error fails its task.
+const missing = await client.request(
+  { method: "tools/call", params: { name: "read_file", arguments: { path: "no-such-file" }, task: {} } },
+  CreateTaskResultSchema,
+);
+await client.experimental.tasks.getTaskResult(missing.task.taskId, CallToolResultSchema);
+console.log("failed task:", (await client.experimental.tasks.getTask(missing.task.taskId)).status);
+// Cancelled: its command stops, and the task says so.
+const long = await client.request(
+  { method: "tools/call", params: { name: "run_command", arguments: { command: "sleep 30" }, task: {} } },
+  CreateTaskResultSchema,
+);
+const stopping = Date.now();
+const cancelled = await client.experimental.tasks.cancelTask(long.task.taskId);
+const stopped = await client.experimental.tasks.getTaskResult(long.task.taskId, CallToolResultSchema);
+console.log("cancelled task:", cancelled.status, (await client.experimental.tasks.getTask(long.task.taskId)).status,
+  Date.now() - stopping < 10000, stopped.structuredContent?.signal ?? stopped.content[0].text.slice(0, 40));
+const listed = await client.experimental.tasks.listTasks();
+console.log("tasks listed:", listed.tasks.length, listed.tasks.map((task) => task.status).join(" "));
+try {
+  await client.experimental.tasks.getTask("no-such-task");
+  console.log("unknown task: found");
+} catch (error) {
+  console.log("unknown task refused:", String(error.message).includes("no task no-such-task"));
+}
 await client.close();

@@ -8,8 +8,9 @@
 //! anything the model can fix (bad arguments, a path outside the roots, no match) is a tool result
 //! with `isError`. A client that declares `roots` is asked for them after `initialized` and
 //! whenever it says they changed; its answer, read like any other line, narrows the roots
-//! (`roots`).
+//! (`roots`). A call may run as a task (`tasks`), which the client polls for its result.
 
 pub mod roots;
 pub mod server;
+mod tasks;
 mod workers;

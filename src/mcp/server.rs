@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::roots;
+use super::tasks::Tasks;
 use super::workers::Workers;
 use crate::log::warn;
 use crate::tools::{self, Call, CallError, Context, ToolSpec};
@@ -42,8 +43,9 @@ struct Shared {
     /// answer is taken, once: answers to requests never sent, or sent again, are ignored.
     roots_awaited: AtomicU64,
     out: Mutex<std::io::Stdout>,
-    /// Calls in progress, by request id: their cancellation flags.
+    /// Calls in progress, by request id (a task's by `task ID`): their cancellation flags.
     running: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    tasks: Tasks,
 }
 
 pub fn serve(context: Context) -> std::io::Result<()> {
@@ -59,6 +61,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         roots_awaited: AtomicU64::new(0),
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
+        tasks: Tasks::default(),
     });
     let mut workers = Workers::new();
     let stdin = std::io::stdin();
@@ -169,9 +172,43 @@ fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
         return;
     };
     if method == "tools/call" {
-        start_call(shared, workers, id, params);
+        match params.get("task") {
+            Some(task) if !stateless(&params) => {
+                start_task(shared, workers, id, task.clone(), params)
+            }
+            _ => start_call(shared, workers, id, params),
+        }
         return;
     }
+    let task_id = params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if method == "tasks/result" {
+        // It waits for the task's end: on a worker, like the call itself.
+        let shared = shared.clone();
+        workers.run(move || {
+            let answer = match task_id {
+                Some(task_id) => shared.tasks.result(&task_id),
+                None => Err("tasks/result needs params.taskId".into()),
+            };
+            let response = match answer {
+                Ok(mut answer) => {
+                    answer["jsonrpc"] = json!("2.0");
+                    answer["id"] = id;
+                    answer
+                }
+                Err(refusal) => error(id, -32602, &refusal),
+            };
+            send(&shared, &response);
+        });
+        return;
+    }
+    let task_answer = |answer: Result<Value, String>| match answer {
+        Ok(task) => result(id.clone(), task),
+        Err(refusal) => error(id.clone(), -32602, &refusal),
+    };
+    let needs_id = || Err::<Value, String>(format!("{method} needs params.taskId"));
     let mut response = match method.as_str() {
         "initialize" => {
             let roots = params.pointer("/capabilities/roots");
@@ -186,6 +223,11 @@ fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
             id,
             json!({"tools": tools::CATALOGUE.iter().map(describe).collect::<Vec<_>>()}),
         ),
+        "tasks/get" => task_answer(task_id.map_or_else(needs_id, |task| shared.tasks.get(&task))),
+        "tasks/cancel" => {
+            task_answer(task_id.map_or_else(needs_id, |task| shared.tasks.cancel(&task)))
+        }
+        "tasks/list" => result(id, shared.tasks.list()),
         _ => error(id, -32601, &format!("method not found: {method}")),
     };
     if stateless(&params) {
@@ -223,6 +265,59 @@ fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Va
             .and_then(Value::as_str)
         {
             crate::log::info("mcp", &format!("request {id}: {said}"));
+        }
+    });
+}
+
+/// Runs a `tools/call` that asked to be a task: the task is the answer, at once; the call runs
+/// on a worker, and its answer is kept for `tasks/result`.
+fn start_task(shared: &Arc<Shared>, workers: &mut Workers, id: Value, task: Value, params: Value) {
+    if !task.is_object() {
+        send(
+            shared,
+            &error(
+                id,
+                -32602,
+                "params.task must be an object ({\"ttl\": MILLISECONDS} or {})",
+            ),
+        );
+        return;
+    }
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !tools::CATALOGUE.iter().any(|tool| tool.name == name) {
+        send(shared, &error(id, -32602, &format!("unknown tool: {name}")));
+        return;
+    }
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let ttl = task.get("ttl").and_then(Value::as_u64);
+    let (task_id, shown) = match shared.tasks.create(ttl, cancelled.clone()) {
+        Ok(created) => created,
+        Err(err) => {
+            send(
+                shared,
+                &error(id, -32603, &format!("cannot make a task: {err}")),
+            );
+            return;
+        }
+    };
+    let key = format!("task {task_id}");
+    shared
+        .running
+        .lock()
+        .unwrap()
+        .insert(key.clone(), cancelled.clone());
+    send(shared, &result(id, json!({"task": shown})));
+    let shared = shared.clone();
+    workers.run(move || {
+        let response = call_tool(&shared, Value::Null, &params, cancelled);
+        shared.running.lock().unwrap().remove(&key);
+        if let Some(task) = shared.tasks.end(&task_id, &response) {
+            let status =
+                json!({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task});
+            send(&shared, &status);
         }
     });
 }
@@ -510,7 +605,10 @@ fn initialize_result(params: &Value) -> Value {
         .unwrap_or(VERSIONS[0]);
     json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": {
+            "tools": {"listChanged": false},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        },
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
@@ -602,6 +700,9 @@ fn describe(tool: &ToolSpec) -> Value {
             "idempotentHint": tool.annotations.idempotent,
             "openWorldHint": tool.annotations.open_world,
         },
+        // Any call may run as a task: the long ones (a delegated task, a test run) outlive
+        // clients that end a plain call after a minute.
+        "execution": {"taskSupport": "optional"},
     })
 }
 

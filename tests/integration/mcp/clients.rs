@@ -108,6 +108,13 @@ fn the_official_typescript_sdk_can_use_the_server() {
         "progress increasing: true",
         "cancelled: true",
         "serving after the cancellation: true",
+        "task stream: taskCreated, status working, status completed, result",
+        "task result: later",
+        "waited for: waited true",
+        "failed task: failed",
+        "cancelled task: cancelled cancelled true",
+        "tasks listed: 4 completed completed failed cancelled",
+        "unknown task refused: true",
     ] {
         assert!(stdout.contains(line), "{line}: {stdout}\n{stderr}");
     }

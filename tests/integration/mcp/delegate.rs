@@ -201,6 +201,106 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
         .contains("+from calculator import multiply"));
 }
 
+/// tests/mcp_delegate_task.mjs (the TypeScript SDK, running the delegate as an MCP task) in
+/// `mode` on the server rooted at `root`, with local-coder's variables naming `server`; None
+/// when the SDK is not installed.
+fn task_client(root: &Path, server: &FakeServer, mode: &str) -> Option<Output> {
+    let sdk = Command::new("npm")
+        .args(["root", "--global"])
+        .output()
+        .ok()
+        .map(|out| {
+            Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("@modelcontextprotocol/sdk")
+        })
+        .filter(|sdk| sdk.join("package.json").exists())?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_delegate_task.mjs");
+    let output = Command::new("node")
+        .arg(script)
+        .arg(sdk)
+        .arg(autocoder_bin())
+        .arg(root)
+        .arg(mode)
+        .env("LOCAL_CODER_BASE_URL", format!("{}/v1", server.url()))
+        .env("LOCAL_CODER_MODEL", "qwen3-coder")
+        .env("LOCAL_CODER_ENABLE_THINKING", "false")
+        .output()
+        .unwrap();
+    Some(output)
+}
+
+#[test]
+fn a_delegated_task_runs_as_an_mcp_task_to_its_end_or_until_cancelled() {
+    let steps = || {
+        vec![
+            calls(
+                1,
+                &[
+                    (
+                        "write_file",
+                        json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
+                    ),
+                    ("run_tests", json!({})),
+                ],
+            ),
+            calls(2, &[add_multiply()]),
+            calls(
+                3,
+                &[("finish", json!({"summary": "multiply added and tested"}))],
+            ),
+        ]
+    };
+    let server = FakeServer::start(vec![(CHAT, steps())]);
+    let test = with_committed_project("calculator-python");
+    let Some(output) = task_client(test.path(), &server, "finish") else {
+        eprintln!("skipped: the MCP TypeScript SDK is not installed (npm install --global @modelcontextprotocol/sdk; .ci/run does)");
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("stream: taskCreated, status working, status completed, result"),
+        "{stdout}\n{stderr}"
+    );
+    let result: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("result: "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "green", "{result:#}");
+    assert!(std::fs::read_to_string(test.path().join("calculator.py"))
+        .unwrap()
+        .contains("def multiply"));
+
+    // Cancelled while the model is asked again: the workspace stays, the change is a patch,
+    // and the task's result says where.
+    let mut held = steps();
+    held.truncate(1);
+    held.push(calls(2, &[add_multiply()]).delayed(Duration::from_secs(60)));
+    let server = FakeServer::start(vec![(CHAT, held)]);
+    let test = with_committed_project("calculator-python");
+    let started = Instant::now();
+    let output = task_client(test.path(), &server, "cancel").unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("created: working"), "{stdout}");
+    assert!(stdout.contains("cancelled: cancelled"), "{stdout}");
+    assert!(stdout.contains("status after: cancelled"), "{stdout}");
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "not stopped at once"
+    );
+    let said = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("said: "))
+        .unwrap();
+    assert!(said.contains(".patch"), "{said}");
+    assert!(!test.path().join("tests/test_multiply.py").exists());
+}
+
 #[test]
 fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() {
     let test = with_committed_project("calculator-python");
