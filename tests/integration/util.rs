@@ -45,6 +45,18 @@ pub fn mkfifo(path: &Path) {
     assert!(made.success(), "mkfifo {}", path.display());
 }
 
+/// The official MCP TypeScript SDK installed with npm (install-test-tools.sh installs it), when
+/// it is.
+pub fn typescript_sdk() -> Option<PathBuf> {
+    let out = Command::new("npm")
+        .args(["root", "--global"])
+        .output()
+        .ok()?;
+    let sdk =
+        Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("@modelcontextprotocol/sdk");
+    sdk.join("package.json").exists().then_some(sdk)
+}
+
 pub fn autocoder_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_autocoder"))
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::git_fixtures::commit_everything;
-use crate::util::{autocoder_bin, TempDir};
+use crate::util::{autocoder_bin, typescript_sdk, TempDir};
 
 #[test]
 fn the_official_python_sdk_can_use_the_server() {
@@ -54,15 +54,7 @@ fn the_official_python_sdk_can_use_the_server() {
 
 #[test]
 fn the_official_typescript_sdk_can_use_the_server() {
-    let sdk = Command::new("npm")
-        .args(["root", "--global"])
-        .output()
-        .ok()
-        .map(|out| {
-            Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("@modelcontextprotocol/sdk")
-        })
-        .filter(|sdk| sdk.join("package.json").exists());
-    let Some(sdk) = sdk else {
+    let Some(sdk) = typescript_sdk() else {
         eprintln!("skipped: the MCP TypeScript SDK is not installed (npm install --global @modelcontextprotocol/sdk; .ci/run does)");
         return;
     };

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::fake_server::FakeServer;
+use crate::fake_server::{FakeServer, Reply};
 use crate::heal::CHAT;
 use crate::heal_task::{add_multiply, calls, MULTIPLY_TEST};
-use crate::util::{autocoder_bin, with_committed_project};
+use crate::util::{autocoder_bin, typescript_sdk, with_committed_project};
 
 fn have_sdk() -> bool {
     Command::new("python3")
@@ -43,32 +43,35 @@ fn client(
         .unwrap()
 }
 
+/// The model's replies for a task that ends green: a test written and run, multiply added,
+/// finish.
+fn multiply_steps() -> Vec<Reply> {
+    vec![
+        calls(
+            1,
+            &[
+                (
+                    "write_file",
+                    json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
+                ),
+                ("run_tests", json!({})),
+            ],
+        ),
+        calls(2, &[add_multiply()]),
+        calls(
+            3,
+            &[("finish", json!({"summary": "multiply added and tested"}))],
+        ),
+    ]
+}
+
 #[test]
 fn a_delegated_task_reports_each_step_and_returns_a_tested_diff() {
     if !have_sdk() {
         eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
         return;
     }
-    let server = FakeServer::start(vec![(
-        CHAT,
-        vec![
-            calls(
-                1,
-                &[
-                    (
-                        "write_file",
-                        json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
-                    ),
-                    ("run_tests", json!({})),
-                ],
-            ),
-            calls(2, &[add_multiply()]),
-            calls(
-                3,
-                &[("finish", json!({"summary": "multiply added and tested"}))],
-            ),
-        ],
-    )]);
+    let server = FakeServer::start(vec![(CHAT, multiply_steps())]);
     let test = with_committed_project("calculator-python");
     let output = client(
         test.path(),
@@ -205,14 +208,7 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
 /// `mode` on the server rooted at `root`, with local-coder's variables naming `server`; None
 /// when the SDK is not installed.
 fn task_client(root: &Path, server: &FakeServer, mode: &str) -> Option<Output> {
-    let sdk = Command::new("npm")
-        .args(["root", "--global"])
-        .output()
-        .ok()
-        .map(|out| {
-            Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("@modelcontextprotocol/sdk")
-        })
-        .filter(|sdk| sdk.join("package.json").exists())?;
+    let sdk = typescript_sdk()?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_delegate_task.mjs");
     let output = Command::new("node")
         .arg(script)
@@ -230,26 +226,7 @@ fn task_client(root: &Path, server: &FakeServer, mode: &str) -> Option<Output> {
 
 #[test]
 fn a_delegated_task_runs_as_an_mcp_task_to_its_end_or_until_cancelled() {
-    let steps = || {
-        vec![
-            calls(
-                1,
-                &[
-                    (
-                        "write_file",
-                        json!({"path": "tests/test_multiply.py", "content": MULTIPLY_TEST}),
-                    ),
-                    ("run_tests", json!({})),
-                ],
-            ),
-            calls(2, &[add_multiply()]),
-            calls(
-                3,
-                &[("finish", json!({"summary": "multiply added and tested"}))],
-            ),
-        ]
-    };
-    let server = FakeServer::start(vec![(CHAT, steps())]);
+    let server = FakeServer::start(vec![(CHAT, multiply_steps())]);
     let test = with_committed_project("calculator-python");
     let Some(output) = task_client(test.path(), &server, "finish") else {
         eprintln!("skipped: the MCP TypeScript SDK is not installed (npm install --global @modelcontextprotocol/sdk; .ci/run does)");
@@ -276,7 +253,7 @@ fn a_delegated_task_runs_as_an_mcp_task_to_its_end_or_until_cancelled() {
 
     // Cancelled while the model is asked again: the workspace stays, the change is a patch,
     // and the task's result says where.
-    let mut held = steps();
+    let mut held = multiply_steps();
     held.truncate(1);
     held.push(calls(2, &[add_multiply()]).delayed(Duration::from_secs(60)));
     let server = FakeServer::start(vec![(CHAT, held)]);
