@@ -206,7 +206,6 @@ fn run_with(
             if matches!(framework, Framework::Jest | Framework::Vitest)
                 && result.exit_code != Some(0) =>
         {
-            // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
             // What had ended and what was running, when a test had started.
             match jest_events::parse(&events, Some(root)) {
                 Some(parsed) => Parsed {
@@ -214,6 +213,8 @@ fn run_with(
                     ..parsed
                 },
                 None => {
+                    // Its heading and the line under it (`● Validation Error:`, `Preset x not
+                    // found.`).
                     crate::log::warn(
                         "run-tests",
                         &format!(

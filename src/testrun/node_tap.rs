@@ -75,7 +75,6 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
             .strip_prefix("not ok ")
             .map(|rest| (false, rest))
             .or_else(|| text.strip_prefix("ok ").map(|rest| (true, rest)));
-        let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
         if let Some((ok, rest)) = result {
             if !holds_results.get(depth).copied().unwrap_or(false) {
                 let directive = rest.split_once(" # ").map(|(_, d)| d.to_ascii_uppercase());
@@ -94,6 +93,7 @@ pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, St
         if let Some(rest) = text.strip_prefix("not ok ") {
             let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
             let name = name.split(" # ").next().unwrap_or(name);
+            let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
             path.push(unescape(name));
             pending = Some(Pending {
                 failure: TestFailure {
