@@ -498,6 +498,8 @@ fn docker_layers(policy: &SandboxPolicy, (uid, gid): (u32, u32), passed: Vec<Str
     layers.containment.pid_namespace = true;
     layers.containment.mount_namespace = true;
     layers.containment.ipc_namespace = true;
+    // `--network none`: the container's own namespace, with only `lo`.
+    layers.containment.network_namespace = !policy.network;
     layers.environment.passed = passed;
     layers
 }

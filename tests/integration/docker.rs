@@ -53,7 +53,52 @@ fn runs_with_the_same_result_shape_and_confinement() {
         "data\n"
     );
     assert_eq!(result.layers["network"]["allowed"], false);
+    assert_eq!(result.layers["containment"]["network_namespace"], true);
     assert_eq!(result.layers["resources"]["mechanism"], "docker");
+}
+
+/// The gid of the group that may use the engine's socket.
+fn docker_group() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/var/run/docker.sock")
+        .ok()
+        .map(|socket| socket.gid())
+        .filter(|&gid| gid != 0)
+}
+
+#[test]
+fn an_ordinary_user_in_the_docker_group_runs_as_themself_with_no_privilege() {
+    if !engine_ready() || !crate::util::is_root() {
+        return;
+    }
+    let Some(group) = docker_group() else {
+        eprintln!("skipped: the engine's socket has no group of its own");
+        return;
+    };
+    // What differs from a root-started run: the user's own uid in the container, no staged or
+    // id-mapped mounts (an ordinary user cannot mount), the same refusal of set-id bits.
+    let script = "id -u; id -G; echo x > made; cp /bin/busybox shell; chmod 4755 shell; echo $?; \
+                  grep CapEff /proc/self/status";
+    let run = docker(&[], script)
+        .run_as_user(1500)
+        .in_group(group)
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    let out = result.out();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "1500", "{out}");
+    assert_eq!(lines[1], "1500", "the docker group stays outside: {out}");
+    assert_eq!(lines[2], "1", "chmod 4755 was allowed: {out}");
+    assert_eq!(lines[3], "CapEff:\t0000000000000000", "{out}");
+    assert_eq!(result.layers["identity"]["uid"], 1500);
+    assert_eq!(result.layers["identity"]["root"], false);
+    assert_eq!(result.layers["identity"]["idmapped_workspace"], false);
+    use std::os::unix::fs::MetadataExt;
+    let made = std::fs::metadata(run.dir.path().join("made")).unwrap();
+    assert_eq!((made.uid(), made.gid()), (1500, 1500));
+    let shell = std::fs::metadata(run.dir.path().join("shell")).unwrap();
+    assert_eq!(shell.mode() & 0o6000, 0, "mode {:o}", shell.mode());
 }
 
 #[test]

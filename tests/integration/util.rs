@@ -8,8 +8,13 @@ use std::process::{Command, Output, Stdio};
 
 /// The binary under test.
 /// A command running autocoder, as the user `uid` when given (through setpriv, from a copy
-/// of the binary put in `copy_into`, a directory that user can read).
+/// of the binary put in `copy_into`, a directory that user can read), in no groups but its own.
 pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
+    autocoder_as_member(uid, &[], copy_into)
+}
+
+/// `autocoder_as`, with the supplementary `groups` (the docker group, for one).
+pub fn autocoder_as_member(uid: Option<u32>, groups: &[u32], copy_into: &Path) -> Command {
     let Some(uid) = uid else {
         return Command::new(autocoder_bin());
     };
@@ -18,10 +23,14 @@ pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
     let mut command = Command::new("setpriv");
     command
         .arg(format!("--reuid={uid}"))
-        .arg(format!("--regid={uid}"))
-        .arg("--clear-groups")
-        .arg("--")
-        .arg(copy);
+        .arg(format!("--regid={uid}"));
+    if groups.is_empty() {
+        command.arg("--clear-groups");
+    } else {
+        let groups: Vec<String> = groups.iter().map(u32::to_string).collect();
+        command.arg(format!("--groups={}", groups.join(",")));
+    }
+    command.arg("--").arg(copy);
     command
 }
 
@@ -155,6 +164,8 @@ pub struct Test {
     env: Vec<(String, OsString)>,
     stdin: Option<Vec<u8>>,
     as_user: Option<u32>,
+    /// The ordinary user's supplementary groups.
+    groups: Vec<u32>,
 }
 
 /// What a run produced.
@@ -190,6 +201,7 @@ impl Test {
             env,
             stdin: None,
             as_user: None,
+            groups: Vec::new(),
         }
     }
 
@@ -247,6 +259,12 @@ impl Test {
         self
     }
 
+    /// With `run_as_user`: the user is also a member of the group `gid`.
+    pub fn in_group(mut self, gid: u32) -> Test {
+        self.groups.push(gid);
+        self
+    }
+
     #[track_caller]
     pub fn run(self) -> Run {
         if let Some(uid) = self.as_user {
@@ -255,7 +273,8 @@ impl Test {
             chown_tree(self.dir.path(), uid);
         }
         let home = TempDir::new();
-        let mut command = autocoder_as(self.as_user, &self.dir.path().join(".bin"));
+        let mut command =
+            autocoder_as_member(self.as_user, &self.groups, &self.dir.path().join(".bin"));
         command
             .args(&self.args)
             .current_dir(self.dir.path())
