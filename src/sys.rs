@@ -11,9 +11,11 @@ use std::ffi::CStr;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, OpenHow, ResolveFlag};
 use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags};
-use nix::sys::stat::{Mode, SFlag};
+use nix::sys::stat::{FileStat, Mode, SFlag};
+use nix::unistd::UnlinkatFlags;
 
 pub type SysResult<T> = Result<T, i32>;
 
@@ -393,6 +395,33 @@ pub fn entry_names(dir: BorrowedFd<'_>) -> nix::Result<Vec<std::ffi::CString>> {
         .map(|entry| entry.file_name().to_owned())
         .filter(|name| name.as_c_str() != c"." && name.as_c_str() != c"..")
         .collect())
+}
+
+/// Removes `name` from `dir`, a directory with all it holds; nothing there is no error.
+pub fn remove_all(dir: BorrowedFd, name: &CStr) -> Result<(), Errno> {
+    match stat_at(dir, name) {
+        Err(Errno::ENOENT) => Ok(()),
+        Err(errno) => Err(errno),
+        Ok(stat) if file_kind(&stat) == SFlag::S_IFDIR => {
+            let below = open_dir(dir, name)?;
+            for entry in entry_names(below.as_fd())? {
+                remove_all(below.as_fd(), &entry)?;
+            }
+            nix::unistd::unlinkat(dir, name, UnlinkatFlags::RemoveDir)
+        }
+        Ok(_) => nix::unistd::unlinkat(dir, name, UnlinkatFlags::NoRemoveDir),
+    }
+}
+
+/// `dir/name`'s status, the link itself for a symbolic link.
+pub fn stat_at(dir: BorrowedFd, name: &CStr) -> Result<FileStat, Errno> {
+    nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+}
+
+/// The directory `dir/name`, never through a symbolic link.
+pub fn open_dir(dir: BorrowedFd, name: &CStr) -> Result<OwnedFd, Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    nix::fcntl::openat(dir, name, flags, Mode::empty())
 }
 
 /// Most descriptors one message can carry (the kernel's SCM_MAX_FD).

@@ -4,11 +4,18 @@
 //! heal repeats a hundred times would compile everything each time. Per workspace, so one
 //! project's poisoned cache cannot change another's results; in a place no host tool reads.
 //!
-//! Only caches keyed by content are kept: Go's build and module caches, jest's cache (its
-//! transforms, by content).
-//! Not Python's bytecode: it is checked against the source's mtime in seconds and its size, so
-//! an edit of the same size within the second (what heal makes) would run the old code.
+//! Caches keyed by content are kept as they are: Go's build and module caches, jest's cache (its
+//! transforms, by content). Python's bytecode (Python's and pytest's, `PYTHONPYCACHEPREFIX`) is
+//! checked against its source's mtime in seconds and size only, so an edit of the same size
+//! within the second (what heal makes) would run the old code: before each run, bytecode written
+//! in the second its source was changed is removed (as git treats a "racy" index entry), and so
+//! is the bytecode of sources that are gone (heal's copies). With a prefix Python reads no
+//! `__pycache__`, so a new cache is first seeded with links to the bytecode the interpreter's
+//! own directories hold (its standard library, its packages): else a first run would compile
+//! all of them again.
 
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::run_document::Framework;
@@ -23,6 +30,7 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
         (Framework::Go, false) => "go",
         (Framework::Go, true) => "go-network",
         (Framework::Jest, _) => "jest",
+        (Framework::Pytest | Framework::Unittest, _) => "python",
         _ => return None,
     };
     let name = root
@@ -80,8 +88,189 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
             format!("GOCACHE={}", dir.join("build").display()),
             format!("GOMODCACHE={}", dir.join("mod").display()),
         ],
+        Framework::Pytest | Framework::Unittest => {
+            vec![format!("PYTHONPYCACHEPREFIX={}", dir.display())]
+        }
         _ => Vec::new(),
     }
+}
+
+/// The file that says a bytecode cache was seeded.
+const SEEDED: &str = ".seeded";
+
+/// Whether the bytecode cache `dir` is yet to be seeded (see `seed_python`).
+pub fn needs_seed(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(SEEDED)).is_err()
+}
+
+/// Seeds the bytecode cache `dir` with links to the bytecode the interpreter came with: for each
+/// of its `search_path` directories (none that is the workspace `root` or holds it), each
+/// `D/__pycache__/NAME.TAG.pyc` gets the link `dir/D/NAME.TAG.pyc`, where Python looks with the
+/// prefix set (`tag` is the interpreter's cache tag). By descriptors, links in the cache never
+/// followed; at most `MOST_SEEDED` links.
+pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], root: &Path) {
+    const MOST_SEEDED: usize = 200_000;
+    let Some(cache) = open_cache(dir) else {
+        return;
+    };
+    let suffix = format!(".{tag}.pyc");
+    let mut budget = MOST_SEEDED;
+    for entry in search_path {
+        if !entry.is_absolute() || root.starts_with(entry) || entry.starts_with(dir) {
+            continue;
+        }
+        seed_below(cache.as_fd(), entry, &suffix, &mut budget);
+    }
+    let flags = nix::fcntl::OFlag::O_CREAT
+        | nix::fcntl::OFlag::O_WRONLY
+        | nix::fcntl::OFlag::O_NOFOLLOW
+        | nix::fcntl::OFlag::O_CLOEXEC;
+    let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+    let _ = nix::fcntl::openat(cache.as_fd(), SEEDED, flags, mode);
+}
+
+/// The links for the sources' directory `sources` and those below it, made under `cache`.
+fn seed_below(cache: BorrowedFd<'_>, sources: &Path, suffix: &str, budget: &mut usize) {
+    let Ok(entries) = std::fs::read_dir(sources) else {
+        return;
+    };
+    let mut below = Vec::new();
+    let mut bytecode = Vec::new();
+    for entry in entries.flatten() {
+        // Directories only, links to them not followed (a package tree can hold a loop).
+        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        if entry.file_name() == "__pycache__" {
+            let Ok(cached) = std::fs::read_dir(entry.path()) else {
+                continue;
+            };
+            bytecode.extend(
+                cached
+                    .flatten()
+                    .map(|file| file.file_name())
+                    .filter(|name| name.as_bytes().ends_with(suffix.as_bytes())),
+            );
+        } else {
+            below.push(entry.path());
+        }
+    }
+    if !bytecode.is_empty() {
+        if let Some(mirror) = mirror_dir(cache, sources) {
+            for name in bytecode {
+                if *budget == 0 {
+                    return;
+                }
+                *budget -= 1;
+                let target = sources.join("__pycache__").join(&name);
+                // One already there (Python's, or a link) stays.
+                let _ = nix::unistd::symlinkat(target.as_path(), mirror.as_fd(), name.as_os_str());
+            }
+        }
+    }
+    for dir in below {
+        if *budget == 0 {
+            return;
+        }
+        seed_below(cache, &dir, suffix, budget);
+    }
+}
+
+/// The directory that mirrors `sources` under `cache`, made where missing, each step opened
+/// without following a link.
+fn mirror_dir(cache: BorrowedFd<'_>, sources: &Path) -> Option<OwnedFd> {
+    let mut dir = crate::sys::open_dir(cache, c".").ok()?;
+    for part in sources.components().skip(1) {
+        let name = std::ffi::CString::new(part.as_os_str().as_bytes()).ok()?;
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o755);
+        let _ = nix::sys::stat::mkdirat(dir.as_fd(), name.as_c_str(), mode);
+        dir = crate::sys::open_dir(dir.as_fd(), &name).ok()?;
+    }
+    Some(dir)
+}
+
+/// The cache directory `dir`, open to read, not through a link.
+fn open_cache(dir: &Path) -> Option<OwnedFd> {
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // A path descriptor, then the directory itself.
+    let held = crate::sys::open_path_no_symlinks(&path).ok()?;
+    crate::sys::open_dir(held.as_fd(), c".").ok()
+}
+
+/// Readies the cache `dir` for a `framework` run: Python's bytecode that could be taken for a
+/// later version of its source is removed. What cannot be removed stays (Python then compiles
+/// that source again, or fails to write its bytecode, and goes on).
+pub fn prepare(framework: Framework, dir: &Path) {
+    if !matches!(framework, Framework::Pytest | Framework::Unittest) {
+        return;
+    }
+    if let Some(cache) = open_cache(dir) {
+        tidy_bytecode(cache.as_fd(), Path::new("/"));
+    }
+}
+
+/// Below the directory `cache` of the bytecode tree, which mirrors the sources' directory
+/// `sources`: removes what mirrors no directory any more, bytecode that is racy and links but
+/// the seeded ones. By descriptors, links never followed: the sandboxed runs write this tree.
+fn tidy_bytecode(cache: BorrowedFd<'_>, sources: &Path) {
+    use crate::sys;
+    use nix::sys::stat::SFlag;
+    let Ok(names) = sys::entry_names(cache) else {
+        return;
+    };
+    for name in names {
+        if sources == Path::new("/") && name.as_bytes() == SEEDED.as_bytes() {
+            continue;
+        }
+        let Ok(stat) = sys::stat_at(cache, &name) else {
+            continue;
+        };
+        let source = sources.join(entry_name(&name));
+        let keep = match sys::file_kind(&stat) {
+            SFlag::S_IFDIR => source.is_dir(),
+            SFlag::S_IFREG => !racy(cache, &name, &stat),
+            // The interpreter's own, where seed_python points it.
+            SFlag::S_IFLNK => nix::fcntl::readlinkat(cache, name.as_c_str()).is_ok_and(|target| {
+                Path::new(&target) == sources.join("__pycache__").join(entry_name(&name))
+            }),
+            _ => false,
+        };
+        if !keep {
+            let _ = sys::remove_all(cache, &name);
+        } else if sys::file_kind(&stat) == SFlag::S_IFDIR {
+            if let Ok(below) = sys::open_dir(cache, &name) {
+                tidy_bytecode(below.as_fd(), &source);
+            }
+        }
+    }
+}
+
+fn entry_name(name: &std::ffi::CStr) -> &std::ffi::OsStr {
+    std::ffi::OsStr::from_bytes(name.to_bytes())
+}
+
+/// Whether the bytecode file `name` (`stat`) could be taken for a later version of its source:
+/// checked by time (PEP 552: magic, flags 0, then the source's mtime in seconds and its size,
+/// 32 bits each, little-endian) and written in the second that mtime names or before it, so
+/// the same-sized edit that second would pass. Unreadable or short ones are racy too.
+fn racy(dir: BorrowedFd<'_>, name: &std::ffi::CStr, stat: &nix::sys::stat::FileStat) -> bool {
+    use nix::fcntl::OFlag;
+    use std::io::Read;
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let Ok(file) = nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty()) else {
+        return true;
+    };
+    let mut header = [0u8; 16];
+    if std::fs::File::from(file).read_exact(&mut header).is_err() {
+        return true;
+    }
+    let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap());
+    // Checked by hash (flags 1 or 3): taken only for the very content it was made from.
+    if word(4) != 0 {
+        return false;
+    }
+    // Both in seconds, cut to 32 bits as Python cuts them.
+    (stat.st_mtime as u32).wrapping_sub(word(8)) as i32 <= 0
 }
 
 /// `base/below`, made where missing, readable by this user alone, and the path the sandbox
@@ -130,4 +319,87 @@ fn make_private_dir(base: &Path, below: &Path) -> std::io::Result<PathBuf> {
     }
     // The sandbox opens the path again, refusing links on the way: the base's own are resolved.
     Ok(base.canonicalize()?.join(below))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bytecode file whose header names a source changed at `source_mtime` (seconds).
+    fn bytecode(path: &Path, source_mtime: u32) {
+        let mut header = b"\xa7\r\r\n\0\0\0\0".to_vec();
+        header.extend(source_mtime.to_le_bytes());
+        header.extend(26u32.to_le_bytes());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, header).unwrap();
+    }
+
+    #[test]
+    fn what_mirrors_no_source_directory_and_racy_bytecode_go_and_links_are_not_followed() {
+        let sources = tempfile::tempdir().unwrap();
+        let sources = sources.path().canonicalize().unwrap();
+        std::fs::create_dir(sources.join("here")).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let mirror = cache.path().join(sources.strip_prefix("/").unwrap());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as u32;
+        bytecode(&mirror.join("here/old.cpython-311.pyc"), now - 60);
+        bytecode(&mirror.join("here/racy.cpython-311.pyc"), now + 3600);
+        bytecode(&mirror.join("gone/kept.cpython-311.pyc"), now - 60);
+        let outside = tempfile::tempdir().unwrap();
+        bytecode(&outside.path().join("x.cpython-311.pyc"), now + 3600);
+        std::os::unix::fs::symlink(outside.path(), mirror.join("here/link")).unwrap();
+
+        prepare(Framework::Pytest, cache.path());
+
+        assert!(mirror.join("here/old.cpython-311.pyc").exists());
+        assert!(!mirror.join("here/racy.cpython-311.pyc").exists());
+        assert!(!mirror.join("gone").exists());
+        assert!(std::fs::symlink_metadata(mirror.join("here/link")).is_err());
+        assert!(outside.path().join("x.cpython-311.pyc").exists());
+    }
+
+    #[test]
+    fn a_seed_links_the_interpreter_s_bytecode_and_follows_no_link_in_the_cache() {
+        let interpreter = tempfile::tempdir().unwrap();
+        let lib = interpreter.path().canonicalize().unwrap().join("lib");
+        for module in ["os", "json/decoder", "json/__init__"] {
+            let (dir, name) = module.rsplit_once('/').unwrap_or(("", module));
+            let cached = lib.join(dir).join("__pycache__");
+            std::fs::create_dir_all(&cached).unwrap();
+            std::fs::write(lib.join(dir).join(format!("{name}.py")), "").unwrap();
+            bytecode(&cached.join(format!("{name}.cpython-311.pyc")), 0);
+            bytecode(&cached.join(format!("{name}.cpython-310.pyc")), 0);
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let mirror = cache.path().join(lib.strip_prefix("/").unwrap());
+        // A link the sandboxed runs put where a mirrored directory goes.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(&mirror).unwrap();
+        std::os::unix::fs::symlink(outside.path(), mirror.join("json")).unwrap();
+        assert!(needs_seed(cache.path()));
+
+        seed_python(
+            cache.path(),
+            "cpython-311",
+            &[lib.clone(), "".into()],
+            Path::new("/w"),
+        );
+
+        assert!(!needs_seed(cache.path()));
+        let os = mirror.join("os.cpython-311.pyc");
+        assert_eq!(
+            std::fs::read_link(&os).unwrap(),
+            lib.join("__pycache__/os.cpython-311.pyc")
+        );
+        assert!(!mirror.join("os.cpython-310.pyc").exists());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        // The seed's links stay; the planted one goes.
+        prepare(Framework::Pytest, cache.path());
+        assert!(std::fs::symlink_metadata(&os).unwrap().is_symlink());
+        assert!(std::fs::symlink_metadata(mirror.join("json")).is_err());
+        assert!(!needs_seed(cache.path()));
+    }
 }

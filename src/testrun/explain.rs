@@ -1,6 +1,7 @@
 //! Why a run ended in `error`, in the runner's own words, with what to do about it: a test id
 //! that does not exist, a plugin that is not installed, files the sandbox cannot write (a root
-//! run's leftovers in a user's workspace), the runner's own internal error; and why tests that
+//! run's leftovers in a user's workspace, crates cargo downloaded into the host's read-only
+//! registry), the runner's own internal error; and why tests that
 //! failed may not be at fault: another user's files, the network being off.
 
 use std::os::unix::fs::MetadataExt;
@@ -23,6 +24,9 @@ pub fn why_error(output: &str, root: &Path, selected: bool) -> Explanation {
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with("===") && !line.starts_with("---"))
         .collect();
+    if let Some(registry) = cargo_registry_read_only(&lines) {
+        return registry;
+    }
     if let Some(files) = unwritable_files(&lines, root) {
         return files;
     }
@@ -33,6 +37,15 @@ pub fn why_error(output: &str, root: &Path, selected: bool) -> Explanation {
         Some(
             "install what is missing in the project's environment (a .venv in the workspace is \
              used), or take it out of the project's configuration",
+        )
+    } else if said.starts_with("error: failed to download")
+        && lines
+            .iter()
+            .any(|line| line.contains("but --offline was specified"))
+    {
+        Some(
+            "the crate is not in the host's cargo registry and the tests run offline: download \
+             the dependencies on the host (cargo fetch in the workspace), then run again",
         )
     } else if said.contains("INTERNALERROR") {
         Some("the runner itself failed: its traceback is in output_tail")
@@ -204,6 +217,32 @@ pub fn network_off(failures: &[TestFailure], output: &str) -> Option<Explanation
     })
 }
 
+/// Cargo, with the network on, downloaded crates but could not keep them: the host's cargo home is
+/// read-only in the sandbox (the host's own cargo alone writes its registry).
+fn cargo_registry_read_only(lines: &[&str]) -> Option<Explanation> {
+    if !lines
+        .iter()
+        .any(|line| line.contains("Read-only file system"))
+    {
+        return None;
+    }
+    let failed = lines.iter().find(|line| {
+        line.starts_with("error: failed to ") && line.contains("/registry/")
+            || line.starts_with("error: failed to download")
+    })?;
+    Some(Explanation {
+        reason: format!(
+            "{failed} — cargo cannot write the registry of the host's cargo home, which the \
+             sandbox shows read-only"
+        ),
+        hint: Some(
+            "download the dependencies on the host first (cargo fetch in the workspace), then \
+             run again"
+                .into(),
+        ),
+    })
+}
+
 /// "Permission denied" on files in the workspace that belong to someone else: which files, whose,
 /// and what to do.
 fn unwritable_files(lines: &[&str], root: &Path) -> Option<Explanation> {
@@ -327,6 +366,29 @@ mod tests {
             why_error("", root, false).reason,
             "the runner stopped without a word"
         );
+    }
+
+    #[test]
+    fn crates_cargo_could_not_keep_are_to_be_fetched_on_the_host() {
+        let output = "    Updating crates.io index\nwarning: failed to write cache, path: \
+                      /h/.cargo/registry/index/x/.cache/it/oa/itoa, error: Read-only file system \
+                      (os error 30)\n  Downloaded itoa v0.4.7\nerror: failed to open \
+                      `/h/.cargo/registry/cache/x/itoa-0.4.7.crate`\n\nCaused by:\n  Read-only \
+                      file system (os error 30)\n";
+        let why = why_error(output, Path::new("/nonexistent"), false);
+        assert!(
+            why.reason.starts_with("error: failed to open `/h/.cargo/registry/cache/x/itoa-0.4.7.crate` — cargo cannot write"),
+            "{}",
+            why.reason
+        );
+        assert!(why.hint.unwrap().contains("cargo fetch"));
+        // Offline, the download is refused before anything is written.
+        let offline =
+            "error: failed to download `itoa v0.4.7`\n\nCaused by:\n  attempting to make \
+                       an HTTP request, but --offline was specified\n";
+        let why = why_error(offline, Path::new("/nonexistent"), false);
+        assert_eq!(why.reason, "error: failed to download `itoa v0.4.7`");
+        assert!(why.hint.unwrap().contains("cargo fetch"));
     }
 
     #[test]

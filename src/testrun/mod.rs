@@ -24,12 +24,12 @@ pub mod unittest;
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use self::report::Parsed;
 use crate::error::{Failure, Kind};
 use crate::run_document::{Framework, Outcome, TestFailure, TestReport};
-use crate::sandbox::policy::{BackendKind, PolicyRequest};
+use crate::sandbox::policy::{BackendKind, PolicyRequest, SandboxPolicy};
 use crate::sandbox::result::SandboxResult;
 use crate::text::tail;
 
@@ -158,12 +158,18 @@ fn run_with(
         .map(|request| request.split('=').next().unwrap_or(request).to_string())
         .collect();
     sandbox.env.extend(
-        runner_env(framework, request.sandbox.network, root)
+        runner_env(framework, request.sandbox.network, root, cache.as_deref())
             .into_iter()
-            .chain(cache.iter().flat_map(|dir| cache::env(framework, dir)))
             .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
     );
     let policy = sandbox.resolve()?;
+    if let Some(dir) = &cache {
+        let python = matches!(framework, Framework::Pytest | Framework::Unittest);
+        if python && request.command.is_none() && cache::needs_seed(dir) {
+            seed_bytecode(&policy, &command[0], dir, root);
+        }
+        cache::prepare(framework, dir);
+    }
     crate::log::note(
         "run-tests",
         &format!(
@@ -521,6 +527,37 @@ fn runner_command(
     command
 }
 
+/// Asks the project's `interpreter`, in the sandbox its tests get, for its bytecode's cache tag
+/// and where it finds modules, and seeds the bytecode cache `dir` from there (see cache.rs).
+/// Nothing is seeded when it cannot say (the run then compiles what it imports).
+fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &Path) {
+    let mut asking = policy.clone();
+    asking.command = [
+        interpreter,
+        "-c",
+        "import sys; print(sys.implementation.cache_tag); print(*sys.path, sep='\\n')",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    asking.timeout = asking.timeout.min(std::time::Duration::from_secs(30));
+    // What it imports to start would be compiled into the cache before the seed.
+    asking
+        .env
+        .push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+    let Ok(result) = crate::sandbox::run(&asking, BackendKind::Native) else {
+        return;
+    };
+    let said = result.stdout.as_deref().unwrap_or("");
+    let mut lines = said.lines();
+    match (result.exit_code, lines.next()) {
+        (Some(0), Some(tag)) if tag != "None" && !tag.contains('/') => {
+            let search_path: Vec<PathBuf> = lines.map(PathBuf::from).collect();
+            cache::seed_python(dir, tag, &search_path, root);
+        }
+        _ => {}
+    }
+}
+
 /// The first `count` lines a runner wrote that are not blank, on one line: what it said.
 fn first_lines(text: &str, count: usize) -> String {
     let said: Vec<&str> = text
@@ -549,21 +586,23 @@ fn node_test_files(root: &Path) -> Option<String> {
     (plain && !files.is_empty()).then(|| files.to_string())
 }
 
-/// Variables that make runners' output parseable and keep the workspace clean.
-fn runner_env(framework: Framework, network: bool, root: &Path) -> Vec<String> {
+/// Variables that make runners' output parseable, keep the workspace clean and send the
+/// toolchain's caches to `cache` (see cache.rs).
+fn runner_env(
+    framework: Framework,
+    network: bool,
+    root: &Path,
+    cache: Option<&Path>,
+) -> Vec<String> {
     let vars: &[&str] = match framework {
-        Framework::Pytest | Framework::Unittest => &[
-            "PYTHONDONTWRITEBYTECODE=1",
-            "PYTHONUNBUFFERED=1",
-            "COLUMNS=200",
-        ],
+        Framework::Pytest | Framework::Unittest => &["PYTHONUNBUFFERED=1", "COLUMNS=200"],
         Framework::Cargo => &["CARGO_TERM_COLOR=never", "RUST_BACKTRACE=0"],
         Framework::Nextest => &[
             "CARGO_TERM_COLOR=never",
             "RUST_BACKTRACE=0",
             "NEXTEST_EXPERIMENTAL_LIBTEST_JSON=1",
         ],
-        // Go's caches: see cache.rs and below.
+        // Go's caches: see below.
         Framework::Go => &["CGO_ENABLED=0"],
         Framework::Node | Framework::Jest | Framework::Vitest => {
             &["NO_COLOR=1", "FORCE_COLOR=0", "CI=true"]
@@ -571,6 +610,14 @@ fn runner_env(framework: Framework, network: bool, root: &Path) -> Vec<String> {
         Framework::Make | Framework::Junit => &[],
     };
     let mut vars: Vec<String> = vars.iter().map(|var| var.to_string()).collect();
+    match cache {
+        Some(dir) => vars.extend(cache::env(framework, dir)),
+        // Bytecode in the workspace's own `__pycache__` would be left behind.
+        None if matches!(framework, Framework::Pytest | Framework::Unittest) => {
+            vars.push("PYTHONDONTWRITEBYTECODE=1".into())
+        }
+        None => {}
+    }
     if framework == Framework::Go {
         // Offline, modules come from the project's vendor directory when it has one (Go's own
         // default then); otherwise no proxy is tried, so a missing module fails at once.

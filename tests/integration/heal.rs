@@ -1062,12 +1062,13 @@ fn a_model_answering_late_is_not_waited_for_past_the_time_budget() {
         vec![chat(FIX_DISCOUNT).delayed(Duration::from_secs(60))],
     )]);
     let started = Instant::now();
+    // Time for the baseline's runs on a loaded machine (a first run seeds Python's bytecode).
     let run = shop(&server)
-        .args(["--timeout", "8s"])
+        .args(["--timeout", "15s"])
         .run()
         .expect_status(1);
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(40),
         "heal waited {:?} for the model",
         started.elapsed()
     );

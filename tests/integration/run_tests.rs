@@ -1041,6 +1041,125 @@ fn a_python_project_without_pytest_falls_back_to_unittest() {
     assert_eq!(counts(&report), [3, 3, 0, 0]);
 }
 
+/// Issue 20, item 13: Python's bytecode (and pytest's rewritten tests) outlive a run, kept apart
+/// from the workspace, and are never taken for an edit of the same size in the same second; for
+/// root with pytest and for an ordinary user with unittest (the system's Python has no pytest).
+#[test]
+fn python_bytecode_is_kept_and_never_taken_for_a_same_sized_edit() {
+    for (user, framework) in [(None, "pytest"), (Some(1500), "unittest")] {
+        let cache = crate::util::TempDir::new();
+        let workspace = crate::util::TempDir::new();
+        let calc = workspace.write("calc.py", "");
+        workspace.write(
+            "test_calc.py",
+            "import unittest\n\nfrom calc import value\n\n\n\
+             class TestValue(unittest.TestCase):\n    def test_value(self):\n        \
+             self.assertEqual(value(), 1)\n",
+        );
+        if let Some(uid) = user {
+            crate::util::chown_tree(cache.path(), uid);
+            crate::util::chown_tree(workspace.path(), uid);
+        }
+        let edit = |text: &str, at: std::time::SystemTime| {
+            let mut file = std::fs::File::options()
+                .write(true)
+                .truncate(true)
+                .open(&calc)
+                .unwrap();
+            file.write_all(text.as_bytes()).unwrap();
+            file.set_modified(at).unwrap();
+        };
+        let run = |status: i32| {
+            let test = match user {
+                Some(uid) => Test::new().run_as_user(uid),
+                None => Test::new(),
+            };
+            let run = test
+                .env("XDG_CACHE_HOME", cache.path())
+                .args(["run-tests", "--framework", framework, "--workspace"])
+                .arg(workspace.path())
+                .run()
+                .expect_status(status);
+            tests_of(&run)
+        };
+        // What an edit in the second its bytecode is written looks like: the bytecode is no
+        // later than the source's mtime (here, an hour ahead).
+        let edited_at = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        edit("def value():\n    return 1\n", edited_at);
+        let first = run(0);
+        assert_eq!(counts(&first), [1, 0, 0, 0], "{first:#}");
+        let kept = &first["sandbox"]["layers"]["filesystem"]["read_write"][1];
+        let kept = PathBuf::from(kept.as_str().unwrap());
+        assert_eq!(kept.file_name().unwrap(), "python", "{first:#}");
+        // Seeded with the interpreter's own bytecode, which a prefix would otherwise hide.
+        fn links_below(dir: &Path) -> Vec<PathBuf> {
+            let mut links = Vec::new();
+            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+                let kind = entry.file_type().unwrap();
+                if kind.is_symlink() {
+                    links.push(std::fs::read_link(entry.path()).unwrap());
+                } else if kind.is_dir() {
+                    links.extend(links_below(&entry.path()));
+                }
+            }
+            links
+        }
+        let links = links_below(&kept);
+        let os = links.iter().find(|target| {
+            let name = target.file_name().unwrap().to_string_lossy();
+            name.starts_with("os.") && target.parent().unwrap().ends_with("__pycache__")
+        });
+        assert!(
+            os.is_some_and(|os| os.exists()),
+            "{} links, none to os",
+            links.len()
+        );
+        let mirror = kept.join(
+            workspace
+                .path()
+                .canonicalize()
+                .unwrap()
+                .strip_prefix("/")
+                .unwrap(),
+        );
+        let kept_for = |stem: &str| -> Option<PathBuf> {
+            std::fs::read_dir(&mirror)
+                .ok()?
+                .map(|entry| entry.unwrap().path())
+                .find(|path| {
+                    path.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(stem)
+                })
+        };
+        let test_calc = kept_for("test_calc.").expect("the test's bytecode is kept");
+        if framework == "pytest" {
+            assert!(
+                test_calc.to_string_lossy().contains("-pytest-"),
+                "{test_calc:?}"
+            );
+        }
+        assert!(
+            !workspace.path().join("__pycache__").exists(),
+            "the workspace stays clean"
+        );
+        // The same size and mtime: only the bytecode's own age tells the versions apart.
+        edit("def value():\n    return 2\n", edited_at);
+        let second = run(1);
+        assert_eq!(counts(&second), [0, 1, 0, 0], "{second:#}");
+        // Bytecode written after its source's mtime is kept and used by the next run.
+        let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        edit("def value():\n    return 3\n", earlier);
+        run(1);
+        let made = |path: PathBuf| std::fs::metadata(path).unwrap().modified().unwrap();
+        let calc_kept = kept_for("calc.").expect("calc's bytecode is kept");
+        let before = made(calc_kept.clone());
+        run(1);
+        assert_eq!(made(calc_kept), before, "calc's bytecode was made again");
+    }
+}
+
 /// Issue 20, item 13: Go's caches outlive a run, per workspace, in the user's cache directory,
 /// for root and for an ordinary user.
 #[test]

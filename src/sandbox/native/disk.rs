@@ -18,7 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{AtFlags, OFlag};
+use nix::fcntl::OFlag;
 use nix::sys::stat::{FileStat, Mode, SFlag};
 use nix::unistd::UnlinkatFlags;
 
@@ -195,16 +195,16 @@ fn merge(upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), Strin
     if is_opaque(upper) {
         for name in sys::entry_names(lower).map_err(|errno| failed(c".", errno))? {
             if !in_upper.contains(&name) {
-                remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+                sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
             }
         }
     }
     for name in in_upper {
-        let stat = stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
+        let stat = sys::stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
         let kind = sys::file_kind(&stat);
         if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
             // A whiteout: removed.
-            remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+            sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
             continue;
         }
         let written = if kind == SFlag::S_IFDIR {
@@ -215,12 +215,12 @@ fn merge(upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), Strin
             write_file(upper, lower, &name, &stat)
         } else if kind == SFlag::S_IFLNK {
             nix::fcntl::readlinkat(upper, name.as_c_str()).and_then(|target| {
-                remove_all(lower, &name)?;
+                sys::remove_all(lower, &name)?;
                 nix::unistd::symlinkat(target.as_os_str(), lower, name.as_c_str())
             })
         } else {
             // A FIFO, socket or device: not kept, but what it replaced is gone.
-            remove_all(lower, &name)
+            sys::remove_all(lower, &name)
         };
         written.map_err(|errno| failed(&name, errno))?;
     }
@@ -238,10 +238,10 @@ fn write_dir(
     let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
     // Set-id bits are not given (a set-gid directory's are inherited): seccomp refuses them.
     let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
-    let made = match stat_at(lower, name) {
+    let made = match sys::stat_at(lower, name) {
         Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => false,
         Ok(_) => {
-            remove_all(lower, name).map_err(failed)?;
+            sys::remove_all(lower, name).map_err(failed)?;
             true
         }
         Err(Errno::ENOENT) => true,
@@ -251,7 +251,7 @@ fn write_dir(
     if made {
         nix::sys::stat::mkdirat(lower, name.as_c_str(), Mode::S_IRWXU).map_err(failed)?;
     }
-    let below = |dir: BorrowedFd| open_dir(dir, name).map_err(failed);
+    let below = |dir: BorrowedFd| sys::open_dir(dir, name).map_err(failed);
     let (upper_dir, lower_dir) = (below(upper)?, below(lower)?);
     // One the workspace had read-only, which the command opened to write in: ours to fill
     // until its mode is given back below.
@@ -310,8 +310,10 @@ fn write_file(
                 &time(stat.st_mtime, stat.st_mtime_nsec),
             )
         })
-        .and_then(|()| match stat_at(lower, name) {
-            Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => remove_all(lower, name),
+        .and_then(|()| match sys::stat_at(lower, name) {
+            Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => {
+                sys::remove_all(lower, name)
+            }
             _ => Ok(()),
         })
         .and_then(|()| nix::fcntl::renameat(lower, temp.as_c_str(), lower, name.as_c_str()));
@@ -319,31 +321,6 @@ fn write_file(
         let _ = nix::unistd::unlinkat(lower, temp.as_c_str(), UnlinkatFlags::NoRemoveDir);
     }
     copied
-}
-
-/// Removes `name` from `dir`, a directory with all it holds; nothing there is no error.
-fn remove_all(dir: BorrowedFd, name: &CString) -> Result<(), Errno> {
-    match stat_at(dir, name) {
-        Err(Errno::ENOENT) => Ok(()),
-        Err(errno) => Err(errno),
-        Ok(stat) if sys::file_kind(&stat) == SFlag::S_IFDIR => {
-            let below = open_dir(dir, name)?;
-            for entry in sys::entry_names(below.as_fd())? {
-                remove_all(below.as_fd(), &entry)?;
-            }
-            nix::unistd::unlinkat(dir, name.as_c_str(), UnlinkatFlags::RemoveDir)
-        }
-        Ok(_) => nix::unistd::unlinkat(dir, name.as_c_str(), UnlinkatFlags::NoRemoveDir),
-    }
-}
-
-fn stat_at(dir: BorrowedFd, name: &CString) -> Result<FileStat, Errno> {
-    nix::sys::stat::fstatat(dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
-}
-
-fn open_dir(dir: BorrowedFd, name: &CString) -> Result<OwnedFd, Errno> {
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    nix::fcntl::openat(dir, name.as_c_str(), flags, Mode::empty())
 }
 
 /// Whether the upper layer's directory `dir` is opaque: it replaced the workspace's directory of
