@@ -107,7 +107,8 @@ pub fn needs_seed(dir: &Path) -> bool {
 /// of its `search_path` directories (none that is the workspace `root` or holds it), each
 /// `D/__pycache__/NAME.TAG.pyc` gets the link `dir/D/NAME.TAG.pyc`, where Python looks with the
 /// prefix set (`tag` is the interpreter's cache tag). By descriptors, links in the cache never
-/// followed; at most `MOST_SEEDED` links.
+/// followed; at most `MOST_SEEDED` directories looked at and links made together (the search
+/// path is what a program in the sandbox said).
 pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], root: &Path) {
     const MOST_SEEDED: usize = 200_000;
     let Some(cache) = open_cache(dir) else {
@@ -134,6 +135,7 @@ fn seed_below(cache: BorrowedFd<'_>, sources: &Path, suffix: &str, budget: &mut 
     let Ok(entries) = std::fs::read_dir(sources) else {
         return;
     };
+    *budget = budget.saturating_sub(1);
     let mut below = Vec::new();
     let mut bytecode = Vec::new();
     for entry in entries.flatten() {
@@ -210,35 +212,48 @@ pub fn prepare(framework: Framework, dir: &Path) {
 }
 
 /// Below the directory `cache` of the bytecode tree, which mirrors the sources' directory
-/// `sources`: removes what mirrors no directory any more, bytecode that is racy and links but
-/// the seeded ones. By descriptors, links never followed: the sandboxed runs write this tree.
+/// `sources`: removes what mirrors no directory any more and bytecode that is racy. By
+/// descriptors, links never followed: the sandboxed runs write this tree.
 fn tidy_bytecode(cache: BorrowedFd<'_>, sources: &Path) {
-    use crate::sys;
-    use nix::sys::stat::SFlag;
-    let Ok(names) = sys::entry_names(cache) else {
+    use nix::dir::Type;
+    let Ok(mut entries) = nix::unistd::dup(cache).and_then(nix::dir::Dir::from_fd) else {
         return;
     };
-    for name in names {
+    // Names and kinds first: removing while reading a directory may skip entries.
+    let listed: Vec<(std::ffi::CString, Option<Type>)> = entries
+        .iter()
+        .filter_map(Result::ok)
+        .map(|entry| (entry.file_name().to_owned(), entry.file_type()))
+        .filter(|(name, _)| name.as_c_str() != c"." && name.as_c_str() != c"..")
+        .collect();
+    for (name, kind) in listed {
         if sources == Path::new("/") && name.as_bytes() == SEEDED.as_bytes() {
             continue;
         }
-        let Ok(stat) = sys::stat_at(cache, &name) else {
-            continue;
+        let kind = match kind {
+            Some(kind) => kind,
+            None => match crate::sys::stat_at(cache, &name) {
+                Ok(stat) => match crate::sys::file_kind(&stat) {
+                    nix::sys::stat::SFlag::S_IFDIR => Type::Directory,
+                    nix::sys::stat::SFlag::S_IFREG => Type::File,
+                    nix::sys::stat::SFlag::S_IFLNK => Type::Symlink,
+                    _ => Type::Fifo,
+                },
+                Err(_) => continue,
+            },
         };
         let source = sources.join(entry_name(&name));
-        let keep = match sys::file_kind(&stat) {
-            SFlag::S_IFDIR => source.is_dir(),
-            SFlag::S_IFREG => !racy(cache, &name, &stat),
-            // The interpreter's own, where seed_python points it.
-            SFlag::S_IFLNK => nix::fcntl::readlinkat(cache, name.as_c_str()).is_ok_and(|target| {
-                Path::new(&target) == sources.join("__pycache__").join(entry_name(&name))
-            }),
+        let keep = match kind {
+            Type::Directory => source.is_dir(),
+            Type::File => !racy(cache, &name),
+            // The seed's, or one a run made: it could as well have written bytecode there.
+            Type::Symlink => true,
             _ => false,
         };
         if !keep {
-            let _ = sys::remove_all(cache, &name);
-        } else if sys::file_kind(&stat) == SFlag::S_IFDIR {
-            if let Ok(below) = sys::open_dir(cache, &name) {
+            let _ = crate::sys::remove_all(cache, &name);
+        } else if kind == Type::Directory {
+            if let Ok(below) = crate::sys::open_dir(cache, &name) {
                 tidy_bytecode(below.as_fd(), &source);
             }
         }
@@ -249,15 +264,18 @@ fn entry_name(name: &std::ffi::CStr) -> &std::ffi::OsStr {
     std::ffi::OsStr::from_bytes(name.to_bytes())
 }
 
-/// Whether the bytecode file `name` (`stat`) could be taken for a later version of its source:
+/// Whether the bytecode file `name` could be taken for a later version of its source:
 /// checked by time (PEP 552: magic, flags 0, then the source's mtime in seconds and its size,
 /// 32 bits each, little-endian) and written in the second that mtime names or before it, so
 /// the same-sized edit that second would pass. Unreadable or short ones are racy too.
-fn racy(dir: BorrowedFd<'_>, name: &std::ffi::CStr, stat: &nix::sys::stat::FileStat) -> bool {
+fn racy(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> bool {
     use nix::fcntl::OFlag;
     use std::io::Read;
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let Ok(file) = nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty()) else {
+        return true;
+    };
+    let Ok(stat) = nix::sys::stat::fstat(&file) else {
         return true;
     };
     let mut header = [0u8; 16];
@@ -335,7 +353,7 @@ mod tests {
     }
 
     #[test]
-    fn what_mirrors_no_source_directory_and_racy_bytecode_go_and_links_are_not_followed() {
+    fn what_mirrors_no_source_directory_and_racy_bytecode_go_and_no_link_is_followed() {
         let sources = tempfile::tempdir().unwrap();
         let sources = sources.path().canonicalize().unwrap();
         std::fs::create_dir(sources.join("here")).unwrap();
@@ -357,7 +375,6 @@ mod tests {
         assert!(mirror.join("here/old.cpython-311.pyc").exists());
         assert!(!mirror.join("here/racy.cpython-311.pyc").exists());
         assert!(!mirror.join("gone").exists());
-        assert!(std::fs::symlink_metadata(mirror.join("here/link")).is_err());
         assert!(outside.path().join("x.cpython-311.pyc").exists());
     }
 
@@ -396,10 +413,8 @@ mod tests {
         );
         assert!(!mirror.join("os.cpython-310.pyc").exists());
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
-        // The seed's links stay; the planted one goes.
         prepare(Framework::Pytest, cache.path());
         assert!(std::fs::symlink_metadata(&os).unwrap().is_symlink());
-        assert!(std::fs::symlink_metadata(mirror.join("json")).is_err());
         assert!(!needs_seed(cache.path()));
     }
 }
