@@ -5,11 +5,13 @@
 //! project's poisoned cache cannot change another's results; in a place no host tool reads.
 //!
 //! Caches keyed by content are kept as they are: Go's build and module caches, jest's cache (its
-//! transforms, by content). Python's bytecode (Python's and pytest's, `PYTHONPYCACHEPREFIX`) is
-//! checked against its source's mtime in seconds and size only, so an edit of the same size
-//! within the second (what heal makes) would run the old code: before each run, bytecode written
-//! in the second its source was changed is removed (as git treats a "racy" index entry), and so
-//! is the bytecode of sources that are gone (heal's copies). With a prefix Python reads no
+//! transforms, by content), and with the network on a cargo home (the crates and checkouts cargo
+//! downloads: the host's registry is read-only inside, and its `config.toml` never shown).
+//! Python's bytecode (Python's and pytest's, `PYTHONPYCACHEPREFIX`) is checked against its
+//! source's mtime in seconds and size only, so an edit of the same size within the second (what
+//! heal makes) would run the old code: before each run, bytecode written in the second its
+//! source was changed is removed (as git treats a "racy" index entry), and so is the bytecode
+//! of sources that are gone (heal's copies). With a prefix Python reads no
 //! `__pycache__`, so a new cache is first seeded with links to the bytecode the interpreter's
 //! own directories hold (its standard library, its packages): else a first run would compile
 //! all of them again.
@@ -31,6 +33,7 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
         (Framework::Go, true) => "go-network",
         (Framework::Jest, _) => "jest",
         (Framework::Pytest | Framework::Unittest, _) => "python",
+        (Framework::Cargo | Framework::Nextest, true) => "cargo-network",
         _ => return None,
     };
     let name = root
@@ -91,6 +94,7 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
         Framework::Pytest | Framework::Unittest => {
             vec![format!("PYTHONPYCACHEPREFIX={}", dir.display())]
         }
+        Framework::Cargo | Framework::Nextest => vec![format!("CARGO_HOME={}", dir.display())],
         _ => Vec::new(),
     }
 }

@@ -1160,6 +1160,102 @@ fn python_bytecode_is_kept_and_never_taken_for_a_same_sized_edit() {
     }
 }
 
+/// Issue 20, item 13: with the network on, the crates cargo downloads are kept in a cargo home of
+/// the workspace's own (the host's registry is read-only inside): a second run needs no
+/// registry. The registry is a sparse one on loopback, served by Python's http.server.
+#[test]
+fn crates_downloaded_with_the_network_on_are_kept_for_the_next_run() {
+    let sh = |dir: &Path, script: &str| {
+        let out = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let registry = crate::util::TempDir::new();
+    let tiny = registry.write("src/tinydep/Cargo.toml", "[package]\nname = \"tinydep\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlicense = \"MIT\"\ndescription = \"t\"\n");
+    let tiny = tiny.parent().unwrap();
+    registry.write(
+        "src/tinydep/src/lib.rs",
+        "pub fn value() -> u32 {\n    7\n}\n",
+    );
+    sh(tiny, "cargo package --offline --no-verify --allow-dirty -q && mkdir -p ../../served/crates ../../served/ti/ny && cp target/package/tinydep-0.1.0.crate ../../served/crates/");
+    let served = registry.path().join("served");
+    let sum = sh(
+        &served,
+        "sha256sum crates/tinydep-0.1.0.crate | cut -d' ' -f1",
+    );
+    std::fs::write(
+        served.join("ti/ny/tinydep"),
+        format!(
+            "{{\"name\":\"tinydep\",\"vers\":\"0.1.0\",\"deps\":[],\"cksum\":\"{}\",\"features\":{{}},\"yanked\":false}}\n",
+            sum.trim()
+        ),
+    )
+    .unwrap();
+    let mut server = std::process::Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        .current_dir(&served)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.as_mut().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    let port = said.split_whitespace().nth(5).unwrap().to_string();
+    std::fs::write(
+        served.join("config.json"),
+        format!("{{\"dl\":\"http://127.0.0.1:{port}/crates/{{crate}}-{{version}}.crate\"}}"),
+    )
+    .unwrap();
+
+    let workspace = crate::util::TempDir::new();
+    workspace.write(
+        "Cargo.toml",
+        "[package]\nname = \"uses\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ntinydep = \"0.1.0\"\n",
+    );
+    workspace.write(
+        "src/lib.rs",
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn seven() {\n        assert_eq!(tinydep::value(), 7);\n    }\n}\n",
+    );
+    workspace.write(
+        ".cargo/config.toml",
+        &format!("[source.crates-io]\nreplace-with = \"loopback\"\n\n[source.loopback]\nregistry = \"sparse+http://127.0.0.1:{port}/\"\n"),
+    );
+    let cache = crate::util::TempDir::new();
+    let run = || {
+        let run = Test::new()
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["run-tests", "--network", "--workspace"])
+            .arg(workspace.path())
+            .run();
+        let report = tests_of(&run);
+        assert_eq!(report["outcome"], "passed", "{report:#}\n{}", run.stderr());
+        report
+    };
+    let first = run();
+    let kept = &first["sandbox"]["layers"]["filesystem"]["read_write"][1];
+    let kept = PathBuf::from(kept.as_str().unwrap());
+    assert_eq!(kept.file_name().unwrap(), "cargo-network");
+    assert!(kept.join("registry/cache").is_dir(), "{kept:?}");
+    // The registry gone, the crate comes from the cache.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::fs::remove_dir_all(workspace.path().join("target")).unwrap();
+    run();
+}
+
 /// Issue 20, item 13: Go's caches outlive a run, per workspace, in the user's cache directory,
 /// for root and for an ordinary user.
 #[test]
