@@ -1199,16 +1199,26 @@ fn crates_downloaded_with_the_network_on_are_kept_for_the_next_run() {
         ),
     )
     .unwrap();
-    let mut server = std::process::Command::new("python3")
-        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
-        .current_dir(&served)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    /// The registry's server, stopped however the test ends.
+    struct Server(std::process::Child);
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut server = Server(
+        std::process::Command::new("python3")
+            .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+            .current_dir(&served)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut said = String::new();
     std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.as_mut().unwrap()),
+        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
         &mut said,
     )
     .unwrap();
@@ -1250,8 +1260,7 @@ fn crates_downloaded_with_the_network_on_are_kept_for_the_next_run() {
     assert_eq!(kept.file_name().unwrap(), "cargo-network");
     assert!(kept.join("registry/cache").is_dir(), "{kept:?}");
     // The registry gone, the crate comes from the cache.
-    server.kill().unwrap();
-    server.wait().unwrap();
+    drop(server);
     std::fs::remove_dir_all(workspace.path().join("target")).unwrap();
     run();
 }
