@@ -21,6 +21,7 @@ pub mod review;
 pub mod run_document;
 pub mod sandbox;
 pub mod secrets;
+pub mod syntax;
 pub mod sys;
 pub mod testmap;
 pub mod testrun;

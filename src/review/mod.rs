@@ -86,7 +86,8 @@ pub struct TestMapping {
 pub struct Snippet {
     pub evidence_id: String,
     pub path: String,
-    /// `hunk` (a changed part) or `test` (a test that reaches a changed file).
+    /// `hunk` (a changed part), `function` (the whole function a hunk changed, as it is now) or
+    /// `test` (a test that reaches a changed file).
     pub kind: &'static str,
     pub start_line: u32,
     pub end_line: u32,
@@ -270,8 +271,9 @@ fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMappi
     mapping
 }
 
-/// The context: every changed hunk first (in the order of the diff), then the first lines of
-/// the tests that reach changed files, while `budget` characters last.
+/// The context: every changed hunk first (in the order of the diff), then the functions they
+/// changed, whole, then the first lines of the tests that reach changed files, while `budget`
+/// characters last.
 fn rank_context(
     root: &Path,
     files: &[FileChange],
@@ -347,6 +349,20 @@ fn rank_context(
             push(snippet, numbers, &mut snippets);
         }
     }
+    for (path, first, text) in changed_functions(root, files) {
+        let text = rules::redact(&text);
+        let last = first + text.lines().count().max(1) as u32 - 1;
+        number += 1;
+        let snippet = Snippet {
+            evidence_id: format!("E{number}"),
+            path,
+            kind: "function",
+            start_line: first,
+            end_line: last,
+            text,
+        };
+        push(snippet, (first..=last).collect(), &mut snippets);
+    }
     let tests: Vec<&String> = {
         let mut all: Vec<&String> = mapping.covered.values().flatten().collect();
         all.sort();
@@ -372,6 +388,71 @@ fn rank_context(
         push(snippet, (1..=lines.max(1)).collect(), &mut snippets);
     }
     snippets
+}
+
+/// The functions the hunks of `files` add or change lines in, whole, as the workspace at `root`
+/// holds them: (path, first line, text), once each, in the order of the diff. Only where the
+/// workspace holds the change (its added lines where the diff puts them): a diff given with
+/// `--diff` may be of another tree. None that the hunk shows whole already.
+fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<(String, u32, String)> {
+    let mut found = Vec::new();
+    for file in files {
+        let path = file.path();
+        let Some(lang) = crate::syntax::Lang::of(path) else {
+            continue;
+        };
+        if file.new_path.is_none() || crate::git::commit::looks_like_secret(path) {
+            continue;
+        }
+        let Some(text) = crate::workspace::read_regular_file(&root.join(path), 1 << 20) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let holds = |number: u32, wanted: &str| {
+            lines
+                .get(number as usize - 1)
+                .is_some_and(|line| *line == wanted)
+        };
+        let Some(tree) = crate::syntax::parse(lang, &text) else {
+            continue;
+        };
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for hunk in &file.hunks {
+            let added: Vec<(u32, &str)> = hunk
+                .lines
+                .iter()
+                .filter(|line| line.kind == Kind::Added)
+                .filter_map(|line| Some((line.new?, line.text.as_str())))
+                .collect();
+            if !added
+                .iter()
+                .all(|(number, text)| *number >= 1 && holds(*number, text))
+            {
+                continue;
+            }
+            let shown = hunk.lines.iter().filter_map(|line| line.new);
+            let (low, high) = (shown.clone().min(), shown.max());
+            let touched = added.first().map_or(hunk.new_start, |(number, _)| *number);
+            let Some(range) = crate::syntax::enclosing_function(lang, &tree, touched as usize)
+            else {
+                continue;
+            };
+            let whole = low
+                .zip(high)
+                .is_some_and(|(low, high)| low as usize <= range.0 && range.1 <= high as usize);
+            if !whole && !ranges.contains(&range) {
+                ranges.push(range);
+            }
+        }
+        for (first, last) in ranges {
+            let body: String = lines[first - 1..last.min(lines.len())]
+                .iter()
+                .map(|line| format!("{line}\n"))
+                .collect();
+            found.push((path.to_string(), first as u32, body));
+        }
+    }
+    found
 }
 
 /// The snippet that shows `path` at `line` (or its first), if the budget kept one.

@@ -117,6 +117,60 @@ fn a_secret_a_weakened_test_and_untracked_files_block_and_exit_1() {
     assert_eq!(review_of(&again)["verdict"], "block");
 }
 
+/// The context shows the whole function a hunk changed, as the workspace holds it, after the
+/// hunks; not when the workspace does not hold the change (a diff of another tree).
+#[test]
+fn the_function_a_change_is_in_is_shown_whole_after_the_hunks() {
+    let test = project();
+    let body: String = (1..=12).map(|n| format!("    step_{n} = {n}\n")).collect();
+    let before = format!("def helper():\n    return 1\n\n\ndef long_one(x):\n{body}    return x\n");
+    test.dir().write("shop/long.py", &before);
+    commit_everything(test.path());
+    let after = before.replace("    step_7 = 7\n", "    step_7 = 70\n");
+    test.dir().write("shop/long.py", &after);
+    let run = test.args(["review"]).run();
+    let review = review_of(&run);
+    let context = review["context"].as_array().unwrap();
+    let kinds: Vec<&str> = context
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[..2], ["hunk", "function"], "{review:#}");
+    let function = &context[1];
+    assert_eq!(function["path"], "shop/long.py");
+    assert_eq!(
+        (
+            function["start_line"].as_u64(),
+            function["end_line"].as_u64()
+        ),
+        (Some(5), Some(18))
+    );
+    let text = function["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("def long_one(x):\n") && text.contains("step_7 = 70"),
+        "{text}"
+    );
+    assert!(!text.contains("helper"), "{text}");
+
+    // The same diff given for a workspace that does not hold it: no function from there.
+    let diff = git(run.dir.path(), &["diff"]);
+    git(run.dir.path(), &["checkout", "--", "shop/long.py"]);
+    let run = Test::new()
+        .args(["review", "--diff", "-", "--workspace"])
+        .arg(run.dir.path())
+        .stdin(diff)
+        .run();
+    let review = review_of(&run);
+    assert!(
+        review["context"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["kind"] != "function"),
+        "{review:#}"
+    );
+}
+
 #[test]
 fn the_change_comes_from_diff_base_or_heal() {
     let test = project();

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use tree_sitter::Node;
 
-use super::syntax::{parse, Lang};
 use crate::heal::tree::Tree;
 use crate::run_document::TestFailure;
+use crate::syntax::{parse, Lang};
 use crate::testmap::{imports, is_test_file, same_stem};
 
 /// A place to try changes: lines `first..=last` of a file, with how strongly the failures point
@@ -77,7 +77,7 @@ pub fn suspicious(
             if is_test_file(path) {
                 continue;
             }
-            let (first, last) = enclosing_function(source, line)
+            let (first, last) = crate::syntax::enclosing_function(source.lang, &source.tree, line)
                 .unwrap_or((line.saturating_sub(3).max(1), line + 3));
             *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
             framed = true;
@@ -214,17 +214,8 @@ fn test_name(id: &str) -> &str {
         .unwrap_or(id)
 }
 
-fn functions<'t>(source: &'t Source) -> Vec<Node<'t>> {
-    let mut found = Vec::new();
-    let mut stack = vec![source.tree.root_node()];
-    let mut cursor = source.tree.walk();
-    while let Some(node) = stack.pop() {
-        if source.lang.is_function(node.kind()) {
-            found.push(node);
-        }
-        stack.extend(node.children(&mut cursor));
-    }
-    found
+fn functions(source: &Source) -> Vec<Node<'_>> {
+    crate::syntax::functions(source.lang, &source.tree)
 }
 
 /// A function's name: its own, or for a JavaScript function value the name it is given
@@ -248,15 +239,6 @@ fn function_name<'s>(source: &'s Source, function: Node) -> Option<&'s str> {
         _ => return None,
     };
     Some(text(name))
-}
-
-/// The innermost function around `line` (1-based), as lines.
-fn enclosing_function(source: &Source, line: usize) -> Option<(usize, usize)> {
-    functions(source)
-        .into_iter()
-        .filter(|f| f.start_position().row < line && f.end_position().row + 1 >= line)
-        .min_by_key(|f| f.end_byte() - f.start_byte())
-        .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
 }
 
 /// The names `node` calls: plain functions, and methods by their own name.

@@ -7,17 +7,16 @@
 
 mod localise;
 mod operators;
-mod syntax;
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 
 use self::operators::Candidate;
-use self::syntax::Lang;
 use super::edits::{Edit, EditKind};
 use super::tree::{Contents, Tree};
 use super::{Context, Engine, Proposal, Proposed};
 use crate::error::Failure;
+use crate::syntax::{self, Lang};
 
 /// Candidates generated for one state at most (the most suspicious places' first).
 const PER_STATE: usize = 2000;

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::syntax::Lang;
+use crate::syntax::Lang;
 
 /// One change: `replacement` for the bytes `start..end` of the file at `path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,8 +256,8 @@ fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::syntax::parse;
     use super::*;
+    use crate::syntax::parse;
 
     fn all(lang: Lang, text: &str) -> Vec<Candidate> {
         let tree = parse(lang, text).unwrap();

@@ -1,8 +1,9 @@
-//! The languages the offline engine reads, parsed with tree-sitter: a file's language from its
-//! name, its syntax tree, and whether a text parses (a candidate that does not is dropped before
-//! any test runs).
+//! The languages autocoder reads as code, parsed with tree-sitter: a file's language from its
+//! name, its syntax tree, whether a text parses (the offline engine drops a candidate that does
+//! not before any test runs), and its functions (what heal localises in, what a review shows
+//! around a change).
 
-use tree_sitter::{Language, Parser, Tree};
+use tree_sitter::{Language, Node, Parser, Tree};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -68,6 +69,29 @@ pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&lang.grammar()).ok()?;
     parser.parse(text, None)
+}
+
+/// The functions (and methods) `tree`, a `lang` syntax tree, defines, outermost first.
+pub fn functions(lang: Lang, tree: &Tree) -> Vec<Node<'_>> {
+    let mut found = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    let mut cursor = tree.walk();
+    while let Some(node) = stack.pop() {
+        if lang.is_function(node.kind()) {
+            found.push(node);
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    found
+}
+
+/// The lines (1-based, inclusive) of the innermost function around `line` (1-based).
+pub fn enclosing_function(lang: Lang, tree: &Tree, line: usize) -> Option<(usize, usize)> {
+    functions(lang, tree)
+        .into_iter()
+        .filter(|f| f.start_position().row < line && f.end_position().row + 1 >= line)
+        .min_by_key(|f| f.end_byte() - f.start_byte())
+        .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
 }
 
 /// Whether `text` parses without an error.
