@@ -87,11 +87,16 @@ pub fn functions(lang: Lang, tree: &Tree) -> Vec<Node<'_>> {
 
 /// The lines (1-based, inclusive) of the innermost function around `line` (1-based).
 pub fn enclosing_function(lang: Lang, tree: &Tree, line: usize) -> Option<(usize, usize)> {
+    innermost_function(lang, tree, line)
+        .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
+}
+
+/// The innermost function around `line` (1-based).
+pub fn innermost_function(lang: Lang, tree: &Tree, line: usize) -> Option<Node<'_>> {
     functions(lang, tree)
         .into_iter()
         .filter(|f| f.start_position().row < line && f.end_position().row + 1 >= line)
         .min_by_key(|f| f.end_byte() - f.start_byte())
-        .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
 }
 
 /// Whether `text` parses without an error.

@@ -100,7 +100,7 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
     let project = project_files(workspace, 50_000);
     let test_mapping = map_tests(workspace, &files, &project);
     let mut risks = rules::check(&files, &test_mapping.untested);
-    let context = rank_context(workspace, &files, &test_mapping, budget);
+    let context = rank_context(workspace, &files, &project, &test_mapping, budget);
     for risk in &mut risks {
         risk.evidence_id = evidence_for(&context, &risk.path, risk.line);
     }
@@ -272,11 +272,12 @@ fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMappi
 }
 
 /// The context: every changed hunk first (in the order of the diff), then the functions they
-/// changed, whole, then the first lines of the tests that reach changed files, while `budget`
-/// characters last.
+/// changed, whole, then the places that call those functions, then the first lines of the tests
+/// that reach changed files, while `budget` characters last.
 fn rank_context(
     root: &Path,
     files: &[FileChange],
+    project: &[String],
     mapping: &TestMapping,
     budget: usize,
 ) -> Vec<Snippet> {
@@ -349,19 +350,27 @@ fn rank_context(
             push(snippet, numbers, &mut snippets);
         }
     }
-    for (path, first, text) in changed_functions(root, files) {
-        let text = rules::redact(&text);
-        let last = first + text.lines().count().max(1) as u32 - 1;
-        number += 1;
-        let snippet = Snippet {
-            evidence_id: format!("E{number}"),
-            path,
-            kind: "function",
-            start_line: first,
-            end_line: last,
-            text,
-        };
-        push(snippet, (first..=last).collect(), &mut snippets);
+    let changed = changed_functions(root, files);
+    let callers = callers_of(root, project, &changed);
+    let functions = changed.into_iter().filter(|f| !f.in_a_hunk);
+    for (kind, shown) in [("function", functions.collect()), ("caller", callers)] {
+        for Shown {
+            path, first, text, ..
+        } in shown
+        {
+            let text = rules::redact(&text);
+            let last = first + text.lines().count().max(1) as u32 - 1;
+            number += 1;
+            let snippet = Snippet {
+                evidence_id: format!("E{number}"),
+                path,
+                kind,
+                start_line: first,
+                end_line: last,
+                text,
+            };
+            push(snippet, (first..=last).collect(), &mut snippets);
+        }
     }
     let tests: Vec<&String> = {
         let mut all: Vec<&String> = mapping.covered.values().flatten().collect();
@@ -393,8 +402,8 @@ fn rank_context(
 /// The functions the hunks of `files` add or change lines in, whole, as the workspace at `root`
 /// holds them: (path, first line, text), once each, in the order of the diff. Only where the
 /// workspace holds the change (its added lines where the diff puts them): a diff given with
-/// `--diff` may be of another tree. None that the hunk shows whole already.
-fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<(String, u32, String)> {
+/// `--diff` may be of another tree. One a hunk shows whole already is marked so.
+fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
     let mut found = Vec::new();
     for file in files {
         let path = file.path();
@@ -416,7 +425,6 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<(String, u32, Str
         let Some(tree) = crate::syntax::parse(lang, &text) else {
             continue;
         };
-        let mut ranges: Vec<(usize, usize)> = Vec::new();
         for hunk in &file.hunks {
             let added: Vec<(u32, &str)> = hunk
                 .lines
@@ -433,23 +441,128 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<(String, u32, Str
             let shown = hunk.lines.iter().filter_map(|line| line.new);
             let (low, high) = (shown.clone().min(), shown.max());
             let touched = added.first().map_or(hunk.new_start, |(number, _)| *number);
-            let Some(range) = crate::syntax::enclosing_function(lang, &tree, touched as usize)
+            let Some(function) = crate::syntax::innermost_function(lang, &tree, touched as usize)
             else {
                 continue;
             };
-            let whole = low
-                .zip(high)
-                .is_some_and(|(low, high)| low as usize <= range.0 && range.1 <= high as usize);
-            if !whole && !ranges.contains(&range) {
-                ranges.push(range);
-            }
-        }
-        for (first, last) in ranges {
-            let body: String = lines[first - 1..last.min(lines.len())]
+            let first = function.start_position().row + 1;
+            let last = function.end_position().row + 1;
+            if found
                 .iter()
-                .map(|line| format!("{line}\n"))
-                .collect();
-            found.push((path.to_string(), first as u32, body));
+                .any(|s: &Shown| s.path == path && s.first as usize == first)
+            {
+                continue;
+            }
+            found.push(Shown {
+                path: path.to_string(),
+                first: first as u32,
+                last: last as u32,
+                text: numbered(&lines, first, last),
+                name: function
+                    .child_by_field_name("name")
+                    .map(|name| text[name.byte_range()].to_string()),
+                in_a_hunk: low
+                    .zip(high)
+                    .is_some_and(|(low, high)| low as usize <= first && last <= high as usize),
+            });
+        }
+    }
+    found
+}
+
+/// Lines of a file to show in the context.
+struct Shown {
+    path: String,
+    first: u32,
+    last: u32,
+    text: String,
+    /// The function's name, for a function.
+    name: Option<String>,
+    /// Shown whole by a hunk already (looked at for its callers only).
+    in_a_hunk: bool,
+}
+
+/// Lines `first..=last` (1-based) of `lines`, each ended by a newline.
+fn numbered(lines: &[&str], first: usize, last: usize) -> String {
+    lines[first - 1..last.min(lines.len())]
+        .iter()
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// Where the project's other code calls the `changed` functions: for each name, the first
+/// `PER_FUNCTION` calls outside the function itself, each as the function around it (or a few
+/// lines where it is in none), in files of the same language that are not tests (the tests come
+/// next). Each file is read once, at most `MOST_FILES` of them.
+fn callers_of(root: &Path, project: &[String], changed: &[Shown]) -> Vec<Shown> {
+    use crate::syntax::Lang;
+    const PER_FUNCTION: usize = 3;
+    const MOST_FILES: usize = 5_000;
+    // Each name with its language, its function and how many calls were found.
+    let mut wanted: Vec<(&str, Lang, &Shown, usize)> = changed
+        .iter()
+        .filter_map(|shown| {
+            let name = shown.name.as_deref().filter(|name| name.len() >= 3)?;
+            Some((name, Lang::of(&shown.path)?, shown, 0))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = wanted
+        .iter()
+        .map(|(name, ..)| regex::escape(name))
+        .collect();
+    let call = regex::Regex::new(&format!(r"\b({})\s*\(", names.join("|"))).expect("escaped");
+    let mut found: Vec<Shown> = Vec::new();
+    for path in project.iter().filter(|p| !is_test_file(p)).take(MOST_FILES) {
+        let Some(lang) = Lang::of(path) else {
+            continue;
+        };
+        if wanted.iter().all(|w| w.1 != lang || w.3 >= PER_FUNCTION) {
+            continue;
+        }
+        let Some(text) = crate::workspace::read_regular_file(&root.join(path), 1 << 20) else {
+            continue;
+        };
+        if !call.is_match(&text) {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let tree = crate::syntax::parse(lang, &text);
+        for (at, line) in lines.iter().enumerate() {
+            let number = at + 1;
+            for called in call.captures_iter(line) {
+                let Some(entry) = wanted
+                    .iter_mut()
+                    .find(|w| w.0 == &called[1] && w.1 == lang && w.3 < PER_FUNCTION)
+                else {
+                    continue;
+                };
+                let inside = |s: &Shown| {
+                    s.path == *path && (s.first as usize..=s.last as usize).contains(&number)
+                };
+                // Its definition, a call from inside it (recursion), one shown already.
+                if inside(entry.2) || changed.iter().any(inside) || found.iter().any(inside) {
+                    continue;
+                }
+                let (first, last) = tree
+                    .as_ref()
+                    .and_then(|tree| crate::syntax::enclosing_function(lang, tree, number))
+                    .unwrap_or((
+                        number.saturating_sub(3).max(1),
+                        (number + 3).min(lines.len()),
+                    ));
+                entry.3 += 1;
+                found.push(Shown {
+                    path: path.clone(),
+                    first: first as u32,
+                    last: last as u32,
+                    text: numbered(&lines, first, last),
+                    name: None,
+                    in_a_hunk: false,
+                });
+            }
         }
     }
     found

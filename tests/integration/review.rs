@@ -118,13 +118,18 @@ fn a_secret_a_weakened_test_and_untracked_files_block_and_exit_1() {
 }
 
 /// The context shows the whole function a hunk changed, as the workspace holds it, after the
-/// hunks; not when the workspace does not hold the change (a diff of another tree).
+/// hunks, then the functions that call it; not when the workspace does not hold the change (a
+/// diff of another tree).
 #[test]
-fn the_function_a_change_is_in_is_shown_whole_after_the_hunks() {
+fn the_function_a_change_is_in_and_its_callers_are_shown_after_the_hunks() {
     let test = project();
     let body: String = (1..=12).map(|n| format!("    step_{n} = {n}\n")).collect();
     let before = format!("def helper():\n    return 1\n\n\ndef long_one(x):\n{body}    return x\n");
     test.dir().write("shop/long.py", &before);
+    test.dir().write(
+        "shop/uses.py",
+        "from shop.long import long_one\n\n\ndef twice(x):\n    y = long_one(x)\n    return long_one(y)\n",
+    );
     commit_everything(test.path());
     let after = before.replace("    step_7 = 7\n", "    step_7 = 70\n");
     test.dir().write("shop/long.py", &after);
@@ -135,7 +140,18 @@ fn the_function_a_change_is_in_is_shown_whole_after_the_hunks() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds[..2], ["hunk", "function"], "{review:#}");
+    assert_eq!(kinds[..3], ["hunk", "function", "caller"], "{review:#}");
+    let caller = &context[2];
+    assert_eq!(caller["path"], "shop/uses.py");
+    assert_eq!(
+        caller["start_line"], 4,
+        "the function around both calls, once"
+    );
+    assert!(caller["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("def twice(x):"));
+    assert_eq!(kinds.iter().filter(|kind| **kind == "caller").count(), 1);
     let function = &context[1];
     assert_eq!(function["path"], "shop/long.py");
     assert_eq!(
