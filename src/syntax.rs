@@ -91,12 +91,23 @@ pub fn enclosing_function(lang: Lang, tree: &Tree, line: usize) -> Option<(usize
         .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
 }
 
-/// The innermost function around `line` (1-based).
+/// The innermost function around `line` (1-based): found going down the nodes that hold the
+/// line (the first of siblings that share it), not by looking at every function.
 pub fn innermost_function(lang: Lang, tree: &Tree, line: usize) -> Option<Node<'_>> {
-    functions(lang, tree)
-        .into_iter()
-        .filter(|f| f.start_position().row < line && f.end_position().row + 1 >= line)
-        .min_by_key(|f| f.end_byte() - f.start_byte())
+    let row = line.checked_sub(1)?;
+    let holds = |node: &Node| node.start_position().row <= row && row <= node.end_position().row;
+    let mut node = tree.root_node();
+    let mut innermost = None;
+    loop {
+        if lang.is_function(node.kind()) {
+            innermost = Some(node);
+        }
+        let mut cursor = node.walk();
+        let Some(child) = node.children(&mut cursor).find(holds) else {
+            return innermost;
+        };
+        node = child;
+    }
 }
 
 /// Whether `text` parses without an error.

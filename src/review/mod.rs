@@ -422,9 +422,8 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
                 .get(number as usize - 1)
                 .is_some_and(|line| *line == wanted)
         };
-        let Some(tree) = crate::syntax::parse(lang, &text) else {
-            continue;
-        };
+        // Parsed, and its functions found, once a hunk is known to be in the file.
+        let mut parsed = None;
         for hunk in &file.hunks {
             let added: Vec<(u32, &str)> = hunk
                 .lines
@@ -440,9 +439,14 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
             }
             let shown = hunk.lines.iter().filter_map(|line| line.new);
             let (low, high) = (shown.clone().min(), shown.max());
-            let touched = added.first().map_or(hunk.new_start, |(number, _)| *number);
-            let Some(function) = crate::syntax::innermost_function(lang, &tree, touched as usize)
+            let touched = added.first().map_or(hunk.new_start, |(number, _)| *number) as usize;
+            let Some(tree) = parsed
+                .get_or_insert_with(|| crate::syntax::parse(lang, &text))
+                .as_ref()
             else {
+                break;
+            };
+            let Some(function) = crate::syntax::innermost_function(lang, tree, touched) else {
                 continue;
             };
             let first = function.start_position().row + 1;
