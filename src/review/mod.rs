@@ -497,11 +497,13 @@ fn numbered(lines: &[&str], first: usize, last: usize) -> String {
 /// Where the project's other code calls the `changed` functions: for each name, the first
 /// `PER_FUNCTION` calls outside the function itself, each as the function around it (or a few
 /// lines where it is in none), in files of the same language that are not tests (the tests come
-/// next). Each file is read once, at most `MOST_FILES` of them.
+/// next). Each file is read once, at most `MOST_FILES` of them; the callers of the first
+/// `MOST_FUNCTIONS` functions only (more would not fit in the context).
 fn callers_of(root: &Path, project: &[String], changed: &[Shown]) -> Vec<Shown> {
     use crate::syntax::Lang;
     const PER_FUNCTION: usize = 3;
     const MOST_FILES: usize = 5_000;
+    const MOST_FUNCTIONS: usize = 20;
     // Each name with its language, its function and how many calls were found.
     let mut wanted: Vec<(&str, Lang, &Shown, usize)> = changed
         .iter()
@@ -509,6 +511,7 @@ fn callers_of(root: &Path, project: &[String], changed: &[Shown]) -> Vec<Shown> 
             let name = shown.name.as_deref().filter(|name| name.len() >= 3)?;
             Some((name, Lang::of(&shown.path)?, shown, 0))
         })
+        .take(MOST_FUNCTIONS)
         .collect();
     if wanted.is_empty() {
         return Vec::new();
