@@ -25,9 +25,10 @@ NEEDED_PACKAGES=(
 # dockerd, not docker: a machine may have the client alone, which runs no container.
 OPTIONAL_PACKAGES=(dockerd:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
 PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
-# The review tests check their SARIF and rdjson with the formats' own validators.
+# The review tests check their SARIF and rdjson with the formats' own validators; Claude Code
+# starts the MCP server as the README configures it.
 NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2 @microsoft/sarif-multitool@5.7.0
-  @umbrelladocs/rdformat-validator@1.0.1)
+  @umbrelladocs/rdformat-validator@1.0.1 @anthropic-ai/claude-code@2.1.332)
 
 # mkfs.ext4 and losetup live in /usr/sbin, which an ordinary user's PATH may lack.
 export PATH="$PATH:/usr/sbin:/sbin"

@@ -1,4 +1,5 @@
-//! Real clients: the official Python and TypeScript SDKs drive the server as editors do.
+//! Real clients: the official Python and TypeScript SDKs drive the server as editors do, and
+//! Claude Code starts it as the README says to configure it.
 
 use std::path::Path;
 use std::process::Command;
@@ -117,4 +118,101 @@ fn the_official_typescript_sdk_can_use_the_server() {
         "def answer():\n    return 2\n"
     );
     assert!(dir.path().join("repo/new.txt").exists());
+}
+
+/// Claude Code (its own binary, installed by install-test-tools.sh), configured both ways the
+/// README gives, starts the server and connects (`claude mcp list` checks each server's health);
+/// a server that cannot start is said to have failed, so the check is a real one.
+#[test]
+fn claude_code_connects_as_the_readme_configures_it() {
+    let found = Command::new("claude")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        eprintln!("skipped: Claude Code is not installed (npm install --global @anthropic-ai/claude-code; .ci/run does)");
+        return;
+    }
+    let dir = TempDir::new();
+    let (home, project) = (dir.path().join("home"), dir.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("app.py"), "x = 1\n").unwrap();
+    commit_everything(&project);
+    let path = format!(
+        "{}:{}",
+        autocoder_bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let claude = |args: &[&str]| {
+        let out = Command::new("claude")
+            .args(args)
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "claude {args:?}: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        said
+    };
+    // The README's command, word for word, and a server that cannot start.
+    claude(&[
+        "mcp",
+        "add",
+        "--transport",
+        "stdio",
+        "autocoder",
+        "--",
+        "autocoder",
+        "mcp",
+        "--root",
+        ".",
+    ]);
+    claude(&[
+        "mcp",
+        "add",
+        "--transport",
+        "stdio",
+        "broken",
+        "--",
+        "autocoder",
+        "mcp",
+        "--root",
+        "/nonexistent",
+    ]);
+    // The README's .mcp.json, approved as the trust dialog of a first `claude` run would.
+    // (named apart from the first, the same entry otherwise).
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"from-json": {"type": "stdio", "command": "autocoder", "args": ["mcp", "--root", "."]}}}"#,
+    )
+    .unwrap();
+    let config = home.join(".claude.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let projects = settings["projects"].as_object_mut().unwrap();
+    let entry = projects.values_mut().next().expect("the project's entry");
+    entry["hasTrustDialogAccepted"] = true.into();
+    entry["enabledMcpjsonServers"] = serde_json::json!(["from-json"]);
+    std::fs::write(&config, settings.to_string()).unwrap();
+
+    let listed = claude(&["mcp", "list"]);
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|line| line.starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("{name} not listed: {listed}"))
+            .to_string()
+    };
+    assert!(line("autocoder").ends_with("Connected"), "{listed}");
+    assert!(line("from-json").ends_with("Connected"), "{listed}");
+    assert!(line("broken").contains("Failed"), "{listed}");
 }
