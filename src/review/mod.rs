@@ -461,7 +461,7 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
                 path: path.to_string(),
                 first: first as u32,
                 last: last as u32,
-                text: numbered(&lines, first, last),
+                text: lines_of(&lines, first, last),
                 name: function
                     .child_by_field_name("name")
                     .map(|name| text[name.byte_range()].to_string()),
@@ -487,7 +487,7 @@ struct Shown {
 }
 
 /// Lines `first..=last` (1-based) of `lines`, each ended by a newline.
-fn numbered(lines: &[&str], first: usize, last: usize) -> String {
+fn lines_of(lines: &[&str], first: usize, last: usize) -> String {
     lines[first - 1..last.min(lines.len())]
         .iter()
         .map(|line| format!("{line}\n"))
@@ -549,8 +549,8 @@ fn callers_of(root: &Path, project: &[String], changed: &[Shown]) -> Vec<Shown> 
                 let inside = |s: &Shown| {
                     s.path == *path && (s.first as usize..=s.last as usize).contains(&number)
                 };
-                // Its definition, a call from inside it (recursion), one shown already.
-                if inside(entry.2) || changed.iter().any(inside) || found.iter().any(inside) {
+                // In a changed function (its definition, a recursion) or in one shown already.
+                if changed.iter().any(inside) || found.iter().any(inside) {
                     continue;
                 }
                 let (first, last) = tree
@@ -565,7 +565,7 @@ fn callers_of(root: &Path, project: &[String], changed: &[Shown]) -> Vec<Shown> 
                     path: path.clone(),
                     first: first as u32,
                     last: last as u32,
-                    text: numbered(&lines, first, last),
+                    text: lines_of(&lines, first, last),
                     name: None,
                     in_a_hunk: false,
                 });

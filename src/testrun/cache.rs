@@ -126,12 +126,24 @@ pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], root: &Path) 
         }
         seed_below(cache.as_fd(), entry, &suffix, &mut budget);
     }
+    mark_seeded(cache.as_fd());
+}
+
+/// Marks the bytecode cache `dir` as seeded with nothing: an interpreter that could not say
+/// where it finds modules is not asked again each run.
+pub fn skip_seed(dir: &Path) {
+    if let Some(cache) = open_cache(dir) {
+        mark_seeded(cache.as_fd());
+    }
+}
+
+fn mark_seeded(cache: BorrowedFd<'_>) {
     let flags = nix::fcntl::OFlag::O_CREAT
         | nix::fcntl::OFlag::O_WRONLY
         | nix::fcntl::OFlag::O_NOFOLLOW
         | nix::fcntl::OFlag::O_CLOEXEC;
     let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
-    let _ = nix::fcntl::openat(cache.as_fd(), SEEDED, flags, mode);
+    let _ = nix::fcntl::openat(cache, SEEDED, flags, mode);
 }
 
 /// The links for the sources' directory `sources` and those below it, made under `cache`.

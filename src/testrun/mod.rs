@@ -529,7 +529,8 @@ fn runner_command(
 
 /// Asks the project's `interpreter`, in the sandbox its tests get, for its bytecode's cache tag
 /// and where it finds modules, and seeds the bytecode cache `dir` from there (see cache.rs).
-/// Nothing is seeded when it cannot say (the run then compiles what it imports).
+/// Nothing is seeded when it cannot say (the runs then compile what they import), and it is
+/// not asked again.
 fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &Path) {
     let mut asking = policy.clone();
     asking.command = [
@@ -554,7 +555,7 @@ fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &P
             let search_path: Vec<PathBuf> = lines.map(PathBuf::from).collect();
             cache::seed_python(dir, tag, &search_path, root);
         }
-        _ => {}
+        _ => cache::skip_seed(dir),
     }
 }
 
