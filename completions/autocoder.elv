@@ -63,6 +63,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --base-url 'The API''s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider''s]'
             cand --max-attempts 'The model''s attempts at most'
             cand --max-candidates 'The offline engine''s candidates at most'
+            cand --jobs 'The offline engine''s candidates tested at once, each in a copy of its own [default: the cores]'
             cand --mutate-time 'With --engine auto and a model: the offline engine''s time before the model''s turn'
             cand --token-budget 'Tokens (in and out, all attempts) at most'
             cand --timeout 'The whole repair''s wall time at most, e.g. 10m'

@@ -319,6 +319,11 @@ pub struct HealArgs {
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_candidates: u32,
 
+    /// The offline engine's candidates tested at once, each in a copy of its own [default: the
+    /// cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: Option<u32>,
+
     /// With --engine auto and a model: the offline engine's time before the model's turn.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
     pub mutate_time: std::time::Duration,

@@ -100,6 +100,10 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         allow_test_edits: args.allow_test_edits,
         patch_out: args.patch_out,
         env: args.env.clone(),
+        jobs: args.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |jobs| jobs as usize,
+        ),
     };
     if !ran_here {
         document.set_workspace(&workspace);

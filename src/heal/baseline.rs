@@ -125,8 +125,10 @@ impl Baseline {
             Some(report) => report,
             None => {
                 crate::log::step("heal", "running the tests to see what fails");
+                let started_ms = events.origin().elapsed().as_millis() as u64;
                 let report = run(request, tree, Vec::new(), request.test_timeout)?;
-                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts, "duration_ms": report.duration_ms}));
+                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts,
+                                            "started_ms": started_ms, "duration_ms": report.duration_ms}));
                 report
             }
         };
@@ -193,8 +195,10 @@ impl Baseline {
                     if ids.len() == 1 { "" } else { "s" }
                 ),
             );
+            let started_ms = events.origin().elapsed().as_millis() as u64;
             let again = run(request, tree, ids, request.test_timeout)?;
-            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts, "duration_ms": again.duration_ms}));
+            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts,
+                                        "started_ms": started_ms, "duration_ms": again.duration_ms}));
             if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
                 baseline.interrupted = Some(signal);
                 baseline.nothing_to_do = Some(format!(

@@ -10,6 +10,7 @@ pub mod edits;
 pub mod matching;
 mod model;
 mod mutate;
+mod parallel;
 pub mod prompt;
 pub mod record;
 pub mod task;
@@ -19,6 +20,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use self::baseline::{run, selectable, signature, Baseline};
@@ -53,6 +55,8 @@ pub struct HealRequest {
     pub patch_out: Option<PathBuf>,
     /// Variables passed to the tests (`--env`).
     pub env: Vec<String>,
+    /// How many of a search's candidates are tested at once.
+    pub jobs: usize,
 }
 
 /// How heal ended: the report, whether the model or the environment failed on the way (exit
@@ -178,6 +182,7 @@ pub fn heal(
         last_signature: signature(&baseline.report),
         request: &request,
         tree: &mut tree,
+        workers: Vec::new(),
         baseline: &baseline,
         report: &mut report,
         rules: edits::Rules {
@@ -262,6 +267,9 @@ struct Best {
 struct Repair<'a> {
     request: &'a HealRequest,
     tree: &'a mut Tree,
+    /// More copies in the best state, where a search's candidates are tested beside the one
+    /// in `tree`: made when first needed.
+    workers: Vec<Tree>,
     baseline: &'a Baseline,
     report: &'a mut HealReport,
     best: Best,
@@ -286,14 +294,20 @@ enum Step {
 }
 
 impl Repair<'_> {
-    /// One engine's attempts, until green, its limits, or it has nothing more.
+    /// One engine's attempts, until green, its limits, or it has nothing more. A search's
+    /// candidates are tested `jobs` at a time, each in a copy of its own.
     fn stage(&mut self, stage: &mut Stage) -> Result<End, Failure> {
         let engine = stage.engine.as_mut();
         let deadline = stage.time.map_or(self.deadline, |time| {
             self.deadline.min(Instant::now() + time)
         });
         self.stalled = 0;
-        for _ in 0..stage.attempts {
+        let at_once = match engine.searches() {
+            true => self.request.jobs.max(1),
+            false => 1,
+        };
+        let first = self.number;
+        while self.number - first < stage.attempts {
             if let Some(signal) = self.signals.take() {
                 return Ok(End::Interrupted(signal));
             }
@@ -312,7 +326,12 @@ impl Repair<'_> {
                     )));
                 }
             }
-            if let Step::End(end) = self.attempt(engine, deadline)? {
+            let left = (stage.attempts - (self.number - first)) as usize;
+            let step = match at_once.min(left) {
+                1 => self.attempt(engine, deadline)?,
+                size => self.at_once(engine, deadline, size)?,
+            };
+            if let Step::End(end) = step {
                 return Ok(end);
             }
         }
@@ -325,8 +344,175 @@ impl Repair<'_> {
 
     /// Asks the engine once, applies its edits, tests them, keeps or undoes them.
     fn attempt(&mut self, engine: &mut dyn Engine, deadline: Instant) -> Result<Step, Failure> {
-        let number = self.number + 1;
         let searches = engine.searches();
+        let (number, proposal) = match self.propose(engine, deadline)? {
+            Ok(proposed) => proposed,
+            Err(end) => return Ok(Step::End(end)),
+        };
+        let mut attempt = match self.prepare(0, engine.name(), searches, number, proposal) {
+            Ok(attempt) => attempt,
+            Err(step) => return Ok(step),
+        };
+        let tested = Instant::now();
+        let result = validate(
+            self.request,
+            self.baseline,
+            self.best.score,
+            self.tree,
+            searches,
+            self.events.origin(),
+            &|message| self.step(searches, &format!("attempt {number}: {message}")),
+        );
+        attempt.test_seconds = tested.elapsed().as_secs_f64();
+        let validated = match result {
+            Ok(validated) => validated,
+            Err(failure) => return Ok(self.could_not_test(searches, attempt, &failure)),
+        };
+        self.emit_runs(number, &validated);
+        if let Some(signal) = validated.interrupted() {
+            if let Some(end) = self.undo(0) {
+                return Ok(end);
+            }
+            self.record(searches, attempt);
+            return Ok(Step::End(End::Interrupted(signal)));
+        }
+        self.conclude(engine.name(), searches, attempt, validated)
+    }
+
+    /// Up to `size` of a search's candidates, each applied to a copy of its own and tested at
+    /// once. The best of them is judged as a lone candidate is; the others are only said: they
+    /// were tested against the state the one kept replaces.
+    fn at_once(
+        &mut self,
+        engine: &mut dyn Engine,
+        deadline: Instant,
+        size: usize,
+    ) -> Result<Step, Failure> {
+        while self.workers.len() + 1 < size {
+            self.workers.push(self.tree.another()?);
+        }
+        let mut proposals = Vec::new();
+        let mut ended = None;
+        while proposals.len() < size {
+            match self.propose(engine, deadline)? {
+                Ok(proposed) => proposals.push(proposed),
+                Err(end) => {
+                    ended = Some(end);
+                    break;
+                }
+            }
+        }
+        // Each candidate goes to the next free copy; one not to test leaves its copy free.
+        let mut trials = Vec::new();
+        for (number, proposal) in proposals {
+            match self.prepare(trials.len(), engine.name(), true, number, proposal) {
+                Ok(attempt) => trials.push(attempt),
+                Err(Step::Next) => {}
+                Err(step) => return Ok(step),
+            }
+        }
+        if trials.is_empty() {
+            return Ok(ended.map_or(Step::Next, Step::End));
+        }
+        let numbers = match trials.len() {
+            1 => format!("attempt {}", trials[0].number),
+            _ => format!(
+                "attempts {}-{}",
+                trials[0].number,
+                trials[trials.len() - 1].number
+            ),
+        };
+        self.step(
+            true,
+            &format!("{numbers}: testing {} at once", trials.len()),
+        );
+        let trees: Vec<&Tree> = std::iter::once(&*self.tree)
+            .chain(&self.workers)
+            .take(trials.len())
+            .collect();
+        let (request, baseline, score) = (self.request, self.baseline, self.best.score);
+        let origin = self.events.origin();
+        let tested = Instant::now();
+        let (results, signal) = parallel::each(&trees, self.signals, |tree| {
+            validate(request, baseline, score, tree, true, origin, &|_| {})
+        });
+        let seconds = tested.elapsed().as_secs_f64();
+        let copies = trees.len();
+        // What each copy tested, before they are put back.
+        let mut states: Vec<Contents> = trees.iter().map(|tree| tree.contents()).collect();
+        let mut done = Vec::new();
+        let mut broken = None;
+        for (mut attempt, result) in trials.into_iter().zip(results) {
+            attempt.test_seconds = seconds;
+            match result {
+                Ok(validated) => {
+                    self.emit_runs(attempt.number, &validated);
+                    done.push((attempt, validated));
+                }
+                Err(failure) => broken = Some((attempt, failure)),
+            }
+        }
+        let signal = signal.or_else(|| done.iter().find_map(|(_, v)| v.interrupted()));
+        if let Some(step) = (1..copies).find_map(|slot| self.undo(slot)) {
+            return Ok(step);
+        }
+        if let Some((attempt, failure)) = broken {
+            return Ok(self.could_not_test(true, attempt, &failure));
+        }
+        if let Some(signal) = signal {
+            return Ok(self.undo(0).unwrap_or(Step::End(End::Interrupted(signal))));
+        }
+        // Green first, then a change the whole suite ran on that breaks nothing, by how many
+        // failing tests it leaves; the first of equals.
+        let rank = |validated: &Validated| {
+            let judged = baseline.judge(&validated.report);
+            let clean = validated.whole_suite && judged.regressions.is_empty();
+            (
+                !(clean && judged.still_failing.is_empty()),
+                !clean,
+                validated.report.outcome == Outcome::BuildFailed,
+                judged.still_failing.len(),
+            )
+        };
+        let chosen = (0..done.len())
+            .min_by_key(|index| rank(&done[*index].1))
+            .unwrap_or(0);
+        for (index, (attempt, validated)) in done.iter().enumerate() {
+            if index != chosen {
+                let judged = baseline.judge(&validated.report);
+                self.say(
+                    true,
+                    &format!(
+                        "attempt {}: {}; {}",
+                        attempt.number,
+                        attempt.change.as_deref().unwrap_or("a change"),
+                        judged.summary(baseline.failing.len())
+                    ),
+                );
+            }
+        }
+        let (attempt, validated) = done.swap_remove(chosen);
+        if chosen != 0 {
+            // Heal's own copy takes the chosen change, from the copy it was tested in.
+            if let Err(err) = self.tree.restore(&states.swap_remove(chosen)) {
+                return Ok(self.cannot_restore(&err));
+            }
+        }
+        let step = self.conclude(engine.name(), true, attempt, validated)?;
+        Ok(match (step, ended) {
+            (Step::Next, Some(end)) => Step::End(end),
+            (step, _) => step,
+        })
+    }
+
+    /// The engine's next change, on the best state so far, numbered and counted; or how the
+    /// stage ends when there is none.
+    fn propose(
+        &mut self,
+        engine: &mut dyn Engine,
+        deadline: Instant,
+    ) -> Result<Result<(u32, Proposal), End>, Failure> {
+        let number = self.number + 1;
         let diff = self.tree.diff();
         let failures = self
             .best
@@ -350,14 +536,14 @@ impl Repair<'_> {
         let proposal = match engine.propose(&context, self.tree) {
             Ok(Proposed::Edits(proposal)) => proposal,
             Ok(Proposed::Exhausted) => {
-                return Ok(Step::End(End::Spent(format!(
+                return Ok(Err(End::Spent(format!(
                     "the {} engine had nothing more to try",
                     engine.name()
                 ))))
             }
-            Ok(Proposed::Interrupted(signal)) => return Ok(Step::End(End::Interrupted(signal))),
+            Ok(Proposed::Interrupted(signal)) => return Ok(Err(End::Interrupted(signal))),
             Ok(Proposed::OutOfTime) => {
-                return Ok(Step::End(End::Budget(format!(
+                return Ok(Err(End::Budget(format!(
                     "the time budget ran out while the {} engine worked on attempt {number}",
                     engine.name()
                 ))))
@@ -374,14 +560,14 @@ impl Repair<'_> {
                     message: format!("{:#}", failure.error),
                     hint: failure.hint.clone(),
                 });
-                return Ok(Step::End(End::Failed(format!(
+                return Ok(Err(End::Failed(format!(
                     "the {} engine failed",
                     engine.name()
                 ))));
             }
         };
         self.number = number;
-        if searches {
+        if engine.searches() {
             self.report.candidates_tried += 1;
         } else {
             self.report.tokens.input += proposal.tokens.input;
@@ -394,18 +580,37 @@ impl Repair<'_> {
                        "prompt_hash": proposal.prompt_hash, "cut_off": proposal.cut_off}),
             );
         }
-        let applied = edits::apply(self.tree, &proposal.edits, &self.rules);
+        Ok(Ok((number, proposal)))
+    }
+
+    /// The proposal's edits applied in copy `slot` (0: heal's own, then `workers`), as an
+    /// attempt to test; or what came of it when there is nothing to test (no edit applied, a
+    /// change tried before).
+    fn prepare(
+        &mut self,
+        slot: usize,
+        engine: &'static str,
+        searches: bool,
+        number: u32,
+        proposal: Proposal,
+    ) -> Result<AttemptRecord, Step> {
+        let tree = match slot {
+            0 => &mut *self.tree,
+            _ => &mut self.workers[slot - 1],
+        };
+        let applied = edits::apply(tree, &proposal.edits, &self.rules);
+        let diff = tree.diff();
         for edit in &applied {
             self.events.emit(
                 "edit",
-                json!({"attempt": number, "engine": engine.name(), "path": edit.path,
+                json!({"attempt": number, "engine": engine, "path": edit.path,
                        "applied": edit.applied, "matched": edit.matched, "reason": edit.reason,
                        "change": proposal.label}),
             );
         }
-        let mut attempt = AttemptRecord {
+        let attempt = AttemptRecord {
             number,
-            engine: engine.name(),
+            engine,
             change: proposal.label.clone(),
             edits: applied,
             problems: proposal.problems,
@@ -421,8 +626,7 @@ impl Repair<'_> {
             test_seconds: 0.0,
         };
         self.feedback = edit_feedback(&attempt);
-        let applied_count = attempt.edits.iter().filter(|e| e.applied).count();
-        if applied_count == 0 {
+        if !attempt.edits.iter().any(|e| e.applied) {
             let why = if attempt.edits.is_empty() && attempt.problems.is_empty() {
                 self.feedback = "Your reply held no SEARCH/REPLACE block and called no tool; reply with blocks in the format shown.".into();
                 "the reply held no SEARCH/REPLACE block"
@@ -432,14 +636,14 @@ impl Repair<'_> {
             self.say(searches, &format!("attempt {number}: {why}"));
             self.history.push(format!("attempt {number}: {why}"));
             self.record(searches, attempt);
-            return Ok(Step::Next);
+            return Err(Step::Next);
         }
-        if !self.seen_diffs.insert(self.tree.diff()) {
-            if let Some(end) = self.undo() {
-                return Ok(end);
+        if !self.seen_diffs.insert(diff) {
+            if let Some(end) = self.undo(slot) {
+                return Err(end);
             }
             if searches {
-                return Ok(Step::Next);
+                return Err(Step::Next);
             }
             crate::log::info(
                 "heal",
@@ -449,50 +653,64 @@ impl Repair<'_> {
                 "attempt {number}: the same change as an earlier attempt"
             ));
             self.record(searches, attempt);
-            return Ok(Step::End(End::Spent(
+            return Err(Step::End(End::Spent(
                 "the model repeated a change already tried".into(),
             )));
         }
-        let tested = Instant::now();
-        let result = self.validate(number, searches);
-        attempt.test_seconds = tested.elapsed().as_secs_f64();
-        let (result, whole_suite) = match result {
-            Ok((result, _))
-                if result
-                    .sandbox
-                    .as_ref()
-                    .is_some_and(|s| s.interrupted.is_some()) =>
-            {
-                let signal = result
-                    .sandbox
-                    .as_ref()
-                    .and_then(|s| s.interrupted)
-                    .unwrap_or(2);
-                if let Some(end) = self.undo() {
-                    return Ok(end);
-                }
-                self.record(searches, attempt);
-                return Ok(Step::End(End::Interrupted(signal)));
+        Ok(attempt)
+    }
+
+    /// The tests of an attempt could not be run: the repair ends, with what it found.
+    fn could_not_test(
+        &mut self,
+        searches: bool,
+        attempt: AttemptRecord,
+        failure: &Failure,
+    ) -> Step {
+        self.report.error = Some(ErrorShown {
+            message: format!("{:#}", failure.error),
+            hint: failure.hint.clone(),
+        });
+        if let Some(end) = self.undo(0) {
+            return end;
+        }
+        self.record(searches, attempt);
+        Step::End(End::Failed("the tests could not be run".into()))
+    }
+
+    /// The tests' runs of an attempt, as events.
+    fn emit_runs(&mut self, attempt: u32, validated: &Validated) {
+        for run in &validated.runs {
+            let mut fields = json!({"attempt": attempt});
+            if let (Some(fields), Some(run)) = (fields.as_object_mut(), run.as_object()) {
+                fields.extend(run.clone());
             }
-            Ok(result) => result,
-            Err(failure) => {
-                self.report.error = Some(ErrorShown {
-                    message: format!("{:#}", failure.error),
-                    hint: failure.hint.clone(),
-                });
-                if let Some(end) = self.undo() {
-                    return Ok(end);
-                }
-                self.record(searches, attempt);
-                return Ok(Step::End(End::Failed("the tests could not be run".into())));
-            }
-        };
+            self.events.emit("tests", fields);
+        }
+    }
+
+    /// Judges the attempt whose change heal's copy holds by its tests' run: kept when it is
+    /// green or better than the best so far and breaks nothing, else undone.
+    fn conclude(
+        &mut self,
+        engine: &'static str,
+        searches: bool,
+        mut attempt: AttemptRecord,
+        validated: Validated,
+    ) -> Result<Step, Failure> {
+        let Validated {
+            report: result,
+            whole_suite,
+            ..
+        } = validated;
+        let number = attempt.number;
         let judged = self.baseline.judge(&result);
         attempt.outcome = Some(result.outcome);
         attempt.counts = Some(result.counts);
         attempt.whole_suite = whole_suite;
         attempt.still_failing = judged.still_failing.clone();
         attempt.regressions = judged.regressions.clone();
+        let applied_count = attempt.edits.iter().filter(|e| e.applied).count();
         let what = match &attempt.change {
             Some(change) => change.clone(),
             None => format!(
@@ -519,7 +737,7 @@ impl Repair<'_> {
                 contents: self.tree.contents(),
                 score,
                 report: Some(result.clone()),
-                engine: Some(engine.name()),
+                engine: Some(engine),
             };
         } else {
             self.say(searches, &summary);
@@ -538,7 +756,7 @@ impl Repair<'_> {
             if !searches {
                 self.history.push(format!("{summary}; {undone}"));
             }
-            if let Some(end) = self.undo() {
+            if let Some(end) = self.undo(0) {
                 return Ok(end);
             }
         }
@@ -569,20 +787,26 @@ impl Repair<'_> {
         Ok(Step::Next)
     }
 
-    /// Puts the copy back to the best state; when that fails (code the tests ran got in the
+    /// Puts copy `slot` back to the best state; when that fails (code the tests ran got in the
     /// way), the repair ends, with what it found.
-    fn undo(&mut self) -> Option<Step> {
-        let err = self.tree.restore(&self.best.contents).err()?;
+    fn undo(&mut self, slot: usize) -> Option<Step> {
+        let tree = match slot {
+            0 => &mut *self.tree,
+            _ => &mut self.workers[slot - 1],
+        };
+        let err = tree.restore(&self.best.contents).err()?;
+        Some(self.cannot_restore(&err))
+    }
+
+    fn cannot_restore(&mut self, err: &str) -> Step {
         self.report.error = Some(ErrorShown {
             message: format!(
                 "cannot put heal's copy back to the best change: {}",
-                self.tree.without_copy_path(&err)
+                self.tree.without_copy_path(err)
             ),
             hint: None,
         });
-        Some(Step::End(End::Failed(
-            "the copy could not be put back".into(),
-        )))
+        Step::End(End::Failed("the copy could not be put back".into()))
     }
 
     /// Keeps the attempt's record: every one of a model's, only those kept of a search's.
@@ -611,56 +835,87 @@ impl Repair<'_> {
             crate::log::step("heal", message);
         }
     }
+}
 
-    /// The tests that failed first, then (when they show progress) all: the run that decides,
-    /// and whether it was of the whole suite. A search's candidates get a short time for the
-    /// failing tests (a mutant may loop): twice the baseline's, at least 2 s.
-    fn validate(&mut self, attempt: u32, searches: bool) -> Result<(TestReport, bool), Failure> {
-        let baseline = self.baseline;
-        let failing: Vec<String> = baseline
-            .failing
-            .iter()
-            .filter(|id| !baseline.flaky.contains(*id))
-            .cloned()
-            .collect();
-        if selectable(baseline.report.framework)
-            && !failing.is_empty()
-            && baseline.report.outcome == Outcome::TestsFailed
-        {
-            let timeout = match searches {
-                true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
-                false => self.request.test_timeout,
-            };
-            self.step(
-                searches,
-                &format!(
-                    "attempt {attempt}: testing the {} failing test{}",
-                    failing.len(),
-                    if failing.len() == 1 { "" } else { "s" }
-                ),
-            );
-            let first = run(self.request, self.tree, failing, timeout)?;
-            self.events.emit("tests", json!({"attempt": attempt, "scope": "failing", "outcome": first.outcome, "counts": first.counts, "duration_ms": first.duration_ms}));
-            // Worth the whole suite only when it fixed more than the change kept.
-            let still = baseline.judge(&first).still_failing.len();
-            let runs = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
-            if !runs || (false, still) >= self.best.score {
-                return Ok((first, false));
-            }
-        }
-        self.step(
-            searches,
-            &format!("attempt {attempt}: running the whole suite"),
-        );
-        let all = run(
-            self.request,
-            self.tree,
-            Vec::new(),
-            self.request.test_timeout,
-        )?;
-        self.events.emit("tests", json!({"attempt": attempt, "scope": "all", "outcome": all.outcome, "counts": all.counts, "duration_ms": all.duration_ms}));
-        Ok((all, true))
+/// What testing a change found: the run that decides, whether it was of the whole suite, and
+/// each run made (for the events).
+#[derive(Serialize, Deserialize)]
+struct Validated {
+    report: TestReport,
+    whole_suite: bool,
+    runs: Vec<serde_json::Value>,
+}
+
+impl Validated {
+    /// The signal that stopped the run, if one did.
+    fn interrupted(&self) -> Option<i32> {
+        self.report.sandbox.as_ref().and_then(|s| s.interrupted)
     }
+}
+
+/// The tests that failed first, then (when they show progress on `best`, the best state's
+/// score) all, in `tree`, with `say` told what runs; each run's start is counted from
+/// `origin`. A search's candidates get a short time for the failing tests (a mutant may loop):
+/// twice the baseline's, at least 2 s.
+fn validate(
+    request: &HealRequest,
+    baseline: &Baseline,
+    best: (bool, usize),
+    tree: &Tree,
+    searches: bool,
+    origin: Instant,
+    say: &dyn Fn(&str),
+) -> Result<Validated, Failure> {
+    let since = |origin: Instant| origin.elapsed().as_millis() as u64;
+    let mut runs = Vec::new();
+    let failing: Vec<String> = baseline
+        .failing
+        .iter()
+        .filter(|id| !baseline.flaky.contains(*id))
+        .cloned()
+        .collect();
+    if selectable(baseline.report.framework)
+        && !failing.is_empty()
+        && baseline.report.outcome == Outcome::TestsFailed
+    {
+        let timeout = match searches {
+            true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
+            false => request.test_timeout,
+        };
+        say(&format!(
+            "testing the {} failing test{}",
+            failing.len(),
+            if failing.len() == 1 { "" } else { "s" }
+        ));
+        let started_ms = since(origin);
+        let first = run(request, tree, failing, timeout)?;
+        runs.push(
+            json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
+                         "started_ms": started_ms, "duration_ms": first.duration_ms}),
+        );
+        // Worth the whole suite only when it fixed more than the change kept.
+        let still = baseline.judge(&first).still_failing.len();
+        let ran = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
+        if !ran || (false, still) >= best {
+            return Ok(Validated {
+                report: first,
+                whole_suite: false,
+                runs,
+            });
+        }
+    }
+    say("running the whole suite");
+    let started_ms = since(origin);
+    let all = run(request, tree, Vec::new(), request.test_timeout)?;
+    runs.push(
+        json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
+                     "started_ms": started_ms, "duration_ms": all.duration_ms}),
+    );
+    Ok(Validated {
+        report: all,
+        whole_suite: true,
+        runs,
+    })
 }
 
 /// The files the failing tests are in, from their ids (`shop/tests.py::test_a`,

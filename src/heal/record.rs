@@ -150,6 +150,11 @@ impl Events {
         }
     }
 
+    /// When heal began, which every event's milliseconds count from.
+    pub fn origin(&self) -> Instant {
+        self.started
+    }
+
     pub fn emit(&mut self, event: &str, mut fields: Value) {
         let Some(out) = &mut self.out else {
             return;

@@ -53,9 +53,25 @@ impl Tree {
             .with_hint("set TMPDIR to a directory outside the project"));
         }
         remove_abandoned_copies(&temp);
+        Tree::copied(workspace)
+    }
+
+    /// Another copy of this one, in the same state: one more place to test a change in.
+    pub fn another(&self) -> Result<Tree, Failure> {
+        let mut tree = Tree::copied(&self.work)?;
+        tree.originals = self.originals.clone();
+        tree.current = self.current.clone();
+        Ok(tree)
+    }
+
+    /// A private copy of `workspace` in the temporary directory.
+    fn copied(workspace: &Path) -> Result<Tree, Failure> {
+        let temp = std::env::temp_dir();
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let name = format!(
-            "{COPY_PREFIX}{}-{}",
+            "{COPY_PREFIX}{}-{}-{}",
             std::process::id(),
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos())
@@ -112,6 +128,11 @@ impl Tree {
     /// The copy's root, where the tests run.
     pub fn path(&self) -> &Path {
         &self.work
+    }
+
+    /// A file beside the copy, private to this run and never seen by the tests.
+    pub fn beside(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
     }
 
     /// The file's text: as heal wrote it, else as the copy holds it; None when there is none.
@@ -183,11 +204,22 @@ impl Tree {
             .collect()
     }
 
-    /// Puts the copy back to `state` (what `contents` gave): files changed since are rewritten,
-    /// files heal created since are removed.
+    /// Puts the copy in `state` (what `contents` gave, of this copy or another): files changed
+    /// since are rewritten, files heal created since are removed.
     pub fn restore(&mut self, state: &Contents) -> Result<(), String> {
-        let paths: Vec<String> = self.current.keys().cloned().collect();
+        let mut paths: Vec<String> = self.current.keys().cloned().collect();
+        paths.extend(
+            state
+                .keys()
+                .filter(|path| !self.current.contains_key(*path))
+                .cloned(),
+        );
         for path in paths {
+            if !self.originals.contains_key(&path) {
+                let original = read_file(&self.roots, &path)?;
+                self.originals.insert(path.clone(), original.clone());
+                self.current.insert(path.clone(), original);
+            }
             let wanted = state
                 .get(&path)
                 .cloned()
@@ -421,4 +453,53 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_takes_the_state_another_copy_reached_and_goes_back() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("a.py"), "a = 1\n").unwrap();
+        std::fs::write(workspace.path().join("b.py"), "b = 1\n").unwrap();
+        let mut first = Tree::copy_of(workspace.path()).unwrap();
+        first.write("a.py", "a = 2\n").unwrap();
+        let best = first.contents();
+        let mut second = first.another().unwrap();
+        assert_ne!(second.path(), first.path());
+        assert_eq!(second.read("a.py").unwrap().as_deref(), Some("a = 2\n"));
+        // The second copy changes a file the first never wrote, and makes one.
+        second.write("b.py", "b = 2\n").unwrap();
+        second.write("c.py", "c = 1\n").unwrap();
+        let reached = second.contents();
+        first.restore(&reached).unwrap();
+        assert_eq!(first.contents(), reached);
+        assert_eq!(
+            std::fs::read_to_string(first.path().join("b.py")).unwrap(),
+            "b = 2\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(first.path().join("c.py")).unwrap(),
+            "c = 1\n"
+        );
+        // And back to the state before: the file made is gone, the others as they were.
+        first.restore(&best).unwrap();
+        assert_eq!(first.contents(), best);
+        assert!(!first.path().join("c.py").exists());
+        assert_eq!(
+            std::fs::read_to_string(first.path().join("b.py")).unwrap(),
+            "b = 1\n"
+        );
+        assert!(first.diff().contains("+a = 2"));
+        let copy = second.path().to_path_buf();
+        drop(second);
+        assert!(!copy.exists(), "a copy is removed when dropped");
+        // The user's tree was never written.
+        assert_eq!(
+            std::fs::read_to_string(workspace.path().join("a.py")).unwrap(),
+            "a = 1\n"
+        );
+    }
 }

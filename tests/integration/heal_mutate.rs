@@ -2,10 +2,14 @@
 //! sample projects' real bugs repaired with no model and no network, their real tests run in the
 //! real sandbox; and `auto` handing what it could not fix to a model (a loopback fake).
 
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::util::{section_of, with_project, Run, Test};
+use crate::util::{autocoder_bin, section_of, with_project, Run, TempDir, Test};
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
@@ -24,8 +28,11 @@ fn changes(heal: &Value) -> Vec<String> {
 #[test]
 fn the_shops_three_bugs_are_repaired_one_after_another_without_a_model() {
     // No model is configured: `auto` is the offline engine alone.
+    let events = TempDir::new();
+    let events = events.path().join("heal.jsonl");
     let run = with_project("shop-python")
-        .args(["heal"])
+        .args(["heal", "--jobs", "2", "--events"])
+        .arg(&events)
         .run()
         .expect_status(0);
     let heal = heal_of(&run);
@@ -52,6 +59,97 @@ fn the_shops_three_bugs_are_repaired_one_after_another_without_a_model() {
     assert!(pricing.contains("(100 - percent) // 100") && pricing.contains("quantity >= 10:"));
     // Only the kept candidates are said without -v.
     assert_eq!(run.stderr().matches("→").count(), 3, "{}", run.stderr());
+    // Two candidates at a time, each in a copy of its own: their runs overlap.
+    let runs: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "tests")
+        .collect();
+    let span = |run: &Value| {
+        let started = run["started_ms"].as_u64().unwrap();
+        (started, started + run["duration_ms"].as_u64().unwrap())
+    };
+    let overlapping = runs.iter().any(|a| {
+        runs.iter().any(|b| {
+            a["attempt"] != b["attempt"] && span(a).0 <= span(b).0 && span(b).0 < span(a).1
+        })
+    });
+    assert!(
+        overlapping,
+        "no two candidates were tested at once: {runs:#?}"
+    );
+}
+
+#[test]
+fn a_signal_to_heal_alone_stops_the_candidates_it_tests_at_once() {
+    let test = Test::new();
+    test.dir()
+        .write("calc.py", "def is_adult(age):\n    return age > 18\n");
+    test.dir().write(
+        "test_calc.py",
+        "import time\nimport unittest\n\nfrom calc import is_adult\n\n\n\
+         class AgeTest(unittest.TestCase):\n    def test_eighteen(self):\n\
+         \x20       time.sleep(6)\n        self.assertTrue(is_adult(18))\n",
+    );
+    let home = TempDir::new();
+    let mut child = Command::new(autocoder_bin())
+        .args(["heal", "--engine", "mutate", "--jobs", "2", "-v"])
+        .current_dir(test.path())
+        .env("XDG_CACHE_HOME", home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    // The baseline's two runs take 12 s; then two candidates' runs start, each sleeping 6 s.
+    while !said.contains("at once") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("heal ended before it tested candidates: {said}");
+        }
+        said.push_str(&line);
+    }
+    let signalled = Instant::now();
+    // SAFETY: signalling our own child, and only it: heal passes the signal on.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        signalled.elapsed() < Duration::from_secs(4),
+        "heal waited for its candidates' runs to end"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{said}{rest}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        doc["heal"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by signal 15"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(test.path().join("calc.py")).unwrap(),
+        "def is_adult(age):\n    return age > 18\n"
+    );
+    let copies = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("autocoder-heal-{pid}-"))
+        })
+        .count();
+    assert_eq!(copies, 0, "heal's copies were left behind");
 }
 
 #[test]
@@ -128,8 +226,9 @@ fn a_go_index_one_past_the_end_is_repaired_from_its_panic() {
          func TestEmpty(t *testing.T) {\n\tif got := Last(nil, 7); got != 7 {\n\
          \t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
     );
+    // One candidate at a time, as on a machine of one core.
     let run = test
-        .args(["heal", "--engine", "mutate"])
+        .args(["heal", "--engine", "mutate", "--jobs", "1"])
         .run()
         .expect_status(0);
     let heal = heal_of(&run);
