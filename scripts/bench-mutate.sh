@@ -7,7 +7,8 @@
 # 60 candidates tried and at most 30 s per bug; the bugs of the other classes must end red, not
 # hang. Why: the offline engine's reach is measured on bugs it was not tuned on.
 #
-# Usage: scripts/bench-mutate.sh PATH_TO_AUTOCODER_BINARY [BUG_ID...]
+# Usage: [JOBS=N] scripts/bench-mutate.sh PATH_TO_AUTOCODER_BINARY [BUG_ID...]
+# (JOBS: the candidates heal tests at once; by default the cores)
 set -euo pipefail
 
 die() { echo "bench-mutate: $*" >&2; exit 1; }
@@ -28,7 +29,7 @@ for id in "${ids[@]}"; do
   mkdir -p "$work/bugs"
   scripts/seed-bug.py "$id" "$dir" || die "cannot seed $id"
   start=$(date +%s%N)
-  "$autocoder" heal -q --engine mutate --workspace "$dir" </dev/null >"$work/$id.json" 2>"$work/$id.err" || true
+  "$autocoder" heal -q --engine mutate ${JOBS:+--jobs "$JOBS"} --workspace "$dir" </dev/null >"$work/$id.json" 2>"$work/$id.err" || true
   end=$(date +%s%N)
   printf '%s\t%s\n' "$id" $(( (end - start) / 1000000 )) >>"$work/results.tsv"
 done

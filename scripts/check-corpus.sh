@@ -74,9 +74,9 @@ run_tests() {
 python3 - "$bugs" "$corpus" <<'PY' >"$work/table.txt" || true
 import os, sys
 bugs, corpus = sys.argv[1:]
-covered = {"boundary", "flipped", "off_by_one", "arithmetic", "boolean", "operand_swap", "sibling_name"}
-uncovered = {"missing_statement", "wrong_variable", "wrong_constant", "missing_call", "wrong_method",
-             "string_literal"}
+covered = {"boundary", "flipped", "off_by_one", "arithmetic", "boolean", "operand_swap", "sibling_name",
+           "wrong_variable"}
+uncovered = {"missing_statement", "wrong_constant", "missing_call", "wrong_method", "string_literal"}
 lines = open(bugs, encoding="utf-8").read().split("\n")
 if lines[0] != "id\tprogram\tfile\tline\tfind\treplace\tclass\tcovered":
     print("bugs.tsv: wrong header line")

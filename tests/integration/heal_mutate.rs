@@ -172,6 +172,42 @@ fn a_javascript_projects_swapped_operands_are_repaired() {
 }
 
 #[test]
+fn the_wrong_one_of_a_functions_variables_is_replaced_by_the_right_one() {
+    let test = Test::new();
+    test.dir().write(
+        "package.json",
+        "{\"name\": \"pick\", \"private\": true, \"scripts\": {\"test\": \"node --test\"}}\n",
+    );
+    test.dir().write(
+        "pick.js",
+        "function larger(a, b) {\n  const best = a.size > b.size ? a : b;\n  return a;\n}\n\n\
+         module.exports = { larger };\n",
+    );
+    test.dir().write(
+        "test/pick.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         const { larger } = require('../pick');\n\n\
+         test('the second when it is larger', () => {\n\
+         \x20 assert.strictEqual(larger({ size: 1 }, { size: 2 }).size, 2);\n});\n\n\
+         test('the first when it is larger', () => {\n\
+         \x20 assert.strictEqual(larger({ size: 3 }, { size: 2 }).size, 3);\n});\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(
+        changes(&heal),
+        ["`return a;` → `return best;` at pick.js:3"],
+        "{heal:#}"
+    );
+    let pick = std::fs::read_to_string(run.dir.path().join("pick.js")).unwrap();
+    assert!(pick.contains("  return best;\n"), "{pick}");
+}
+
+#[test]
 fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
     let test = Test::new();
     test.dir()

@@ -112,7 +112,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     // Tier by tier across regions: a boundary operator in the second function comes before an
     // operand swap in the first.
     let mut ordered = Vec::new();
-    for tier in 1..=4 {
+    for tier in 1..=5 {
         for candidates in &per_region {
             ordered.extend(candidates.iter().filter(|c| c.tier == tier).cloned());
         }

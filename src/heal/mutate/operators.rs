@@ -2,9 +2,9 @@
 //! kind fixes a real bug: boundary operators (`<`/`<=`, `==`/`!=`) first; then flipped
 //! comparisons and off-by-one (integer literals and indices ±1); then arithmetic and boolean
 //! operators, operands of non-commutative operators swapped, an arithmetic expression reduced to
-//! one of its operands, a negation dropped; last sibling
-//! names (`min`/`max`, `any`/`all`, ...) and boolean literals. Each replaces one node's bytes,
-//! so the file's formatting stays as it was.
+//! one of its operands, a negation dropped; then sibling names (`min`/`max`, `any`/`all`, ...)
+//! and boolean literals; last a variable replaced by another name the same function uses. Each
+//! replaces one node's bytes, so the file's formatting stays as it was.
 
 use tree_sitter::Node;
 
@@ -75,6 +75,10 @@ const SIBLINGS: &[(&str, &str)] = &[
     ("true", "false"),
 ];
 
+/// Variables replaced by another name of the same lines at most: their number grows as the
+/// product of the references and the names.
+const MAX_RENAMES: usize = 150;
+
 /// The candidates in `text` on the lines `first..=last` (1-based), outside `protected` byte
 /// ranges (the tests' own code).
 pub fn candidates(
@@ -86,6 +90,7 @@ pub fn candidates(
     protected: &[(usize, usize)],
 ) -> Vec<Candidate> {
     let mut found = Vec::new();
+    let mut variables = Vec::new();
     let mut cursor = root.walk();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
@@ -98,11 +103,90 @@ pub fn candidates(
             .any(|&(s, e)| node.start_byte() >= s && node.end_byte() <= e);
         if !inside && line >= first {
             of_node(path, lang, text, node, &mut found);
+            if is_variable(text, node) {
+                variables.push(node);
+            }
         }
         stack.extend(node.children(&mut cursor));
     }
+    found.extend(renames(path, text, &mut variables));
     found.sort_by_key(|c| (c.tier, c.line, c.start));
     found
+}
+
+/// Each variable replaced by each other name the variables of these lines have (tier 5): the
+/// wrong one of two names in scope (`min(value, low)` for `min(value, high)`).
+fn renames(path: &str, text: &str, variables: &mut [Node]) -> Vec<Candidate> {
+    variables.sort_by_key(|node| node.start_byte());
+    let mut names: Vec<&str> = Vec::new();
+    for node in variables.iter() {
+        let name = &text[node.byte_range()];
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let mut found = Vec::new();
+    for node in variables.iter() {
+        let name = &text[node.byte_range()];
+        let context = node.parent().unwrap_or(*node);
+        for other in names.iter().filter(|other| **other != name) {
+            let after = format!(
+                "{}{other}{}",
+                &text[context.start_byte()..node.start_byte()],
+                &text[node.end_byte()..context.end_byte()]
+            );
+            found.push(Candidate {
+                path: path.to_string(),
+                start: node.start_byte(),
+                end: node.end_byte(),
+                replacement: other.to_string(),
+                tier: 5,
+                line: node.start_position().row + 1,
+                description: format!(
+                    "`{}` → `{}`",
+                    one_line(&text[context.byte_range()]),
+                    one_line(&after)
+                ),
+            });
+            if found.len() == MAX_RENAMES {
+                return found;
+            }
+        }
+    }
+    found
+}
+
+/// Whether the node is a variable's name where it is used: an identifier that does not name a
+/// function called or defined, a parameter, a keyword argument, an import, a path's part, an
+/// attribute or a type, and is not the receiver (`self`).
+fn is_variable(text: &str, node: Node) -> bool {
+    if node.kind() != "identifier" || matches!(&text[node.byte_range()], "self" | "cls" | "_") {
+        return false;
+    }
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    let is_field = |field: &str| {
+        parent
+            .child_by_field_name(field)
+            .is_some_and(|child| child.id() == node.id())
+    };
+    // Python's annotations are expressions: `int` in `x: int` is no variable.
+    let annotation = std::iter::successors(Some(parent), Node::parent)
+        .take(4)
+        .any(|ancestor| ancestor.kind() == "type");
+    let kind = parent.kind();
+    !(annotation
+        || kind.contains("parameter")
+        || kind.contains("import")
+        || kind.contains("function")
+        || kind.contains("method")
+        || kind.starts_with("scoped")
+        || kind == "keyword_argument" && is_field("name")
+        || kind == "attribute" && is_field("attribute")
+        || kind.starts_with("call") && is_field("function")
+        || kind == "macro_invocation"
+        || kind == "class_definition")
 }
 
 fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
@@ -349,6 +433,60 @@ mod tests {
         );
         assert!(texts.iter().any(|t| t.contains("len(xs) >= 0")));
         assert!(texts.iter().any(|t| t.contains("return 1")));
+    }
+
+    #[test]
+    fn a_variable_may_be_another_name_of_the_same_lines_last() {
+        let text = "def clamp(value: int, low: int, high: int) -> int:\n    if low > high:\n        raise ValueError(\"low\")\n    return max(low, min(value, low))\n";
+        let found = all(Lang::Python, text);
+        let renames: Vec<&Candidate> = found.iter().filter(|c| c.tier == 5).collect();
+        let texts: Vec<String> = renames.iter().map(|c| applied(text, c)).collect();
+        assert!(
+            texts.contains(&text.replace("min(value, low)", "min(value, high)")),
+            "{texts:#?}"
+        );
+        let fixed = renames
+            .iter()
+            .find(|c| applied(text, c).contains("min(value, high)"))
+            .unwrap();
+        assert_eq!(fixed.description, "`(value, low)` → `(value, high)`");
+        // Never a function's name, a parameter, or a name that is not a variable's.
+        for text in &texts {
+            assert!(
+                text.starts_with("def clamp(value: int, low: int, high: int) -> int:"),
+                "{text}"
+            );
+            assert!(
+                text.contains("raise ValueError(") && text.contains("max("),
+                "{text}"
+            );
+        }
+        let js = "function pick(a, b) { const best = a.size; return best > b.size ? a : b; }\n";
+        let texts: Vec<String> = all(Lang::JavaScript, js)
+            .iter()
+            .filter(|c| c.tier == 5)
+            .map(|c| applied(js, c))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains("const best = b.size")),
+            "{texts:#?}"
+        );
+        assert!(!texts
+            .iter()
+            .any(|t| t.contains("a.best") || t.contains("function a")));
+        let rust = "fn total(items: &[u32], extra: u32) -> u32 { let sum: u32 = items.iter().sum(); sum + items.len() as u32 }\n";
+        let texts: Vec<String> = all(Lang::Rust, rust)
+            .iter()
+            .filter(|c| c.tier == 5)
+            .map(|c| applied(rust, c))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains("sum + sum.len()")),
+            "{texts:#?}"
+        );
+        assert!(!texts
+            .iter()
+            .any(|t| t.contains("fn sum") || t.contains("(sum:")));
     }
 
     #[test]
