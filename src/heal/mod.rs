@@ -360,6 +360,7 @@ impl Repair<'_> {
             self.best.score,
             self.tree,
             searches,
+            1,
             self.events.origin(),
             &|message| self.step(searches, &format!("attempt {number}: {message}")),
         );
@@ -434,7 +435,7 @@ impl Repair<'_> {
         let origin = self.events.origin();
         let tested = Instant::now();
         let (results, signal) = parallel::each(&trees, self.signals, |tree| {
-            validate(request, baseline, score, tree, true, origin, &|_| {})
+            validate(request, baseline, score, tree, true, 1, origin, &|_| {})
         });
         let seconds = tested.elapsed().as_secs_f64();
         let copies = trees.len();
@@ -445,12 +446,38 @@ impl Repair<'_> {
         for (mut attempt, result) in trials.into_iter().zip(results) {
             attempt.test_seconds = seconds;
             match result {
-                Ok(validated) => {
-                    self.emit_runs(attempt.number, &validated);
-                    done.push((attempt, validated));
-                }
+                Ok(validated) => done.push((attempt, validated)),
                 Err(failure) => broken = Some((attempt, failure)),
             }
+        }
+        // A run of the batch that took half as long again as the baseline's says the machine is
+        // loaded: a candidate cut short then may have been slowed down, not looping, and is
+        // tested again, alone, with twice the time.
+        let slow = baseline.failing_run.mul_f64(1.5);
+        let loaded = done
+            .iter()
+            .any(|(_, v)| v.report.outcome != Outcome::Timeout && v.failing_run() > Some(slow));
+        if loaded && broken.is_none() && signal.is_none() {
+            for (slot, (attempt, validated)) in done.iter_mut().enumerate() {
+                if validated.report.outcome != Outcome::Timeout || validated.whole_suite {
+                    continue;
+                }
+                let tree = std::iter::once(&*self.tree)
+                    .chain(&self.workers)
+                    .nth(slot)
+                    .expect("a copy per candidate");
+                let again = Instant::now();
+                if let Ok(mut retried) =
+                    validate(request, baseline, score, tree, true, 2, origin, &|_| {})
+                {
+                    retried.runs.splice(0..0, validated.runs.drain(..));
+                    *validated = retried;
+                }
+                attempt.test_seconds += again.elapsed().as_secs_f64();
+            }
+        }
+        for (attempt, validated) in &done {
+            self.emit_runs(attempt.number, validated);
         }
         let signal = signal.or_else(|| done.iter().find_map(|(_, v)| v.interrupted()));
         if let Some(step) = (1..copies).find_map(|slot| self.undo(slot)) {
@@ -851,18 +878,26 @@ impl Validated {
     fn interrupted(&self) -> Option<i32> {
         self.report.sandbox.as_ref().and_then(|s| s.interrupted)
     }
+
+    /// How long its run of the failing tests took, when it made one.
+    fn failing_run(&self) -> Option<Duration> {
+        let run = self.runs.iter().find(|run| run["scope"] == "failing")?;
+        run["duration_ms"].as_u64().map(Duration::from_millis)
+    }
 }
 
 /// The tests that failed first, then (when they show progress on `best`, the best state's
 /// score) all, in `tree`, with `say` told what runs; each run's start is counted from
 /// `origin`. A search's candidates get a short time for the failing tests (a mutant may loop):
-/// twice the baseline's, at least 2 s.
+/// twice the baseline's, at least 2 s, `patience` times.
+#[allow(clippy::too_many_arguments)]
 fn validate(
     request: &HealRequest,
     baseline: &Baseline,
     best: (bool, usize),
     tree: &Tree,
     searches: bool,
+    patience: u32,
     origin: Instant,
     say: &dyn Fn(&str),
 ) -> Result<Validated, Failure> {
@@ -879,7 +914,7 @@ fn validate(
         && baseline.report.outcome == Outcome::TestsFailed
     {
         let timeout = match searches {
-            true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
+            true => (baseline.failing_run * 2).max(Duration::from_secs(2)) * patience,
             false => request.test_timeout,
         };
         say(&format!(
