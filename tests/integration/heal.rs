@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
 use crate::util::{
-    autocoder_as, autocoder_bin, chown_tree, dry_run_pr, git, is_root, section_of,
+    autocoder_as, autocoder_bin, chown_tree, dry_run_pr, git, heal_copies_of, is_root, section_of,
     with_committed_project, with_project, Run, TempDir, Test,
 };
 
@@ -865,16 +865,11 @@ fn interrupted_during_a_model_call(signal: i32) {
         std::fs::read_to_string(test.path().join("shop/pricing.py")).unwrap(),
         before
     );
-    let copies = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("autocoder-heal-{pid}-"))
-        })
-        .count();
-    assert_eq!(copies, 0, "heal's private copy was left behind");
+    assert_eq!(
+        heal_copies_of(pid),
+        0,
+        "heal's private copy was left behind"
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::util::{autocoder_bin, section_of, with_project, Run, TempDir, Test};
+use crate::util::{autocoder_bin, heal_copies_of, section_of, with_project, Run, TempDir, Test};
 
 #[track_caller]
 fn heal_of(run: &Run) -> Value {
@@ -140,16 +140,11 @@ fn a_signal_to_heal_alone_stops_the_candidates_it_tests_at_once() {
         std::fs::read_to_string(test.path().join("calc.py")).unwrap(),
         "def is_adult(age):\n    return age > 18\n"
     );
-    let copies = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("autocoder-heal-{pid}-"))
-        })
-        .count();
-    assert_eq!(copies, 0, "heal's copies were left behind");
+    assert_eq!(
+        heal_copies_of(pid as u32),
+        0,
+        "heal's copies were left behind"
+    );
 }
 
 #[test]

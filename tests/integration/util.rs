@@ -125,6 +125,19 @@ pub fn wait_until_exists(path: &Path, what: &str) {
     }
 }
 
+/// How many of heal's private copies the process `pid` has in the temporary directory.
+pub fn heal_copies_of(pid: u32) -> usize {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("autocoder-heal-{pid}-"))
+        })
+        .count()
+}
+
 pub fn is_root() -> bool {
     // SAFETY: plain getter.
     unsafe { libc::geteuid() == 0 }
