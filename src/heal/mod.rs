@@ -359,8 +359,7 @@ impl Repair<'_> {
             self.baseline,
             self.best.score,
             self.tree,
-            searches,
-            1,
+            failing_limit(self.request, self.baseline, searches),
             self.events.origin(),
             &|message| self.step(searches, &format!("attempt {number}: {message}")),
         );
@@ -433,9 +432,10 @@ impl Repair<'_> {
             .collect();
         let (request, baseline, score) = (self.request, self.baseline, self.best.score);
         let origin = self.events.origin();
+        let limit = failing_limit(request, baseline, true);
         let tested = Instant::now();
         let (results, signal) = parallel::each(&trees, self.signals, |tree| {
-            validate(request, baseline, score, tree, true, 1, origin, &|_| {})
+            validate(request, baseline, score, tree, limit, origin, &|_| {})
         });
         let seconds = tested.elapsed().as_secs_f64();
         let copies = trees.len();
@@ -468,7 +468,7 @@ impl Repair<'_> {
                     .expect("a copy per candidate");
                 let again = Instant::now();
                 if let Ok(mut retried) =
-                    validate(request, baseline, score, tree, true, 2, origin, &|_| {})
+                    validate(request, baseline, score, tree, limit * 2, origin, &|_| {})
                 {
                     retried.runs.splice(0..0, validated.runs.drain(..));
                     *validated = retried;
@@ -886,18 +886,24 @@ impl Validated {
     }
 }
 
-/// The tests that failed first, then (when they show progress on `best`, the best state's
-/// score) all, in `tree`, with `say` told what runs; each run's start is counted from
-/// `origin`. A search's candidates get a short time for the failing tests (a mutant may loop):
-/// twice the baseline's, at least 2 s, `patience` times.
-#[allow(clippy::too_many_arguments)]
+/// How long the failing tests may take: a search's candidates get a short time (a mutant may
+/// loop), twice the baseline's and at least 2 s; a model's the whole suite's.
+fn failing_limit(request: &HealRequest, baseline: &Baseline, searches: bool) -> Duration {
+    match searches {
+        true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
+        false => request.test_timeout,
+    }
+}
+
+/// The tests that failed first, within `limit`, then (when they show progress on `best`, the
+/// best state's score) all, in `tree`, with `say` told what runs; each run's start is counted
+/// from `origin`.
 fn validate(
     request: &HealRequest,
     baseline: &Baseline,
     best: (bool, usize),
     tree: &Tree,
-    searches: bool,
-    patience: u32,
+    limit: Duration,
     origin: Instant,
     say: &dyn Fn(&str),
 ) -> Result<Validated, Failure> {
@@ -913,17 +919,13 @@ fn validate(
         && !failing.is_empty()
         && baseline.report.outcome == Outcome::TestsFailed
     {
-        let timeout = match searches {
-            true => (baseline.failing_run * 2).max(Duration::from_secs(2)) * patience,
-            false => request.test_timeout,
-        };
         say(&format!(
             "testing the {} failing test{}",
             failing.len(),
             if failing.len() == 1 { "" } else { "s" }
         ));
         let started_ms = since(origin);
-        let first = run(request, tree, failing, timeout)?;
+        let first = run(request, tree, failing, limit)?;
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
                          "started_ms": started_ms, "duration_ms": first.duration_ms}),
