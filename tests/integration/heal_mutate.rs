@@ -203,6 +203,35 @@ fn the_wrong_one_of_a_functions_variables_is_replaced_by_the_right_one() {
 }
 
 #[test]
+fn a_missing_call_is_put_back_around_a_variable() {
+    let test = Test::new();
+    test.dir().write(
+        "gaps.py",
+        "def largest_gap(values):\n    ordered = values\n    \
+         return max(b - a for a, b in zip(ordered, ordered[1:]))\n",
+    );
+    test.dir().write(
+        "test_gaps.py",
+        "from gaps import largest_gap\n\n\ndef test_sorted_input():\n    \
+         assert largest_gap([1, 2, 6]) == 4\n\n\ndef test_unsorted_input():\n    \
+         assert largest_gap([6, 1, 2]) == 4\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(
+        changes(&heal),
+        ["`values` → `sorted(values)` at gaps.py:2"],
+        "{heal:#}"
+    );
+    let gaps = std::fs::read_to_string(run.dir.path().join("gaps.py")).unwrap();
+    assert!(gaps.contains("    ordered = sorted(values)\n"), "{gaps}");
+}
+
+#[test]
 fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
     let test = Test::new();
     test.dir()

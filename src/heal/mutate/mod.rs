@@ -7,6 +7,7 @@
 
 mod localise;
 mod operators;
+mod templates;
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -112,7 +113,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     // Tier by tier across regions: a boundary operator in the second function comes before an
     // operand swap in the first.
     let mut ordered = Vec::new();
-    for tier in 1..=5 {
+    for tier in 1..=7 {
         for candidates in &per_region {
             ordered.extend(candidates.iter().filter(|c| c.tier == tier).cloned());
         }

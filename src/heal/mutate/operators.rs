@@ -3,11 +3,13 @@
 //! comparisons and off-by-one (integer literals and indices ±1); then arithmetic and boolean
 //! operators, operands of non-commutative operators swapped, an arithmetic expression reduced to
 //! one of its operands, a negation dropped; then sibling names (`min`/`max`, `any`/`all`, ...)
-//! and boolean literals; last a variable replaced by another name the same function uses. Each
-//! replaces one node's bytes, so the file's formatting stays as it was.
+//! and boolean literals; then a variable replaced by another name the same function uses; last
+//! the structural changes of `templates` (tiers 6 and 7). Each replaces one node's bytes, so the
+//! file's formatting stays as it was.
 
 use tree_sitter::Node;
 
+use super::templates::{self, Wrappers};
 use crate::syntax::Lang;
 
 /// One change: `replacement` for the bytes `start..end` of the file at `path`.
@@ -55,6 +57,12 @@ const ARITHMETIC: &[(&str, &str)] = &[
     ("|", "&"),
     ("<<", ">>"),
     (">>", "<<"),
+    ("^", "&"),
+    ("&", "^"),
+    ("^=", "&="),
+    ("&=", "^="),
+    ("|=", "&="),
+    ("&=", "|="),
 ];
 /// Operators of arithmetic, whose expression may hold an operand too many.
 const ARITHMETIC_OPERATORS: &[&str] = &["+", "-", "*", "/", "//", "%"];
@@ -103,6 +111,7 @@ pub fn candidates(
             .any(|&(s, e)| node.start_byte() >= s && node.end_byte() <= e);
         if !inside && line >= first {
             of_node(path, lang, text, node, &mut found);
+            templates::of_node(path, lang, text, node, &mut found);
             if is_variable(text, node) {
                 variables.push(node);
             }
@@ -110,6 +119,10 @@ pub fn candidates(
         stack.extend(node.children(&mut cursor));
     }
     found.extend(renames(path, text, &mut variables));
+    let wrappers = Wrappers::of_file(lang, text, root);
+    found.extend(templates::of_names(
+        path, lang, text, root, &variables, &wrappers,
+    ));
     found.sort_by_key(|c| (c.tier, c.line, c.start));
     found
 }
@@ -333,7 +346,7 @@ fn is_operator_expression(lang: Lang, kind: &str) -> bool {
 }
 
 /// A node's text on one line, cut to 80 characters.
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::text::one_line(&joined, 80)
 }

@@ -1,0 +1,514 @@
+//! The offline engine's structural changes, tried after every operator (tier 6), and statement
+//! deletion or duplication last of all (tier 7): a call's arguments swapped, a call unwrapped
+//! (`flatten(x)` → `x`, `s.lower()` → `s`) or a variable wrapped in a call the file makes or a
+//! common one (`values` → `sorted(values)`), an argument ±1 (`range(0, r)` → `range(0, r + 1)`),
+//! a condition reduced to one side, a guard for the object of a `None`/`null` test, `while True`
+//! given a variable, `[]` ↔ `[[]]`, a slice the function takes put on another variable, and the
+//! sides of `+` swapped (strings). Each replaces one node's bytes, like the operators.
+
+use tree_sitter::Node;
+
+use super::operators::{one_line, Candidate};
+use crate::syntax::Lang;
+
+/// Variables wrapped in a call at most: their number grows as the product of the references
+/// and the functions.
+const MAX_WRAPS: usize = 120;
+
+/// Calls that so often belong around a value that they are tried even when the file makes none.
+fn common_wrappers(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Python => &["sorted", "list", "abs", "len", "set", "str", "int"],
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &["Math.abs", "String", "Number"],
+        Lang::Rust | Lang::Go => &[],
+    }
+}
+
+/// The names a file calls with one positional argument (`abs(a * b)`), and the methods it calls
+/// with none (`text.lower()`): the calls a variable of the suspicious lines may be missing.
+pub struct Wrappers {
+    functions: Vec<String>,
+    methods: Vec<String>,
+}
+
+impl Wrappers {
+    pub fn of_file(lang: Lang, text: &str, root: Node) -> Wrappers {
+        let mut functions: Vec<String> = common_wrappers(lang)
+            .iter()
+            .map(|name| name.to_string())
+            .collect();
+        let mut methods = Vec::new();
+        let mut cursor = root.walk();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            stack.extend(node.children(&mut cursor));
+            let Some((function, arguments)) = call_parts(node) else {
+                continue;
+            };
+            let name = &text[function.byte_range()];
+            let (found, wanted) = match (object_of(function), arguments.len()) {
+                (None, 1) if function.kind() == "identifier" => (&mut functions, name),
+                (Some(_), 0) => {
+                    let method = name.rsplit('.').next().unwrap_or(name);
+                    (&mut methods, method)
+                }
+                _ => continue,
+            };
+            if !found.iter().any(|f| f == wanted) {
+                found.push(wanted.to_string());
+            }
+        }
+        Wrappers { functions, methods }
+    }
+}
+
+/// The tier-6 and tier-7 changes of one node.
+pub fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
+    let source = |n: Node| &text[n.byte_range()];
+    let change = |target: Node, replacement: &str| {
+        format!(
+            "`{}` → `{}`",
+            one_line(source(target)),
+            one_line(replacement)
+        )
+    };
+    if let Some((function, arguments)) = call_parts(node) {
+        // Adjacent arguments swapped, keeping what stands between them.
+        for pair in arguments.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.kind() == "keyword_argument" || b.kind() == "keyword_argument" {
+                continue;
+            }
+            let swapped = format!(
+                "{}{}{}",
+                source(b),
+                &text[a.end_byte()..b.start_byte()],
+                source(a)
+            );
+            let after = format!(
+                "{}{swapped}{}",
+                &text[node.start_byte()..a.start_byte()],
+                &text[b.end_byte()..node.end_byte()]
+            );
+            let description = format!("`{}` → `{}`", one_line(source(node)), one_line(&after));
+            found.push(Candidate {
+                end: b.end_byte(),
+                ..replacing(path, a, &swapped, 6, description)
+            });
+        }
+        // Unwrapped: `f(x)` → `x`, `x.m()` → `x`.
+        let mut push = |tier: u8, target: Node, replacement: &str| {
+            let description = change(target, replacement);
+            found.push(replacing(path, target, replacement, tier, description));
+        };
+        match (object_of(function), arguments.as_slice()) {
+            (None, [only]) if only.kind() != "keyword_argument" => push(6, node, source(*only)),
+            (Some(object), []) => push(6, node, source(object)),
+            _ => {}
+        }
+        // Off by one in an argument; integer literals already are.
+        for argument in &arguments {
+            if is_value(*argument) {
+                for sign in ["+", "-"] {
+                    push(6, *argument, &format!("{} {sign} 1", source(*argument)));
+                }
+            }
+        }
+        return;
+    }
+    let mut push = |tier: u8, target: Node, replacement: &str| {
+        let description = change(target, replacement);
+        found.push(replacing(path, target, replacement, tier, description));
+    };
+    let kind = node.kind();
+    match kind {
+        "list" | "array" if lang != Lang::Rust => {
+            let items = named_children(node);
+            let replacement = match items.as_slice() {
+                [] => "[[]]",
+                [only] if only.kind() == kind && named_children(*only).is_empty() => "[]",
+                _ => return,
+            };
+            push(6, node, replacement);
+        }
+        "boolean_operator" | "binary_operator" | "binary_expression" => {
+            let operator = node
+                .child_by_field_name("operator")
+                .map(|o| o.kind())
+                .unwrap_or_default();
+            let (Some(left), Some(right)) = (
+                node.child_by_field_name("left"),
+                node.child_by_field_name("right"),
+            ) else {
+                return;
+            };
+            if matches!(operator, "and" | "or" | "&&" | "||") {
+                push(6, node, source(left));
+                push(6, node, source(right));
+            }
+            // Strings do not commute: `alphabet[i] + result`.
+            if operator == "+" {
+                let swapped = format!(
+                    "{}{}{}",
+                    source(right),
+                    &text[left.end_byte()..right.start_byte()],
+                    source(left)
+                );
+                push(6, node, &swapped);
+            }
+            if let Some(guarded) = null_guard(lang, text, node, left, right) {
+                push(6, node, &guarded);
+            }
+        }
+        "comparison_operator" => {
+            if let (Some(left), Some(right)) = (node.named_child(0), node.named_child(1)) {
+                if let Some(guarded) = null_guard(lang, text, node, left, right) {
+                    push(6, node, &guarded);
+                }
+            }
+        }
+        "expression_statement" => statement(path, text, node, found),
+        _ => {}
+    }
+}
+
+/// A statement of a block deleted, when the block has another, and repeated.
+fn statement(path: &str, text: &str, node: Node, found: &mut Vec<Candidate>) {
+    let Some(block) = node.parent() else {
+        return;
+    };
+    if !matches!(block.kind(), "block" | "statement_block" | "statement_list") {
+        return;
+    }
+    let statements = named_children(block)
+        .into_iter()
+        .filter(|n| !n.kind().contains("comment"))
+        .count();
+    let statement = &text[node.byte_range()];
+    let line_start = text[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+    let indent = &text[line_start..node.start_byte()];
+    let line_end = text[node.end_byte()..]
+        .find('\n')
+        .map_or(text.len(), |i| node.end_byte() + i + 1);
+    let alone = indent.trim().is_empty() && text[node.end_byte()..line_end].trim().is_empty();
+    if statements > 1 {
+        let description = format!("`{}` deleted", one_line(statement));
+        let deleted = replacing(path, node, "", 7, description);
+        // Its whole lines when it stands alone on them, so that no blank line is left.
+        found.push(match alone {
+            true => Candidate {
+                start: line_start,
+                end: line_end,
+                ..deleted
+            },
+            false => deleted,
+        });
+    }
+    if alone {
+        let description = format!("`{}` repeated", one_line(statement));
+        let repeated = format!("{statement}\n{indent}{statement}");
+        found.push(replacing(path, node, &repeated, 7, description));
+    }
+}
+
+fn replacing(path: &str, target: Node, replacement: &str, tier: u8, description: String) -> Candidate {
+    Candidate {
+        path: path.to_string(),
+        start: target.start_byte(),
+        end: target.end_byte(),
+        replacement: replacement.to_string(),
+        tier,
+        line: target.start_position().row + 1,
+        description,
+    }
+}
+
+/// The changes that take names from the suspicious lines: each variable wrapped in a call,
+/// `while True` given each variable, and each slice the lines take put on another variable.
+pub fn of_names(
+    path: &str,
+    lang: Lang,
+    text: &str,
+    root: Node,
+    variables: &[Node],
+    wrappers: &Wrappers,
+) -> Vec<Candidate> {
+    let source = |n: Node| &text[n.byte_range()];
+    let mut names: Vec<&str> = Vec::new();
+    for node in variables {
+        if !names.contains(&source(*node)) {
+            names.push(source(*node));
+        }
+    }
+    let mut found = Vec::new();
+    let mut push = |target: Node, replacement: String| {
+        found.push(Candidate {
+            path: path.to_string(),
+            start: target.start_byte(),
+            end: target.end_byte(),
+            description: format!(
+                "`{}` → `{}`",
+                one_line(source(target)),
+                one_line(&replacement)
+            ),
+            replacement,
+            tier: 6,
+            line: target.start_position().row + 1,
+        });
+    };
+    let (first, last) = match (variables.first(), variables.last()) {
+        (Some(first), Some(last)) => (first.start_byte(), last.end_byte()),
+        _ => return found,
+    };
+    let mut slices = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.end_byte() < first || node.start_byte() > last {
+            continue;
+        }
+        stack.extend(node.children(&mut cursor));
+        if node.kind() == "while_statement" || node.kind() == "while_expression" {
+            let condition = node.child_by_field_name("condition");
+            let inner = condition.map(|c| match c.kind() {
+                "parenthesized_expression" => c.named_child(0).unwrap_or(c),
+                _ => c,
+            });
+            if let Some(inner) = inner.filter(|c| matches!(c.kind(), "true" | "boolean_literal")) {
+                if source(inner) == "true" || source(inner) == "True" {
+                    for name in &names {
+                        push(inner, name.to_string());
+                    }
+                }
+            }
+        }
+        if lang == Lang::Python && node.kind() == "subscript" {
+            if let Some(slice) = node
+                .child_by_field_name("subscript")
+                .filter(|s| s.kind() == "slice")
+            {
+                let taken = source(slice);
+                if !slices.contains(&taken) {
+                    slices.push(taken);
+                }
+            }
+        }
+    }
+    let mut wraps = 0;
+    for node in variables {
+        if is_assigned(*node) {
+            continue;
+        }
+        let name = source(*node);
+        for slice in &slices {
+            push(*node, format!("{name}[{slice}]"));
+        }
+        let wrapped = wrappers
+            .functions
+            .iter()
+            .map(|f| format!("{f}({name})"))
+            .chain(wrappers.methods.iter().map(|m| format!("{name}.{m}()")));
+        for replacement in wrapped {
+            if wraps == MAX_WRAPS {
+                break;
+            }
+            push(*node, replacement);
+            wraps += 1;
+        }
+    }
+    found
+}
+
+/// `o.a is None` → `o is None or o.a is None` (and `is not`, `== null`, `=== null`): the guard a
+/// chain of attributes may be missing.
+fn null_guard(lang: Lang, text: &str, node: Node, left: Node, right: Node) -> Option<String> {
+    let source = |n: Node| &text[n.byte_range()];
+    if !matches!(source(right), "None" | "null" | "undefined") {
+        return None;
+    }
+    let object = object_of(left)?;
+    let operator = text[left.end_byte()..right.start_byte()].trim();
+    let joiner = match (lang, operator) {
+        (Lang::Python, "is" | "==") => " or ",
+        (Lang::Python, "is not" | "!=") => " and ",
+        (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "==" | "===") => " || ",
+        (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "!=" | "!==") => " && ",
+        _ => return None,
+    };
+    Some(format!(
+        "{} {operator} {}{joiner}{}",
+        source(object),
+        source(right),
+        source(node)
+    ))
+}
+
+/// A call's function and its arguments (comments left out), for each language's call node.
+fn call_parts(node: Node) -> Option<(Node, Vec<Node>)> {
+    if !matches!(node.kind(), "call" | "call_expression") {
+        return None;
+    }
+    let function = node.child_by_field_name("function")?;
+    let arguments = node.child_by_field_name("arguments")?;
+    if !matches!(arguments.kind(), "argument_list" | "arguments") {
+        return None;
+    }
+    let arguments = named_children(arguments)
+        .into_iter()
+        .filter(|n| !n.kind().contains("comment"))
+        .collect();
+    Some((function, arguments))
+}
+
+/// The object of a member access (`o` of `o.a`), in each language's node.
+fn object_of(node: Node) -> Option<Node> {
+    match node.kind() {
+        "attribute" | "member_expression" => node.child_by_field_name("object"),
+        "field_expression" => node.child_by_field_name("value"),
+        "selector_expression" => node.child_by_field_name("operand"),
+        _ => None,
+    }
+}
+
+/// Whether `x + 1` means one more than the node: a name, a call, a member or an element, or
+/// arithmetic (as a whole argument, `a * b + 1` is `(a * b) + 1`).
+fn is_value(node: Node) -> bool {
+    match node.kind() {
+        "identifier" | "call" | "call_expression" | "attribute" | "member_expression"
+        | "field_expression" | "selector_expression" | "subscript" | "subscript_expression"
+        | "index_expression" => true,
+        "binary_operator" | "binary_expression" => node
+            .child_by_field_name("operator")
+            .is_some_and(|o| matches!(o.kind(), "+" | "-" | "*" | "/" | "%" | "//")),
+        _ => false,
+    }
+}
+
+/// Whether a variable is written here rather than read: an assignment's or declaration's target,
+/// or a loop's.
+fn is_assigned(node: Node) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    let is_field = |field: &str| {
+        parent
+            .child_by_field_name(field)
+            .is_some_and(|child| child.id() == node.id())
+    };
+    parent.kind().contains("pattern") || is_field("left") || is_field("name") || is_field("pattern")
+}
+
+fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heal::mutate::operators::candidates;
+    use crate::syntax::parse;
+
+    /// Each tier-6 and tier-7 candidate's file text, with its tier.
+    fn changed(lang: Lang, text: &str) -> Vec<(u8, String)> {
+        let tree = parse(lang, text).unwrap();
+        candidates("f", lang, text, tree.root_node(), (1, usize::MAX), &[])
+            .into_iter()
+            .filter(|c| c.tier >= 6)
+            .map(|c| {
+                let after = format!("{}{}{}", &text[..c.start], c.replacement, &text[c.end..]);
+                (c.tier, after)
+            })
+            .collect()
+    }
+
+    fn assert_has(found: &[(u8, String)], tier: u8, expected: &str) {
+        assert!(
+            found.iter().any(|(t, text)| *t == tier && text == expected),
+            "tier {tier}: {expected:?} missing from {found:#?}"
+        );
+    }
+
+    #[test]
+    fn python_calls_are_swapped_unwrapped_wrapped_and_given_one_more() {
+        let text = "def f(a, b, values):\n    for x in flatten(a):\n        pass\n    return gcd(a % b, b) + len(range(0, b))\n";
+        let found = changed(Lang::Python, text);
+        assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(b, a % b)"));
+        assert_has(&found, 6, &text.replace("flatten(a)", "a"));
+        assert_has(&found, 6, &text.replace("range(0, b)", "range(0, b + 1)"));
+        assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(a % b - 1, b)"));
+        // A common wrapper, and one the file calls with one argument.
+        assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(a % sorted(b), b)"));
+        assert_has(&found, 6, &text.replace("range(0, b)", "range(0, flatten(b))"));
+        // A loop's target is written, not read: never wrapped.
+        assert!(!found.iter().any(|(_, t)| t.contains("for sorted(x)")));
+        let text = "def g(text):\n    chars = [c for c in text]\n    return text.strip() == text\n";
+        let found = changed(Lang::Python, text);
+        assert_has(&found, 6, &text.replace("text.strip() ==", "text =="));
+        assert_has(&found, 6, &text.replace("for c in text]", "for c in text.strip()]"));
+    }
+
+    #[test]
+    fn python_guards_conditions_loops_literals_slices_and_strings() {
+        let text = "def f(hare, queue, a, b, digits):\n    while True:\n        if hare.successor is None and queue:\n            return []\n    return a[0] + f(a[1:], b) + digits\n";
+        let found = changed(Lang::Python, text);
+        assert_has(&found, 6, &text.replace("while True", "while queue"));
+        assert_has(
+            &found,
+            6,
+            &text.replace(
+                "hare.successor is None and",
+                "hare is None or hare.successor is None and",
+            ),
+        );
+        assert_has(&found, 6, &text.replace(" and queue", ""));
+        assert_has(&found, 6, &text.replace("hare.successor is None and ", ""));
+        assert_has(&found, 6, &text.replace("return []", "return [[]]"));
+        assert_has(&found, 6, &text.replace("f(a[1:], b)", "f(a[1:], b[1:])"));
+        let swapped = text.replace("a[0] + f(a[1:], b) + digits", "digits + a[0] + f(a[1:], b)");
+        assert_has(&found, 6, &swapped);
+        let found = changed(Lang::Python, "def g():\n    return [[]]\n");
+        assert_has(&found, 6, "def g():\n    return []\n");
+    }
+
+    #[test]
+    fn a_statement_is_deleted_with_its_line_or_repeated_last() {
+        let text = "def f(seen, x):\n    seen.add(x)\n    seen.add(x + 1)\n    return seen\n";
+        let found = changed(Lang::Python, text);
+        assert_has(&found, 7, &text.replace("    seen.add(x)\n", ""));
+        assert_has(
+            &found,
+            7,
+            &text.replace("    seen.add(x)\n", "    seen.add(x)\n    seen.add(x)\n"),
+        );
+        // The only statement of a block stays: deleting it would not parse.
+        let text = "def f(seen):\n    if seen:\n        seen.clear()\n    return seen\n";
+        let found = changed(Lang::Python, text);
+        assert!(!found
+            .iter()
+            .any(|(tier, t)| *tier == 7 && !t.contains("seen.clear()")));
+    }
+
+    #[test]
+    fn javascript_rust_and_go_calls_and_guards() {
+        let js = "function f(node, list) {\n  if (node.next === null) { return []; }\n  list.push(node);\n  return Math.max(list.length, 1);\n}\n";
+        let found = changed(Lang::JavaScript, js);
+        assert_has(
+            &found,
+            6,
+            &js.replace("node.next === null", "node === null || node.next === null"),
+        );
+        assert_has(&found, 6, &js.replace("return [];", "return [[]];"));
+        assert_has(&found, 6, &js.replace("Math.max(list.length, 1)", "Math.max(1, list.length)"));
+        assert_has(&found, 6, &js.replace("list.push(node)", "list.push(Math.abs(node))"));
+        assert_has(&found, 7, &js.replace("  list.push(node);\n", ""));
+        let rust = "fn f(a: u32, b: u32) -> u32 {\n    pow(a, b)\n}\n";
+        let found = changed(Lang::Rust, rust);
+        assert_has(&found, 6, &rust.replace("pow(a, b)", "pow(b, a)"));
+        assert_has(&found, 6, &rust.replace("pow(a, b)", "pow(a, b - 1)"));
+        let go = "package a\n\nfunc F(xs []int) int {\n\treturn max(len(xs), 1)\n}\n";
+        let found = changed(Lang::Go, go);
+        assert_has(&found, 6, &go.replace("max(len(xs), 1)", "max(1, len(xs))"));
+        assert_has(&found, 6, &go.replace("max(len(xs), 1)", "max(xs, 1)"));
+    }
+}
