@@ -177,7 +177,9 @@ fn statement(path: &str, text: &str, node: Node, found: &mut Vec<Candidate>) {
     let Some(block) = node.parent() else {
         return;
     };
-    if !matches!(block.kind(), "block" | "statement_block" | "statement_list") {
+    // A docstring does nothing to delete or repeat.
+    let is_string = node.named_child(0).is_some_and(|n| n.kind() == "string");
+    if !matches!(block.kind(), "block" | "statement_block" | "statement_list") || is_string {
         return;
     }
     let statements = named_children(block)
@@ -211,7 +213,13 @@ fn statement(path: &str, text: &str, node: Node, found: &mut Vec<Candidate>) {
     }
 }
 
-fn replacing(path: &str, target: Node, replacement: &str, tier: u8, description: String) -> Candidate {
+fn replacing(
+    path: &str,
+    target: Node,
+    replacement: &str,
+    tier: u8,
+    description: String,
+) -> Candidate {
     Candidate {
         path: path.to_string(),
         start: target.start_byte(),
@@ -374,8 +382,15 @@ fn object_of(node: Node) -> Option<Node> {
 /// arithmetic (as a whole argument, `a * b + 1` is `(a * b) + 1`).
 fn is_value(node: Node) -> bool {
     match node.kind() {
-        "identifier" | "call" | "call_expression" | "attribute" | "member_expression"
-        | "field_expression" | "selector_expression" | "subscript" | "subscript_expression"
+        "identifier"
+        | "call"
+        | "call_expression"
+        | "attribute"
+        | "member_expression"
+        | "field_expression"
+        | "selector_expression"
+        | "subscript"
+        | "subscript_expression"
         | "index_expression" => true,
         "binary_operator" | "binary_expression" => node
             .child_by_field_name("operator")
@@ -436,16 +451,32 @@ mod tests {
         assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(b, a % b)"));
         assert_has(&found, 6, &text.replace("flatten(a)", "a"));
         assert_has(&found, 6, &text.replace("range(0, b)", "range(0, b + 1)"));
-        assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(a % b - 1, b)"));
+        assert_has(
+            &found,
+            6,
+            &text.replace("gcd(a % b, b)", "gcd(a % b - 1, b)"),
+        );
         // A common wrapper, and one the file calls with one argument.
-        assert_has(&found, 6, &text.replace("gcd(a % b, b)", "gcd(a % sorted(b), b)"));
-        assert_has(&found, 6, &text.replace("range(0, b)", "range(0, flatten(b))"));
+        assert_has(
+            &found,
+            6,
+            &text.replace("gcd(a % b, b)", "gcd(a % sorted(b), b)"),
+        );
+        assert_has(
+            &found,
+            6,
+            &text.replace("range(0, b)", "range(0, flatten(b))"),
+        );
         // A loop's target is written, not read: never wrapped.
         assert!(!found.iter().any(|(_, t)| t.contains("for sorted(x)")));
         let text = "def g(text):\n    chars = [c for c in text]\n    return text.strip() == text\n";
         let found = changed(Lang::Python, text);
         assert_has(&found, 6, &text.replace("text.strip() ==", "text =="));
-        assert_has(&found, 6, &text.replace("for c in text]", "for c in text.strip()]"));
+        assert_has(
+            &found,
+            6,
+            &text.replace("for c in text]", "for c in text.strip()]"),
+        );
     }
 
     #[test]
@@ -473,7 +504,7 @@ mod tests {
 
     #[test]
     fn a_statement_is_deleted_with_its_line_or_repeated_last() {
-        let text = "def f(seen, x):\n    seen.add(x)\n    seen.add(x + 1)\n    return seen\n";
+        let text = "def f(seen, x):\n    \"\"\"Adds.\"\"\"\n    seen.add(x)\n    seen.add(x + 1)\n    return seen\n";
         let found = changed(Lang::Python, text);
         assert_has(&found, 7, &text.replace("    seen.add(x)\n", ""));
         assert_has(
@@ -481,6 +512,7 @@ mod tests {
             7,
             &text.replace("    seen.add(x)\n", "    seen.add(x)\n    seen.add(x)\n"),
         );
+        assert!(!found.iter().any(|(_, t)| t.matches("Adds.").count() != 1));
         // The only statement of a block stays: deleting it would not parse.
         let text = "def f(seen):\n    if seen:\n        seen.clear()\n    return seen\n";
         let found = changed(Lang::Python, text);
@@ -499,8 +531,16 @@ mod tests {
             &js.replace("node.next === null", "node === null || node.next === null"),
         );
         assert_has(&found, 6, &js.replace("return [];", "return [[]];"));
-        assert_has(&found, 6, &js.replace("Math.max(list.length, 1)", "Math.max(1, list.length)"));
-        assert_has(&found, 6, &js.replace("list.push(node)", "list.push(Math.abs(node))"));
+        assert_has(
+            &found,
+            6,
+            &js.replace("Math.max(list.length, 1)", "Math.max(1, list.length)"),
+        );
+        assert_has(
+            &found,
+            6,
+            &js.replace("list.push(node)", "list.push(Math.abs(node))"),
+        );
         assert_has(&found, 7, &js.replace("  list.push(node);\n", ""));
         let rust = "fn f(a: u32, b: u32) -> u32 {\n    pow(a, b)\n}\n";
         let found = changed(Lang::Rust, rust);
