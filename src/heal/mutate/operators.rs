@@ -179,11 +179,7 @@ fn is_variable(text: &str, node: Node) -> bool {
     let Some(parent) = node.parent() else {
         return false;
     };
-    let is_field = |field: &str| {
-        parent
-            .child_by_field_name(field)
-            .is_some_and(|child| child.id() == node.id())
-    };
+    let is_field = |field: &str| is_field_of(parent, field, node);
     // Python's annotations are expressions: `int` in `x: int` is no variable.
     let annotation = std::iter::successors(Some(parent), Node::parent)
         .take(4)
@@ -200,6 +196,13 @@ fn is_variable(text: &str, node: Node) -> bool {
         || kind.starts_with("call") && is_field("function")
         || kind == "macro_invocation"
         || kind == "class_definition")
+}
+
+/// Whether `node` is the child `parent` has in `field`.
+pub(super) fn is_field_of(parent: Node, field: &str, node: Node) -> bool {
+    parent
+        .child_by_field_name(field)
+        .is_some_and(|child| child.id() == node.id())
 }
 
 fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::operators::{one_line, Candidate};
+use super::operators::{is_field_of, one_line, Candidate};
 use crate::syntax::Lang;
 
 /// Variables wrapped in a call at most: their number grows as the product of the references
@@ -405,11 +405,7 @@ fn is_assigned(node: Node) -> bool {
     let Some(parent) = node.parent() else {
         return false;
     };
-    let is_field = |field: &str| {
-        parent
-            .child_by_field_name(field)
-            .is_some_and(|child| child.id() == node.id())
-    };
+    let is_field = |field: &str| is_field_of(parent, field, node);
     parent.kind().contains("pattern") || is_field("left") || is_field("name") || is_field("pattern")
 }
 
