@@ -450,14 +450,10 @@ impl Repair<'_> {
                 Err(failure) => broken = Some((attempt, failure)),
             }
         }
-        // A run of the batch that took half as long again as the baseline's says the machine is
-        // loaded: a candidate cut short then may have been slowed down, not looping, and is
-        // tested again, alone, with twice the time.
-        let slow = baseline.failing_run.mul_f64(1.5);
-        let loaded = done
-            .iter()
-            .any(|(_, v)| v.report.outcome != Outcome::Timeout && v.failing_run() > Some(slow));
-        if loaded && broken.is_none() && signal.is_none() {
+        // A candidate cut short may have been slowed down by its batch or a loaded machine, not
+        // looping: it is tested again, alone, with twice the time (a load spike once took
+        // a fix for a loop).
+        if broken.is_none() && signal.is_none() {
             for (slot, (attempt, validated)) in done.iter_mut().enumerate() {
                 if validated.report.outcome != Outcome::Timeout || validated.whole_suite {
                     continue;
@@ -877,12 +873,6 @@ impl Validated {
     /// The signal that stopped the run, if one did.
     fn interrupted(&self) -> Option<i32> {
         self.report.sandbox.as_ref().and_then(|s| s.interrupted)
-    }
-
-    /// How long its run of the failing tests took, when it made one.
-    fn failing_run(&self) -> Option<Duration> {
-        let run = self.runs.iter().find(|run| run["scope"] == "failing")?;
-        run["duration_ms"].as_u64().map(Duration::from_millis)
     }
 }
 
