@@ -250,19 +250,12 @@ pub fn of_names(
     }
     let mut found = Vec::new();
     let mut push = |target: Node, replacement: String| {
-        found.push(Candidate {
-            path: path.to_string(),
-            start: target.start_byte(),
-            end: target.end_byte(),
-            description: format!(
-                "`{}` → `{}`",
-                one_line(source(target)),
-                one_line(&replacement)
-            ),
-            replacement,
-            tier: 6,
-            line: target.start_position().row + 1,
-        });
+        let description = format!(
+            "`{}` → `{}`",
+            one_line(source(target)),
+            one_line(&replacement)
+        );
+        found.push(replacing(path, target, &replacement, 6, description));
     };
     let (first, last) = match (variables.first(), variables.last()) {
         (Some(first), Some(last)) => (first.start_byte(), last.end_byte()),
