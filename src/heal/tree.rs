@@ -143,6 +143,14 @@ impl Tree {
         read_file(&self.roots, path)
     }
 
+    /// The file's text in `state` (what `contents` gave; empty: as heal found it).
+    pub fn read_in(&self, state: &Contents, path: &str) -> Result<Option<String>, String> {
+        match state.get(path).or_else(|| self.originals.get(path)) {
+            Some(content) => Ok(content.clone()),
+            None => read_file(&self.roots, path),
+        }
+    }
+
     /// Writes the file in the copy (through the jail: the tests may have put a link there).
     pub fn write(&mut self, path: &str, text: &str) -> Result<(), String> {
         if path.split('/').any(|part| part == ".git") {

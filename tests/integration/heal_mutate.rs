@@ -232,6 +232,43 @@ fn a_missing_call_is_put_back_around_a_variable() {
 }
 
 #[test]
+fn a_change_kept_for_hiding_part_of_the_bug_is_undone_for_the_real_fix() {
+    // `+ 1` on the index passes the first test and breaks none, so it is kept; `sorted(values)`
+    // then fails on top of it, and repairs the bug only in its place.
+    let test = Test::new();
+    test.dir().write(
+        "middle.py",
+        "def middle(values):\n    ordered = values\n    return ordered[len(ordered) // 2]\n",
+    );
+    test.dir().write(
+        "test_middle.py",
+        "from middle import middle\n\n\ndef test_three():\n    \
+         assert middle([2, 9, 4]) == 4\n\n\ndef test_five():\n    \
+         assert middle([3, 9, 1, 5, 2]) == 3\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let changes = changes(&heal);
+    assert_eq!(changes.len(), 2, "{heal:#}");
+    assert!(changes[0].contains("+ 1"), "{changes:?}");
+    assert_eq!(
+        changes[1],
+        "`values` → `sorted(values)` at middle.py:2, in place of the change kept"
+    );
+    let middle = std::fs::read_to_string(run.dir.path().join("middle.py")).unwrap();
+    assert_eq!(
+        middle,
+        "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
+    );
+    let tried = heal["candidates_tried"].as_u64().unwrap();
+    assert!(tried <= 120, "{tried} candidates");
+}
+
+#[test]
 fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
     let test = Test::new();
     test.dir()

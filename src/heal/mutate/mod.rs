@@ -2,14 +2,17 @@
 //! (`localise`), and tries one small change at a time on the best state so far (`operators`),
 //! most likely first: each a whole-file edit that the loop validates like a model's. A change the
 //! loop keeps (it fixed some tests and broke none) becomes the state the next changes start from,
-//! so several one-line bugs are fixed in turn. Candidates that do not parse, or were tried, are
-//! skipped before any test runs.
+//! so several one-line bugs are fixed in turn. Such a change may only have hidden part of the bug
+//! (`n // 2` → `n // 3` passes one test, and the real fix, `sorted(values)`, then fails on top of
+//! it): when nothing is left to try on the kept change, the earlier state's untried changes
+//! follow, with the kept change undone. Candidates that do not parse, or were tried, are skipped
+//! before any test runs.
 
 mod localise;
 mod operators;
 mod templates;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 
 use self::operators::Candidate;
@@ -27,7 +30,9 @@ pub struct MutateEngine {
     queue: VecDeque<Candidate>,
     /// The state the queue was made for.
     made_for: Option<Contents>,
-    /// The file texts tried, by hash.
+    /// The earlier states' candidates not yet tried, the latest last.
+    earlier: Vec<(Contents, VecDeque<Candidate>)>,
+    /// The states tried, by hash.
     tried: HashSet<u64>,
 }
 
@@ -43,46 +48,99 @@ impl Engine for MutateEngine {
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure> {
         let state = tree.contents();
         if self.made_for.as_ref() != Some(&state) {
-            self.queue = generate(context, tree).into();
-            self.made_for = Some(state);
+            let left = std::mem::replace(&mut self.queue, generate(context, tree).into());
+            if let Some(before) = self.made_for.replace(state.clone()) {
+                if !left.is_empty() {
+                    self.earlier.push((before, left));
+                }
+            }
         }
-        while let Some(candidate) = self.queue.pop_front() {
-            let Ok(Some(text)) = tree.read(&candidate.path) else {
+        loop {
+            let (base, candidate) = match self.queue.pop_front() {
+                Some(candidate) => (None, candidate),
+                None => match self.earlier.last_mut() {
+                    None => return Ok(Proposed::Exhausted),
+                    Some((before, queue)) => match queue.pop_front() {
+                        Some(candidate) => (Some(&*before), candidate),
+                        None => {
+                            self.earlier.pop();
+                            continue;
+                        }
+                    },
+                },
+            };
+            let Some(edits) = edits_of(tree, &state, base, &candidate) else {
                 continue;
             };
-            if candidate.end > text.len() {
-                continue;
+            let mut after = state.clone();
+            for edit in &edits {
+                match tree.read_in(&Contents::new(), &edit.path) {
+                    Ok(Some(original)) if original == edit.replace => after.remove(&edit.path),
+                    _ => after.insert(edit.path.clone(), Some(edit.replace.clone())),
+                };
             }
-            let changed = format!(
-                "{}{}{}",
-                &text[..candidate.start],
-                candidate.replacement,
-                &text[candidate.end..]
-            );
             let mut hash = std::collections::hash_map::DefaultHasher::new();
-            (&candidate.path, &changed).hash(&mut hash);
+            after.hash(&mut hash);
             if !self.tried.insert(hash.finish()) {
                 continue;
             }
-            if !Lang::of(&candidate.path).is_some_and(|lang| syntax::parses(lang, &changed)) {
-                continue;
-            }
+            let undoing = match base {
+                Some(_) => ", in place of the change kept",
+                None => "",
+            };
             return Ok(Proposed::Edits(Proposal {
-                edits: vec![Edit {
-                    path: candidate.path.clone(),
-                    search: String::new(),
-                    replace: changed,
-                    kind: EditKind::WholeFile,
-                }],
+                edits,
                 label: Some(format!(
-                    "{} at {}:{}",
+                    "{} at {}:{}{undoing}",
                     candidate.description, candidate.path, candidate.line
                 )),
                 ..Proposal::default()
             }));
         }
-        Ok(Proposed::Exhausted)
     }
+}
+
+/// The whole-file edits that make `candidate`, found on `base` (an earlier state; none: the
+/// current one), of the tree in `state`: on an earlier state, every file changed since is put
+/// back too. None when the file changed under it or the change does not parse.
+fn edits_of(
+    tree: &Tree,
+    state: &Contents,
+    base: Option<&Contents>,
+    candidate: &Candidate,
+) -> Option<Vec<Edit>> {
+    let base = base.unwrap_or(state);
+    let text = tree.read_in(base, &candidate.path).ok()??;
+    if candidate.end > text.len() {
+        return None;
+    }
+    let changed = format!(
+        "{}{}{}",
+        &text[..candidate.start],
+        candidate.replacement,
+        &text[candidate.end..]
+    );
+    if !Lang::of(&candidate.path).is_some_and(|lang| syntax::parses(lang, &changed)) {
+        return None;
+    }
+    let whole = |path: &str, replace: String| Edit {
+        path: path.to_string(),
+        search: String::new(),
+        replace,
+        kind: EditKind::WholeFile,
+    };
+    let mut edits = vec![whole(&candidate.path, changed)];
+    let since: BTreeSet<&String> = state.keys().chain(base.keys()).collect();
+    for path in since {
+        if *path == candidate.path {
+            continue;
+        }
+        let then = tree.read_in(base, path).ok()?;
+        if then != tree.read_in(state, path).ok()? {
+            edits.push(whole(path, then?));
+        }
+    }
+    Some(edits)
 }
 
 /// The candidates for the tree's current state: per suspicious region, most suspicious first,
