@@ -3,6 +3,7 @@
 # `make test` (which calls it first) and `.ci/run` need nothing else.
 #
 # The tests start the real programs they are about: test runners (pytest, go, jest, vitest),
+# coverage.py (heal's ranking),
 # the official MCP SDKs as clients, strace, a loop device's mkfs, and a Docker engine with an
 # image built offline from busybox-static (scripts/start-docker.sh). Versions are pinned, so
 # that a new release cannot change what the tests see.
@@ -24,7 +25,7 @@ NEEDED_PACKAGES=(
 )
 # dockerd, not docker: a machine may have the client alone, which runs no container.
 OPTIONAL_PACKAGES=(dockerd:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
-PYTHON_PACKAGES=(pytest==9.2.0 mcp==2.3.0)
+PYTHON_PACKAGES=(pytest==9.2.0 coverage==7.18.0 mcp==2.3.0)
 # The review tests check their SARIF and rdjson with the formats' own validators; Claude Code
 # starts the MCP server as the README configures it.
 NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2 @microsoft/sarif-multitool@5.7.0

@@ -28,10 +28,25 @@ pub fn run(
     tests: Vec<String>,
     timeout: Duration,
 ) -> Result<TestReport, Failure> {
+    run_as(request, tree, None, tests, timeout)
+}
+
+/// As `run`, or with `command` in place of the runner's, its output read as `framework`'s.
+pub fn run_as(
+    request: &HealRequest,
+    tree: &Tree,
+    command: Option<(Framework, String)>,
+    tests: Vec<String>,
+    timeout: Duration,
+) -> Result<TestReport, Failure> {
     let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
+    let (framework, command) = match command {
+        Some((framework, command)) => (Some(framework), Some(command)),
+        None => (request.framework, None),
+    };
     let mut report = testrun::run(TestRequest {
-        framework: request.framework,
-        command: None,
+        framework,
+        command,
         tests,
         sandbox: PolicyRequest {
             workspace: tree.path().to_path_buf(),

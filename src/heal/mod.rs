@@ -6,6 +6,7 @@
 //! user's tree, which only a green change reaches, at the end, through `tree`.
 
 mod baseline;
+mod coverage;
 pub mod edits;
 pub mod matching;
 mod model;
@@ -96,6 +97,8 @@ pub struct Context<'a> {
     pub signals: &'a TerminationSignals,
     /// When the engine's stage runs out of time: a model's answer is not waited for past it.
     pub deadline: Instant,
+    /// Which lines the failing tests ran, when measured.
+    pub spectrum: Option<&'a coverage::Spectrum>,
 }
 
 /// An engine's answer.
@@ -169,7 +172,22 @@ pub fn heal(
         });
     }
     let files = crate::testmap::project_files(tree.path(), 10_000);
+    let spectrum = match stages.iter().any(|stage| stage.engine.searches()) {
+        true => match coverage::measure(&request, &tree, &baseline) {
+            Ok(spectrum) => spectrum,
+            Err(signal) => {
+                report.reason = format!("interrupted by signal {signal} before the first attempt");
+                return Ok(Healed {
+                    report,
+                    failed: false,
+                    interrupted: Some(signal),
+                });
+            }
+        },
+        false => None,
+    };
     let mut repair = Repair {
+        spectrum: spectrum.as_ref(),
         best: Best {
             contents: Contents::new(),
             score: (
@@ -280,6 +298,8 @@ struct Repair<'a> {
     seen_diffs: BTreeSet<String>,
     last_signature: Vec<(String, Option<String>, String)>,
     stalled: u32,
+    /// Which lines the failing tests ran, when it was measured (for a search's ranking).
+    spectrum: Option<&'a coverage::Spectrum>,
     /// The attempts made, over all stages.
     number: u32,
     events: &'a mut Events,
@@ -555,6 +575,7 @@ impl Repair<'_> {
             previous: self.report.attempts.last(),
             signals: self.signals,
             deadline,
+            spectrum: self.spectrum,
         };
         let proposal = match engine.propose(&context, self.tree) {
             Ok(Proposed::Edits(proposal)) => proposal,

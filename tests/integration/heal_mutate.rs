@@ -269,6 +269,52 @@ fn a_change_kept_for_hiding_part_of_the_bug_is_undone_for_the_real_fix() {
 }
 
 #[test]
+fn the_lines_only_the_failing_test_runs_are_tried_first() {
+    // The children's branch, which only passing tests run, has the most candidates before the
+    // fix's tier; with coverage.py's per-test lines they come last.
+    let test = Test::new();
+    test.dir().write(
+        "fare.py",
+        "def fare(km, child):\n    if child:\n        price = 2 + km * 1\n        \
+         if km > 30:\n            price = price - 5\n        return price\n    \
+         price = 3 + km * 2\n    return price - 1\n",
+    );
+    test.dir().write(
+        "test_fare.py",
+        "from fare import fare\n\n\ndef test_adult():\n    assert fare(10, False) == 24\n\n\n\
+         def test_child():\n    assert fare(10, True) == 12\n\n\n\
+         def test_child_far():\n    assert fare(40, True) == 37\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "-v"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    assert_eq!(
+        changes(&heal),
+        ["`price - 1` → `price + 1` at fare.py:8"],
+        "{heal:#}"
+    );
+    assert!(
+        run.stderr()
+            .contains("candidates ranked by the tests' line coverage (coverage.py)"),
+        "{}",
+        run.stderr()
+    );
+    let tried = heal["candidates_tried"].as_u64().unwrap();
+    assert!(tried <= 20, "{tried} candidates:\n{}", run.stderr());
+    // Heal's own files are gone from the copy it tested in, and never reached the project.
+    assert!(
+        !std::fs::read_dir(run.dir.path()).unwrap().any(|entry| entry
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("coverage"))
+    );
+}
+
+#[test]
 fn a_typescript_boundary_is_repaired_and_its_types_are_left_alone() {
     let test = Test::new();
     test.dir()

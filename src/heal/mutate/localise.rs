@@ -1,13 +1,15 @@
 //! Where a bug probably is, from the failing tests: the project's own frames in their tracebacks
 //! and panics first (the function around each), then the functions each failing test calls, then
-//! what those call. A function reached by more failing tests ranks higher. The tests' own code is
-//! never a place to change.
+//! what those call. A function reached by more failing tests ranks higher; with the tests' line
+//! coverage, every function the failing tests ran is a place, by its most suspicious line, and one
+//! they did not run ranks low. The tests' own code is never a place to change.
 
 use std::collections::BTreeMap;
 
 use regex::Regex;
 use tree_sitter::Node;
 
+use crate::heal::coverage::Spectrum;
 use crate::heal::tree::Tree;
 use crate::run_document::TestFailure;
 use crate::syntax::{parse, Lang};
@@ -42,6 +44,7 @@ pub fn suspicious(
     failures: &[TestFailure],
     files: &[String],
     tree: &Tree,
+    spectrum: Option<&Spectrum>,
 ) -> (Vec<Region>, Protected) {
     // Every file of a language read, parsed once (a few milliseconds each).
     let sources: BTreeMap<&str, Source> = files
@@ -158,6 +161,32 @@ pub fn suspicious(
                 *weights
                     .entry((path.to_string(), lines.0, lines.1))
                     .or_default() += weight;
+            }
+        }
+    }
+    if let Some(spectrum) = spectrum {
+        for (path, source) in &sources {
+            if is_test_file(path) {
+                continue;
+            }
+            for function in functions(source) {
+                let lines = (
+                    function.start_position().row + 1,
+                    function.end_position().row + 1,
+                );
+                // The body: a `def` line runs as its module loads.
+                if let Some(highest) = spectrum.highest(path, lines.0 + 1, lines.1) {
+                    if highest > 0.0 {
+                        *weights
+                            .entry((path.to_string(), lines.0, lines.1))
+                            .or_default() += 3.0 * highest;
+                    }
+                }
+            }
+        }
+        for ((path, first, last), weight) in weights.iter_mut() {
+            if spectrum.highest(path, *first + 1, *last) == Some(0.0) {
+                *weight *= 0.2;
             }
         }
     }

@@ -146,7 +146,8 @@ fn edits_of(
 /// The candidates for the tree's current state: per suspicious region, most suspicious first,
 /// each region's by tier; then all regions' lower tiers after every region's first.
 fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
-    let (regions, protected) = localise::suspicious(context.failures, context.files, tree);
+    let (regions, protected) =
+        localise::suspicious(context.failures, context.files, tree, context.spectrum);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
     for region in &regions {
         let Some(lang) = Lang::of(&region.path) else {
@@ -159,14 +160,20 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             continue;
         };
         let guarded = protected.get(&region.path).map_or(&[][..], Vec::as_slice);
-        per_region.push(operators::candidates(
+        let mut candidates = operators::candidates(
             &region.path,
             lang,
             &text,
             parsed.root_node(),
             (region.first, region.last),
             guarded,
-        ));
+        );
+        if let Some(spectrum) = context.spectrum {
+            // Within a tier, the lines most the failing tests ran and least the others first.
+            let score = |c: &Candidate| spectrum.at(&c.path, c.line).unwrap_or(0.0);
+            candidates.sort_by(|a, b| score(b).total_cmp(&score(a)));
+        }
+        per_region.push(candidates);
     }
     // Tier by tier across regions: a boundary operator in the second function comes before an
     // operand swap in the first.
@@ -175,6 +182,13 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
         for candidates in &per_region {
             ordered.extend(candidates.iter().filter(|c| c.tier == tier).cloned());
         }
+    }
+    if let Some(spectrum) = context.spectrum {
+        // A line no failing test ran cannot be where they went wrong, unless the bug is in
+        // code not there: its changes come last.
+        let ran = |c: &Candidate| spectrum.at(&c.path, c.line) != Some(0.0);
+        let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(ran);
+        ordered = first.into_iter().chain(last).collect();
     }
     ordered.truncate(PER_STATE);
     ordered

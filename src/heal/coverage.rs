@@ -1,0 +1,276 @@
+//! Which lines the failing tests ran, for the offline engine's ranking: a Python suite's per-test
+//! line coverage (coverage.py's test-function contexts), scored by Ochiai, so that a line run by
+//! every failing test and few passing ones is tried first. Measured once, in heal's copy, when the
+//! project's Python can import `coverage` and the suite is small (tracing slows it several times);
+//! otherwise there is none and the frames alone rank.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::baseline::{run_as, Baseline};
+use super::tree::Tree;
+use super::HealRequest;
+use crate::run_document::{Framework, Outcome};
+
+/// Suites that took longer at the baseline are not measured.
+const MAX_SUITE: Duration = Duration::from_secs(20);
+
+/// The suspiciousness of a line run only as its module loaded, outside every test.
+const LOADED: f64 = 0.01;
+
+/// Per file, each executable line's suspiciousness, 0 (no failing test ran it) to 1.
+#[derive(Debug, Default)]
+pub struct Spectrum {
+    files: BTreeMap<String, BTreeMap<usize, f64>>,
+}
+
+impl Spectrum {
+    /// The suspiciousness of `line` of `path`: its own, or the statement's it continues (the
+    /// closest executable line above); None for a file not measured.
+    pub fn at(&self, path: &str, line: usize) -> Option<f64> {
+        let lines = self.files.get(path)?;
+        Some(lines.range(..=line).next_back().map_or(0.0, |(_, s)| *s))
+    }
+
+    /// The highest suspiciousness on lines `first..=last` of `path`.
+    pub fn highest(&self, path: &str, first: usize, last: usize) -> Option<f64> {
+        let lines = self.files.get(path)?;
+        Some(
+            lines
+                .range(first..=last)
+                .map(|(_, s)| *s)
+                .fold(0.0, f64::max),
+        )
+    }
+}
+
+/// coverage.py's JSON report (`coverage json --show-contexts`), the parts read.
+#[derive(Deserialize)]
+struct Report {
+    files: BTreeMap<String, FileReport>,
+}
+
+#[derive(Deserialize)]
+struct FileReport {
+    executed_lines: Vec<usize>,
+    missing_lines: Vec<usize>,
+    /// Line number → the contexts (`test_shop.TestCart.test_total`) that ran it.
+    #[serde(default)]
+    contexts: BTreeMap<String, Vec<String>>,
+}
+
+/// The suite's spectrum in `tree` (in the state the baseline ran), when it can be measured; Err:
+/// the signal that stopped the run.
+pub fn measure(
+    request: &HealRequest,
+    tree: &Tree,
+    baseline: &Baseline,
+) -> Result<Option<Spectrum>, i32> {
+    let report = &baseline.report;
+    let python = matches!(report.framework, Framework::Pytest | Framework::Unittest);
+    if !python
+        || report.outcome != Outcome::TestsFailed
+        || Duration::from_millis(report.duration_ms) > MAX_SUITE
+    {
+        return Ok(None);
+    }
+    let mut interrupted = None;
+    // The runner's own command, traced: `python3 -m coverage run --rcfile=… -m pytest …`.
+    let Some(module) = report.command.iter().position(|word| word == "-m") else {
+        return Ok(None);
+    };
+    let dir_name = format!(".autocoder-coverage-{}", std::process::id());
+    let dir = tree.path().join(&dir_name);
+    // A fresh directory of heal's own: never one the tests left (or a link they made).
+    if std::fs::create_dir(&dir).is_err() {
+        return Ok(None);
+    }
+    let measured = (|| {
+        let rc = format!("{dir_name}/rc");
+        std::fs::write(
+            dir.join("rc"),
+            format!(
+                "[run]\ndynamic_context = test_function\nsource = .\nrelative_files = true\n\
+                 data_file = {dir_name}/data\n"
+            ),
+        )
+        .ok()?;
+        let interpreter = &report.command[..module];
+        let traced: Vec<String> = interpreter
+            .iter()
+            .cloned()
+            .chain(["-m", "coverage", "run", "--rcfile", &rc].map(String::from))
+            .chain(report.command[module..].iter().cloned())
+            .collect();
+        let json: Vec<String> = interpreter
+            .iter()
+            .cloned()
+            .chain(
+                [
+                    "-m",
+                    "coverage",
+                    "json",
+                    "-q",
+                    "--show-contexts",
+                    "--rcfile",
+                    rc.as_str(),
+                ]
+                .map(String::from),
+            )
+            .chain(["-o".to_string(), format!("{dir_name}/report.json")])
+            .collect();
+        let command = format!(
+            "{}; {}",
+            shell_words::join(&traced),
+            shell_words::join(&json)
+        );
+        let timeout = Duration::from_millis(report.duration_ms) * 4 + Duration::from_secs(10);
+        let run = run_as(
+            request,
+            tree,
+            Some((report.framework, command)),
+            Vec::new(),
+            timeout,
+        )
+        .ok()?;
+        interrupted = run.sandbox.and_then(|sandbox| sandbox.interrupted);
+        let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
+        let report: Report = serde_json::from_str(&text).ok()?;
+        let failing: Vec<String> = baseline
+            .failing
+            .iter()
+            .filter(|id| !baseline.flaky.contains(*id))
+            .map(|id| dotted(id))
+            .collect();
+        spectrum(&report, &failing)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(signal) = interrupted {
+        return Err(signal);
+    }
+    if measured.is_some() {
+        crate::log::note(
+            "heal",
+            "candidates ranked by the tests' line coverage (coverage.py)",
+        );
+    }
+    Ok(measured)
+}
+
+/// Ochiai over the report's contexts: a context is failing when it names one of `failing`
+/// (dotted ids). None when no failing test's context is found.
+fn spectrum(report: &Report, failing: &[String]) -> Option<Spectrum> {
+    let is_failing = |context: &str| failing.iter().any(|id| same_test(id, context));
+    let mut failed = BTreeSet::new();
+    for file in report.files.values() {
+        for context in file.contexts.values().flatten() {
+            if !context.is_empty() && is_failing(context) {
+                failed.insert(context.as_str());
+            }
+        }
+    }
+    if failed.is_empty() {
+        return None;
+    }
+    let total_failed = failed.len() as f64;
+    let mut files = BTreeMap::new();
+    for (path, file) in &report.files {
+        let mut lines: BTreeMap<usize, f64> = file
+            .executed_lines
+            .iter()
+            .chain(&file.missing_lines)
+            .map(|line| (*line, 0.0))
+            .collect();
+        for (line, contexts) in &file.contexts {
+            let Ok(line) = line.parse::<usize>() else {
+                continue;
+            };
+            let tests = contexts.iter().filter(|c| !c.is_empty());
+            let (fails, passes) = tests.fold((0.0, 0.0), |(f, p), context| {
+                match failed.contains(context.as_str()) {
+                    true => (f + 1.0, p),
+                    false => (f, p + 1.0),
+                }
+            });
+            if fails > 0.0 {
+                lines.insert(line, fails / (total_failed * (fails + passes)).sqrt());
+            } else if passes == 0.0 {
+                // Run only as the module loaded (a constant the tests may read): not ruled out.
+                lines.insert(line, LOADED);
+            }
+        }
+        files.insert(path.clone(), lines);
+    }
+    Some(Spectrum { files })
+}
+
+/// A runner's test id in the dotted form of coverage's contexts: `tests/test_a.py::T::test_b[1]`
+/// → `tests.test_a.T.test_b`; unittest's ids are dotted already.
+fn dotted(id: &str) -> String {
+    let id = id.split('[').next().unwrap_or(id);
+    id.replace(".py::", "::")
+        .replace("::", ".")
+        .replace('/', ".")
+}
+
+/// Whether a dotted id and a context name the same test: equal, or one ends with the other (a
+/// context names the module as Python imported it, `test_a` for `tests/test_a.py`).
+fn same_test(id: &str, context: &str) -> bool {
+    let ends = |long: &str, short: &str| {
+        long.strip_suffix(short)
+            .is_some_and(|head| head.is_empty() || head.ends_with('.'))
+    };
+    ends(id, context) || ends(context, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runner_ids_name_their_contexts() {
+        assert_eq!(
+            dotted("tests/test_cart.py::TestCart::test_total[2-3]"),
+            "tests.test_cart.TestCart.test_total"
+        );
+        assert_eq!(
+            dotted("test_cart.TestCart.test_total"),
+            "test_cart.TestCart.test_total"
+        );
+        assert!(same_test(
+            "tests.test_cart.test_total",
+            "test_cart.test_total"
+        ));
+        assert!(same_test("test_cart.test_total", "test_cart.test_total"));
+        assert!(!same_test(
+            "tests.test_cart.test_total",
+            "test_cart.test_total_empty"
+        ));
+        assert!(!same_test(
+            "tests.test_cart.test_total",
+            "est_cart.test_total"
+        ));
+    }
+
+    #[test]
+    fn a_line_only_failing_tests_run_ranks_first() {
+        let report: Report = serde_json::from_str(
+            r#"{"files": {"cart.py": {"executed_lines": [1, 2, 3, 5], "missing_lines": [7],
+                "contexts": {"1": [""], "2": ["test_cart.test_a", "test_cart.test_b"],
+                             "3": ["test_cart.test_b"], "5": ["test_cart.test_a"]}}}}"#,
+        )
+        .unwrap();
+        let spectrum = spectrum(&report, &["test_cart.test_b".to_string()]).unwrap();
+        assert_eq!(spectrum.at("cart.py", 3), Some(1.0));
+        assert_eq!(spectrum.at("cart.py", 4), Some(1.0), "continues line 3");
+        assert!((spectrum.at("cart.py", 2).unwrap() - 0.5f64.sqrt()).abs() < 1e-9);
+        assert_eq!(spectrum.at("cart.py", 5), Some(0.0));
+        assert_eq!(spectrum.at("cart.py", 7), Some(0.0));
+        assert_eq!(spectrum.at("cart.py", 1), Some(LOADED));
+        assert_eq!(spectrum.highest("cart.py", 4, 7), Some(0.0));
+        assert_eq!(spectrum.at("other.py", 1), None);
+        assert!(super::spectrum(&report, &["test_cart.test_c".to_string()]).is_none());
+    }
+}
