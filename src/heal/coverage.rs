@@ -5,7 +5,7 @@
 //! otherwise there is none and the frames alone rank.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
@@ -18,12 +18,14 @@ use crate::run_document::{Framework, Outcome};
 const MAX_SUITE: Duration = Duration::from_secs(20);
 
 /// The suspiciousness of a line run only as its module loaded, outside every test.
-const LOADED: f64 = 0.01;
+pub const LOADED: f64 = 0.01;
 
 /// Per file, each executable line's suspiciousness, 0 (no failing test ran it) to 1.
 #[derive(Debug, Default)]
 pub struct Spectrum {
     files: BTreeMap<String, BTreeMap<usize, f64>>,
+    /// Each file's number of lines when measured.
+    line_counts: BTreeMap<String, usize>,
 }
 
 impl Spectrum {
@@ -36,13 +38,32 @@ impl Spectrum {
 
     /// The highest suspiciousness on lines `first..=last` of `path`.
     pub fn highest(&self, path: &str, first: usize, last: usize) -> Option<f64> {
-        let lines = self.files.get(path)?;
+        let lines = self.files.get(path).filter(|_| first <= last)?;
         Some(
             lines
                 .range(first..=last)
                 .map(|(_, s)| *s)
                 .fold(0.0, f64::max),
         )
+    }
+
+    /// The spectrum of the files whose lines are still where they were measured (as many as
+    /// then): a kept change that adds or removes lines leaves its file unranked.
+    pub fn aligned(&self, tree: &Tree) -> Spectrum {
+        let files = self
+            .files
+            .iter()
+            .filter(|(path, _)| {
+                let count = |text: Option<String>| text.map(|text| text.lines().count());
+                let now = tree.read(path).ok().and_then(count);
+                now.is_some() && now == self.line_counts.get(*path).copied()
+            })
+            .map(|(path, lines)| (path.clone(), lines.clone()))
+            .collect();
+        Spectrum {
+            files,
+            line_counts: self.line_counts.clone(),
+        }
     }
 }
 
@@ -67,12 +88,17 @@ pub fn measure(
     request: &HealRequest,
     tree: &Tree,
     baseline: &Baseline,
+    deadline: Instant,
 ) -> Result<Option<Spectrum>, i32> {
     let report = &baseline.report;
     let python = matches!(report.framework, Framework::Pytest | Framework::Unittest);
+    let timeout = Duration::from_millis(report.duration_ms) * 4 + Duration::from_secs(10);
+    // Not worth more than a quarter of the repair's time left.
+    let left = deadline.saturating_duration_since(Instant::now());
     if !python
         || report.outcome != Outcome::TestsFailed
         || Duration::from_millis(report.duration_ms) > MAX_SUITE
+        || timeout * 4 > left
     {
         return Ok(None);
     }
@@ -83,7 +109,8 @@ pub fn measure(
     };
     let dir_name = format!(".autocoder-coverage-{}", std::process::id());
     let dir = tree.path().join(&dir_name);
-    // A fresh directory of heal's own: never one the tests left (or a link they made).
+    // A fresh directory of heal's own: never one the tests left (or a link they made), and no
+    // process of theirs outlives its run (the sandbox's PID namespace) to swap it.
     if std::fs::create_dir(&dir).is_err() {
         return Ok(None);
     }
@@ -126,7 +153,6 @@ pub fn measure(
             shell_words::join(&traced),
             shell_words::join(&json)
         );
-        let timeout = Duration::from_millis(report.duration_ms) * 4 + Duration::from_secs(10);
         let run = run_as(
             request,
             tree,
@@ -145,7 +171,15 @@ pub fn measure(
             .filter(|id| !baseline.flaky.contains(*id))
             .map(|id| dotted(id))
             .collect();
-        spectrum(&report, &failing)
+        let mut spectrum = spectrum(&report, &failing)?;
+        for path in spectrum.files.keys() {
+            if let Ok(Some(text)) = tree.read(path) {
+                spectrum
+                    .line_counts
+                    .insert(path.clone(), text.lines().count());
+            }
+        }
+        Some(spectrum)
     })();
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(signal) = interrupted {
@@ -163,21 +197,32 @@ pub fn measure(
 /// Ochiai over the report's contexts: a context is failing when it names one of `failing`
 /// (dotted ids). None when no failing test's context is found.
 fn spectrum(report: &Report, failing: &[String]) -> Option<Spectrum> {
-    let is_failing = |context: &str| failing.iter().any(|id| same_test(id, context));
-    let mut failed = BTreeSet::new();
-    for file in report.files.values() {
-        for context in file.contexts.values().flatten() {
-            if !context.is_empty() && is_failing(context) {
-                failed.insert(context.as_str());
-            }
-        }
-    }
-    if failed.is_empty() {
+    let contexts: BTreeSet<&str> = report
+        .files
+        .values()
+        .flat_map(|file| file.contexts.values().flatten())
+        .map(String::as_str)
+        .filter(|context| !context.is_empty())
+        .collect();
+    let failed: BTreeSet<&str> = contexts
+        .into_iter()
+        .filter(|context| failing.iter().any(|id| same_test(id, context)))
+        .collect();
+    // A failing test with no context of its own (a method it inherits, a fixture that failed)
+    // ran lines no one can name: then none is ruled out.
+    let all_found = failing
+        .iter()
+        .all(|id| failed.iter().any(|context| same_test(id, context)));
+    if failed.is_empty() || !all_found {
         return None;
     }
     let total_failed = failed.len() as f64;
     let mut files = BTreeMap::new();
     for (path, file) in &report.files {
+        // A module no test ran here (one run in a subprocess, say) is not measured.
+        if file.executed_lines.is_empty() {
+            continue;
+        }
         let mut lines: BTreeMap<usize, f64> = file
             .executed_lines
             .iter()
@@ -188,23 +233,24 @@ fn spectrum(report: &Report, failing: &[String]) -> Option<Spectrum> {
             let Ok(line) = line.parse::<usize>() else {
                 continue;
             };
-            let tests = contexts.iter().filter(|c| !c.is_empty());
-            let (fails, passes) = tests.fold((0.0, 0.0), |(f, p), context| {
-                match failed.contains(context.as_str()) {
-                    true => (f + 1.0, p),
-                    false => (f, p + 1.0),
-                }
-            });
+            let fails = contexts
+                .iter()
+                .filter(|c| failed.contains(c.as_str()))
+                .count() as f64;
+            let tests = contexts.iter().filter(|c| !c.is_empty()).count() as f64;
             if fails > 0.0 {
-                lines.insert(line, fails / (total_failed * (fails + passes)).sqrt());
-            } else if passes == 0.0 {
-                // Run only as the module loaded (a constant the tests may read): not ruled out.
+                lines.insert(line, fails / (total_failed * tests).sqrt());
+            } else if contexts.iter().any(String::is_empty) {
+                // Run as the module loaded (a constant the tests read): not ruled out.
                 lines.insert(line, LOADED);
             }
         }
         files.insert(path.clone(), lines);
     }
-    Some(Spectrum { files })
+    Some(Spectrum {
+        files,
+        line_counts: BTreeMap::new(),
+    })
 }
 
 /// A runner's test id in the dotted form of coverage's contexts: `tests/test_a.py::T::test_b[1]`
@@ -270,6 +316,7 @@ mod tests {
         assert_eq!(spectrum.at("cart.py", 5), Some(0.0));
         assert_eq!(spectrum.at("cart.py", 7), Some(0.0));
         assert_eq!(spectrum.at("cart.py", 1), Some(LOADED));
+        assert_eq!(spectrum.highest("cart.py", 3, 2), None);
         assert_eq!(spectrum.highest("cart.py", 4, 7), Some(0.0));
         assert_eq!(spectrum.at("other.py", 1), None);
         assert!(super::spectrum(&report, &["test_cart.test_c".to_string()]).is_none());

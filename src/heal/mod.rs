@@ -173,7 +173,7 @@ pub fn heal(
     }
     let files = crate::testmap::project_files(tree.path(), 10_000);
     let spectrum = match stages.iter().any(|stage| stage.engine.searches()) {
-        true => match coverage::measure(&request, &tree, &baseline) {
+        true => match coverage::measure(&request, &tree, &baseline, deadline) {
             Ok(spectrum) => spectrum,
             Err(signal) => {
                 report.reason = format!("interrupted by signal {signal} before the first attempt");
@@ -188,6 +188,7 @@ pub fn heal(
     };
     let mut repair = Repair {
         spectrum: spectrum.as_ref(),
+        loops_in_a_row: 0,
         best: Best {
             contents: Contents::new(),
             score: (
@@ -270,6 +271,10 @@ pub fn heal(
     })
 }
 
+/// Candidates of a batch cut short that loop alone too, in a row, after which the next ones cut
+/// short are believed to loop without a second run.
+const LOOPS_BELIEVED: u32 = 3;
+
 /// The best state so far: one that builds before one that does not, then the fewest originally
 /// failing tests still failing; never one with regressions.
 struct Best {
@@ -300,6 +305,8 @@ struct Repair<'a> {
     stalled: u32,
     /// Which lines the failing tests ran, when it was measured (for a search's ranking).
     spectrum: Option<&'a coverage::Spectrum>,
+    /// The candidates of a batch cut short that were cut short alone too, since one was not.
+    loops_in_a_row: u32,
     /// The attempts made, over all stages.
     number: u32,
     events: &'a mut Events,
@@ -472,10 +479,13 @@ impl Repair<'_> {
         }
         // A candidate cut short may have been slowed down by its batch or a loaded machine, not
         // looping: it is tested again, alone, with twice the time (a load spike once took
-        // a fix for a loop).
+        // a fix for a loop); until a few in a row loop alone too (a bug whose mutants loop).
         if broken.is_none() && signal.is_none() {
             for (slot, (attempt, validated)) in done.iter_mut().enumerate() {
-                if validated.report.outcome != Outcome::Timeout || validated.whole_suite {
+                if validated.report.outcome != Outcome::Timeout
+                    || validated.whole_suite
+                    || self.loops_in_a_row >= LOOPS_BELIEVED
+                {
                     continue;
                 }
                 let tree = std::iter::once(&*self.tree)
@@ -486,6 +496,10 @@ impl Repair<'_> {
                 if let Ok(mut retried) =
                     validate(request, baseline, score, tree, limit * 2, origin, &|_| {})
                 {
+                    self.loops_in_a_row = match retried.report.outcome {
+                        Outcome::Timeout => self.loops_in_a_row + 1,
+                        _ => 0,
+                    };
                     retried.runs.splice(0..0, validated.runs.drain(..));
                     *validated = retried;
                 }

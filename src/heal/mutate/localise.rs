@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use tree_sitter::Node;
 
-use crate::heal::coverage::Spectrum;
+use crate::heal::coverage::{Spectrum, LOADED};
 use crate::heal::tree::Tree;
 use crate::run_document::TestFailure;
 use crate::syntax::{parse, Lang};
@@ -165,27 +165,32 @@ pub fn suspicious(
         }
     }
     if let Some(spectrum) = spectrum {
+        // Each function's body (a `def` line runs as its module loads), by its top line.
+        let mut ran = Vec::new();
         for (path, source) in &sources {
             if is_test_file(path) {
                 continue;
             }
             for function in functions(source) {
-                let lines = (
+                let (first, last) = (
                     function.start_position().row + 1,
                     function.end_position().row + 1,
                 );
-                // The body: a `def` line runs as its module loads.
-                if let Some(highest) = spectrum.highest(path, lines.0 + 1, lines.1) {
-                    if highest > 0.0 {
-                        *weights
-                            .entry((path.to_string(), lines.0, lines.1))
-                            .or_default() += 3.0 * highest;
-                    }
+                if let Some(highest) = spectrum.highest(path, body(first, last), last) {
+                    ran.push(((path.to_string(), first, last), highest));
                 }
             }
         }
+        // Those near the top become places; the frames' and callees' rank lower when the
+        // failing tests did not run them.
+        let top = ran.iter().map(|(_, highest)| *highest).fold(0.0, f64::max);
+        for (place, highest) in ran {
+            if highest > LOADED && highest >= top / 2.0 {
+                *weights.entry(place).or_default() += 3.0 * highest;
+            }
+        }
         for ((path, first, last), weight) in weights.iter_mut() {
-            if spectrum.highest(path, *first + 1, *last) == Some(0.0) {
+            if spectrum.highest(path, body(*first, *last), *last) == Some(0.0) {
                 *weight *= 0.2;
             }
         }
@@ -227,6 +232,16 @@ pub fn suspicious(
             .then(a.first.cmp(&b.first))
     });
     (regions, protected)
+}
+
+/// The first line of the body of a function on lines `first..=last`: the next, unless it is
+/// all on one line.
+fn body(first: usize, last: usize) -> usize {
+    if last > first {
+        first + 1
+    } else {
+        first
+    }
 }
 
 /// The test function's name in a runner's id: `tests/test_a.py::test_b[1]`,

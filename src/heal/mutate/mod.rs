@@ -48,6 +48,8 @@ impl Engine for MutateEngine {
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure> {
         let state = tree.contents();
         if self.made_for.as_ref() != Some(&state) {
+            // The state itself is known: a candidate that makes it again is not tested.
+            self.tried.insert(hash_of(&state));
             let left = std::mem::replace(&mut self.queue, generate(context, tree).into());
             if let Some(before) = self.made_for.replace(state.clone()) {
                 if !left.is_empty() {
@@ -79,9 +81,7 @@ impl Engine for MutateEngine {
                     _ => after.insert(edit.path.clone(), Some(edit.replace.clone())),
                 };
             }
-            let mut hash = std::collections::hash_map::DefaultHasher::new();
-            after.hash(&mut hash);
-            if !self.tried.insert(hash.finish()) {
+            if !self.tried.insert(hash_of(&after)) {
                 continue;
             }
             let undoing = match base {
@@ -100,6 +100,12 @@ impl Engine for MutateEngine {
     }
 }
 
+fn hash_of(state: &Contents) -> u64 {
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    state.hash(&mut hash);
+    hash.finish()
+}
+
 /// The whole-file edits that make `candidate`, found on `base` (an earlier state; none: the
 /// current one), of the tree in `state`: on an earlier state, every file changed since is put
 /// back too. None when the file changed under it or the change does not parse.
@@ -111,14 +117,12 @@ fn edits_of(
 ) -> Option<Vec<Edit>> {
     let base = base.unwrap_or(state);
     let text = tree.read_in(base, &candidate.path).ok()??;
-    if candidate.end > text.len() {
-        return None;
-    }
+    // The tests may have rewritten a file heal never wrote since the candidate was made.
     let changed = format!(
         "{}{}{}",
-        &text[..candidate.start],
+        text.get(..candidate.start)?,
         candidate.replacement,
-        &text[candidate.end..]
+        text.get(candidate.end..)?
     );
     if !Lang::of(&candidate.path).is_some_and(|lang| syntax::parses(lang, &changed)) {
         return None;
@@ -146,8 +150,10 @@ fn edits_of(
 /// The candidates for the tree's current state: per suspicious region, most suspicious first,
 /// each region's by tier; then all regions' lower tiers after every region's first.
 fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
+    let spectrum = context.spectrum.map(|spectrum| spectrum.aligned(tree));
+    let spectrum = spectrum.as_ref();
     let (regions, protected) =
-        localise::suspicious(context.failures, context.files, tree, context.spectrum);
+        localise::suspicious(context.failures, context.files, tree, spectrum);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
     for region in &regions {
         let Some(lang) = Lang::of(&region.path) else {
@@ -168,7 +174,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             (region.first, region.last),
             guarded,
         );
-        if let Some(spectrum) = context.spectrum {
+        if let Some(spectrum) = spectrum {
             // Within a tier, the lines most the failing tests ran and least the others first.
             let score = |c: &Candidate| spectrum.at(&c.path, c.line).unwrap_or(0.0);
             candidates.sort_by(|a, b| score(b).total_cmp(&score(a)));
@@ -183,7 +189,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             ordered.extend(candidates.iter().filter(|c| c.tier == tier).cloned());
         }
     }
-    if let Some(spectrum) = context.spectrum {
+    if let Some(spectrum) = spectrum {
         // A line no failing test ran cannot be where they went wrong, unless the bug is in
         // code not there: its changes come last.
         let ran = |c: &Candidate| spectrum.at(&c.path, c.line) != Some(0.0);
