@@ -253,6 +253,15 @@ impl Baseline {
     }
 
     /// Which of the baseline's failures still fail in `run`, and which tests it breaks.
+    /// The tests that failed and are not flaky: those a repair must make pass.
+    pub fn steady_failing(&self) -> Vec<String> {
+        self.failing
+            .iter()
+            .filter(|id| !self.flaky.contains(*id))
+            .cloned()
+            .collect()
+    }
+
     pub fn judge(&self, run: &TestReport) -> Judged {
         let failed = failing_ids(run);
         let runs = matches!(
@@ -262,12 +271,7 @@ impl Baseline {
         // A run that timed out or broke down shows nothing fixed.
         if !runs {
             return Judged {
-                still_failing: self
-                    .failing
-                    .iter()
-                    .filter(|id| !self.flaky.contains(*id))
-                    .cloned()
-                    .collect(),
+                still_failing: self.steady_failing(),
                 regressions: vec![format!("the suite ({})", outcome_name(run))],
             };
         }

@@ -21,7 +21,7 @@ const MAX_SUITE: Duration = Duration::from_secs(20);
 pub const LOADED: f64 = 0.01;
 
 /// Per file, each executable line's suspiciousness, 0 (no failing test ran it) to 1.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Spectrum {
     files: BTreeMap<String, BTreeMap<usize, f64>>,
     /// Each file's number of lines when measured.
@@ -166,9 +166,8 @@ pub fn measure(
         let text = tree.read(&format!("{dir_name}/report.json")).ok()??;
         let report: Report = serde_json::from_str(&text).ok()?;
         let failing: Vec<String> = baseline
-            .failing
+            .steady_failing()
             .iter()
-            .filter(|id| !baseline.flaky.contains(*id))
             .map(|id| dotted(id))
             .collect();
         let mut spectrum = spectrum(&report, &failing)?;
@@ -195,7 +194,7 @@ pub fn measure(
 }
 
 /// Ochiai over the report's contexts: a context is failing when it names one of `failing`
-/// (dotted ids). None when no failing test's context is found.
+/// (dotted ids). None unless every failing test has a context of its own.
 fn spectrum(report: &Report, failing: &[String]) -> Option<Spectrum> {
     let contexts: BTreeSet<&str> = report
         .files

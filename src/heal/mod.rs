@@ -934,12 +934,7 @@ fn validate(
 ) -> Result<Validated, Failure> {
     let since = |origin: Instant| origin.elapsed().as_millis() as u64;
     let mut runs = Vec::new();
-    let failing: Vec<String> = baseline
-        .failing
-        .iter()
-        .filter(|id| !baseline.flaky.contains(*id))
-        .cloned()
-        .collect();
+    let failing = baseline.steady_failing();
     if selectable(baseline.report.framework)
         && !failing.is_empty()
         && baseline.report.outcome == Outcome::TestsFailed
