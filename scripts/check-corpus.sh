@@ -76,7 +76,7 @@ python3 - "$bugs" "$corpus" <<'PY' >"$work/table.txt" || true
 import os, sys
 bugs, corpus = sys.argv[1:]
 covered = {"boundary", "flipped", "off_by_one", "arithmetic", "boolean", "operand_swap", "sibling_name",
-           "wrong_variable", "missing_call"}
+           "wrong_variable", "missing_call", "missing_condition"}
 uncovered = {"missing_statement", "wrong_constant", "wrong_method", "string_literal"}
 lines = open(bugs, encoding="utf-8").read().split("\n")
 if lines[0] != "id\tprogram\tfile\tline\tfind\treplace\tclass\tcovered":
