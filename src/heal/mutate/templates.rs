@@ -3,8 +3,9 @@
 //! (`flatten(x)` → `x`, `s.lower()` → `s`) or a variable wrapped in a call the file makes or a
 //! common one (`values` → `sorted(values)`), an argument ±1 (`range(0, r)` → `range(0, r + 1)`),
 //! a condition reduced to one side, a guard for the object of a `None`/`null` test, `while True`
-//! given a variable, `[]` ↔ `[[]]`, a slice the function takes put on another variable, and the
-//! sides of `+` swapped (strings). Each replaces one node's bytes, like the operators.
+//! given a variable, `[]` ↔ `[[]]`, a slice the function takes put on another variable, the
+//! sides of `+` swapped (strings), and a condition expanded by one more clause. Each replaces one
+//! node's bytes, like the operators.
 
 use tree_sitter::Node;
 
@@ -262,6 +263,7 @@ pub fn of_names(
         _ => return found,
     };
     let mut slices = Vec::new();
+    let mut conditions = Vec::new();
     let mut cursor = root.walk();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
@@ -269,6 +271,9 @@ pub fn of_names(
             continue;
         }
         stack.extend(node.children(&mut cursor));
+        if let Some(condition) = condition_of(node) {
+            conditions.push(condition);
+        }
         if node.kind() == "while_statement" || node.kind() == "while_expression" {
             let condition = node.child_by_field_name("condition");
             let inner = condition.map(|c| match c.kind() {
@@ -317,7 +322,157 @@ pub fn of_names(
             wraps += 1;
         }
     }
+    conditions.sort_by_key(|node| node.start_byte());
+    found.extend(expansions(path, lang, text, &conditions, variables));
     found
+}
+
+/// Conditions expanded at most, per suspicious region: their number grows as the product of
+/// the conditions and the clauses.
+const MAX_EXPANSIONS: usize = 100;
+
+/// Each condition of the region given one more clause (the condition that is missing a guard or
+/// a case, `if start <= merged[-1][1]` → `if merged and start <= merged[-1][1]`): a variable's
+/// truth before it (Python and JavaScript, where any value has one), the variables the condition
+/// reads first, then the nearest; then another condition of the region after it, as it is or
+/// negated.
+fn expansions(
+    path: &str,
+    lang: Lang,
+    text: &str,
+    conditions: &[Node],
+    variables: &[Node],
+) -> Vec<Candidate> {
+    let source = |n: Node| &text[n.byte_range()];
+    let (and, or) = match lang {
+        Lang::Python => (" and ", " or "),
+        _ => (" && ", " || "),
+    };
+    let mut found = Vec::new();
+    for condition in conditions {
+        let mut push = |replacement: String| {
+            let description = format!(
+                "`{}` → `{}`",
+                one_line(source(*condition)),
+                one_line(&replacement)
+            );
+            found.push(replacing(path, *condition, &replacement, 6, description));
+        };
+        let this = operand(lang, text, *condition);
+        let mut guards: Vec<(bool, usize, &str)> = Vec::new();
+        if matches!(
+            lang,
+            Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
+        ) {
+            let line = condition.start_position().row;
+            for variable in variables {
+                let name = source(*variable);
+                let read = condition.byte_range().contains(&variable.start_byte());
+                let distance = variable.start_position().row.abs_diff(line);
+                match guards.iter_mut().find(|(_, _, seen)| *seen == name) {
+                    Some(guard) => *guard = (*guard).min((!read, distance, name)),
+                    None => guards.push((!read, distance, name)),
+                }
+            }
+        }
+        guards.sort();
+        for (_, _, name) in guards {
+            let negated = format!("{}{name}", not(lang));
+            push(format!("{name}{and}{this}"));
+            push(format!("{negated}{and}{this}"));
+            push(format!("{name}{or}{this}"));
+            push(format!("{negated}{or}{this}"));
+        }
+        let mut clauses: Vec<&str> = Vec::new();
+        for other in conditions {
+            let clause = source(*other);
+            if clause.contains(source(*condition))
+                || source(*condition).contains(clause)
+                || clauses.contains(&clause)
+            {
+                continue;
+            }
+            clauses.push(clause);
+            let plain = operand(lang, text, *other);
+            let negated = match is_primary(lang, *other) {
+                true => format!("{}{clause}", not(lang)),
+                false => format!("{}({clause})", not(lang)),
+            };
+            for joiner in [and, or] {
+                push(format!("{this}{joiner}{plain}"));
+                push(format!("{this}{joiner}{negated}"));
+            }
+        }
+    }
+    found.truncate(MAX_EXPANSIONS);
+    found
+}
+
+/// The condition of an `if`, `elif`, `while` or JavaScript's `?:`, without its parentheses; not
+/// Rust's `if let`.
+fn condition_of(node: Node) -> Option<Node> {
+    if !matches!(
+        node.kind(),
+        "if_statement"
+            | "elif_clause"
+            | "while_statement"
+            | "if_expression"
+            | "while_expression"
+            | "ternary_expression"
+    ) {
+        return None;
+    }
+    let condition = node.child_by_field_name("condition")?;
+    let inner = match condition.kind() {
+        "parenthesized_expression" => condition.named_child(0)?,
+        "let_condition" | "let_chain" => return None,
+        _ => condition,
+    };
+    Some(inner)
+}
+
+/// The node's text as an operand of `and` or `or`: in parentheses unless it binds tighter.
+fn operand(lang: Lang, text: &str, node: Node) -> String {
+    let source = &text[node.byte_range()];
+    let loose = match node.kind() {
+        "boolean_operator" | "conditional_expression" | "lambda" | "named_expression" => true,
+        "ternary_expression" | "assignment_expression" | "sequence_expression" => true,
+        "binary_expression" => node.child_by_field_name("operator").is_some_and(|o| {
+            matches!(o.kind(), "&&" | "||" | "??") || lang == Lang::Rust && o.kind() == ".."
+        }),
+        _ => false,
+    };
+    match loose {
+        true => format!("({source})"),
+        false => source.to_string(),
+    }
+}
+
+/// Whether `!x` negates the whole node: a name, a call, a member, an element or parentheses.
+fn is_primary(lang: Lang, node: Node) -> bool {
+    // Python's `not` binds looser than a comparison: `not a < b` is `not (a < b)`.
+    lang == Lang::Python && node.kind() == "comparison_operator"
+        || matches!(
+            node.kind(),
+            "identifier"
+                | "call"
+                | "call_expression"
+                | "attribute"
+                | "member_expression"
+                | "field_expression"
+                | "selector_expression"
+                | "subscript"
+                | "subscript_expression"
+                | "index_expression"
+                | "parenthesized_expression"
+        )
+}
+
+fn not(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Python => "not ",
+        _ => "!",
+    }
 }
 
 /// `o.a is None` → `o is None or o.a is None` (and `is not`, `== null`, `=== null`): the guard a
@@ -489,6 +644,51 @@ mod tests {
         assert_has(&found, 6, &swapped);
         let found = changed(Lang::Python, "def g():\n    return [[]]\n");
         assert_has(&found, 6, "def g():\n    return []\n");
+    }
+
+    #[test]
+    fn conditions_are_expanded_by_a_variable_or_another_condition() {
+        let text = "def f(runs, ch, n):\n    if runs[-1][0] == ch or n:\n        return 1\n    while n > 0:\n        n -= 1\n    return 0\n";
+        let found = changed(Lang::Python, text);
+        let condition = "runs[-1][0] == ch or n";
+        let expanded = |by: &str| text.replace(condition, by);
+        assert_has(&found, 6, &expanded("runs and (runs[-1][0] == ch or n)"));
+        assert_has(&found, 6, &expanded("not ch or (runs[-1][0] == ch or n)"));
+        assert_has(
+            &found,
+            6,
+            &expanded("(runs[-1][0] == ch or n) and not n > 0"),
+        );
+        assert_has(
+            &found,
+            6,
+            &text.replace("n > 0", "n > 0 or (runs[-1][0] == ch or n)"),
+        );
+        let js = "function f(words, edge) {\n  const w = words[0];\n  if (SMALL.has(w)) return w;\n  return edge ? w : '';\n}\n";
+        let found = changed(Lang::JavaScript, js);
+        assert_has(
+            &found,
+            6,
+            &js.replace("(SMALL.has(w))", "(!edge && SMALL.has(w))"),
+        );
+        assert_has(&found, 6, &js.replace("edge ?", "edge || !SMALL.has(w) ?"));
+        // Rust's conditions are bools: only other conditions are joined, negated whole.
+        let rust = "fn f(a: i32, b: i32) -> i32 {\n    if a < b {\n        return 1;\n    }\n    while a == 0 {}\n    0\n}\n";
+        let found = changed(Lang::Rust, rust);
+        assert_has(
+            &found,
+            6,
+            &rust.replace("if a < b", "if a < b && !(a == 0)"),
+        );
+        assert_has(
+            &found,
+            6,
+            &rust.replace("while a == 0", "while a == 0 || a < b"),
+        );
+        assert!(!found.iter().any(|(_, t)| t.contains("if a && a < b")));
+        for (_, after) in &found {
+            assert!(crate::syntax::parses(Lang::Rust, after), "{after}");
+        }
     }
 
     #[test]
