@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench-mutate.sh: how many of the corpus's seeded one-line bugs `autocoder heal --engine mutate`
 # repairs (testdata/corpus: small correct programs with tests; bugs.tsv: the bugs, each seeded by
-# scripts/seed-bug.py into a fresh copy), per class of bug, with the candidates tried and the
-# seconds per bug, and how many of the fixes are the original code again. Targets (issue 22): at
+# scripts/seed-bug.py into a fresh copy), per class of bug, with the candidates tried to the first
+# plausible patch and the seconds per bug (the alternatives sought after it included), and how
+# many of the fixes are the original code again (kept, or among the plausible patches). Targets (issue 22): at
 # least 70% of the bugs of the classes the engine has operators for repaired, a median of at most
 # 60 candidates tried and at most 30 s per bug; the bugs of the other classes must end red, not
 # hang. Why: the offline engine's reach is measured on bugs it was not tuned on.
@@ -35,10 +36,21 @@ for id in "${ids[@]}"; do
 done
 
 python3 - "$work" <<'PY'
-import csv, json, statistics, sys
+import csv, json, shutil, statistics, subprocess, sys
 from pathlib import Path
 
 work = Path(sys.argv[1])
+
+
+def patched(bug_id, diff, file):
+    """The bug's file with `diff` (a plausible patch, against the seeded bug) applied."""
+    dest = work / "patched"
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run(["scripts/seed-bug.py", bug_id, str(dest)], check=True)
+    applied = subprocess.run(["git", "apply", "-"], cwd=dest, input=diff.encode(), capture_output=True)
+    return (dest / file).read_text() if applied.returncode == 0 else None
+
+
 bugs = {row["id"]: row for row in csv.DictReader(open("testdata/corpus/bugs.tsv"), delimiter="\t")}
 rows = []
 for line in open(work / "results.tsv"):
@@ -50,15 +62,23 @@ for line in open(work / "results.tsv"):
         heal = {}
     status = heal.get("status", "error")
     healed = work / "bugs" / bug_id / bug["file"]
-    original = Path("testdata/corpus") / bug["program"] / bug["file"]
+    original = (Path("testdata/corpus") / bug["program"] / bug["file"]).read_text()
+    plausible = heal.get("plausible", [])
     rows.append({
         "id": bug_id, "class": bug["class"], "covered": bug["covered"] == "yes",
         "green": status == "green", "status": status,
-        "original": status == "green" and healed.read_text() == original.read_text(),
-        "candidates": heal.get("candidates_tried", 0), "seconds": int(millis) / 1000,
+        "original": status == "green" and healed.read_text() == original,
+        "original_among": status == "green" and any(
+            patched(bug_id, p["diff"], bug["file"]) == original for p in plausible),
+        "plausible": len(plausible),
+        # Until the first plausible patch: the alternatives sought after it are not the search.
+        "candidates": min((p["found_after"] for p in plausible), default=heal.get("candidates_tried", 0)),
+        "seconds": int(millis) / 1000,
     })
+    note = ("  (the original code)" if rows[-1]["original"]
+            else "  (the original code among the plausible)" if rows[-1]["original_among"] else "")
     print(f"{bug_id:24} {bug['class']:18} {status:17} {rows[-1]['candidates']:4} candidates "
-          f"{rows[-1]['seconds']:6.1f} s{'  (the original code)' if rows[-1]['original'] else ''}")
+          f"{rows[-1]['plausible']} plausible {rows[-1]['seconds']:6.1f} s{note}")
 
 print()
 print(f"{'class':18} {'covered':8} {'repaired':>9}")
@@ -73,8 +93,10 @@ if covered:
     median_seconds = statistics.median(r["seconds"] for r in covered)
     print()
     print(f"covered classes: {sum(r['green'] for r in covered)} of {len(covered)} repaired "
-          f"({rate:.0%}; target >= 70%), {sum(r['original'] for r in covered)} as the original code")
-    print(f"median per covered bug: {median_candidates:g} candidates (target <= 60), "
+          f"({rate:.0%}; target >= 70%), {sum(r['original'] for r in covered)} as the original code, "
+          f"{sum(r['original_among'] for r in covered)} with it among the plausible patches")
+    print(f"median per covered bug: {median_candidates:g} candidates to the first plausible patch "
+          f"(target <= 60), "
           f"{median_seconds:.1f} s (target <= 30)")
 if uncovered:
     print(f"uncovered classes: {sum(r['green'] for r in uncovered)} of {len(uncovered)} green anyway, "

@@ -77,6 +77,11 @@ pub trait Engine {
     fn searches(&self) -> bool;
     /// The next change to try on the tree's state (the best so far).
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure>;
+    /// After its last change made the tests pass, up to `at_most` others like it, on the state
+    /// before it: a search's other plausible patches. None by default.
+    fn alternatives(&mut self, _tree: &Tree, _at_most: usize) -> Vec<Proposal> {
+        Vec::new()
+    }
 }
 
 /// What an engine is shown: the state it works from.
@@ -123,6 +128,8 @@ pub struct Proposal {
     pub prompt_hash: Option<String>,
     /// What the change is, for people (the offline engine's candidates).
     pub label: Option<String>,
+    /// A search's candidate's tier and place (its suspicious region): the lower, the likelier.
+    pub rank: Option<(u8, usize)>,
 }
 
 /// One engine's turn: how many attempts and how long it may take.
@@ -214,6 +221,7 @@ pub fn heal(
         seen_diffs: BTreeSet::new(),
         stalled: 0,
         number: 0,
+        before_green: None,
         events,
         signals: &signals,
         deadline,
@@ -271,12 +279,20 @@ pub fn heal(
     })
 }
 
+/// A search's plausible patches at most: the first and the others found after it.
+const PLAUSIBLE: usize = 3;
+/// Candidates tried at most after a search's first plausible patch.
+const MAX_ALTERNATIVES: usize = 8;
+/// The time the alternatives may take, when the search found the first sooner.
+const MIN_SEEKING: Duration = Duration::from_secs(5);
+
 /// Candidates of a batch cut short that loop alone too, in a row, after which the next ones cut
 /// short are believed to loop without a second run.
 const LOOPS_BELIEVED: u32 = 3;
 
 /// The best state so far: one that builds before one that does not, then the fewest originally
 /// failing tests still failing; never one with regressions.
+#[derive(Clone)]
 struct Best {
     contents: Contents,
     score: (bool, usize),
@@ -309,6 +325,8 @@ struct Repair<'a> {
     loops_in_a_row: u32,
     /// The attempts made, over all stages.
     number: u32,
+    /// The best state before a search's change made it green: where its alternatives start.
+    before_green: Option<Best>,
     events: &'a mut Events,
     signals: &'a TerminationSignals,
     deadline: Instant,
@@ -334,6 +352,7 @@ impl Repair<'_> {
             false => 1,
         };
         let first = self.number;
+        let started = Instant::now();
         while self.number - first < stage.attempts {
             if let Some(signal) = self.signals.take() {
                 return Ok(End::Interrupted(signal));
@@ -358,8 +377,13 @@ impl Repair<'_> {
                 1 => self.attempt(engine, deadline)?,
                 size => self.at_once(engine, deadline, size)?,
             };
-            if let Step::End(end) = step {
-                return Ok(end);
+            match step {
+                Step::End(End::Green) if self.before_green.is_some() => {
+                    let until = deadline.min(Instant::now() + started.elapsed().max(MIN_SEEKING));
+                    return self.more_plausible(engine, until);
+                }
+                Step::End(end) => return Ok(end),
+                Step::Next => {}
             }
         }
         Ok(End::Budget(if engine.searches() {
@@ -562,6 +586,160 @@ impl Repair<'_> {
         })
     }
 
+    /// After a search's first green change, the next candidates at its place (its tier's, then
+    /// the next tiers'), each tested on the state before it, until `until`, `PLAUSIBLE` are green
+    /// or `MAX_ALTERNATIVES` were tried: the plausible patches, ranked by tier, size (the diff's
+    /// lines) and suspiciousness (place, then the order they were tried in). The best is kept.
+    fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
+        struct Found {
+            best: Best,
+            attempt: Option<AttemptRecord>,
+            shown: record::PlausibleShown,
+            place: usize,
+        }
+        let Some(before) = self.before_green.take() else {
+            return Ok(End::Green);
+        };
+        let found_of = |tree: &Tree, best: Best, attempt: &AttemptRecord, tried: u64| {
+            let diff = tree.diff_of(&best.contents);
+            let (tier, place) = attempt.rank.unwrap_or((u8::MAX, usize::MAX));
+            let shown = record::PlausibleShown {
+                change: attempt.change.clone().unwrap_or_default(),
+                tier,
+                lines: diff
+                    .lines()
+                    .filter(|line| {
+                        (line.starts_with('+') || line.starts_with('-'))
+                            && !line.starts_with("+++")
+                            && !line.starts_with("---")
+                    })
+                    .count(),
+                found_after: tried,
+                diff,
+            };
+            Found {
+                best,
+                attempt: None,
+                shown,
+                place,
+            }
+        };
+        let Some(first) = self.report.attempts.last() else {
+            return Ok(End::Green);
+        };
+        let mut found = vec![found_of(
+            self.tree,
+            self.best.clone(),
+            first,
+            self.report.candidates_tried,
+        )];
+        let mut end = End::Green;
+        for proposal in engine.alternatives(self.tree, MAX_ALTERNATIVES) {
+            if found.len() == PLAUSIBLE || Instant::now() >= until {
+                break;
+            }
+            if let Some(signal) = self.signals.take() {
+                end = End::Interrupted(signal);
+                break;
+            }
+            if let Err(err) = self.tree.restore(&before.contents) {
+                self.cannot_restore(&err);
+                break;
+            }
+            self.number += 1;
+            self.report.candidates_tried += 1;
+            let number = self.number;
+            let mut attempt = match self.prepare(0, engine.name(), true, number, proposal) {
+                Ok(attempt) => attempt,
+                Err(_) => continue,
+            };
+            let tested = Instant::now();
+            let result = validate(
+                self.request,
+                self.baseline,
+                before.score,
+                self.tree,
+                failing_limit(self.request, self.baseline, true),
+                self.events.origin(),
+                &|message| self.step(true, &format!("attempt {number}: {message}")),
+            );
+            attempt.test_seconds = tested.elapsed().as_secs_f64();
+            let Ok(validated) = result else {
+                break;
+            };
+            self.emit_runs(number, &validated);
+            if let Some(signal) = validated.interrupted() {
+                end = End::Interrupted(signal);
+                break;
+            }
+            let judged = self.baseline.judge(&validated.report);
+            let what = attempt.change.clone().unwrap_or_default();
+            let summary = format!(
+                "attempt {number}: {what}; {}",
+                judged.summary(self.baseline.failing.len())
+            );
+            self.say(true, &summary);
+            if !(validated.whole_suite
+                && judged.still_failing.is_empty()
+                && judged.regressions.is_empty())
+            {
+                continue;
+            }
+            attempt.outcome = Some(validated.report.outcome);
+            attempt.counts = Some(validated.report.counts);
+            attempt.whole_suite = true;
+            attempt.kept = true;
+            let best = Best {
+                contents: self.tree.contents(),
+                score: (false, 0),
+                report: Some(validated.report),
+                engine: Some(engine.name()),
+            };
+            let tried = self.report.candidates_tried;
+            let mut alternative = found_of(self.tree, best, &attempt, tried);
+            alternative.attempt = Some(attempt);
+            found.push(alternative);
+        }
+        found.sort_by_key(|f| (f.shown.tier, f.shown.lines, f.place, f.shown.found_after));
+        let chosen = found.remove(0);
+        if let Err(err) = self.tree.restore(&chosen.best.contents) {
+            self.cannot_restore(&err);
+            // The copy holds none of them for sure: the state before, as the best, is safe.
+            self.best = before;
+            return Ok(End::Failed("the copy could not be put back".into()));
+        }
+        if let Some(attempt) = chosen.attempt {
+            crate::log::info(
+                "heal",
+                &format!(
+                    "attempt {}: {}; as plausible, and smaller or likelier: kept instead",
+                    attempt.number,
+                    attempt.change.as_deref().unwrap_or("a change")
+                ),
+            );
+            if let Some(last) = self.report.attempts.last_mut() {
+                last.kept = false;
+            }
+            self.report.attempts.retain(|attempt| attempt.kept);
+            self.report.attempts.push(attempt);
+        }
+        if !found.is_empty() {
+            crate::log::info(
+                "heal",
+                &format!(
+                    "{} more plausible change{} (heal.plausible)",
+                    found.len(),
+                    if found.len() == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        self.best = chosen.best;
+        self.report.plausible = std::iter::once(chosen.shown)
+            .chain(found.into_iter().map(|f| f.shown))
+            .collect();
+        Ok(end)
+    }
+
     /// The engine's next change, on the best state so far, numbered and counted; or how the
     /// stage ends when there is none.
     fn propose(
@@ -682,6 +860,7 @@ impl Repair<'_> {
             tokens: proposal.tokens,
             model_seconds: proposal.model_seconds,
             test_seconds: 0.0,
+            rank: proposal.rank,
         };
         self.feedback = edit_feedback(&attempt);
         if !attempt.edits.iter().any(|e| e.applied) {
@@ -791,12 +970,18 @@ impl Repair<'_> {
             crate::log::info("heal", &summary);
             attempt.kept = true;
             self.history.push(summary);
-            self.best = Best {
-                contents: self.tree.contents(),
-                score,
-                report: Some(result.clone()),
-                engine: Some(engine),
-            };
+            let before = std::mem::replace(
+                &mut self.best,
+                Best {
+                    contents: self.tree.contents(),
+                    score,
+                    report: Some(result.clone()),
+                    engine: Some(engine),
+                },
+            );
+            if green && searches {
+                self.before_green = Some(before);
+            }
         } else {
             self.say(searches, &summary);
             let why = if !judged.regressions.is_empty() {

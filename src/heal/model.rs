@@ -171,6 +171,7 @@ impl Engine for ModelEngine {
             model_seconds: asked.elapsed().as_secs_f64(),
             prompt_hash: Some(prompt_hash),
             label: None,
+            rank: None,
         }))
     }
 }

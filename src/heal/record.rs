@@ -25,6 +25,9 @@ pub struct HealReport {
     pub attempts: Vec<AttemptRecord>,
     /// The offline engine's candidates tested.
     pub candidates_tried: u64,
+    /// The offline engine's plausible patches, the best (the one kept) first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plausible: Vec<PlausibleShown>,
     /// Tests whose outcome changed between two runs of the same code: left out of the green and
     /// regression decisions.
     pub flaky: Vec<String>,
@@ -69,6 +72,7 @@ impl HealReport {
             reason: String::new(),
             attempts: Vec::new(),
             candidates_tried: 0,
+            plausible: Vec::new(),
             flaky: Vec::new(),
             failing_before: Vec::new(),
             diff: String::new(),
@@ -134,6 +138,23 @@ pub struct AttemptRecord {
     pub tokens: Tokens,
     pub model_seconds: f64,
     pub test_seconds: f64,
+    /// A search's candidate's tier and place, for ranking plausible patches.
+    #[serde(skip)]
+    pub rank: Option<(u8, usize)>,
+}
+
+/// A change that made every failing test pass and broke none: one of a search's plausible
+/// patches, ranked by tier, size and suspiciousness.
+#[derive(Debug, Serialize)]
+pub struct PlausibleShown {
+    pub change: String,
+    /// How likely its kind of change is to be the fix: 1 first.
+    pub tier: u8,
+    /// The diff's lines added and removed.
+    pub lines: usize,
+    /// Candidates tried when it was found.
+    pub found_after: u64,
+    pub diff: String,
 }
 
 /// The `--events` file: one JSON object per line, each with the milliseconds since heal began.

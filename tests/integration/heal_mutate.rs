@@ -269,6 +269,60 @@ fn a_change_kept_for_hiding_part_of_the_bug_is_undone_for_the_real_fix() {
 }
 
 #[test]
+fn the_other_plausible_patches_at_the_fixs_place_are_reported_ranked() {
+    // `== 1` → `!= 1` (a boundary operator, tier 1) passes, and so does `1` → `0` (off by one,
+    // tier 2), the original code: both are reported, the likelier kind first and kept.
+    let test = Test::new();
+    test.dir().write(
+        "parity.py",
+        "def is_even(n):\n    return n % 2 == 1\n\n\ndef half(n):\n    return n // 2\n",
+    );
+    test.dir().write(
+        "test_parity.py",
+        "from parity import half, is_even\n\n\ndef test_even():\n    assert is_even(4)\n    \
+         assert is_even(0)\n    assert not is_even(3)\n\n\ndef test_half():\n    \
+         assert half(4) == 2\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let plausible = heal["plausible"].as_array().unwrap();
+    let shown: Vec<(&str, u64)> = plausible
+        .iter()
+        .map(|p| (p["change"].as_str().unwrap(), p["tier"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        shown[..2],
+        [
+            ("`n % 2 == 1` → `n % 2 != 1` at parity.py:2", 1),
+            ("`n % 2 == 1` → `n % 2 == 0` at parity.py:2", 2),
+        ],
+        "{heal:#}"
+    );
+    assert!(plausible.iter().all(|p| p["lines"] == 2
+        && p["diff"]
+            .as_str()
+            .unwrap()
+            .starts_with("diff --git a/parity.py b/parity.py")));
+    assert!(plausible[0]["found_after"].as_u64() < plausible[1]["found_after"].as_u64());
+    // The first is the change kept and written; every candidate is counted.
+    assert_eq!(heal["diff"], plausible[0]["diff"]);
+    assert_eq!(changes(&heal), [shown[0].0]);
+    let tried = heal["candidates_tried"].as_u64().unwrap();
+    assert!(tried >= plausible.last().unwrap()["found_after"].as_u64().unwrap());
+    let parity = std::fs::read_to_string(run.dir.path().join("parity.py")).unwrap();
+    assert!(parity.contains("n % 2 != 1"), "{parity}");
+    assert!(
+        run.stderr().contains("more plausible change"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
 fn the_lines_only_the_failing_test_runs_are_tried_first() {
     // The children's branch, which only passing tests run, has the most candidates before the
     // fix's tier; with coverage.py's per-test lines they come last. The copy the candidates run
@@ -305,7 +359,8 @@ fn the_lines_only_the_failing_test_runs_are_tried_first() {
         "{}",
         run.stderr()
     );
-    let tried = heal["candidates_tried"].as_u64().unwrap();
+    // Found within 20; its alternatives are tried after it.
+    let tried = heal["plausible"][0]["found_after"].as_u64().unwrap();
     assert!(tried <= 20, "{tried} candidates:\n{}", run.stderr());
 }
 

@@ -6,7 +6,8 @@
 //! (`n // 2` → `n // 3` passes one test, and the real fix, `sorted(values)`, then fails on top of
 //! it): when nothing is left to try on the kept change, the earlier state's untried changes
 //! follow, with the kept change undone. Candidates that do not parse, or were tried, are skipped
-//! before any test runs.
+//! before any test runs. Once a change makes the tests pass, the next few at its place are its
+//! alternatives: the other plausible patches.
 
 mod localise;
 mod operators;
@@ -34,6 +35,8 @@ pub struct MutateEngine {
     earlier: Vec<(Contents, VecDeque<Candidate>)>,
     /// The states tried, by hash.
     tried: HashSet<u64>,
+    /// The tier and place of the candidate last proposed, when it was made for the current state.
+    last: Option<(u8, usize)>,
 }
 
 impl Engine for MutateEngine {
@@ -74,30 +77,72 @@ impl Engine for MutateEngine {
             let Some(edits) = edits_of(tree, &state, base, &candidate) else {
                 continue;
             };
-            let mut after = state.clone();
-            for edit in &edits {
-                match tree.read_in(&Contents::new(), &edit.path) {
-                    Ok(Some(original)) if original == edit.replace => after.remove(&edit.path),
-                    _ => after.insert(edit.path.clone(), Some(edit.replace.clone())),
-                };
-            }
-            if !self.tried.insert(hash_of(&after)) {
+            if !self
+                .tried
+                .insert(hash_of(&state_after(tree, &state, &edits)))
+            {
                 continue;
             }
-            let undoing = match base {
-                Some(_) => ", in place of the change kept",
-                None => "",
-            };
-            return Ok(Proposed::Edits(Proposal {
-                edits,
-                label: Some(format!(
-                    "{} at {}:{}{undoing}",
-                    candidate.description, candidate.path, candidate.line
-                )),
-                ..Proposal::default()
-            }));
+            self.last = base.is_none().then_some((candidate.tier, candidate.place));
+            return Ok(Proposed::Edits(proposal(&candidate, edits, base.is_some())));
         }
     }
+
+    /// The candidates left at the last one's place, of its tier and after, on the state it was
+    /// made for.
+    fn alternatives(&mut self, tree: &Tree, at_most: usize) -> Vec<Proposal> {
+        let (Some((tier, place)), Some(state)) = (self.last.take(), self.made_for.clone()) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let mut rest = VecDeque::new();
+        while let Some(candidate) = self.queue.pop_front() {
+            if found.len() == at_most || candidate.place != place || candidate.tier < tier {
+                rest.push_back(candidate);
+                continue;
+            }
+            let Some(edits) = edits_of(tree, &state, None, &candidate) else {
+                continue;
+            };
+            if self
+                .tried
+                .insert(hash_of(&state_after(tree, &state, &edits)))
+            {
+                found.push(proposal(&candidate, edits, false));
+            }
+        }
+        self.queue = rest;
+        found
+    }
+}
+
+/// The proposal of a candidate's edits; `undoing`: made on an earlier state.
+fn proposal(candidate: &Candidate, edits: Vec<Edit>, undoing: bool) -> Proposal {
+    let undoing = match undoing {
+        true => ", in place of the change kept",
+        false => "",
+    };
+    Proposal {
+        edits,
+        label: Some(format!(
+            "{} at {}:{}{undoing}",
+            candidate.description, candidate.path, candidate.line
+        )),
+        rank: Some((candidate.tier, candidate.place)),
+        ..Proposal::default()
+    }
+}
+
+/// The state `edits` make of `state`.
+fn state_after(tree: &Tree, state: &Contents, edits: &[Edit]) -> Contents {
+    let mut after = state.clone();
+    for edit in edits {
+        match tree.read_in(&Contents::new(), &edit.path) {
+            Ok(Some(original)) if original == edit.replace => after.remove(&edit.path),
+            _ => after.insert(edit.path.clone(), Some(edit.replace.clone())),
+        };
+    }
+    after
 }
 
 fn hash_of(state: &Contents) -> u64 {
@@ -155,7 +200,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let (regions, protected) =
         localise::suspicious(context.failures, context.files, tree, spectrum);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
-    for region in &regions {
+    for (place, region) in regions.iter().enumerate() {
         let Some(lang) = Lang::of(&region.path) else {
             continue;
         };
@@ -174,6 +219,9 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             (region.first, region.last),
             guarded,
         );
+        for candidate in &mut candidates {
+            candidate.place = place;
+        }
         if let Some(spectrum) = spectrum {
             // Within a tier, the lines most the failing tests ran and least the others first.
             let score = |c: &Candidate| spectrum.at(&c.path, c.line).unwrap_or(0.0);

@@ -25,6 +25,8 @@ pub struct Candidate {
     pub line: usize,
     /// What it changes, for people: "`quantity > 50` → `quantity >= 50`".
     pub description: String,
+    /// The suspicious region it is in: 0 the most suspicious (set when the regions are known).
+    pub place: usize,
 }
 
 /// Boundary operators: the most common one-character fix.
@@ -160,6 +162,7 @@ fn renames(path: &str, text: &str, variables: &mut [Node]) -> Vec<Candidate> {
                     one_line(&text[context.byte_range()]),
                     one_line(&after)
                 ),
+                place: 0,
             });
             if found.len() == MAX_RENAMES {
                 return found;
@@ -223,6 +226,7 @@ fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candi
             tier,
             line,
             description: format!("`{}` → `{}`", one_line(before), one_line(&after)),
+            place: 0,
         });
     };
     let kind = node.kind();

@@ -229,6 +229,7 @@ fn replacing(
         tier,
         line: target.start_position().row + 1,
         description,
+        place: 0,
     }
 }
 
