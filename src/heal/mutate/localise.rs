@@ -85,10 +85,16 @@ pub fn suspicious(
             *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
             framed = true;
         }
-        // The functions the failing test calls.
+        // The functions the failing test calls. The test is in a test file or the file its
+        // runner names: a function of the project's own code may have the test's name.
         let name = test_name(&failure.id);
         let mut found_test = false;
-        for (path, source) in &sources {
+        let holds_tests = |path: &str| {
+            is_test_file(path)
+                || failure.file.as_deref() == Some(path)
+                || failure.id.starts_with(&format!("{path}::"))
+        };
+        for (path, source) in sources.iter().filter(|(path, _)| holds_tests(path)) {
             for function in functions(source) {
                 if name.is_none() || function_name(source, function) != name {
                     continue;
