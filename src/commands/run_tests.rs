@@ -65,6 +65,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     allow_degraded: false,
                     image: None,
                     command: Vec::new(),
+                    layered: Vec::new(),
                 },
                 caches_of: None,
             })?

@@ -38,6 +38,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         allow_degraded: args.allow_degraded,
         image: args.image,
         command: args.command,
+        layered: Vec::new(),
     }
     .resolve()?;
     // Opened before the command runs: a path that cannot be written fails the call before the

@@ -64,6 +64,7 @@ pub fn run_as(
             allow_degraded: false,
             image: None,
             command: Vec::new(),
+            layered: tree.layered(),
         },
         caches_of: Some(request.workspace.clone()),
     })?;

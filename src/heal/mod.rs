@@ -162,7 +162,7 @@ pub fn heal(
     // between steps, with the user's tree as it was and the document written.
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
-    let mut tree = Tree::copy_of(&request.workspace)?;
+    let mut tree = Tree::copy_of(&request.workspace, true)?;
     let baseline = Baseline::find(&mut request, &tree, events)?;
     let mut report = HealReport {
         flaky: baseline.flaky.iter().cloned().collect(),

@@ -96,7 +96,8 @@ pub fn run(
 ) -> Result<Healed, Failure> {
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
-    let mut tree = Tree::copy_of(&request.workspace)?;
+    // The tools run tests and commands in the copy by themselves: its build outputs are copied.
+    let mut tree = Tree::copy_of(&request.workspace, false)?;
     let files = crate::testmap::project_files(tree.path(), 10_000);
     let context = tools::Context {
         roots: Roots::new(&[tree.path().to_path_buf()])

@@ -1,7 +1,8 @@
 //! The private copy of the workspace heal works in, and the way its change reaches the user's
 //! tree. The copy is made once per run (`std::fs::copy`, which the kernel turns into a reflink
 //! where the filesystem shares blocks), without `.git`; candidates are written and tested there
-//! only. What heal wrote is held in memory, so code the tests ran cannot change the diff. The
+//! only. Build outputs (`node_modules`, cargo's `target`) are not copied: the tests see the
+//! workspace's own, read-only, through an overlay whose writes are gone when the run ends. What heal wrote is held in memory, so code the tests ran cannot change the diff. The
 //! user's tree is written at the end, only the files heal changed, and only when each is still
 //! as heal found it: a file someone else changed meanwhile means nothing is applied.
 
@@ -23,6 +24,16 @@ pub type Contents = BTreeMap<String, Option<String>>;
 /// The start of every copy's name in the temporary directory.
 const COPY_PREFIX: &str = "autocoder-heal-";
 
+/// Build outputs layered at most (an overlay mount each per test run); the others are copied.
+const MAX_LAYERS: usize = 16;
+
+/// Where a copy's build outputs come from: found while copying the workspace (none when they
+/// are to be copied), or those another copy found.
+enum Outputs<'a> {
+    Find(Option<Vec<PathBuf>>),
+    Known(&'a [PathBuf]),
+}
+
 /// The copy, removed when dropped.
 pub struct Tree {
     dir: PathBuf,
@@ -34,11 +45,17 @@ pub struct Tree {
     originals: Contents,
     /// Each changed file as heal last wrote it.
     current: Contents,
+    /// The workspace's build outputs the tests see through an overlay, relative to its root.
+    layers: Vec<PathBuf>,
+    /// The workspace the copy was made of.
+    workspace: PathBuf,
 }
 
 impl Tree {
-    /// A private copy of `workspace` (a directory of mode 700 in the temporary directory).
-    pub fn copy_of(workspace: &Path) -> Result<Tree, Failure> {
+    /// A private copy of `workspace` (a directory of mode 700 in the temporary directory);
+    /// `layered`: its build outputs shown through overlays (only runs of `baseline::run` mount
+    /// them), else copied.
+    pub fn copy_of(workspace: &Path, layered: bool) -> Result<Tree, Failure> {
         let temp = std::env::temp_dir();
         // A copy inside what it copies would copy itself until the names grow too long.
         if temp
@@ -53,19 +70,32 @@ impl Tree {
             .with_hint("set TMPDIR to a directory outside the project"));
         }
         remove_abandoned_copies(&temp);
-        Tree::copied(workspace)
+        let layers = (layered && can_layer(workspace)).then(Vec::new);
+        Tree::copied(workspace, workspace, Outputs::Find(layers))
     }
 
     /// Another copy of this one, in the same state: one more place to test a change in.
     pub fn another(&self) -> Result<Tree, Failure> {
-        let mut tree = Tree::copied(&self.work)?;
+        let mut tree = Tree::copied(&self.work, &self.workspace, Outputs::Known(&self.layers))?;
         tree.originals = self.originals.clone();
         tree.current = self.current.clone();
         Ok(tree)
     }
 
-    /// A private copy of `workspace` in the temporary directory.
-    fn copied(workspace: &Path) -> Result<Tree, Failure> {
+    /// The build outputs the tests see, for the sandbox: the workspace's own, read-only, what a
+    /// run writes there gone when it ends.
+    pub fn layered(&self) -> Vec<crate::sandbox::policy::Layered> {
+        self.layers
+            .iter()
+            .map(|at| crate::sandbox::policy::Layered {
+                at: at.clone(),
+                lower: self.workspace.join(at),
+            })
+            .collect()
+    }
+
+    /// A private copy of `from` (the workspace or a copy of it) in the temporary directory.
+    fn copied(from: &Path, workspace: &Path, outputs: Outputs) -> Result<Tree, Failure> {
         let temp = std::env::temp_dir();
         static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let name = format!(
@@ -98,11 +128,16 @@ impl Tree {
                 cannot(err)
             })?;
         let work = dir.join("work");
-        let copied = copy_dir(workspace, &work).and_then(|_| {
+        let mut outputs = outputs;
+        let copied = copy_dir(from, &work, Path::new(""), &mut outputs).and_then(|_| {
             // The copy is the sandbox's workspace: its own directory's mode, not 700's parent.
-            let mode = std::fs::metadata(workspace)?.mode() & 0o7777;
+            let mode = std::fs::metadata(from)?.mode() & 0o7777;
             std::fs::set_permissions(&work, std::fs::Permissions::from_mode(mode))
         });
+        let layers = match outputs {
+            Outputs::Find(found) => found.unwrap_or_default(),
+            Outputs::Known(known) => known.to_vec(),
+        };
         let roots = copied
             .map_err(|err| err.to_string())
             .and_then(|_| Roots::new(std::slice::from_ref(&work)).map_err(|err| err.to_string()));
@@ -114,12 +149,14 @@ impl Tree {
                 roots,
                 originals: Contents::new(),
                 current: Contents::new(),
+                layers,
+                workspace: workspace.to_path_buf(),
             }),
             Err(err) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(Failure::external(format!(
                     "cannot copy {} for heal: {err}",
-                    workspace.display()
+                    from.display()
                 )))
             }
         }
@@ -438,9 +475,28 @@ fn read_file(roots: &Roots, path: &str) -> Result<Option<String>, String> {
     }
 }
 
-/// Copies the directory `from` to `to`: files with their modes, links as links, no `.git`, no
-/// sockets, FIFOs or devices.
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Whether build outputs of `workspace` can be shown to the tests rather than copied: an
+/// overlay's options cannot spell a path holding `,` `:` or `\`; `AUTOCODER_COPY_BUILD_OUTPUTS`
+/// asks for copies.
+fn can_layer(workspace: &Path) -> bool {
+    let spelled = !workspace
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| b",:\\".contains(b));
+    spelled && std::env::var_os("AUTOCODER_COPY_BUILD_OUTPUTS").is_none()
+}
+
+/// Whether `path`, a directory named `name`, holds build outputs: `node_modules`, or cargo's
+/// `target` (it tags it as a cache).
+fn is_build_output(path: &Path, name: &std::ffi::OsStr) -> bool {
+    name == "node_modules" || name == "target" && path.join("CACHEDIR.TAG").is_file()
+}
+
+/// Copies the directory `from` to `to` (at `relative` in the copy): files with their modes,
+/// links as links, no `.git`, no sockets, FIFOs or devices; build outputs as empty directories,
+/// where the sandbox shows them, when `outputs` says so.
+fn copy_dir(from: &Path, to: &Path, relative: &Path, outputs: &mut Outputs) -> std::io::Result<()> {
     std::fs::DirBuilder::new().mode(0o700).create(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -451,7 +507,22 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         let (source, target) = (entry.path(), to.join(&name));
         let kind = entry.file_type()?;
         if kind.is_dir() {
-            copy_dir(&source, &target)?;
+            let at = relative.join(&name);
+            let layered = match outputs {
+                Outputs::Known(known) => known.contains(&at),
+                Outputs::Find(Some(found)) if found.len() < MAX_LAYERS => {
+                    let output = is_build_output(&source, &name);
+                    if output {
+                        found.push(at.clone());
+                    }
+                    output
+                }
+                Outputs::Find(_) => false,
+            };
+            match layered {
+                true => std::fs::DirBuilder::new().mode(0o700).create(&target)?,
+                false => copy_dir(&source, &target, &at, outputs)?,
+            }
             let mode = entry.metadata()?.mode() & 0o7777;
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
         } else if kind.is_symlink() {
@@ -468,11 +539,63 @@ mod tests {
     use super::*;
 
     #[test]
+    fn build_outputs_are_left_to_the_sandbox_to_show_and_other_directories_copied() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = workspace.path();
+        for file in [
+            "node_modules/pad/index.js",
+            "web/node_modules/x.js",
+            "target/CACHEDIR.TAG",
+            "target/debug/a",
+            "docs/target/page.md",
+        ] {
+            std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.join(file), "x").unwrap();
+        }
+        let tree = Tree::copy_of(root, true).unwrap();
+        let mut found: Vec<(PathBuf, PathBuf)> = tree
+            .layered()
+            .into_iter()
+            .map(|layer| (layer.at, layer.lower))
+            .collect();
+        let mut expected: Vec<(PathBuf, PathBuf)> = ["node_modules", "target", "web/node_modules"]
+            .into_iter()
+            .map(|at| (PathBuf::from(at), root.join(at)))
+            .collect();
+        found.sort();
+        expected.sort();
+        assert_eq!(found, expected);
+        // Their places are empty in the copy; a `target` that is no cargo's is copied.
+        let copy = tree.path();
+        assert_eq!(
+            std::fs::read_dir(copy.join("node_modules"))
+                .unwrap()
+                .count(),
+            0
+        );
+        assert_eq!(std::fs::read_dir(copy.join("target")).unwrap().count(), 0);
+        assert!(copy.join("docs/target/page.md").is_file());
+        // Another copy shows the same, from the workspace.
+        let another = tree.another().unwrap();
+        let mut again: Vec<(PathBuf, PathBuf)> = another
+            .layered()
+            .into_iter()
+            .map(|layer| (layer.at, layer.lower))
+            .collect();
+        again.sort();
+        assert_eq!(again, expected);
+        // Copied whole, when asked for.
+        let copied = Tree::copy_of(root, false).unwrap();
+        assert!(copied.layered().is_empty());
+        assert!(copied.path().join("node_modules/pad/index.js").is_file());
+    }
+
+    #[test]
     fn a_copy_takes_the_state_another_copy_reached_and_goes_back() {
         let workspace = tempfile::tempdir().unwrap();
         std::fs::write(workspace.path().join("a.py"), "a = 1\n").unwrap();
         std::fs::write(workspace.path().join("b.py"), "b = 1\n").unwrap();
-        let mut first = Tree::copy_of(workspace.path()).unwrap();
+        let mut first = Tree::copy_of(workspace.path(), true).unwrap();
         first.write("a.py", "a = 2\n").unwrap();
         let best = first.contents();
         let mut second = first.another().unwrap();

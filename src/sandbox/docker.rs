@@ -72,6 +72,11 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
                 .with_hint("drop --disk, or use the native backend"),
         );
     }
+    if !policy.layered.is_empty() {
+        return Err(Failure::usage(
+            "layered directories are only available with the native backend",
+        ));
+    }
     let (owner_uid, owner_gid) =
         view::open_bind(policy, &policy.workspace, Access::ReadWrite)?.owner;
     let root = nix::unistd::geteuid().is_root();

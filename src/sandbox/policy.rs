@@ -70,6 +70,20 @@ pub struct SandboxPolicy {
     pub allow_degraded: bool,
     /// The command as given (argv[0] unresolved).
     pub command: Vec<OsString>,
+    /// Directories of the workspace seen as others, their writes kept apart.
+    pub layered: Vec<Layered>,
+}
+
+/// A directory of the workspace the command sees as another directory, which stays read-only
+/// underneath: what the command writes there is kept in memory (an overlay on a tmpfs) and gone
+/// when it ends. heal's private copies see the project's build outputs (`node_modules`, cargo's
+/// `target`) so, without copying them. Native backend only, in the sandbox's own mount namespace.
+#[derive(Debug, Clone)]
+pub struct Layered {
+    /// Where, relative to the workspace: an existing directory, reached through no link.
+    pub at: PathBuf,
+    /// What it shows: a directory (canonical once checked).
+    pub lower: PathBuf,
 }
 
 /// What a command asks of the sandbox, before paths are checked and the environment is built.
@@ -91,6 +105,7 @@ pub struct PolicyRequest {
     pub allow_degraded: bool,
     pub image: Option<String>,
     pub command: Vec<OsString>,
+    pub layered: Vec<Layered>,
 }
 
 impl PolicyRequest {
@@ -99,6 +114,11 @@ impl PolicyRequest {
     pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
         let held_workspace = checked_workspace(&self.workspace)?;
         let workspace = held_workspace.path.clone();
+        let layered = self
+            .layered
+            .iter()
+            .map(|layer| checked_layer(&workspace, layer))
+            .collect::<Result<Vec<_>, _>>()?;
         // Links are resolved here, not trusted: one inside the workspace (or, for --ro, inside
         // a --rw path) may be the sandbox's own.
         let resolve = |path: &Path, flag: &str, writable: &[PathBuf]| {
@@ -183,8 +203,56 @@ impl PolicyRequest {
             output: self.output,
             allow_degraded: self.allow_degraded,
             command: self.command,
+            layered,
         })
     }
+}
+
+/// `layer` with its paths checked: `at` a directory of `workspace` (canonical) reached through
+/// no link, `lower` an existing directory, made canonical; neither may hold what an overlay's
+/// options cannot spell (`,` `:` `\`).
+fn checked_layer(workspace: &Path, layer: &Layered) -> Result<Layered, Failure> {
+    let shown = layer.at.display();
+    let plain = layer
+        .at
+        .components()
+        .all(|part| matches!(part, std::path::Component::Normal(_)));
+    if !plain || layer.at.as_os_str().is_empty() {
+        return Err(Failure::usage(format!(
+            "a layered directory, {shown}: not a path inside the workspace"
+        )));
+    }
+    let mut place = workspace.to_path_buf();
+    for part in layer.at.components() {
+        place.push(part);
+        let is_dir = place
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_dir());
+        if !is_dir {
+            return Err(Failure::usage(format!(
+                "a layered directory, {shown}: not a directory of the workspace"
+            )));
+        }
+    }
+    let lower = existing_path(&layer.lower, "a layered directory's content")?;
+    for path in [&place, &lower] {
+        if !path.is_dir()
+            || path
+                .as_os_str()
+                .as_bytes()
+                .iter()
+                .any(|b| b",:\\".contains(b))
+        {
+            return Err(Failure::usage(format!(
+                "cannot layer {}: a directory whose path holds no `,` `:` or `\\` is needed",
+                path.display()
+            )));
+        }
+    }
+    Ok(Layered {
+        at: layer.at.clone(),
+        lower,
+    })
 }
 
 /// A path the command may write, opened once (an `O_PATH` descriptor) and known by that

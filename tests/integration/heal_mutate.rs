@@ -509,3 +509,140 @@ fn auto_hands_what_the_offline_engine_left_to_the_model() {
     assert!(user.contains("test_quarter_off"), "{user}");
     assert!(!user.contains("test_ten_items_get_ten_percent:"), "{user}");
 }
+
+/// A node project whose code needs a package of its `node_modules`, and a test that asserts its
+/// run sees `node_modules` through an overlay (not a copy) and writes there. The failing test is
+/// named as the function it tests, which is no test function for that.
+fn node_project_with_modules(test: &Test) {
+    test.dir().write(
+        "package.json",
+        r#"{"name": "p", "scripts": {"test": "node --test"}}"#,
+    );
+    test.dir().write(
+        "node_modules/pad/index.js",
+        "module.exports = (s, n) => String(s).padStart(n);\n",
+    );
+    test.dir().write(
+        "lib.js",
+        "const pad = require('pad');\nexports.larger = (a, b) => (a < b ? a : b);\n\
+         exports.padded = (a) => pad(a, 3);\n",
+    );
+    test.dir().write(
+        "test/lib.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         const fs = require('node:fs');\nconst path = require('node:path');\n\
+         const { larger, padded } = require('../lib.js');\n\
+         test('larger', () => { assert.strictEqual(larger(1, 2), 2); });\n\
+         test('padded', () => { assert.strictEqual(padded(7), '  7'); });\n\
+         test('node_modules is layered', () => {\n  \
+           const at = path.join(process.cwd(), 'node_modules');\n  \
+           const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n');\n  \
+           assert.ok(mounts.some((l) => l.split(' ')[4] === at && l.includes(' - overlay ')));\n  \
+           fs.mkdirSync(path.join(at, '.cache'), { recursive: true });\n  \
+           fs.writeFileSync(path.join(at, 'pad', 'index.js.seen'), 'x');\n\
+         });\n",
+    );
+}
+
+#[track_caller]
+fn assert_modules_layered_and_untouched(run: &Run) {
+    let heal = heal_of(run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(
+        changes(&heal),
+        ["`a < b` → `a > b` at lib.js:2"],
+        "{heal:#}"
+    );
+    // What the tests wrote there stayed in their runs.
+    let modules = run.dir.path().join("node_modules");
+    let mut names: Vec<String> = std::fs::read_dir(&modules)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.extend(
+        std::fs::read_dir(modules.join("pad"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned()),
+    );
+    names.sort();
+    assert_eq!(names, ["index.js", "pad"]);
+}
+
+#[test]
+fn node_modules_are_shown_to_the_tests_not_copied_and_never_written() {
+    let test = Test::new();
+    node_project_with_modules(&test);
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    assert_modules_layered_and_untouched(&run);
+}
+
+#[test]
+fn node_modules_are_shown_to_an_ordinary_users_tests_too() {
+    let test = Test::new();
+    node_project_with_modules(&test);
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run_as_user(4242)
+        .run()
+        .expect_status(0);
+    assert_modules_layered_and_untouched(&run);
+}
+
+#[test]
+fn cargos_target_is_shown_to_the_tests_and_left_as_it_was() {
+    let test = Test::new();
+    test.dir().write(
+        "Cargo.toml",
+        "[package]\nname = \"larger\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    test.dir().write(
+        "src/lib.rs",
+        "pub fn larger(a: i32, b: i32) -> i32 {\n    if a < b {\n        a\n    } else {\n        b\n    }\n}\n\n\
+         #[cfg(test)]\nmod tests {\n    #[test]\n    fn the_larger_of_two() {\n        \
+         assert_eq!(super::larger(1, 2), 2);\n    }\n\n    #[test]\n    fn target_is_layered() {\n        \
+         let at = concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/target\");\n        \
+         let mounts = std::fs::read_to_string(\"/proc/self/mountinfo\").unwrap();\n        \
+         assert!(mounts.lines().any(|l| l.split(' ').nth(4) == Some(at) && l.contains(\" - overlay \")));\n    }\n}\n",
+    );
+    // The workspace's own build, which heal's runs start from.
+    let built = Command::new("cargo")
+        .args(["test", "--offline", "--no-run", "--quiet"])
+        .current_dir(test.path())
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let listing = |root: &std::path::Path| {
+        let mut found = Vec::new();
+        let mut pending = vec![root.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let entry = entry.unwrap();
+                let meta = entry.metadata().unwrap();
+                if meta.is_dir() {
+                    pending.push(entry.path());
+                }
+                found.push((entry.path(), meta.len(), meta.modified().unwrap()));
+            }
+        }
+        found.sort();
+        found
+    };
+    let target = test.path().join("target");
+    let before = listing(&target);
+    let run = test
+        .args(["heal", "--engine", "mutate"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(
+        changes(&heal),
+        ["`a < b` → `a > b` at src/lib.rs:2"],
+        "{heal:#}"
+    );
+    assert_eq!(listing(&target), before);
+}

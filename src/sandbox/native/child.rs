@@ -61,11 +61,20 @@ pub struct ViewPlan {
     pub trees_from: Option<RawFd>,
     /// The workspace's path and the --disk limit: it is seen through an overlay (`disk`).
     pub disk: Option<(CString, u64)>,
+    /// The workspace's layered directories (`SandboxPolicy::layered`), by their paths.
+    pub layers: Vec<LayerPlan>,
     /// `/sys` is a sysfs of the command's own network namespace, not the host's.
     pub own_sysfs: bool,
     /// tmpfs options of the private /tmp and /dev/shm.
     pub tmp_options: CString,
     pub shm_options: CString,
+}
+
+/// A layered directory of the workspace: `target` shows `lower` (mounted at its own path in the
+/// view first), with what the command writes there in a tmpfs.
+pub struct LayerPlan {
+    pub target: CString,
+    pub lower: CString,
 }
 
 /// How to join the run's cgroups, once the parent has made them.
@@ -671,6 +680,9 @@ fn set_up_view(
             sys::move_mount(tree.as_raw_fd(), &c_target),
         )?;
     }
+    for (index, layer) in plan.layers.iter().enumerate() {
+        mount_layer(layer, index)?;
+    }
     step(
         "cannot switch to the new root",
         sys::root_at_current_directory(),
@@ -682,6 +694,54 @@ fn set_up_view(
         sys::mount(c"none", c"/", None, flags, None),
     )?;
     Ok(overlay)
+}
+
+/// The overlay of a layered directory over its place in the workspace, which is reached through
+/// no link (the command of an earlier run could have made one there). Its upper layer is a
+/// tmpfs, put together in the new root and then hidden: the overlay holds it until it goes.
+fn mount_layer(layer: &LayerPlan, index: usize) -> Result<(), String> {
+    let shown = layer.target.to_string_lossy();
+    let failed = |what: &str, errno: Errno| format!("cannot {what} to layer {shown}: {errno}");
+    let io = |err: std::io::Error| format!("cannot layer {shown}: {err}");
+    let here = std::env::current_dir().map_err(io)?;
+    let c_here = |path: &Path| {
+        CString::new(here.join(path).into_os_string().into_encoded_bytes()).expect("no NUL")
+    };
+    let place = sys::open_path_no_symlinks(&c_here(relative(&layer.target)))
+        .map_err(|errno| failed("reach the place", Errno::from_raw(errno)))?;
+    let assembly = std::path::PathBuf::from(format!(".layer-{index}"));
+    std::fs::create_dir(&assembly).map_err(io)?;
+    let flags = libc::MS_NOSUID | libc::MS_NODEV;
+    sys::mount(
+        c"tmpfs",
+        &c_here(&assembly),
+        Some(c"tmpfs"),
+        flags,
+        Some(c"mode=0700"),
+    )
+    .map_err(|errno| failed("mount a tmpfs", Errno::from_raw(errno)))?;
+    for dir in ["upper", "work"] {
+        std::fs::create_dir(assembly.join(dir)).map_err(io)?;
+    }
+    // The overlay's root is its upper layer's: the owner and mode of what it shows.
+    let lower = relative(&layer.lower);
+    let shows = nix::sys::stat::stat(lower).map_err(|errno| failed("read what it shows", errno))?;
+    let upper = assembly.join("upper");
+    std::os::unix::fs::chown(&upper, Some(shows.st_uid), Some(shows.st_gid)).map_err(io)?;
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(shows.st_mode & 0o7777);
+    std::fs::set_permissions(&upper, mode).map_err(io)?;
+    let options = CString::new(format!(
+        "lowerdir={},upperdir={1}/upper,workdir={1}/work,userxattr",
+        here.join(lower).display(),
+        here.join(&assembly).display()
+    ))
+    .expect("paths hold no NUL byte");
+    let at = CString::new(format!("/proc/self/fd/{}", place.as_raw_fd())).expect("no NUL");
+    sys::mount(c"overlay", &at, Some(c"overlay"), flags, Some(&options))
+        .map_err(|errno| failed("mount an overlay", Errno::from_raw(errno)))?;
+    nix::mount::umount2(&assembly, nix::mount::MntFlags::MNT_DETACH)
+        .map_err(|errno| failed("hide its tmpfs", errno))?;
+    std::fs::remove_dir(&assembly).map_err(io)
 }
 
 /// `/a/b` → `a/b`, for paths inside the new root while it is the current directory.

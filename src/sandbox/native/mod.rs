@@ -30,7 +30,7 @@ use nix::unistd::{Gid, Pid, Uid};
 use rlimit::Resource;
 
 use self::cgroup::RunCgroups;
-use self::child::{BindPlan, ChildPlan, JoinPlan, ViewPlan};
+use self::child::{BindPlan, ChildPlan, JoinPlan, LayerPlan, ViewPlan};
 use self::fs_rules::FsRules;
 use self::syscall_filter::FilterOptions;
 use self::trees::Maker;
@@ -600,6 +600,13 @@ fn fork_on_host(
             reason: "--disk needs the sandbox's own mount namespace: the command writes the workspace itself, with no limit on the total size".into(),
         });
     }
+    if let Some(layer) = policy.layered.first() {
+        return Err(Failure::external(format!(
+            "{} cannot be shown without the sandbox's own mount namespace",
+            policy.workspace.join(&layer.at).display()
+        ))
+        .into());
+    }
     if let Some(sandbox_id) = sandbox_uid {
         for dir in [private.path.clone(), private.path.join("home")] {
             std::os::unix::fs::chown(&dir, Some(sandbox_id), Some(sandbox_id)).map_err(|err| {
@@ -791,6 +798,14 @@ fn view_plan(
         disk: policy
             .disk_bytes
             .map(|size| (c_path(&policy.workspace), size)),
+        layers: policy
+            .layered
+            .iter()
+            .map(|layer| LayerPlan {
+                target: c_path(&policy.workspace.join(&layer.at)),
+                lower: c_path(&layer.lower),
+            })
+            .collect(),
         own_sysfs: view.own_sysfs,
         tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
         shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),

@@ -1,6 +1,7 @@
 //! The view's mount trees: a detached copy of each allow-listed path, with its mount attributes
-//! (read-only, nosuid, nodev, private propagation) and, for writable paths when started as root,
-//! the id mapping that lets the sandbox uid write root's files.
+//! (read-only, nosuid, nodev, private propagation) and, for writable paths and what layered
+//! directories show when started as root, the id mapping that lets the sandbox uid write root's
+//! files.
 //!
 //! Started as root, the parent makes them while the child builds the rest of its view, and
 //! hands them over on a socket: the two CPUs then work at once, where the child alone took a
@@ -46,7 +47,7 @@ pub fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
                 )
             })?;
             let (attributes, recursive) = match bind.access {
-                Access::ReadOnly => (
+                Access::ReadOnly | Access::Layered => (
                     sys::MOUNT_ATTR_RDONLY | sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV,
                     true,
                 ),
@@ -63,7 +64,9 @@ pub fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
                     )
                 },
             )?;
-            if let (Access::ReadWrite, Maker::Parent { map_writable_onto }) = (bind.access, maker) {
+            if let (Access::ReadWrite | Access::Layered, Maker::Parent { map_writable_onto }) =
+                (bind.access, maker)
+            {
                 let target = map_writable_onto;
                 let userns = mappings.namespace(bind.owner, target)?;
                 sys::set_mount_attributes(tree.as_raw_fd(), 0, false, Some(userns)).map_err(

@@ -43,6 +43,10 @@ pub enum Access {
     ReadOnly,
     ReadWrite,
     Device,
+    /// Read-only, and what a layered directory of the workspace shows: owned, in the view, as
+    /// the workspace is (started as root, id-mapped like it), so that what the command copies
+    /// up is its own to change.
+    Layered,
 }
 
 /// A host path mounted at the same place in the view.
@@ -191,6 +195,10 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
     }
     for device in DEVICE_FILES.iter().map(Path::new).filter(|d| d.exists()) {
         open(device, Access::Device)?;
+    }
+    for layer in &policy.layered {
+        check_not_reserved(&layer.lower, "a layered directory")?;
+        open(&layer.lower, Access::Layered)?;
     }
     // Parents first; at equal depth, read-only before writable so an explicit --rw inside a
     // read-only tree is mounted over it.
