@@ -24,7 +24,7 @@
 //! command's start (`clone` with `CLONE_VFORK`, then only async-signal-safe calls) and the
 //! raw wait status the parent is told.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -65,9 +65,10 @@ pub struct ViewPlan {
     pub layers: Vec<LayerPlan>,
     /// `/sys` is a sysfs of the command's own network namespace, not the host's.
     pub own_sysfs: bool,
-    /// tmpfs options of the private /tmp and /dev/shm.
+    /// tmpfs options of the private /tmp and /dev/shm, and of a layered directory's writes.
     pub tmp_options: CString,
     pub shm_options: CString,
+    pub layer_options: CString,
 }
 
 /// A layered directory of the workspace: `target` shows `lower` (mounted at its own path in the
@@ -681,7 +682,7 @@ fn set_up_view(
         )?;
     }
     for (index, layer) in plan.layers.iter().enumerate() {
-        mount_layer(layer, index)?;
+        mount_layer(layer, index, &plan.layer_options)?;
     }
     step(
         "cannot switch to the new root",
@@ -699,7 +700,7 @@ fn set_up_view(
 /// The overlay of a layered directory over its place in the workspace, which is reached through
 /// no link (the command of an earlier run could have made one there). Its upper layer is a
 /// tmpfs, put together in the new root and then hidden: the overlay holds it until it goes.
-fn mount_layer(layer: &LayerPlan, index: usize) -> Result<(), String> {
+fn mount_layer(layer: &LayerPlan, index: usize, tmpfs: &CStr) -> Result<(), String> {
     let shown = layer.target.to_string_lossy();
     let failed = |what: &str, errno: Errno| format!("cannot {what} to layer {shown}: {errno}");
     let io = |err: std::io::Error| format!("cannot layer {shown}: {err}");
@@ -717,7 +718,7 @@ fn mount_layer(layer: &LayerPlan, index: usize) -> Result<(), String> {
         &c_here(&assembly),
         Some(c"tmpfs"),
         flags,
-        Some(c"mode=0700"),
+        Some(tmpfs),
     )
     .map_err(|errno| failed("mount a tmpfs", Errno::from_raw(errno)))?;
     for dir in ["upper", "work"] {

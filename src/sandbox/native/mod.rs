@@ -760,8 +760,9 @@ fn move_to_another_cpu(pid: libc::pid_t, allowed: &CpuSet) {
     }
 }
 
-/// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts to
-/// the memory limit, so they get a share of it instead of all of it.
+/// The child's instructions for the view. Without cgroups nothing charges the tmpfs mounts (the
+/// private /tmp, /dev/shm, the layered directories' writes) to the memory limit, so they get a
+/// share of it instead of all of it.
 fn view_plan(
     view: &SandboxView,
     memory_bytes: u64,
@@ -808,6 +809,7 @@ fn view_plan(
             .collect(),
         own_sysfs: view.own_sysfs,
         tmp_options: options(format!("mode=0700{owner},size={tmp_size},nr_inodes=262144")),
+        layer_options: options(format!("mode=0700,size={tmp_size},nr_inodes=262144")),
         shm_options: options(format!("mode=1777,size={shm_size},nr_inodes=65536")),
     }
 }
