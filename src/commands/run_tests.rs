@@ -66,8 +66,10 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     image: None,
                     command: Vec::new(),
                     layered: Vec::new(),
+                    watcher: None,
                 },
                 caches_of: None,
+                progress: None,
             })?
         }
     };

@@ -39,6 +39,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         image: args.image,
         command: args.command,
         layered: Vec::new(),
+        watcher: None,
     }
     .resolve()?;
     // Opened before the command runs: a path that cannot be written fails the call before the

@@ -21,14 +21,23 @@ pub fn selectable(framework: Framework) -> bool {
     !matches!(framework, Framework::Make | Framework::Junit)
 }
 
-/// Runs the tests in the copy: `tests` alone, or all when empty, within `timeout`.
+/// What heal's live line says while a run goes on (on a terminal): `shown`, and how many tests
+/// have ended ("12/40"; "12 done" when the run's number of tests is not known).
+pub struct Live {
+    pub shown: String,
+    pub total: Option<u64>,
+}
+
+/// Runs the tests in the copy: `tests` alone, or all when empty, within `timeout`; `live`: said
+/// as it goes.
 pub fn run(
     request: &HealRequest,
     tree: &Tree,
     tests: Vec<String>,
     timeout: Duration,
+    live: Option<Live>,
 ) -> Result<TestReport, Failure> {
-    run_as(request, tree, None, tests, timeout)
+    run_as(request, tree, None, tests, timeout, live)
 }
 
 /// As `run`, or with `command` in place of the runner's, its output read as `framework`'s.
@@ -38,7 +47,17 @@ pub fn run_as(
     command: Option<(Framework, String)>,
     tests: Vec<String>,
     timeout: Duration,
+    live: Option<Live>,
 ) -> Result<TestReport, Failure> {
+    let progress = live.map(|Live { shown, total }| {
+        std::sync::Arc::new(move |done: usize| {
+            let count = match total {
+                Some(total) if done as u64 <= total => format!("{done}/{total}"),
+                _ => format!("{done} done"),
+            };
+            crate::log::step_update("heal", &format!("{shown} ({count})"));
+        }) as std::sync::Arc<dyn Fn(usize) + Send + Sync>
+    });
     let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
     let (framework, command) = match command {
         Some((framework, command)) => (Some(framework), Some(command)),
@@ -65,8 +84,10 @@ pub fn run_as(
             image: None,
             command: Vec::new(),
             layered: tree.layered(),
+            watcher: None,
         },
         caches_of: Some(request.workspace.clone()),
+        progress,
     })?;
     // The runner is the baseline's, chosen for the reason it gave.
     if let Some(reason) = &request.framework_reason {
@@ -140,9 +161,14 @@ impl Baseline {
         let report = match request.baseline.take() {
             Some(report) => report,
             None => {
-                crate::log::step("heal", "running the tests to see what fails");
+                let shown = "running the tests to see what fails";
+                crate::log::step("heal", shown);
                 let started_ms = events.origin().elapsed().as_millis() as u64;
-                let report = run(request, tree, Vec::new(), request.test_timeout)?;
+                let live = Live {
+                    shown: shown.into(),
+                    total: None,
+                };
+                let report = run(request, tree, Vec::new(), request.test_timeout, Some(live))?;
                 events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts,
                                             "started_ms": started_ms, "duration_ms": report.duration_ms}));
                 report
@@ -203,16 +229,18 @@ impl Baseline {
         if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
         {
             let ids: Vec<String> = baseline.failing.iter().cloned().collect();
-            crate::log::step(
-                "heal",
-                &format!(
-                    "running the {} failing test{} again, to tell flaky ones",
-                    ids.len(),
-                    if ids.len() == 1 { "" } else { "s" }
-                ),
+            let shown = format!(
+                "running the {} failing test{} again, to tell flaky ones",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" }
             );
+            crate::log::step("heal", &shown);
             let started_ms = events.origin().elapsed().as_millis() as u64;
-            let again = run(request, tree, ids, request.test_timeout)?;
+            let live = Live {
+                shown,
+                total: Some(ids.len() as u64),
+            };
+            let again = run(request, tree, ids, request.test_timeout, Some(live))?;
             events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts,
                                         "started_ms": started_ms, "duration_ms": again.duration_ms}));
             if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {

@@ -159,6 +159,7 @@ pub fn measure(
             Some((report.framework, command)),
             Vec::new(),
             timeout,
+            None,
         )
         .ok()?;
         interrupted = run.sandbox.and_then(|sandbox| sandbox.interrupted);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use self::baseline::{run, selectable, signature, Baseline};
+use self::baseline::{run, selectable, signature, Baseline, Live};
 use self::edits::{Applied, Edit};
 use self::record::{AttemptRecord, ErrorShown, Events, HealReport, Tokens};
 use self::tree::{Contents, Tree};
@@ -413,6 +413,7 @@ impl Repair<'_> {
             failing_limit(self.request, self.baseline, searches),
             self.events.origin(),
             &|message| self.step(searches, &format!("attempt {number}: {message}")),
+            Some(&format!("attempt {number}")),
         );
         attempt.test_seconds = tested.elapsed().as_secs_f64();
         let validated = match result {
@@ -486,7 +487,7 @@ impl Repair<'_> {
         let limit = failing_limit(request, baseline, true);
         let tested = Instant::now();
         let (results, signal) = parallel::each(&trees, self.signals, |tree| {
-            validate(request, baseline, score, tree, limit, origin, &|_| {})
+            validate(request, baseline, score, tree, limit, origin, &|_| {}, None)
         });
         let seconds = tested.elapsed().as_secs_f64();
         let copies = trees.len();
@@ -517,9 +518,16 @@ impl Repair<'_> {
                     .nth(slot)
                     .expect("a copy per candidate");
                 let again = Instant::now();
-                if let Ok(mut retried) =
-                    validate(request, baseline, score, tree, limit * 2, origin, &|_| {})
-                {
+                if let Ok(mut retried) = validate(
+                    request,
+                    baseline,
+                    score,
+                    tree,
+                    limit * 2,
+                    origin,
+                    &|_| {},
+                    None,
+                ) {
                     self.loops_in_a_row = match retried.report.outcome {
                         Outcome::Timeout => self.loops_in_a_row + 1,
                         _ => 0,
@@ -662,6 +670,7 @@ impl Repair<'_> {
                 failing_limit(self.request, self.baseline, true),
                 self.events.origin(),
                 &|message| self.step(true, &format!("attempt {number}: {message}")),
+                Some(&format!("attempt {number}")),
             );
             attempt.test_seconds = tested.elapsed().as_secs_f64();
             let Ok(validated) = result else {
@@ -1107,7 +1116,8 @@ fn failing_limit(request: &HealRequest, baseline: &Baseline, searches: bool) -> 
 
 /// The tests that failed first, within `limit`, then (when they show progress on `best`, the
 /// best state's score) all, in `tree`, with `say` told what runs; each run's start is counted
-/// from `origin`.
+/// from `origin`. `live`: the attempt whose runs the live line counts, test by test.
+#[allow(clippy::too_many_arguments)]
 fn validate(
     request: &HealRequest,
     baseline: &Baseline,
@@ -1116,7 +1126,14 @@ fn validate(
     limit: Duration,
     origin: Instant,
     say: &dyn Fn(&str),
+    live: Option<&str>,
 ) -> Result<Validated, Failure> {
+    let live = |shown: &str, total: u64| {
+        live.map(|attempt| Live {
+            shown: format!("{attempt}: {shown}"),
+            total: Some(total),
+        })
+    };
     let since = |origin: Instant| origin.elapsed().as_millis() as u64;
     let mut runs = Vec::new();
     let failing = baseline.steady_failing();
@@ -1124,13 +1141,15 @@ fn validate(
         && !failing.is_empty()
         && baseline.report.outcome == Outcome::TestsFailed
     {
-        say(&format!(
+        let shown = format!(
             "testing the {} failing test{}",
             failing.len(),
             if failing.len() == 1 { "" } else { "s" }
-        ));
+        );
+        say(&shown);
         let started_ms = since(origin);
-        let first = run(request, tree, failing, limit)?;
+        let total = failing.len() as u64;
+        let first = run(request, tree, failing, limit, live(&shown, total))?;
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
                          "started_ms": started_ms, "duration_ms": first.duration_ms}),
@@ -1148,7 +1167,15 @@ fn validate(
     }
     say("running the whole suite");
     let started_ms = since(origin);
-    let all = run(request, tree, Vec::new(), request.test_timeout)?;
+    let counts = baseline.report.counts;
+    let total = counts.passed
+        + counts.failed
+        + counts.errors
+        + counts.skipped
+        + counts.xfailed
+        + counts.xpassed;
+    let live = live("running the whole suite", total);
+    let all = run(request, tree, Vec::new(), request.test_timeout, live)?;
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
                      "started_ms": started_ms, "duration_ms": all.duration_ms}),

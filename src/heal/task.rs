@@ -673,8 +673,13 @@ fn conclude(
     // The suite decides, whatever the model said of it; not run after an interruption.
     let mut passed = false;
     if interrupted.is_none() {
-        crate::log::step("heal", "running the whole suite on the change");
-        match baseline::run(request, tree, Vec::new(), request.test_timeout) {
+        let shown = "running the whole suite on the change";
+        crate::log::step("heal", shown);
+        let live = baseline::Live {
+            shown: shown.into(),
+            total: None,
+        };
+        match baseline::run(request, tree, Vec::new(), request.test_timeout, Some(live)) {
             Ok(tests)
                 if tests
                     .sandbox

@@ -154,6 +154,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         timeout: policy.timeout,
         started,
         ends_with_status: false,
+        watcher: policy.watcher.as_ref(),
     };
     let mut run = supervise::supervise(watch, streams, || {
         let _ = client("docker")

@@ -72,6 +72,19 @@ pub struct SandboxPolicy {
     pub command: Vec<OsString>,
     /// Directories of the workspace seen as others, their writes kept apart.
     pub layered: Vec<Layered>,
+    /// Told the captured output as it comes.
+    pub watcher: Option<OutputWatcher>,
+}
+
+/// Told each piece of the command's captured output as it arrives, with its stream (0 stdout, 1
+/// stderr): for a live count of the tests a run has done.
+#[derive(Clone)]
+pub struct OutputWatcher(pub Arc<dyn Fn(usize, &[u8]) + Send + Sync>);
+
+impl std::fmt::Debug for OutputWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputWatcher")
+    }
 }
 
 /// A directory of the workspace the command sees as another directory, which stays read-only
@@ -106,6 +119,7 @@ pub struct PolicyRequest {
     pub image: Option<String>,
     pub command: Vec<OsString>,
     pub layered: Vec<Layered>,
+    pub watcher: Option<OutputWatcher>,
 }
 
 impl PolicyRequest {
@@ -204,6 +218,7 @@ impl PolicyRequest {
             allow_degraded: self.allow_degraded,
             command: self.command,
             layered,
+            watcher: self.watcher,
         })
     }
 }

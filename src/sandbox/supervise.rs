@@ -15,6 +15,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::capture::OutputCapture;
+use super::policy::OutputWatcher;
 use crate::error::Failure;
 
 /// What happened while a command ran.
@@ -195,11 +196,13 @@ pub struct Watch<'a> {
     /// over is left (the sandbox's init): watching ends when that line is in and every pipe has
     /// ended, without waiting for the process's own exit; the caller reaps it.
     pub ends_with_status: bool,
+    /// Told the captured output as it comes.
+    pub watcher: Option<&'a OutputWatcher>,
 }
 
 pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut()) -> Supervised {
     let deadline = watch.started + watch.timeout;
-    let mut sinks = Sinks::new(&streams, watch.max_output);
+    let mut sinks = Sinks::new(&streams, watch.max_output, watch.watcher);
     // The streams still open, by index: 0 stdout, 1 stderr, 2 the report.
     let mut open: Vec<usize> = (0..3)
         .filter(|&which| streams.pipe(which).is_some())
@@ -346,7 +349,8 @@ pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut())
 
 /// Where the command's bytes go: its captures, or the relays to our own stdout and stderr
 /// (indexed like the streams: 0 stdout, 1 stderr), and the report.
-struct Sinks {
+struct Sinks<'a> {
+    watcher: Option<&'a OutputWatcher>,
     stdout: Option<OutputCapture>,
     stderr: Option<OutputCapture>,
     relays: [Option<Relay>; 2],
@@ -357,8 +361,8 @@ struct Sinks {
     last_written: usize,
 }
 
-impl Sinks {
-    fn new(streams: &Streams, max_output: u64) -> Sinks {
+impl<'a> Sinks<'a> {
+    fn new(streams: &Streams, max_output: u64, watcher: Option<&'a OutputWatcher>) -> Sinks<'a> {
         let capture = |pipe: &Option<OwnedFd>| {
             pipe.as_ref()
                 .filter(|_| !streams.relay)
@@ -367,6 +371,7 @@ impl Sinks {
         // Our stdout and stderr are one file: the command got one pipe, relayed to our stdout.
         let shared_pipe = streams.relay && streams.stderr.is_none();
         Sinks {
+            watcher,
             stdout: capture(&streams.stdout),
             stderr: capture(&streams.stderr),
             relays: [std::io::stdout().as_fd(), std::io::stderr().as_fd()]
@@ -378,6 +383,9 @@ impl Sinks {
     }
 
     fn consume(&mut self, which: usize, bytes: &[u8]) {
+        if let (0 | 1, Some(watcher)) = (which, self.watcher) {
+            (watcher.0)(which, bytes);
+        }
         match which {
             0 | 1 if self.relays[which].is_some() => self.relays[which]
                 .as_mut()

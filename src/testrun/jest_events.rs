@@ -16,7 +16,7 @@ use super::report::Parsed;
 use crate::run_document::Framework;
 
 /// What starts each of the reporter's lines on stderr.
-const MARK: &str = "##autocoder-test ";
+pub(super) const MARK: &str = "##autocoder-test ";
 
 const JEST: &str = include_str!("reporters/jest-events.cjs");
 const VITEST: &str = include_str!("reporters/vitest-events.mjs");

@@ -18,6 +18,7 @@ pub mod junit;
 pub mod libtest;
 pub mod nextest;
 pub mod node_tap;
+mod progress;
 pub mod pytest;
 pub mod report;
 pub mod unittest;
@@ -49,6 +50,8 @@ pub struct TestRequest {
     /// The workspace whose toolchain caches the run shares (heal's copy shares its original's);
     /// None: the run's own.
     pub caches_of: Option<std::path::PathBuf>,
+    /// Told how many tests have ended, each time more have, while the run goes on.
+    pub progress: Option<std::sync::Arc<dyn Fn(usize) + Send + Sync>>,
 }
 
 /// Runs the tests and reads the result.
@@ -144,6 +147,9 @@ fn run_with(
         }
     };
     let mut sandbox = request.sandbox.clone();
+    if let Some(done) = &request.progress {
+        sandbox.watcher = Some(progress::watcher(framework, done.clone()));
+    }
     if let Some((_, dir)) = reporter {
         sandbox.read_only.push(dir);
     }

@@ -228,6 +228,23 @@ fn on_a_terminal_the_steps_share_one_live_line() {
         shown.contains("\r\x1b[2Kautocoder heal: attempt 1: testing the 3 failing tests"),
         "{shown:?}"
     );
+    // The runs count their tests as they end: the failing ones, then the whole suite.
+    for count in ["1/3", "3/3"] {
+        assert!(
+            shown.contains(&format!(
+                "\r\x1b[2Kautocoder heal: attempt 1: testing the 3 failing tests ({count})"
+            )),
+            "{count}: {shown:?}"
+        );
+    }
+    assert!(
+        shown.contains("\r\x1b[2Kautocoder heal: running the tests to see what fails (1 done)"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("autocoder heal: attempt 1: running the whole suite (1/"),
+        "{shown:?}"
+    );
     // What each attempt came to stays, on a line of its own, as does the summary at the end.
     assert!(
         shown.contains(

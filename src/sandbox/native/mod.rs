@@ -376,6 +376,7 @@ fn run_with(
         timeout: policy.timeout,
         started,
         ends_with_status: true,
+        watcher: policy.watcher.as_ref(),
     };
     let run = supervise::supervise(watch, streams, kill);
     // Once the init has reported the command's status, nothing of the command is left (in a PID
