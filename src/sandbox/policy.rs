@@ -79,7 +79,10 @@ pub struct SandboxPolicy {
 /// Told each piece of the command's captured output as it arrives, with its stream (0 stdout, 1
 /// stderr): for a live count of the tests a run has done.
 #[derive(Clone)]
-pub struct OutputWatcher(pub Arc<dyn Fn(usize, &[u8]) + Send + Sync>);
+pub struct OutputWatcher(pub Arc<WatchOutput>);
+
+/// What an `OutputWatcher` calls: the stream and the piece.
+pub type WatchOutput = dyn Fn(usize, &[u8]) + Send + Sync;
 
 impl std::fmt::Debug for OutputWatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
