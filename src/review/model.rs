@@ -53,7 +53,8 @@ pub fn ask(
     review: &Review,
     secrets: &[String],
 ) -> Result<(Vec<Risk>, ModelReview), Failure> {
-    let user = withheld(&packet(review), secrets);
+    // Snippets are redacted already; the names of files are not (`docs/AKIA….md`).
+    let user = withheld(&redact(&packet(review)), secrets);
     let asked = session.ask(&Prompt {
         system: RULES,
         messages: &[Message::User(user)],

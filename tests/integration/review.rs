@@ -761,6 +761,42 @@ fn model_findings_must_cite_the_evidence_and_an_unusable_answer_fails_closed() {
 }
 
 #[test]
+fn a_token_in_a_files_name_never_reaches_the_model() {
+    let server = crate::fake_server::FakeServer::start(vec![(
+        "POST /v1/chat/completions",
+        vec![chat(r#"{"findings": []}"#)],
+    )]);
+    let test = project();
+    test.dir().write(
+        "docs/AKIAIOSFODNN7EXAMPLE.md",
+        "# Rotated\n\nThe old key is gone.\n",
+    );
+    let run = test
+        .args(["review", "--llm", "--model", "fake-reviewer", "--base-url"])
+        .arg(format!("{}/v1", server.url()))
+        .run()
+        .expect_status(0);
+    let review = review_of(&run);
+    assert!(review["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["path"] == "docs/AKIAIOSFODNN7EXAMPLE.md"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        !requests[0].body.contains("AKIAIOSFODNN7EXAMPLE"),
+        "{}",
+        requests[0].body
+    );
+    assert!(
+        requests[0].body.contains("docs/[withheld].md"),
+        "{}",
+        requests[0].body
+    );
+}
+
+#[test]
 fn review_llm_needs_a_model_and_renders_its_findings() {
     let run = project()
         .args(["review", "--llm"])
