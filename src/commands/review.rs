@@ -231,10 +231,22 @@ fn change(
     diff_from_stdin: bool,
 ) -> Result<Vec<FileChange>, Failure> {
     let read = |text: &str, what: &str| {
-        diff::parse(text).map_err(|err| {
+        let started = std::time::Instant::now();
+        let files = diff::parse(text).map_err(|err| {
             Failure::usage(format!("{what} is not a diff that can be read: {err}"))
                 .with_hint("give a unified diff (git diff, diff -u)")
-        })
+        })?;
+        let took = started.elapsed();
+        crate::log::note(
+            "review",
+            &format!(
+                "read {} files from {what} ({} bytes) in {} µs",
+                files.len(),
+                text.len(),
+                took.as_micros()
+            ),
+        );
+        Ok(files)
     };
     if let Some(path) = &args.diff {
         // Names and content need not be UTF-8: such bytes are shown replaced, and counted.
