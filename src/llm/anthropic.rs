@@ -38,6 +38,15 @@ pub fn ask(
         "system": [{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
         "messages": messages,
     });
+    // Claude thinks when asked to, within a budget of half the reply (at least the 1,024 tokens
+    // the API wants); a local server speaking this API may think unless told not to.
+    match model.thinking {
+        Some(true) if prompt.max_tokens >= 2048 => {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": prompt.max_tokens / 2});
+        }
+        Some(false) => body["thinking"] = json!({"type": "disabled"}),
+        _ => {}
+    }
     if !tools.is_empty() {
         body["tools"] = tools
             .iter()

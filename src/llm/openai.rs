@@ -43,6 +43,10 @@ pub fn ask(
     let hosted = model.base_url.starts_with(super::OPENAI_URL);
     if let Some(thinking) = model.thinking.filter(|_| !hosted) {
         body["chat_template_kwargs"] = json!({"enable_thinking": thinking});
+        // llama.cpp's budget for one request: none for a model asked not to think.
+        if !thinking {
+            body["thinking_budget_tokens"] = 0.into();
+        }
     }
     // OpenAI's newer models refuse `max_tokens`; local servers know only it.
     let limit = if hosted {

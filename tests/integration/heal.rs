@@ -592,6 +592,42 @@ fn anthropic_messages_are_spoken_with_its_headers_and_a_cached_system_prompt() {
 }
 
 #[test]
+fn anthropics_thinking_is_asked_for_or_refused_as_enable_thinking_says() {
+    let reply = || {
+        Reply::json(
+            200,
+            &json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "The discount.", "signature": "sig"},
+                            {"type": "text", "text": format!("{FIX_DISCOUNT}{FIX_BULK}")}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 900, "output_tokens": 60}})
+            .to_string(),
+        )
+    };
+    let server = FakeServer::start(vec![("POST /v1/messages", vec![reply(), reply(), reply()])]);
+    for setting in [Some("false"), Some("true"), None] {
+        let test = shop_on_anthropic(&server);
+        let test = match setting {
+            Some(value) => test.env("AUTOCODER_ENABLE_THINKING", value),
+            None => test,
+        };
+        assert_eq!(heal_of(&test.run().expect_status(0))["status"], "green");
+    }
+    let thinking: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(&r.body).unwrap()["thinking"].clone())
+        .collect();
+    assert_eq!(
+        thinking,
+        [
+            json!({"type": "disabled"}),
+            json!({"type": "enabled", "budget_tokens": 2048}),
+            Value::Null
+        ]
+    );
+}
+
+#[test]
 fn the_model_engine_without_a_model_says_how_to_name_one() {
     let run = with_project("shop-python")
         .args(["heal", "--engine", "llm"])

@@ -128,6 +128,7 @@ fn a_delegated_task_reports_each_step_and_returns_a_tested_diff() {
         body["chat_template_kwargs"],
         json!({"enable_thinking": false})
     );
+    assert_eq!(body["thinking_budget_tokens"], 0);
     let offered: Vec<&str> = body["tools"]
         .as_array()
         .unwrap()
