@@ -49,10 +49,9 @@ pub fn collect(api_key: Option<&str>, env_flags: &[String], workspace: &Path) ->
     secrets
 }
 
-/// The values in the workspace's credential files: each `KEY=VALUE` (or `KEY: VALUE`) line's
-/// value, unquoted, and every other line (a key file's).
-fn secret_file_values(workspace: &Path) -> Vec<String> {
-    let mut values = Vec::new();
+/// The workspace's credential files (`.env`, `*.pem`, ...) in its top two levels, with their
+/// text: regular files only, reached through no link.
+fn credential_files(workspace: &Path) -> Vec<(std::path::PathBuf, String)> {
     let dirs = std::fs::read_dir(workspace)
         .into_iter()
         .flatten()
@@ -60,6 +59,7 @@ fn secret_file_values(workspace: &Path) -> Vec<String> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git")
         .map(|e| e.path())
         .chain([workspace.to_path_buf()]);
+    let mut found = Vec::new();
     for dir in dirs {
         for entry in std::fs::read_dir(&dir)
             .into_iter()
@@ -67,28 +67,59 @@ fn secret_file_values(workspace: &Path) -> Vec<String> {
             .filter_map(Result::ok)
         {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !crate::git::commit::looks_like_secret(&name) {
+            if !crate::git::commit::looks_like_secret(&name)
+                || !entry.file_type().is_ok_and(|t| t.is_file())
+            {
                 continue;
             }
-            let Some(text) = crate::workspace::read_regular_file(&entry.path(), 1 << 20) else {
-                continue;
-            };
-            for line in text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            {
-                let value = line
-                    .split_once('=')
-                    .or_else(|| line.split_once(": "))
-                    .map_or(line, |(_, value)| value)
-                    .trim()
-                    .trim_matches(|c| c == '"' || c == '\'');
-                values.push(value.to_string());
+            if let Some(text) = crate::workspace::read_regular_file(&entry.path(), 1 << 20) {
+                found.push((entry.path(), text));
             }
         }
     }
+    found
+}
+
+/// The values in the workspace's credential files: each `KEY=VALUE` (or `KEY: VALUE`) line's
+/// value, unquoted, and every other line (a key file's).
+fn secret_file_values(workspace: &Path) -> Vec<String> {
+    let mut values = Vec::new();
+    for (_, text) in credential_files(workspace) {
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let value = line
+                .split_once('=')
+                .or_else(|| line.split_once(": "))
+                .map_or(line, |(_, value)| value)
+                .trim()
+                .trim_matches(|c| c == '"' || c == '\'');
+            values.push(value.to_string());
+        }
+    }
     values
+}
+
+/// Replaces the secrets in the credential files of `copy` (a private copy of a workspace) by
+/// the stand-in: what commands a model chose run there, and their output, however encoded
+/// (`base64 .env`), must hold no secret.
+pub fn withhold_in_files(copy: &Path, secrets: &[String]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    for (path, text) in credential_files(copy) {
+        let blanked = withheld(&text, secrets);
+        if blanked != text {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)?
+                .write_all(blanked.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -96,8 +96,12 @@ pub fn run(
 ) -> Result<Healed, Failure> {
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
-    // The tools run tests and commands in the copy by themselves: its build outputs are copied.
+    // The tools run tests and commands in the copy by themselves: its build outputs are copied,
+    // and its credential files hold no secret the model's commands could read out encoded.
     let mut tree = Tree::copy_of(&request.workspace, false)?;
+    crate::secrets::withhold_in_files(tree.path(), secrets).map_err(|err| {
+        Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
+    })?;
     let files = crate::testmap::project_files(tree.path(), 10_000);
     let context = tools::Context {
         roots: Roots::new(&[tree.path().to_path_buf()])

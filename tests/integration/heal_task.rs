@@ -2,6 +2,9 @@
 //! catalogue (in process, in heal's copy, the tests in the real sandbox) until it finishes; the
 //! requests it receives show each call's result answered by its id.
 
+use std::io::Write;
+use std::process::{Command, Stdio};
+
 use serde_json::{json, Value};
 
 use crate::fake_server::{FakeServer, Reply, Request};
@@ -458,6 +461,7 @@ fn what_a_repair_may_not_write_a_task_may_not_either() {
                     ),
                     ("read_file", json!({"path": ".env"})),
                     ("run_command", json!({"command": "cat .env"})),
+                    ("run_command", json!({"command": "base64 -w0 .env"})),
                 ],
             ),
             calls(
@@ -511,6 +515,28 @@ fn what_a_repair_may_not_write_a_task_may_not_either() {
         );
         assert!(!request.body.contains(&escaped[1..escaped.len() - 1]));
     }
+    // Encoded, it is not there either: the copy's .env holds the stand-in.
+    let base64 = |text: &str| {
+        let mut child = Command::new("base64")
+            .arg("-w0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    assert!(
+        first[5].1.contains(&base64("TOKEN=[withheld]\nDEBUG=0\n")),
+        "{first:?}"
+    );
+    let encoded = base64(&format!("TOKEN={secret}\nDEBUG=0\n"));
+    assert!(requests.iter().all(|r| !r.body.contains(&encoded)));
     assert!(!test_path(&run, ".git/commondir") && !test_path(&run, ".git/hooks/pre-commit"));
     assert!(file(&run, ".env").unwrap().contains(secret));
 }
