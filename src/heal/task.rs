@@ -121,6 +121,7 @@ pub fn run(
             &first_message(task),
             secrets,
         ))],
+        last_tests: None,
         context: &context,
         tree: &mut tree,
         report: &mut report,
@@ -172,6 +173,8 @@ struct Agent<'a> {
     history: Vec<(String, String, bool)>,
     /// Replies in a row without a tool call.
     silent_replies: u32,
+    /// What the last test run the model asked for came to, in a line.
+    last_tests: Option<String>,
     /// The conversation's size, in characters, above which old results are masked.
     budget_chars: usize,
     deadline: Instant,
@@ -360,6 +363,9 @@ impl Agent<'_> {
             Ok(text) | Err(text) => text,
         };
         let text = crate::secrets::withheld(&self.tree.without_copy_path(&text), self.secrets);
+        if call.name == "run_tests" {
+            self.last_tests = Some(tests_line(&text, is_error));
+        }
         let content = observation(&text);
         let seconds = started.elapsed().as_secs_f64();
         self.events.emit(
@@ -486,7 +492,7 @@ impl Agent<'_> {
 
     /// Above the context budget, the oldest tool results and the long arguments of the oldest
     /// calls (all but the last two replies' and their results) are replaced by a line saying
-    /// what they were.
+    /// what they were, and the task's message ends with a short account of the work so far.
     fn mask_old_results(&mut self) {
         let mut size = self.system.len() + self.messages.iter().map(Message::size).sum::<usize>();
         let replies: Vec<usize> = (0..self.messages.len())
@@ -495,7 +501,18 @@ impl Agent<'_> {
         let Some(&kept) = replies.iter().rev().nth(1) else {
             return;
         };
-        for message in &mut self.messages[..kept] {
+        // Once begun, the account is kept up to date.
+        let summarised =
+            matches!(self.messages.first(), Some(Message::User(task)) if task.contains(SO_FAR));
+        if size <= self.budget_chars && !summarised {
+            return;
+        }
+        let so_far = self.so_far();
+        if let Some(Message::User(task)) = self.messages.first_mut() {
+            let asked = task.split(SO_FAR).next().unwrap_or_default();
+            *task = format!("{asked}{SO_FAR}{so_far}");
+        }
+        for message in &mut self.messages[1..kept] {
             if size <= self.budget_chars {
                 return;
             }
@@ -515,6 +532,56 @@ impl Agent<'_> {
             size = size.saturating_sub(before) + message.size();
         }
     }
+}
+
+/// What starts the account of the work so far, once older results are masked.
+const SO_FAR: &str = "\n## So far (older results are masked)\n";
+
+impl Agent<'_> {
+    /// The work so far, in a few lines: the calls made, the files changed, the last test run.
+    fn so_far(&self) -> String {
+        let changed: Vec<String> = self.tree.contents().into_keys().collect();
+        let mut out = format!(
+            "{} calls made. Files changed: {}.\n",
+            self.report.steps.len(),
+            match changed.is_empty() {
+                true => "none".to_string(),
+                false => changed.join(", "),
+            }
+        );
+        if let Some(tests) = &self.last_tests {
+            out.push_str(&format!("Last test run: {tests}\n"));
+        }
+        crate::secrets::withheld(&out, self.secrets)
+    }
+}
+
+/// A run_tests result in a line: its outcome, counts and the first failing tests.
+fn tests_line(result: &str, is_error: bool) -> String {
+    let Some(report) = serde_json::from_str::<Value>(result)
+        .ok()
+        .filter(|_| !is_error)
+    else {
+        return "it could not be run".into();
+    };
+    let count = |key: &str| report["counts"][key].as_u64().unwrap_or(0);
+    let failing: Vec<&str> = report["failures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|failure| failure["id"].as_str())
+        .take(5)
+        .collect();
+    let mut line = format!(
+        "{}, {} passed, {} failed",
+        report["outcome"].as_str().unwrap_or("unknown"),
+        count("passed"),
+        count("failed") + count("errors")
+    );
+    if !failing.is_empty() {
+        line.push_str(&format!(" ({})", failing.join(", ")));
+    }
+    line
 }
 
 /// What stands in for something masked to save context.

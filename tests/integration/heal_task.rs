@@ -622,7 +622,10 @@ fn above_the_context_budget_old_results_and_long_arguments_are_masked() {
             ),
             calls(
                 2,
-                &[("read_file", json!({"path": "notes.py", "limit": 2000}))],
+                &[
+                    ("read_file", json!({"path": "notes.py", "limit": 2000})),
+                    ("run_tests", json!({})),
+                ],
             ),
             calls(3, &[("list_files", json!({}))]),
             calls(4, &[("list_files", json!({"recursive": true}))]),
@@ -648,6 +651,17 @@ fn above_the_context_budget_old_results_and_long_arguments_are_masked() {
         requests[4].body.len()
     );
     assert!(requests[4].body.contains("[masked to save context"));
+    // The task's message then ends with an account of the work so far, kept up to date.
+    let body: Value = serde_json::from_str(&requests[4].body).unwrap();
+    let task = body["messages"][1]["content"].as_str().unwrap();
+    assert!(task.starts_with("## The task\nWrite notes\n"), "{task}");
+    assert!(
+        task.ends_with(
+            "## So far (older results are masked)\n5 calls made. Files changed: notes.py.\n\
+             Last test run: passed, 2 passed, 0 failed\n"
+        ),
+        "{task}"
+    );
     assert_eq!(file(&run, "notes.py").as_deref(), Some(big.as_str()));
 }
 
