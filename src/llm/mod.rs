@@ -73,15 +73,19 @@ impl Model {
     /// The model the flags and `env` name: flags first, then `AUTOCODER_BASE_URL`,
     /// `AUTOCODER_MODEL` and `AUTOCODER_API_KEY`, then local-coder's `LOCAL_CODER_*` of the same
     /// names, then `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`. None unless a
-    /// model or a base URL is named: a key alone never sends code anywhere.
+    /// model or a base URL is named: a key alone never sends code anywhere. A server named by
+    /// `LOCAL_CODER_BASE_URL` gets `LOCAL_CODER_API_KEY` alone: no key meant for another.
     pub fn configured(
         flags: &ModelFlags,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Model>, Failure> {
         let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-        let ours = |name: &str| {
-            env(&format!("AUTOCODER_{name}")).or_else(|| env(&format!("LOCAL_CODER_{name}")))
-        };
+        let autocoder = |name: &str| env(&format!("AUTOCODER_{name}"));
+        let local_coder = |name: &str| env(&format!("LOCAL_CODER_{name}"));
+        let ours = |name: &str| autocoder(name).or_else(|| local_coder(name));
+        let local_server = flags.base_url.is_none()
+            && autocoder("BASE_URL").is_none()
+            && local_coder("BASE_URL").is_some();
         let name = flags.model.clone().or_else(|| ours("MODEL"));
         let named_url = flags
             .base_url
@@ -112,10 +116,13 @@ impl Model {
                 "give --base-url http://127.0.0.1:11434/v1 (Ollama) or the provider's URL",
             ));
         }
-        let api_key = ours("API_KEY").or_else(|| match provider {
-            Provider::Openai => env("OPENAI_API_KEY"),
-            Provider::Anthropic => env("ANTHROPIC_API_KEY"),
-        });
+        let api_key = match local_server {
+            true => local_coder("API_KEY"),
+            false => autocoder("API_KEY").or_else(|| match provider {
+                Provider::Openai => env("OPENAI_API_KEY"),
+                Provider::Anthropic => env("ANTHROPIC_API_KEY"),
+            }),
+        };
         let hosted = base_url.starts_with(OPENAI_URL) || base_url.starts_with(ANTHROPIC_URL);
         if name.is_none() && hosted {
             return Err(Failure::usage(format!("{base_url} needs a model's name"))
@@ -547,6 +554,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!((model.name.as_deref(), model.thinking), (Some("a"), None));
+        // local-coder's server gets no key meant for another server.
+        let model = configured(
+            ModelFlags::default(),
+            &[
+                ("LOCAL_CODER_BASE_URL", "http://127.0.0.1:8080/v1"),
+                ("AUTOCODER_API_KEY", "a"),
+                ("OPENAI_API_KEY", "o"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(model.api_key(), None);
     }
 
     #[test]
