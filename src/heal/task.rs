@@ -29,6 +29,9 @@ use crate::workspace::jail::Roots;
 const MAX_OBSERVATION: usize = 10_000;
 /// Tokens a reply may take.
 const REPLY_TOKENS: u32 = 8192;
+/// Replies in a row the loop can make nothing of (no call, none readable, no answer at all)
+/// that end it.
+const FORMAT_ERRORS: u32 = 3;
 /// A command's time at most (its processes killed after).
 const COMMAND_SECONDS: u64 = 60;
 /// The calls of one reply that are made at most.
@@ -112,10 +115,15 @@ pub fn run(
         engine: Some("llm"),
         ..HealReport::new("task", Some(session))
     };
+    let tools = offered_tools();
+    let tools_chars: usize = tools
+        .iter()
+        .map(|tool| tool.name.len() + tool.description.len() + tool.parameters.to_string().len())
+        .sum();
     let mut agent = Agent {
         session,
         secrets,
-        tools: offered_tools(),
+        tools,
         system: crate::secrets::withheld(&format!("{RULES}{}", prompt::file_list(&files)), secrets),
         messages: vec![Message::User(crate::secrets::withheld(
             &first_message(task),
@@ -128,8 +136,12 @@ pub fn run(
         events,
         signals: &signals,
         history: Vec::new(),
-        silent_replies: 0,
-        budget_chars: (task.context_tokens as f64 * 0.6 * 4.0) as usize,
+        format_errors: 0,
+        // 60% of the context for the conversation, the tools' schemas counted, about 4
+        // characters a token; a reply has a quarter of it at most.
+        budget_chars: ((task.context_tokens as f64 * 0.6 * 4.0) as usize)
+            .saturating_sub(tools_chars),
+        reply_tokens: REPLY_TOKENS.min(task.context_tokens as u32 / 4),
         deadline,
         test_seconds: request.test_timeout.as_secs().max(1),
     };
@@ -171,8 +183,10 @@ struct Agent<'a> {
     signals: &'a TerminationSignals,
     /// Each call made: (its name and arguments, its result, whether it failed).
     history: Vec<(String, String, bool)>,
-    /// Replies in a row without a tool call.
-    silent_replies: u32,
+    /// Replies in a row the loop could make nothing of.
+    format_errors: u32,
+    /// The longest reply asked for.
+    reply_tokens: u32,
     /// What the last test run the model asked for came to, in a line.
     last_tests: Option<String>,
     /// The conversation's size, in characters, above which old results are masked.
@@ -198,7 +212,7 @@ impl Agent<'_> {
             system: &self.system,
             messages: &self.messages,
             tools: &self.tools,
-            max_tokens: REPLY_TOKENS,
+            max_tokens: self.reply_tokens,
         };
         let reply = match ask(
             self.session,
@@ -209,6 +223,20 @@ impl Agent<'_> {
         ) {
             Asked::Interrupted(signal) => return Some(End::Interrupted(signal)),
             Asked::TimedOut => return Some(End::Limit(TIME_RAN_OUT.into())),
+            Asked::Answered(Err(failure))
+                if failure
+                    .error
+                    .downcast_ref::<crate::llm::NoAnswer>()
+                    .is_some() =>
+            {
+                // Empty, or cut off while it reasoned: said to the model, as a reply without a
+                // call is.
+                let said = format!(
+                    "The server gave no usable reply ({}). Think less and call a tool: one small call at a time.",
+                    failure.error
+                );
+                return self.format_error(step, said);
+            }
             Asked::Answered(Err(failure)) => return Some(End::Failed(failure)),
             Asked::Answered(Ok(reply)) => reply,
         };
@@ -243,7 +271,7 @@ impl Agent<'_> {
         if reply.tool_calls.is_empty() {
             return self.no_call(step, &reply);
         }
-        self.silent_replies = 0;
+        let readable = reply.tool_calls.iter().any(|call| call.arguments.is_ok());
         let mut results = Vec::new();
         let mut finished = false;
         for (index, call) in reply.tool_calls.iter().enumerate() {
@@ -299,21 +327,39 @@ impl Agent<'_> {
         if finished {
             return Some(End::Finished);
         }
+        if !readable {
+            self.format_errors += 1;
+            if self.format_errors >= FORMAT_ERRORS {
+                return Some(End::Stuck(format!(
+                    "{FORMAT_ERRORS} replies in a row called no tool the loop could read"
+                )));
+            }
+            return None;
+        }
+        self.format_errors = 0;
         self.stuck()
     }
 
-    /// A reply without a call: told to call one; the third in a row ends the loop.
+    /// A reply without a call: told to call one.
     fn no_call(&mut self, step: u32, reply: &Reply) -> Option<End> {
-        self.silent_replies += 1;
-        crate::log::info("heal", &format!("step {step}: the reply called no tool"));
-        if self.silent_replies >= 3 {
-            return Some(End::Stuck("three replies in a row called no tool".into()));
-        }
         let said = match reply.cut_off {
             true => "Your reply was cut off at the token limit before it called a tool. Make smaller calls: edit_file with a short old_string, one file at a time.",
             false => "Your reply called no tool. Work with the tools; when the task is done and the tests pass, call finish.",
         };
-        self.messages.push(Message::User(said.into()));
+        self.format_error(step, said.into())
+    }
+
+    /// A reply the loop could make nothing of: the model is told `said`; the third in a row
+    /// ends the loop.
+    fn format_error(&mut self, step: u32, said: String) -> Option<End> {
+        self.format_errors += 1;
+        crate::log::info("heal", &format!("step {step}: the reply called no tool"));
+        if self.format_errors >= FORMAT_ERRORS {
+            return Some(End::Stuck(format!(
+                "{FORMAT_ERRORS} replies in a row called no tool the loop could read"
+            )));
+        }
+        self.messages.push(Message::User(said));
         None
     }
 
@@ -477,7 +523,9 @@ impl Agent<'_> {
                 .all(|entry| entry.0 == tail[0].0)
                 .then_some(tail)
         };
-        if repeated(4).is_some_and(|tail| tail.iter().all(|entry| entry.1 == tail[0].1)) {
+        // A run's result says how long it took: the same result apart from that.
+        let same = |a: &str, b: &str| without_durations(a) == without_durations(b);
+        if repeated(4).is_some_and(|tail| tail.iter().all(|entry| same(&entry.1, &tail[0].1))) {
             return Some(End::Stuck(
                 "the same call gave the same result four times in a row".into(),
             ));
@@ -532,6 +580,17 @@ impl Agent<'_> {
             size = size.saturating_sub(before) + message.size();
         }
     }
+}
+
+/// `text` without the times it gives (`"duration_ms":812`, pytest's `in 0.81s`).
+fn without_durations(text: &str) -> String {
+    static DURATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"("[a-z_]*(?:ms|seconds|duration)[a-z_]*"\s*:\s*)[0-9.]+|\bin [0-9.]+s\b"#,
+        )
+        .expect("a valid pattern")
+    });
+    DURATION.replace_all(text, "${1}_").into_owned()
 }
 
 /// What starts the account of the work so far, once older results are masked.

@@ -239,6 +239,86 @@ fn the_same_failing_call_three_times_is_stuck_and_changes_nothing() {
 }
 
 #[test]
+fn the_same_test_run_four_times_is_stuck_though_each_took_its_own_time() {
+    // Each run's result gives its own duration; apart from that they are the same.
+    let run_tests = || calls(1, &[("run_tests", json!({}))]);
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(1, &[add_multiply()]),
+            run_tests(),
+            run_tests(),
+            run_tests(),
+            run_tests(),
+            run_tests(),
+        ],
+    )]);
+    let run = calculator(&server, "Add multiply").run().expect_status(1);
+    let heal = heal_of(&run);
+    assert!(
+        heal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stuck: the same call gave the same result four times"),
+        "{heal:#}"
+    );
+    assert_eq!(server.requests().len(), 5);
+    // Stuck, the change so far is kept in a patch, the workspace as it was.
+    assert!(heal["diff"].as_str().unwrap().contains("+def multiply"));
+    assert!(heal["patch_file"].is_string(), "{heal:#}");
+    assert!(!file(&run, "calculator.py").unwrap().contains("multiply"));
+}
+
+#[test]
+fn an_empty_reply_and_a_failing_call_are_told_to_the_model_which_goes_on() {
+    // A thinking model cut off while it reasoned: no text, no call.
+    let thought = Reply::json(
+        200,
+        &json!({"choices": [{"index": 0, "finish_reason": "length",
+            "message": {"role": "assistant", "content": "", "reasoning_content": "Let me think..."}}],
+            "usage": {"prompt_tokens": 500, "completion_tokens": 8192}})
+        .to_string(),
+    );
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            thought,
+            calls(
+                2,
+                &[
+                    ("read_file", json!({"path": "calculator_missing.py"})),
+                    add_multiply(),
+                ],
+            ),
+            calls(3, &[("finish", json!({"summary": "Added multiply."}))]),
+        ],
+    )]);
+    let run = calculator(&server, "Add multiply").run().expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let requests = server.requests();
+    let second: Value = serde_json::from_str(&requests[1].body).unwrap();
+    let told = second["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(told["role"], "user");
+    assert!(
+        told["content"]
+            .as_str()
+            .unwrap()
+            .contains("The server gave no usable reply"),
+        "{told}"
+    );
+    // The failing call's error went back as its result; the other call was made.
+    let results = results_in(&requests[2]);
+    assert!(
+        results[0].1.contains("calculator_missing.py"),
+        "{results:?}"
+    );
+    assert_eq!(heal["steps"][0]["is_error"], true);
+    assert_eq!(heal["steps"][1]["is_error"], false);
+    assert!(file(&run, "calculator.py").unwrap().contains("multiply"));
+}
+
+#[test]
 fn the_step_limit_keeps_the_change_in_a_patch_and_the_workspace_as_it_was() {
     let server = FakeServer::start(vec![(
         CHAT,
@@ -632,8 +712,9 @@ fn above_the_context_budget_old_results_and_long_arguments_are_masked() {
             calls(5, &[("finish", json!({"summary": "notes written"}))]),
         ],
     )]);
+    // The context window as an MCP client's configuration gives it, in the environment.
     let run = calculator(&server, "Write notes")
-        .args(["--context-tokens", "4000"])
+        .env("AUTOCODER_CONTEXT_TOKENS", "4000")
         .run()
         .expect_status(0);
     assert_eq!(heal_of(&run)["status"], "green");
