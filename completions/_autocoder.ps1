@@ -79,7 +79,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--task', '--task', [CompletionResultType]::ParameterName, 'Task mode: carry out TEXT (a feature, a change) with the model and the tool catalogue, tests first, instead of repairing failing tests')
             [CompletionResult]::new('--paths', '--paths', [CompletionResultType]::ParameterName, 'With --task: files or directories to look at first')
             [CompletionResult]::new('--max-steps', '--max-steps', [CompletionResultType]::ParameterName, 'With --task: the model''s steps (replies) at most')
-            [CompletionResult]::new('--context-tokens', '--context-tokens', [CompletionResultType]::ParameterName, 'With --task: the model''s context window in tokens; above 60% of it, older tool results are masked')
+            [CompletionResult]::new('--context-tokens', '--context-tokens', [CompletionResultType]::ParameterName, 'With --task: the model''s context window in tokens (else AUTOCODER_CONTEXT_TOKENS or LOCAL_CODER_CONTEXT_TOKENS, else 32000); above 60% of it, older tool results are masked')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')

@@ -74,7 +74,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --task 'Task mode: carry out TEXT (a feature, a change) with the model and the tool catalogue, tests first, instead of repairing failing tests'
             cand --paths 'With --task: files or directories to look at first'
             cand --max-steps 'With --task: the model''s steps (replies) at most'
-            cand --context-tokens 'With --task: the model''s context window in tokens; above 60% of it, older tool results are masked'
+            cand --context-tokens 'With --task: the model''s context window in tokens (else AUTOCODER_CONTEXT_TOKENS or LOCAL_CODER_CONTEXT_TOKENS, else 32000); above 60% of it, older tool results are masked'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'

@@ -78,7 +78,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l env -d 'Pas
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l task -d 'Task mode: carry out TEXT (a feature, a change) with the model and the tool catalogue, tests first, instead of repairing failing tests' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l paths -d 'With --task: files or directories to look at first' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l max-steps -d 'With --task: the model\'s steps (replies) at most' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l context-tokens -d 'With --task: the model\'s context window in tokens; above 60% of it, older tool results are masked' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l context-tokens -d 'With --task: the model\'s context window in tokens (else AUTOCODER_CONTEXT_TOKENS or LOCAL_CODER_CONTEXT_TOKENS, else 32000); above 60% of it, older tool results are masked' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s v -l verbose -d 'Explain each step on stderr'

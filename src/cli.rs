@@ -370,10 +370,10 @@ pub struct HealArgs {
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_steps: u32,
 
-    /// With --task: the model's context window in tokens; above 60% of it, older tool results
-    /// are masked.
-    #[arg(long, value_name = "N", default_value_t = 32_000, value_parser = clap::value_parser!(u64).range(4_000..))]
-    pub context_tokens: u64,
+    /// With --task: the model's context window in tokens (else AUTOCODER_CONTEXT_TOKENS or
+    /// LOCAL_CODER_CONTEXT_TOKENS, else 32000); above 60% of it, older tool results are masked.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4_000..))]
+    pub context_tokens: Option<u64>,
 }
 
 /// What `review` writes.

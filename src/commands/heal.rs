@@ -109,11 +109,15 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         document.set_workspace(&workspace);
     }
     let started = std::time::Instant::now();
+    let context_tokens = match args.context_tokens {
+        Some(tokens) => tokens,
+        None => context_tokens_of_env()?,
+    };
     let task = |text: String| heal::task::Task {
         text,
         paths: args.paths.clone(),
         max_steps: args.max_steps,
-        context_tokens: args.context_tokens,
+        context_tokens,
     };
     if let (Some(text), Some(session)) = (&args.task, &session) {
         let secrets = crate::secrets::collect(session.model().api_key(), &args.env, &workspace);
@@ -228,4 +232,23 @@ fn summary(report: &heal::record::HealReport, took: std::time::Duration) -> Stri
     }
     line.push_str(&format!(" · {:.1} s", took.as_secs_f64()));
     crate::text::sanitize_for_terminal(&line)
+}
+
+/// The model's context window as the environment says (`AUTOCODER_CONTEXT_TOKENS`, else
+/// local-coder's `LOCAL_CODER_CONTEXT_TOKENS`: an MCP client's configuration sets it for
+/// `delegate_task`), else 32,000 tokens, as servers do not report it.
+fn context_tokens_of_env() -> Result<u64, Failure> {
+    for name in ["AUTOCODER_CONTEXT_TOKENS", "LOCAL_CODER_CONTEXT_TOKENS"] {
+        let Some(value) = std::env::var(name).ok().filter(|v| !v.trim().is_empty()) else {
+            continue;
+        };
+        return match value.trim().parse::<u64>() {
+            Ok(tokens) if tokens >= 4_000 => Ok(tokens),
+            _ => Err(Failure::usage(format!(
+                "{name}={value} is not a context window of 4000 tokens or more"
+            ))
+            .with_hint("give the model's context window in tokens, e.g. 32768")),
+        };
+    }
+    Ok(32_000)
 }

@@ -100,6 +100,8 @@ pub struct Output {
     pub tests: Option<TestsShown>,
     /// The tool calls the model made.
     pub steps: usize,
+    /// What failed, when the model or the environment did (with what to do about it).
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -196,6 +198,13 @@ pub fn call(
             .get("steps")
             .and_then(Value::as_array)
             .map_or(0, Vec::len),
+        error: heal.get("error").and_then(|error| {
+            let message = error.get("message")?.as_str()?;
+            Some(match error.get("hint").and_then(Value::as_str) {
+                Some(hint) => format!("{message} (hint: {hint})"),
+                None => message.to_string(),
+            })
+        }),
     })
 }
 
@@ -204,6 +213,9 @@ pub fn call(
 pub fn text(output: &Value) -> String {
     let field = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
     let mut out = format!("status: {} ({})\n", field("status"), field("reason"));
+    if let Some(error) = output.get("error").and_then(Value::as_str) {
+        out.push_str(&format!("error: {error}\n"));
+    }
     if let Some(summary) = output.get("summary").and_then(Value::as_str) {
         out.push_str(&format!("the model's summary (unchecked): {summary}\n"));
     }

@@ -303,6 +303,40 @@ fn a_workspace_outside_the_roots_or_an_empty_task_is_refused_naming_the_roots() 
 }
 
 #[test]
+fn a_model_that_refuses_the_key_is_said_in_the_result() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![Reply::json(
+            401,
+            r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#,
+        )],
+    )]);
+    let test = with_committed_project("calculator-python");
+    let mut command = Command::new("env");
+    command
+        .arg(format!("AUTOCODER_BASE_URL={}/v1", server.url()))
+        .arg("AUTOCODER_MODEL=fake-coder")
+        .arg("AUTOCODER_API_KEY=sk-wrong-key-0000")
+        .arg(autocoder_bin())
+        .args(["mcp", "--root"])
+        .arg(test.path());
+    let mut session = crate::mcp_session::Session::spawn(command);
+    session.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    session.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    let result = session.call("delegate_task", json!({"task": "Add multiply"}));
+    let output = &result["structuredContent"];
+    let error = output["error"].as_str().unwrap_or_default();
+    assert!(error.contains("401") && error.contains("hint:"), "{result}");
+    assert!(!error.contains("sk-wrong-key-0000"), "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("error: "), "{text}");
+}
+
+#[test]
 fn local_coders_variables_name_its_model_and_a_large_change_is_cut_in_the_result() {
     if !have_sdk() {
         eprintln!("skipped: the MCP Python SDK is not installed (pip install mcp; .ci/run does)");
