@@ -20,8 +20,14 @@ def field(obj, snake: str, camel: str):
 
 async def main(binary: str, root: str, tool: str, mode: str) -> None:
     server = StdioServerParameters(command=binary, args=["mcp", "--root", root], env=dict(os.environ))
+    logged = []
+
+    async def log(params):
+        logged.append(str(params.data))
+        print("log:", params.level, params.data, flush=True)
+
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, logging_callback=log) as session:
             await session.initialize()
             tools = await session.list_tools()
             print("listed:", tool in [t.name for t in tools.tools], flush=True)
@@ -44,6 +50,11 @@ async def main(binary: str, root: str, tool: str, mode: str) -> None:
                     await call
                 except asyncio.CancelledError:
                     print("cancelled: True", flush=True)
+                # The call is not answered: where its patch is comes as a log message.
+                for _ in range(200):
+                    if logged:
+                        break
+                    await asyncio.sleep(0.05)
                 listed = await session.call_tool("list_files", {})
                 print("serving after the cancellation:", not field(listed, "is_error", "isError"), flush=True)
                 return

@@ -46,7 +46,22 @@ struct Shared {
     /// Calls in progress, by request id (a task's by `task ID`): their cancellation flags.
     running: Mutex<HashMap<String, Arc<AtomicBool>>>,
     tasks: Tasks,
+    /// The least severe log message the client takes (`logging/setLevel`), as a place in
+    /// `LOG_LEVELS`.
+    log_level: AtomicU64,
 }
+
+/// MCP's log levels, least severe first (RFC 5424's).
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 
 pub fn serve(context: Context) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
@@ -62,6 +77,7 @@ pub fn serve(context: Context) -> std::io::Result<()> {
         out: Mutex::new(std::io::stdout()),
         running: Mutex::new(HashMap::new()),
         tasks: Tasks::default(),
+        log_level: AtomicU64::new(1),
     });
     let mut workers = Workers::new();
     let stdin = std::io::stdin();
@@ -228,6 +244,20 @@ fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
             task_answer(task_id.map_or_else(needs_id, |task| shared.tasks.cancel(&task)))
         }
         "tasks/list" => result(id, shared.tasks.list()),
+        "logging/setLevel" => {
+            let level = params.get("level").and_then(Value::as_str);
+            match LOG_LEVELS.iter().position(|known| Some(*known) == level) {
+                Some(place) => {
+                    shared.log_level.store(place as u64, Ordering::SeqCst);
+                    result(id, json!({}))
+                }
+                None => error(
+                    id,
+                    -32602,
+                    &format!("params.level must be one of {}", LOG_LEVELS.join(", ")),
+                ),
+            }
+        }
         _ => error(id, -32601, &format!("method not found: {method}")),
     };
     if stateless(&params) {
@@ -264,7 +294,11 @@ fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Va
             .pointer("/result/content/0/text")
             .and_then(Value::as_str)
         {
-            crate::log::info("mcp", &format!("request {id}: {said}"));
+            // A cancelled call is not answered: what it said (a delegated task's patch file)
+            // reaches the client as a log message.
+            let said = format!("request {id}: {said}");
+            crate::log::info("mcp", &said);
+            log_to_client(&shared, "warning", &said);
         }
     });
 }
@@ -607,6 +641,7 @@ fn initialize_result(params: &Value) -> Value {
         "protocolVersion": version,
         "capabilities": {
             "tools": {"listChanged": false},
+            "logging": {},
             "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
         },
         "serverInfo": server_info(),
@@ -712,6 +747,21 @@ fn result(id: Value, result: Value) -> Value {
 
 fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// A `notifications/message` to the client, when it takes messages of `level`.
+fn log_to_client(shared: &Shared, level: &str, data: &str) {
+    let place = LOG_LEVELS
+        .iter()
+        .position(|known| *known == level)
+        .unwrap_or(0) as u64;
+    if place >= shared.log_level.load(Ordering::SeqCst) {
+        send(
+            shared,
+            &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": level, "logger": "autocoder", "data": data}}),
+        );
+    }
 }
 
 fn send(shared: &Shared, message: &Value) {

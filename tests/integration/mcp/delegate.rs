@@ -200,9 +200,20 @@ fn a_cancelled_delegated_task_leaves_the_workspace_and_keeps_its_change_in_a_pat
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(std::fs::read_to_string(patch)
+    assert!(std::fs::read_to_string(&patch)
         .unwrap()
         .contains("+from calculator import multiply"));
+    // The client was told where, in a log message.
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("log: warning request ")
+                && line.ends_with(&format!(
+                    ": cancelled; the change so far is in {}",
+                    patch.display()
+                ))),
+        "{stdout}"
+    );
 }
 
 /// tests/mcp_delegate_task.mjs (the TypeScript SDK, running the delegate as an MCP task) in
