@@ -51,6 +51,12 @@ fn handshake_negotiates_versions_and_answers_discovery() {
     let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(session.request("ping", json!({}))["result"], json!({}));
+    // Log messages: the client chooses the least severe level sent.
+    assert_eq!(answer["result"]["capabilities"]["logging"], json!({}));
+    let set = session.request("logging/setLevel", json!({"level": "error"}));
+    assert_eq!(set["result"], json!({}), "{set}");
+    let refused = session.request("logging/setLevel", json!({"level": "loud"}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }
 
 #[test]
