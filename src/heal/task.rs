@@ -508,6 +508,9 @@ impl Agent<'_> {
         };
         let outcome = match outcome {
             Ok(text) if text.trim().is_empty() => Ok("(the result is empty)".into()),
+            Ok(text) if name == "run_command" && printed_nothing(&text) => {
+                Ok(format!("{text}\n(the command printed nothing)"))
+            }
             other => other,
         };
         (outcome, interrupted)
@@ -580,6 +583,15 @@ impl Agent<'_> {
             size = size.saturating_sub(before) + message.size();
         }
     }
+}
+
+/// Whether a run_command result says its command printed nothing, on stdout or stderr.
+fn printed_nothing(result: &str) -> bool {
+    serde_json::from_str::<Value>(result).is_ok_and(|output| {
+        ["stdout", "stderr"]
+            .iter()
+            .all(|stream| output[stream].as_str().is_some_and(str::is_empty))
+    })
 }
 
 /// `text` without the times it gives (`"duration_ms":812`, pytest's `in 0.81s`).

@@ -288,12 +288,19 @@ fn an_empty_reply_and_a_failing_call_are_told_to_the_model_which_goes_on() {
                 &[
                     ("read_file", json!({"path": "calculator_missing.py"})),
                     add_multiply(),
+                    ("run_command", json!({"command": "true"})),
                 ],
             ),
             calls(3, &[("finish", json!({"summary": "Added multiply."}))]),
         ],
     )]);
-    let run = calculator(&server, "Add multiply").run().expect_status(0);
+    let test = calculator(&server, "Add multiply");
+    // The user's own work beside the task's files: left as it is.
+    let pytest_ini = std::fs::read_to_string(test.path().join("pytest.ini")).unwrap();
+    let edited = format!("{pytest_ini}# mine, not committed\n");
+    std::fs::write(test.path().join("pytest.ini"), &edited).unwrap();
+    std::fs::write(test.path().join("notes.txt"), "untracked, mine\n").unwrap();
+    let run = test.run().expect_status(0);
     let heal = heal_of(&run);
     assert_eq!(heal["status"], "green", "{heal:#}");
     let requests = server.requests();
@@ -315,7 +322,18 @@ fn an_empty_reply_and_a_failing_call_are_told_to_the_model_which_goes_on() {
     );
     assert_eq!(heal["steps"][0]["is_error"], true);
     assert_eq!(heal["steps"][1]["is_error"], false);
+    // A command that printed nothing is said to have.
+    assert!(
+        results[2].1.ends_with("(the command printed nothing)"),
+        "{results:?}"
+    );
     assert!(file(&run, "calculator.py").unwrap().contains("multiply"));
+    assert_eq!(file(&run, "pytest.ini").as_deref(), Some(edited.as_str()));
+    assert_eq!(
+        file(&run, "notes.txt").as_deref(),
+        Some("untracked, mine\n")
+    );
+    assert_eq!(heal["files_changed"], json!(["calculator.py"]));
 }
 
 #[test]
