@@ -1,6 +1,6 @@
 //! Which files of a project are tests, and which of its source files each test reaches, by the
 //! runners' conventions (names and directories) and by what a test imports (Python modules,
-//! JavaScript relative imports). heal keeps tests read-only and shows the code a failing test
+//! JavaScript and TypeScript relative imports, Rust's `use` of the crate's modules). heal keeps tests read-only and shows the code a failing test
 //! reaches; review maps changed files to the tests that cover them.
 
 use std::path::Path;
@@ -57,12 +57,31 @@ static JS_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:from\s+|require\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]"#)
         .expect("a valid pattern")
 });
+/// `use shop::tax::rate;`, `use crate::tax;`: the crate, then its modules' path.
+static RUST_USE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*(?:pub\s+)?use\s+([a-z_][a-z0-9_]*)((?:::[a-z_][a-z0-9_]*)*)")
+        .expect("a valid pattern")
+});
 
-/// The project files (`files`, sorted) that the test file `test` imports: Python modules and
-/// JavaScript relative imports.
+/// The project files (`files`, sorted) that the test file `test` imports: Python modules,
+/// JavaScript and TypeScript relative imports (ESM's `./util.js` may be `util.ts`), and the
+/// modules of its crate a Rust test uses.
 pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
     let mut wanted = Vec::new();
-    if test.ends_with(".py") {
+    if test.ends_with(".rs") {
+        for capture in RUST_USE.captures_iter(text) {
+            if matches!(&capture[1], "std" | "core" | "alloc" | "super" | "self") {
+                continue;
+            }
+            wanted.push("lib.rs".to_string());
+            let modules: Vec<&str> = capture[2].split("::").filter(|m| !m.is_empty()).collect();
+            for end in 1..=modules.len() {
+                let module = modules[..end].join("/");
+                wanted.push(format!("{module}.rs"));
+                wanted.push(format!("{module}/mod.rs"));
+            }
+        }
+    } else if test.ends_with(".py") {
         for capture in PYTHON_FROM.captures_iter(text) {
             let module = capture[1].replace('.', "/");
             wanted.push(format!("{module}.py"));
@@ -81,6 +100,15 @@ pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
         let dir = Path::new(test).parent().unwrap_or(Path::new(""));
         for capture in JS_IMPORT.captures_iter(text) {
             let joined = normalized(&dir.join(&capture[1]));
+            // TypeScript's ESM imports name the JavaScript the compiler will write.
+            if let Some(stem) = [".js", ".jsx", ".mjs", ".cjs"]
+                .iter()
+                .find_map(|js| joined.strip_suffix(js))
+            {
+                for ts in [".ts", ".tsx", ".mts", ".cts"] {
+                    wanted.push(format!("{stem}{ts}"));
+                }
+            }
             for suffix in [
                 "",
                 ".js",
@@ -167,6 +195,34 @@ mod tests {
         for path in ["shop/pricing.py", "src/lib.rs", "contest.py", "latest.go"] {
             assert!(!is_test_file(path), "{path}");
         }
+    }
+
+    #[test]
+    fn typescript_and_rust_imports_name_the_source_files() {
+        let files: Vec<String> = [
+            "src/lib.rs",
+            "src/tax/mod.rs",
+            "src/tax/rate.rs",
+            "src/util.ts",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            imports(
+                "test/util.test.ts",
+                "import { pad } from '../src/util.js';\n",
+                &files
+            ),
+            ["src/util.ts"]
+        );
+        let mut found = imports(
+            "tests/tax.rs",
+            "use std::fmt;\nuse shop::tax::rate::{vat, Rate};\n",
+            &files,
+        );
+        found.sort();
+        assert_eq!(found, ["src/lib.rs", "src/tax/mod.rs", "src/tax/rate.rs"]);
     }
 
     #[test]
