@@ -129,7 +129,11 @@ static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 static SKIP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|(?-u:\b)self\.skipTest\(|(?-u:\b)(it|test|describe)\.skip\(|(?-u:\b)x(it|describe|test)\(|(?-u:\b)(it|test|describe)\.only\(|#\[ignore(?-u:\b)|(?-u:\b)t\.Skip\()").expect("a valid pattern")
+    Regex::new(r"(@pytest\.mark\.(skip|xfail)|@unittest\.skip|(?-u:\b)self\.skipTest\(|(?-u:\b)(it|test|describe)\.skip\(|(?-u:\b)x(it|describe|test)\(|(?-u:\b)(it|test|describe)\.only\(|#\[ignore(?-u:\b)|(?-u:\b)t\.Skip(?:f|Now)?\(|(?-u:\b)pytest\.skip\(|(?-u:\b)this\.skip\(|@Disabled(?-u:\b)|@Ignore(?-u:\b))").expect("a valid pattern")
+});
+/// An assertion of exact equality (`==`, `assertEqual`, `assert_eq!`, `toBe(`, `Equal(`).
+static EXACT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([^=!<>]==[^=]|===|assertEquals?\(|assert_eq!|assert\.(deep)?(strict)?[Ee]qual\(|\.toBe\(|\.toEqual\(|\.toStrictEqual\(|(?-u:\b)Equal\()").expect("a valid pattern")
 });
 static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)((?-u:\b)hashlib(?-u:\b)|(?-u:\b)bcrypt(?-u:\b)|(?-u:\b)hmac(?-u:\b)|(?-u:\b)jwt(?-u:\b)|(?-u:\b)crypto(?-u:\b)|(?-u:\b)cipher(?-u:\b)|verify\s*=\s*false|(?-u:\b)chmod(?-u:\b)|(?-u:\b)setuid(?-u:\b)|(?-u:\b)sudo(?-u:\b)|is_admin|permission|authori[sz])").expect("a valid pattern")
@@ -158,7 +162,11 @@ impl SecretPatterns {
             ("a Google API key", r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)"),
             ("a JSON web token", r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
             ("a password in a URL", r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@"),
-            ("a private key", r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+            ("a private key", r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----"),
+            ("a GitLab token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+            ("a SendGrid key", r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+            ("a Hugging Face token", r"(?-u:\b)hf_[A-Za-z0-9]{30,}"),
+            ("an Azure storage key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
         ]
         .into_iter()
         .map(|(what, pattern)| (what, Regex::new(pattern).expect("a valid pattern")))
@@ -178,8 +186,10 @@ impl SecretPatterns {
             any,
             formats,
             assignment,
-            pem_begin: Regex::new(r"-----BEGIN [A-Z ]*PRIVATE KEY-----").expect("a valid pattern"),
-            pem_end: Regex::new(r"-----END [A-Z ]*PRIVATE KEY-----").expect("a valid pattern"),
+            pem_begin: Regex::new(r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
+                .expect("a valid pattern"),
+            pem_end: Regex::new(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
+                .expect("a valid pattern"),
         }
     }
 
@@ -229,8 +239,9 @@ impl SecretPatterns {
 }
 
 /// Whether an assigned value looks like a secret rather than a setting: long, random (by its
-/// entropy), of three kinds of characters or more, and neither a placeholder, a URL, a path nor
-/// an identifier (`password_confirmation`, `X-Api-Key-Version2`).
+/// entropy), of three kinds of characters or more (or, at 20 characters and more random still,
+/// letters and digits alone: a hex or base-32 key), and neither a placeholder, a URL, a path
+/// nor an identifier (`password_confirmation`, `X-Api-Key-Version2`).
 fn looks_random(value: &str) -> bool {
     let kinds = [
         value.chars().any(|c| c.is_ascii_lowercase()),
@@ -238,17 +249,41 @@ fn looks_random(value: &str) -> bool {
         value.chars().any(|c| c.is_ascii_digit()),
         value.chars().any(|c| !c.is_ascii_alphanumeric()),
     ];
+    // Words, each maybe numbered, or numbers (`service-account-01`, `v2.3.1`).
     let identifier = value.split(['-', '_', '.']).count() > 1
+        && value.chars().any(|c| c.is_ascii_alphabetic())
         && value.split(['-', '_', '.']).all(|part| {
             let letters = part.trim_end_matches(|c: char| c.is_ascii_digit());
-            !letters.is_empty() && letters.chars().all(|c| c.is_ascii_alphabetic())
+            !part.is_empty() && letters.chars().all(|c| c.is_ascii_alphabetic())
         });
-    entropy(value) >= 3.5
-        && kinds.iter().filter(|k| **k).count() >= 3
+    let kinds = kinds.iter().filter(|k| **k).count();
+    let random = match kinds {
+        3.. => entropy(value) >= 3.5,
+        _ => letters_and_digits_at_random(value),
+    };
+    random
         && !placeholder(value)
         && !identifier
         && !value.contains("://")
         && !value.starts_with(['/', '.', '$', '%'])
+}
+
+/// Whether a value of letters and digits alone is a key rather than words and numbers: hex of
+/// 24 digits or more (`a8f5f167…`), or 20 characters or more with digits throughout, never
+/// five letters in a row (`kq3v9x2m…`, not `production2024release`).
+fn letters_and_digits_at_random(value: &str) -> bool {
+    if !value.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    let hex = value.chars().all(|c| c.is_ascii_hexdigit());
+    let longest_word = value
+        .split(|c: char| c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    (hex && value.len() >= 24 && digits > 0 && digits < value.len() && entropy(value) >= 3.0)
+        || (value.len() >= 20 && digits >= 3 && longest_word < 5 && entropy(value) >= 3.7)
 }
 
 /// `text` with every secret it holds replaced by `[withheld]`: what a snippet of the change
@@ -369,7 +404,29 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
         .lines(Kind::Removed)
         .filter(|l| asserts(&l.text))
         .collect();
-    let added = file.lines(Kind::Added).filter(|l| asserts(&l.text)).count();
+    let added_lines: Vec<_> = file
+        .lines(Kind::Added)
+        .filter(|l| asserts(&l.text))
+        .collect();
+    let added = added_lines.len();
+    // As many assertions, but exact ones turned loose (`== 4` → `> 0`, `assertEqual` →
+    // `assertTrue`).
+    let exact = |text: &str| EXACT.is_match(text);
+    let exact_removed = removed.iter().filter(|l| exact(&l.text)).count();
+    let exact_added = added_lines.iter().filter(|l| exact(&l.text)).count();
+    if removed.len() <= added && exact_removed > exact_added {
+        if let Some(loose) = added_lines.iter().find(|l| !exact(&l.text)) {
+            risks.push(risk(
+                "test-weakened",
+                path,
+                loose.new,
+                format!(
+                    "an exact assertion is loosened at {path}:{} ({exact_removed} exact removed, {exact_added} added)",
+                    loose.new.unwrap_or(0)
+                ),
+            ));
+        }
+    }
     if removed.len() > added {
         let line = removed[0].old.and_then(|old| file.new_side_of(old));
         risks.push(risk(
@@ -719,6 +776,89 @@ mod tests {
         let redacted = redact(&key);
         assert!(!redacted.contains("MIIEowIBAAKCAQEA"), "{redacted}");
         assert!(redacted.ends_with("+after\n"), "{redacted}");
+    }
+
+    #[test]
+    fn keys_of_letters_and_digits_and_more_formats_are_found_and_withheld() {
+        let pgp = format!("-----BEGIN PGP {} KEY BLOCK-----", "PRIVATE");
+        let sendgrid = format!(
+            "SG.{}.{}",
+            "aB3dE5gH7jK9mN1pQ3sT5v", "wX7zA9cE1gI3kM5oQ7sU9wY1aC3eG5iK7mO9qS1uW3y"
+        );
+        for line in [
+            "API_KEY = \"a8f5f167f44f4964e6c998dee827110c\"",
+            "SECRET_KEY = \"kq3v9x2m7p4t8w1z6r5y0n3b\"",
+            &pgp,
+            "token = \"glpat-x8Yz3KqLm9Pw2Rt5Vb7N\"",
+            &sendgrid,
+            "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "conn = \"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4YWJjZA==\"",
+        ] {
+            assert!(rules_found(&added("app.py", &[line])).contains(&"secret-added"), "{line}");
+            assert!(redact(line).contains("[withheld]"), "{line}");
+        }
+        // Not keys: a version, a word and a number, a hash that names no secret.
+        assert!(rules_found(&added(
+            "app.py",
+            &[
+                "token_version = \"release2024version10\"",
+                "api_key_name = \"service-account-01\"",
+                "commit = \"a8f5f167f44f4964e6c998dee827110c\"",
+            ]
+        ))
+        .is_empty());
+    }
+
+    #[test]
+    fn an_assertion_loosened_or_a_skip_called_weakens_a_test_and_a_stricter_one_does_not() {
+        let changed = |before: &str, after: &str| {
+            format!("diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1,2 +1,2 @@\n def test_a():\n-{before}\n+{after}\n")
+        };
+        for (before, after) in [
+            ("    assert f(2) == 4", "    assert f(2) > 0"),
+            ("    self.assertEqual(f(2), 4)", "    self.assertTrue(f(2))"),
+            (
+                "    expect(f(2)).toBe(4);",
+                "    expect(f(2)).toBeDefined();",
+            ),
+        ] {
+            assert_eq!(
+                rules_found(&changed(before, after)),
+                ["test-weakened"],
+                "{after}"
+            );
+        }
+        for (before, after) in [
+            ("    assert f(2) > 0", "    assert f(2) == 4"),
+            ("    assert f(2) == 4", "    assert f(2) == 5"),
+        ] {
+            assert!(rules_found(&changed(before, after)).is_empty(), "{after}");
+        }
+        for skip in [
+            "    pytest.skip(\"later\")",
+            "\tt.Skipf(\"flaky on %s\", os)",
+            "  @Disabled",
+            "    this.skip();",
+        ] {
+            assert_eq!(
+                rules_found(&added("tests/test_b.py", &[skip])),
+                ["test-weakened"],
+                "{skip}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_large_or_binary_change_is_said_and_a_small_one_is_not() {
+        let lines: Vec<String> = (0..401).map(|i| format!("x{i} = {i}")).collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert_eq!(
+            rules_found(&added("src/table.py", &lines)),
+            ["large-change"]
+        );
+        assert!(rules_found(&added("src/table.py", &lines[..400])).is_empty());
+        let binary = "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nBinary files /dev/null and b/logo.png differ\n";
+        assert_eq!(rules_found(binary), ["large-change"]);
     }
 
     #[test]
