@@ -76,6 +76,7 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         "review",
         &format!("{}: {}", review.verdict.name(), review.summary),
     );
+    review.markdown = render::markdown(&review);
     match args.format {
         ReviewFormat::Json => {
             if !document.has("workspace") || args.workspace.is_some() {
@@ -84,7 +85,7 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             document.set_review(&review);
             write_json(std::io::stdout(), document.as_value(), global.pretty)?;
         }
-        ReviewFormat::Markdown => print(&render::markdown(&review))?,
+        ReviewFormat::Markdown => print(&review.markdown)?,
         ReviewFormat::Sarif => {
             write_json(std::io::stdout(), &render::sarif(&review), global.pretty)?
         }

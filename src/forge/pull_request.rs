@@ -9,6 +9,8 @@ use crate::run_document::Issue;
 
 /// GitHub refuses bodies over 65,536 characters; this leaves room for the notice.
 const MAX_BODY: usize = 60_000;
+/// The review's Markdown in the body at most, so that the diff has room too.
+const REVIEW_CHARS: usize = 20_000;
 /// Trailer marking commits autocoder made: only those may be replaced on a branch.
 pub const TRAILER: &str = "Generated-by: autocoder";
 
@@ -168,7 +170,23 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
         }
         body.push('\n');
     }
-    if let Some(review) = document.get("review") {
+    let markdown = document
+        .get("review")
+        .and_then(|review| review.get("markdown"))
+        .and_then(Value::as_str)
+        .filter(|markdown| !markdown.is_empty());
+    if let Some(markdown) = markdown {
+        // review's own rendering, every name in it inert; cut at a line to leave the diff room.
+        let shown = match crate::text::cut(markdown, REVIEW_CHARS) {
+            whole if whole.len() == markdown.len() => whole,
+            cut => cut.rfind('\n').map_or("", |end| &cut[..end]),
+        };
+        body.push_str(shown);
+        if shown.len() < markdown.len() {
+            body.push_str("\n\n(the review is cut here; the whole of it is in the run document)");
+        }
+        body.push_str("\n\n");
+    } else if let Some(review) = document.get("review") {
         let text = |key: &str| review.get(key).and_then(Value::as_str).unwrap_or("");
         let human = review
             .get("human_review_required")

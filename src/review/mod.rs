@@ -37,6 +37,9 @@ pub struct Review {
     pub posted: Option<serde_json::Value>,
     /// A change a bot made is always for a person to review too.
     pub human_review_required: bool,
+    /// The review as Markdown, which open-pr puts in the pull request's body.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub markdown: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -169,6 +172,7 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         model: None,
         posted: None,
         human_review_required: true,
+        markdown: String::new(),
     }
 }
 

@@ -288,6 +288,24 @@ fn markdown_sarif_and_rdjsonl_say_the_same_review() {
     assert!(diagnostics
         .iter()
         .any(|d| d["code"]["value"] == "ci-build-config" && d["severity"] == "WARNING"));
+    // Each line, as reviewdog's format's validator finds it.
+    let scratch = crate::util::TempDir::new();
+    let files: Vec<_> = lines
+        .stdout()
+        .lines()
+        .enumerate()
+        .map(|(index, line)| scratch.write(&format!("d{index}.json"), line))
+        .collect();
+    let checked = std::process::Command::new("rdformat-validator")
+        .args(["--strict", "--no-extra-fields"])
+        .args(&files)
+        .output()
+        .expect("rdformat-validator is installed (scripts/install-test-tools.sh)");
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
 }
 
 /// The parser against git's own counts, commit by commit: this repository's history when the
@@ -430,7 +448,7 @@ fn open_pr_refuses_a_change_the_review_blocks_unless_draft() {
     let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap();
     let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
     assert!(
-        body.contains("Verdict: **block**") && body.contains("**high** secret-added"),
+        body.contains("## Review: **block**") && body.contains("| high | secret-added |"),
         "{body}"
     );
 }
@@ -509,7 +527,9 @@ fn the_whole_pipeline_heals_reviews_and_opens_a_pull_request() {
     let doc: Value = serde_json::from_slice(&opened.output.stdout).unwrap();
     let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
     assert!(
-        body.contains("Repair: **green**") && body.contains("Verdict: **pass**"),
+        body.contains("Repair: **green**")
+            && body.contains("## Review: **pass**")
+            && body.contains("- shop/pricing.py: tests/test\\_pricing.py"),
         "{body}"
     );
 }
