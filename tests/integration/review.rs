@@ -308,8 +308,8 @@ fn markdown_sarif_and_rdjsonl_say_the_same_review() {
     );
 }
 
-/// The parser against git's own counts, commit by commit: this repository's history when the
-/// checkout has it, and a repository made here with renames, modes, binaries, CRLF, names
+/// The parser against git's own counts, commit by commit (renames, copies and hunks without
+/// context in turn): this repository's whole history when the checkout has it, and a repository made here with renames, modes, binaries, CRLF, names
 /// with spaces and non-ASCII bytes, and files without a final newline.
 #[test]
 fn the_diff_parser_counts_what_git_counts() {
@@ -339,11 +339,11 @@ fn the_diff_parser_counts_what_git_counts() {
     }
     let mut compared = 0;
     for repository in repositories {
-        let commits = git(
-            &repository,
-            &["log", "--format=%H", "-n", "150", "--no-merges"],
-        );
-        for commit in commits.lines() {
+        let commits = git(&repository, &["log", "--format=%H", "--no-merges"]);
+        // Renames, copies (against every file), and hunks without context, in turn.
+        let options: [&[&str]; 3] = [&["-M"], &["-C", "-C"], &["-M", "-U0"]];
+        for (index, commit) in commits.lines().enumerate() {
+            let options = options[index % options.len()];
             if git(&repository, &["rev-list", "--parents", "-n", "1", commit])
                 .split_whitespace()
                 .count()
@@ -351,14 +351,16 @@ fn the_diff_parser_counts_what_git_counts() {
             {
                 continue;
             }
-            let patch = git(
-                &repository,
-                &["show", "--format=", "-M", "--no-color", commit],
-            );
-            let numstat = git(
-                &repository,
-                &["show", "--format=", "-M", "--numstat", "-z", commit],
-            );
+            let show = |extra: &[&str]| {
+                let mut args = vec!["show", "--format="];
+                args.extend(extra);
+                args.push(commit);
+                git(&repository, &args)
+            };
+            let patch = show(&[options, &["--no-color"]].concat());
+            // -U implies a patch: the counts are the same without it.
+            let counting: Vec<&str> = options.iter().copied().filter(|o| *o != "-U0").collect();
+            let numstat = show(&[&counting[..], &["--numstat", "-z"]].concat());
             let expected = numstat_counts(&numstat);
             let dir = Test::new();
             let patch_file = dir.dir().write("change.diff", &patch);
