@@ -309,8 +309,9 @@ fn markdown_sarif_and_rdjsonl_say_the_same_review() {
 }
 
 /// The parser against git's own counts, commit by commit (renames, copies and hunks without
-/// context in turn): this repository's whole history when the checkout has it, and a repository made here with renames, modes, binaries, CRLF, names
-/// with spaces and non-ASCII bytes, and files without a final newline.
+/// context in turn): this repository's whole history when the checkout has it, and a
+/// repository made here with renames, modes, binaries, CRLF, names with spaces and non-ASCII
+/// bytes, and files without a final newline.
 #[test]
 fn the_diff_parser_counts_what_git_counts() {
     let made = Test::new();
