@@ -294,11 +294,17 @@ fn start_call(shared: &Arc<Shared>, workers: &mut Workers, id: Value, params: Va
             .pointer("/result/content/0/text")
             .and_then(Value::as_str)
         {
-            // A cancelled call is not answered: what it said (a delegated task's patch file)
+            // A cancelled call is not answered: where a delegated task's change is kept
             // reaches the client as a log message.
             let said = format!("request {id}: {said}");
             crate::log::info("mcp", &said);
-            log_to_client(&shared, "warning", &said);
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if name.starts_with("delegate") {
+                log_to_client(&shared, "warning", &said);
+            }
         }
     });
 }
