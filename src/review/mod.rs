@@ -102,7 +102,11 @@ pub struct Snippet {
 pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
     let project = project_files(workspace, 50_000);
     let test_mapping = map_tests(workspace, &files, &project);
-    let mut risks = rules::check(&files, &test_mapping.untested);
+    let mut risks = rules::check(
+        &files,
+        &test_mapping.untested,
+        &test_modules(workspace, &files),
+    );
     let context = rank_context(workspace, &files, &project, &test_mapping, budget);
     for risk in &mut risks {
         risk.evidence_id = evidence_for(&context, &risk.path, risk.line);
@@ -199,6 +203,28 @@ impl Review {
         self.model = Some(outcome);
         self
     }
+}
+
+/// Where each changed Rust source file's own tests module starts (its `#[cfg(test)]` line), as
+/// the workspace holds it.
+fn test_modules(workspace: &Path, files: &[FileChange]) -> BTreeMap<String, u32> {
+    files
+        .iter()
+        .filter(|file| {
+            let path = file.path();
+            path.ends_with(".rs")
+                && !is_test_file(path)
+                && !path.starts_with('/')
+                && !path.split('/').any(|part| part == "..")
+        })
+        .filter_map(|file| {
+            let text = crate::workspace::read_regular_file(&workspace.join(file.path()), 4 << 20)?;
+            let line = text
+                .lines()
+                .position(|line| line.trim() == "#[cfg(test)]")?;
+            Some((file.path().to_string(), line as u32 + 1))
+        })
+        .collect()
 }
 
 /// The language of a source file, by its name.

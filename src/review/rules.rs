@@ -2,12 +2,13 @@
 //! free to run on every change; a model's judgement (`--llm`) comes on top, never instead. A
 //! secret's value is never repeated in a message.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
 use serde::Serialize;
 
-use super::diff::{FileChange, Kind, Status};
+use super::diff::{FileChange, Kind, Line, Status};
 use crate::testmap::{is_test_file, named_as_test};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
@@ -80,13 +81,17 @@ fn risk(rule: &'static str, path: &str, line: Option<u32>, message: String) -> R
 }
 
 /// The risks in `files`; `untested` names the changed source files no test maps to.
-pub fn check(files: &[FileChange], untested: &[String]) -> Vec<Risk> {
+pub fn check(
+    files: &[FileChange],
+    untested: &[String],
+    test_modules: &BTreeMap<String, u32>,
+) -> Vec<Risk> {
     let secrets = &*SECRETS;
     let mut risks = Vec::new();
     for file in files {
         let path = file.path();
         secrets.check(file, &mut risks);
-        tests_weakened(file, &mut risks);
+        tests_weakened(file, test_modules.get(path).copied(), &mut risks);
         by_path(file, &mut risks);
         auth_crypto(file, &mut risks);
         generated(file, &mut risks);
@@ -367,7 +372,9 @@ fn placeholder(value: &str) -> bool {
     .any(|marker| lower.contains(marker))
 }
 
-fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
+/// A test deleted or left out, an assertion removed or loosened, a skip added: in a test file,
+/// or below the first line of a Rust file's own tests module (`tests_from`).
+fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Risk>) {
     let path = file.path();
     let was_test = file.old_path.as_deref().is_some_and(named_as_test);
     if file.status == Status::Renamed && was_test && !named_as_test(path) {
@@ -382,10 +389,19 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
         ));
         return;
     }
-    if !is_test_file(path) {
+    let whole = is_test_file(path);
+    if !whole && tests_from.is_none() {
         return;
     }
-    if file.status == Status::Deleted {
+    // Where the tests are: the whole file, or from its tests module on (a removed line is
+    // placed where it was, on the new side).
+    let in_tests = |line: &Line| {
+        let new = line
+            .new
+            .or_else(|| line.old.and_then(|old| file.new_side_of(old)));
+        whole || new.zip(tests_from).is_some_and(|(new, from)| new >= from)
+    };
+    if whole && file.status == Status::Deleted {
         risks.push(risk(
             "test-weakened",
             path,
@@ -402,11 +418,11 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
     };
     let removed: Vec<_> = file
         .lines(Kind::Removed)
-        .filter(|l| asserts(&l.text))
+        .filter(|l| in_tests(l) && asserts(&l.text))
         .collect();
     let added_lines: Vec<_> = file
         .lines(Kind::Added)
-        .filter(|l| asserts(&l.text))
+        .filter(|l| in_tests(l) && asserts(&l.text))
         .collect();
     let added = added_lines.len();
     // As many assertions, but exact ones turned loose (`== 4` → `> 0`, `assertEqual` →
@@ -441,7 +457,10 @@ fn tests_weakened(file: &FileChange, risks: &mut Vec<Risk>) {
             ),
         ));
     }
-    for line in file.lines(Kind::Added).filter(|l| skip.is_match(&l.text)) {
+    for line in file
+        .lines(Kind::Added)
+        .filter(|l| in_tests(l) && skip.is_match(&l.text))
+    {
         risks.push(risk(
             "test-weakened",
             path,
@@ -649,7 +668,7 @@ mod tests {
     use super::*;
 
     fn rules_found(diff: &str) -> Vec<&'static str> {
-        check(&parse(diff).unwrap(), &[])
+        check(&parse(diff).unwrap(), &[], &BTreeMap::new())
             .iter()
             .map(|r| r.rule)
             .collect()
@@ -670,7 +689,7 @@ mod tests {
     fn secrets_are_found_and_never_echoed() {
         let token = format!("ghp_{}", "a1B2c3D4".repeat(5));
         let diff = added("app.py", &[&format!("TOKEN = '{token}'")]);
-        let risks = check(&parse(&diff).unwrap(), &[]);
+        let risks = check(&parse(&diff).unwrap(), &[], &BTreeMap::new());
         assert_eq!(risks[0].rule, "secret-added");
         assert!(!risks[0].message.contains(&token));
         assert_eq!(
@@ -846,6 +865,25 @@ mod tests {
                 "{skip}"
             );
         }
+    }
+
+    #[test]
+    fn an_assertion_removed_from_a_rust_files_own_tests_weakens_them_and_one_above_does_not() {
+        // src/pricing.rs's tests module starts at line 10.
+        let modules = BTreeMap::from([("src/pricing.rs".to_string(), 10)]);
+        let removed_at = |line: u32| {
+            format!("diff --git a/src/pricing.rs b/src/pricing.rs\n--- a/src/pricing.rs\n+++ b/src/pricing.rs\n@@ -{line},2 +{line},1 @@\n     let x = price(2);\n-    assert_eq!(x, 4);\n")
+        };
+        let found = |diff: &str| {
+            check(&parse(diff).unwrap(), &[], &modules)
+                .iter()
+                .map(|r| r.rule)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(found(&removed_at(14)), ["test-weakened"]);
+        assert!(found(&removed_at(3)).is_empty());
+        // Without the module's place, a source file's asserts are not a test's.
+        assert!(rules_found(&removed_at(14)).is_empty());
     }
 
     #[test]
