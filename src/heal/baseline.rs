@@ -169,8 +169,9 @@ impl Baseline {
                     total: None,
                 };
                 let report = run(request, tree, Vec::new(), request.test_timeout, Some(live))?;
+                let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
                 events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts,
-                                            "started_ms": started_ms, "duration_ms": report.duration_ms}));
+                                            "started_ms": started_ms, "duration_ms": report.duration_ms, "wall_ms": wall_ms}));
                 report
             }
         };
@@ -241,8 +242,9 @@ impl Baseline {
                 total: Some(ids.len() as u64),
             };
             let again = run(request, tree, ids, request.test_timeout, Some(live))?;
+            let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
             events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts,
-                                        "started_ms": started_ms, "duration_ms": again.duration_ms}));
+                                        "started_ms": started_ms, "duration_ms": again.duration_ms, "wall_ms": wall_ms}));
             if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
                 baseline.interrupted = Some(signal);
                 baseline.nothing_to_do = Some(format!(

@@ -1152,7 +1152,8 @@ fn validate(
         let first = run(request, tree, failing, limit, live(&shown, total))?;
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
-                         "started_ms": started_ms, "duration_ms": first.duration_ms}),
+                   "started_ms": started_ms, "duration_ms": first.duration_ms,
+                   "wall_ms": since(origin) - started_ms}),
         );
         // Worth the whole suite only when it fixed more than the change kept.
         let still = baseline.judge(&first).still_failing.len();
@@ -1178,7 +1179,8 @@ fn validate(
     let all = run(request, tree, Vec::new(), request.test_timeout, live)?;
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
-                     "started_ms": started_ms, "duration_ms": all.duration_ms}),
+               "started_ms": started_ms, "duration_ms": all.duration_ms,
+               "wall_ms": since(origin) - started_ms}),
     );
     Ok(Validated {
         report: all,
