@@ -642,72 +642,94 @@ impl Repair<'_> {
             self.report.candidates_tried,
         )];
         let mut end = End::Green;
-        for proposal in engine.alternatives(self.tree, MAX_ALTERNATIVES) {
-            if found.len() == PLAUSIBLE || Instant::now() >= until {
-                break;
-            }
+        let at_once = self.request.jobs.max(1);
+        let mut alternatives = engine.alternatives(self.tree, MAX_ALTERNATIVES).into_iter();
+        // `jobs` at a time, each in a copy of its own put in the state before the green change.
+        'batches: while found.len() < PLAUSIBLE && Instant::now() < until {
             if let Some(signal) = self.signals.take() {
                 end = End::Interrupted(signal);
                 break;
             }
-            if let Err(err) = self.tree.restore(&before.contents) {
-                self.cannot_restore(&err);
+            while self.workers.len() + 1 < at_once {
+                self.workers.push(self.tree.another()?);
+            }
+            let mut trials = Vec::new();
+            for proposal in alternatives.by_ref() {
+                let slot = trials.len();
+                let copy = match slot {
+                    0 => &mut *self.tree,
+                    _ => &mut self.workers[slot - 1],
+                };
+                if let Err(err) = copy.restore(&before.contents) {
+                    self.cannot_restore(&err);
+                    break 'batches;
+                }
+                self.number += 1;
+                self.report.candidates_tried += 1;
+                if let Ok(attempt) = self.prepare(slot, engine.name(), true, self.number, proposal)
+                {
+                    trials.push(attempt);
+                }
+                if trials.len() == at_once {
+                    break;
+                }
+            }
+            if trials.is_empty() {
                 break;
             }
-            self.number += 1;
-            self.report.candidates_tried += 1;
-            let number = self.number;
-            let mut attempt = match self.prepare(0, engine.name(), true, number, proposal) {
-                Ok(attempt) => attempt,
-                Err(_) => continue,
-            };
+            let trees: Vec<&Tree> = std::iter::once(&*self.tree)
+                .chain(&self.workers)
+                .take(trials.len())
+                .collect();
+            let (request, baseline, score) = (self.request, self.baseline, before.score);
+            let (origin, limit) = (self.events.origin(), failing_limit(request, baseline, true));
             let tested = Instant::now();
-            let result = validate(
-                self.request,
-                self.baseline,
-                before.score,
-                self.tree,
-                failing_limit(self.request, self.baseline, true),
-                self.events.origin(),
-                &|message| self.step(true, &format!("attempt {number}: {message}")),
-                Some(&format!("attempt {number}")),
-            );
-            attempt.test_seconds = tested.elapsed().as_secs_f64();
-            let Ok(validated) = result else {
-                break;
-            };
-            self.emit_runs(number, &validated);
-            if let Some(signal) = validated.interrupted() {
-                end = End::Interrupted(signal);
-                break;
+            let (results, signal) = parallel::each(&trees, self.signals, |tree| {
+                validate(request, baseline, score, tree, limit, origin, &|_| {}, None)
+            });
+            let seconds = tested.elapsed().as_secs_f64();
+            let states: Vec<Contents> = trees.iter().map(|tree| tree.contents()).collect();
+            for ((mut attempt, result), state) in trials.into_iter().zip(results).zip(states) {
+                attempt.test_seconds = seconds;
+                let Ok(validated) = result else {
+                    break 'batches;
+                };
+                self.emit_runs(attempt.number, &validated);
+                if let Some(signal) = signal.or_else(|| validated.interrupted()) {
+                    end = End::Interrupted(signal);
+                    break 'batches;
+                }
+                let judged = self.baseline.judge(&validated.report);
+                self.say(
+                    true,
+                    &format!(
+                        "attempt {}: {}; {}",
+                        attempt.number,
+                        attempt.change.as_deref().unwrap_or_default(),
+                        judged.summary(self.baseline.failing.len())
+                    ),
+                );
+                let green = validated.whole_suite
+                    && judged.still_failing.is_empty()
+                    && judged.regressions.is_empty();
+                if !green || found.len() == PLAUSIBLE {
+                    continue;
+                }
+                attempt.outcome = Some(validated.report.outcome);
+                attempt.counts = Some(validated.report.counts);
+                attempt.whole_suite = true;
+                attempt.kept = true;
+                let best = Best {
+                    contents: state,
+                    score: (false, 0),
+                    report: Some(validated.report),
+                    engine: Some(engine.name()),
+                };
+                let tried = self.report.candidates_tried;
+                let mut alternative = found_of(self.tree, best, &attempt, tried);
+                alternative.attempt = Some(attempt);
+                found.push(alternative);
             }
-            let judged = self.baseline.judge(&validated.report);
-            let what = attempt.change.clone().unwrap_or_default();
-            let summary = format!(
-                "attempt {number}: {what}; {}",
-                judged.summary(self.baseline.failing.len())
-            );
-            self.say(true, &summary);
-            if !(validated.whole_suite
-                && judged.still_failing.is_empty()
-                && judged.regressions.is_empty())
-            {
-                continue;
-            }
-            attempt.outcome = Some(validated.report.outcome);
-            attempt.counts = Some(validated.report.counts);
-            attempt.whole_suite = true;
-            attempt.kept = true;
-            let best = Best {
-                contents: self.tree.contents(),
-                score: (false, 0),
-                report: Some(validated.report),
-                engine: Some(engine.name()),
-            };
-            let tried = self.report.candidates_tried;
-            let mut alternative = found_of(self.tree, best, &attempt, tried);
-            alternative.attempt = Some(attempt);
-            found.push(alternative);
         }
         found.sort_by_key(|f| (f.shown.tier, f.shown.lines, f.place, f.shown.found_after));
         let chosen = found.remove(0);
