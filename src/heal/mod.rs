@@ -283,8 +283,8 @@ pub fn heal(
 const PLAUSIBLE: usize = 3;
 /// Candidates tried at most after a search's first plausible patch.
 const MAX_ALTERNATIVES: usize = 8;
-/// The time the alternatives may take, when the search found the first sooner.
-const MIN_SEEKING: Duration = Duration::from_secs(5);
+/// The time the alternatives may take: half the search's, and at least this.
+const MIN_SEEKING: Duration = Duration::from_secs(3);
 
 /// Candidates of a batch cut short that loop alone too, in a row, after which the next ones cut
 /// short are believed to loop without a second run.
@@ -379,7 +379,8 @@ impl Repair<'_> {
             };
             match step {
                 Step::End(End::Green) if self.before_green.is_some() => {
-                    let until = deadline.min(Instant::now() + started.elapsed().max(MIN_SEEKING));
+                    let seeking = (started.elapsed() / 2).max(MIN_SEEKING);
+                    let until = deadline.min(Instant::now() + seeking);
                     return self.more_plausible(engine, until);
                 }
                 Step::End(end) => return Ok(end),
