@@ -56,6 +56,65 @@ fn a_small_covered_fix_passes() {
 }
 
 #[test]
+fn go_rust_and_typescript_changes_map_to_the_tests_that_reach_them() {
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write(
+        "calc/calc.go",
+        "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+    );
+    dir.write("calc/calc_more_test.go", "package calc\n");
+    dir.write(
+        "Cargo.toml",
+        "[package]\nname = \"shop\"\nversion = \"0.1.0\"\n",
+    );
+    dir.write("src/lib.rs", "pub mod tax;\n");
+    dir.write("src/tax.rs", "pub fn rate() -> u32 { 20 }\n");
+    dir.write(
+        "tests/vat.rs",
+        "use shop::tax::rate;\n\n#[test]\nfn twenty() { assert_eq!(rate(), 20); }\n",
+    );
+    dir.write("web/util.ts", "export const pad = (s: string) => s;\n");
+    dir.write(
+        "web/test/pad.test.ts",
+        "import { pad } from '../util.js';\n",
+    );
+    commit_everything(test.path());
+    dir.write(
+        "calc/calc.go",
+        "package calc\n\nfunc Add(a, b int) int { return b + a }\n",
+    );
+    dir.write("src/tax.rs", "pub fn rate() -> u32 { 21 }\n");
+    dir.write(
+        "web/util.ts",
+        "export const pad = (s: string) => s.trim();\n",
+    );
+    let run = test.args(["review"]).run().expect_status(0);
+    let review = review_of(&run);
+    let covered = &review["test_mapping"]["covered"];
+    assert_eq!(
+        covered["calc/calc.go"],
+        serde_json::json!(["calc/calc_more_test.go"]),
+        "{review:#}"
+    );
+    assert_eq!(
+        covered["src/tax.rs"],
+        serde_json::json!(["tests/vat.rs"]),
+        "{review:#}"
+    );
+    assert_eq!(
+        covered["web/util.ts"],
+        serde_json::json!(["web/test/pad.test.ts"]),
+        "{review:#}"
+    );
+    assert_eq!(
+        review["test_mapping"]["untested"],
+        serde_json::json!([]),
+        "{review:#}"
+    );
+}
+
+#[test]
 fn a_secret_a_weakened_test_and_untracked_files_block_and_exit_1() {
     let test = project();
     let dir = test.dir();
