@@ -283,6 +283,9 @@ pub fn heal(
 const PLAUSIBLE: usize = 3;
 /// Candidates tried at most after a search's first plausible patch.
 const MAX_ALTERNATIVES: usize = 8;
+/// Candidates tried after it in any case, however long they take (a loaded machine's time says
+/// nothing of which changes are plausible).
+const MIN_ALTERNATIVES: usize = 4;
 /// The time the alternatives may take: half the search's, and at least this.
 const MIN_SEEKING: Duration = Duration::from_secs(3);
 
@@ -596,8 +599,8 @@ impl Repair<'_> {
     }
 
     /// After a search's first green change, the next candidates at its place (its tier's, then
-    /// the next tiers'), each tested on the state before it, until `until`, `PLAUSIBLE` are green
-    /// or `MAX_ALTERNATIVES` were tried: the plausible patches, ranked by tier, size (the diff's
+    /// the next tiers'), each tested on the state before it, until `until` (once
+    /// `MIN_ALTERNATIVES` were tried), `PLAUSIBLE` are green or `MAX_ALTERNATIVES` were tried: the plausible patches, ranked by tier, size (the diff's
     /// lines) and suspiciousness (place, then the order they were tried in). The best is kept.
     fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
         struct Found {
@@ -646,7 +649,10 @@ impl Repair<'_> {
         let at_once = self.request.jobs.max(1);
         let mut alternatives = engine.alternatives(self.tree, MAX_ALTERNATIVES).into_iter();
         // `jobs` at a time, each in a copy of its own put in the state before the green change.
-        'batches: while found.len() < PLAUSIBLE && Instant::now() < until {
+        let mut tried = 0;
+        'batches: while found.len() < PLAUSIBLE
+            && (tried < MIN_ALTERNATIVES || Instant::now() < until)
+        {
             if let Some(signal) = self.signals.take() {
                 end = End::Interrupted(signal);
                 break;
@@ -678,6 +684,7 @@ impl Repair<'_> {
             if trials.is_empty() {
                 break;
             }
+            tried += trials.len();
             let trees: Vec<&Tree> = std::iter::once(&*self.tree)
                 .chain(&self.workers)
                 .take(trials.len())
