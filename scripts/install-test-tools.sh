@@ -27,9 +27,9 @@ NEEDED_PACKAGES=(
 OPTIONAL_PACKAGES=(dockerd:docker.io bwrap:bubblewrap hyperfine:hyperfine jq:jq)
 PYTHON_PACKAGES=(pytest==9.2.0 coverage==7.18.0 mcp==2.3.0)
 # The review tests check their SARIF and rdjson with the formats' own validators; Claude Code
-# starts the MCP server as the README configures it.
+# and Codex start the MCP server as the README configures them.
 NPM_PACKAGES=(jest@30.5.2 vitest@4.1.12 @modelcontextprotocol/sdk@1.32.2 @microsoft/sarif-multitool@5.7.0
-  @umbrelladocs/rdformat-validator@1.0.1 @anthropic-ai/claude-code@2.1.332)
+  @umbrelladocs/rdformat-validator@1.0.1 @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0)
 
 # mkfs.ext4 and losetup live in /usr/sbin, which an ordinary user's PATH may lack.
 export PATH="$PATH:/usr/sbin:/sbin"

@@ -1,11 +1,19 @@
 //! Real clients: the official Python and TypeScript SDKs drive the server as editors do, and
-//! Claude Code starts it as the README says to configure it.
+//! Claude Code and Codex start it as the README says to configure them.
 
-use std::path::Path;
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
 
+use serde_json::{json, Value};
+
+use super::delegate::multiply_steps;
+use crate::fake_server::FakeServer;
 use crate::git_fixtures::commit_everything;
-use crate::util::{autocoder_bin, typescript_sdk, TempDir};
+use crate::heal::CHAT;
+use crate::util::{autocoder_bin, typescript_sdk, with_committed_project, TempDir};
 
 #[test]
 fn the_official_python_sdk_can_use_the_server() {
@@ -215,4 +223,202 @@ fn claude_code_connects_as_the_readme_configures_it() {
     assert!(line("autocoder").ends_with("Connected"), "{listed}");
     assert!(line("from-json").ends_with("Connected"), "{listed}");
     assert!(line("broken").contains("Failed"), "{listed}");
+}
+
+/// The README's Codex snippets (each a whole `[mcp_servers.autocoder]` table).
+fn readme_codex_snippets() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    readme
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("```").map(|(block, _)| block.to_string()))
+        .filter(|block| block.contains("[mcp_servers.autocoder]"))
+        .collect()
+}
+
+/// A Codex app server (the JSON-RPC service its editor extensions drive) on its own home.
+struct CodexAppServer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl CodexAppServer {
+    fn start(codex_home: &Path, project: &Path, path: &str) -> CodexAppServer {
+        let mut child = Command::new("codex")
+            .arg("app-server")
+            .current_dir(project)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", codex_home)
+            .env("CODEX_HOME", codex_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = CodexAppServer {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        server.request(
+            "initialize",
+            json!({"clientInfo": {"name": "autocoder-tests", "version": "0"}}),
+        );
+        server.send(&json!({"method": "initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The result of `method`, the notifications and requests Codex sends meanwhile passed over.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("Codex did not answer {method}"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+}
+
+impl Drop for CodexAppServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Codex (its own binary, installed by install-test-tools.sh) configured with each of the
+/// README's snippets: its app server starts ours, lists our tools and calls them, with no model
+/// of its own; the second snippet's variables name the model a delegated task is done with.
+#[test]
+fn codex_lists_and_calls_the_tools_as_the_readme_configures_it() {
+    let found = Command::new("codex")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        eprintln!(
+            "skipped: Codex is not installed (npm install --global @openai/codex; .ci/run does)"
+        );
+        return;
+    }
+    let snippets = readme_codex_snippets();
+    assert_eq!(snippets.len(), 2, "{snippets:?}");
+    let model = FakeServer::start(vec![(CHAT, multiply_steps())]);
+    let test = with_committed_project("calculator-python");
+    let project = test.path().canonicalize().unwrap();
+    let homes = TempDir::new();
+    let path = format!(
+        "{}:{}",
+        autocoder_bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (n, (snippet, timeout)) in snippets.iter().zip([600.0, 2400.0]).enumerate() {
+        assert!(snippet.contains("\"/home/me/src/shop\""), "{snippet}");
+        let config = snippet
+            .replace("/home/me/src/shop", &project.display().to_string())
+            .replace("http://127.0.0.1:8080/v1", &format!("{}/v1", model.url()));
+        let home: PathBuf = homes.path().join(format!("codex-{n}"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("config.toml"), config).unwrap();
+
+        let listed = Command::new("codex")
+            .args(["mcp", "list", "--json"])
+            .env("CODEX_HOME", &home)
+            .output()
+            .unwrap();
+        assert!(listed.status.success(), "{listed:?}");
+        let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+        assert_eq!(listed[0]["name"], "autocoder", "{listed}");
+        assert_eq!(listed[0]["enabled"], true, "{listed}");
+        assert_eq!(listed[0]["tool_timeout_sec"], timeout, "{listed}");
+
+        let mut codex = CodexAppServer::start(&home, &project, &path);
+        let status = codex.request("mcpServerStatus/list", json!({}));
+        let server = &status["data"][0];
+        assert_eq!(server["name"], "autocoder", "{status}");
+        let mut tools: Vec<&str> = server["tools"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no tools: {status}"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        tools.sort_unstable();
+        assert_eq!(
+            tools,
+            [
+                "delegate_task",
+                "delegate_to_local_coder",
+                "edit_file",
+                "git_diff",
+                "git_status",
+                "list_files",
+                "read_file",
+                "run_command",
+                "run_tests",
+                "search_text",
+                "write_file"
+            ]
+        );
+        let thread = codex.request("thread/start", json!({"cwd": project}));
+        let call = |codex: &mut CodexAppServer, tool: &str, arguments: Value| {
+            codex.request(
+                "mcpServer/tool/call",
+                json!({
+                    "server": "autocoder",
+                    "threadId": thread["thread"]["id"],
+                    "tool": tool,
+                    "arguments": arguments,
+                }),
+            )
+        };
+        if n == 0 {
+            let result = call(&mut codex, "list_files", json!({}));
+            assert_eq!(result["isError"], false, "{result}");
+            let entries = result["structuredContent"]["entries"].to_string();
+            assert!(entries.contains("\"calculator.py\""), "{result}");
+        } else {
+            let result = call(
+                &mut codex,
+                "delegate_task",
+                json!({"task": "add multiply(a, b) to calculator.py, with a test"}),
+            );
+            assert_eq!(result["isError"], false, "{result}");
+            assert_eq!(result["structuredContent"]["status"], "green", "{result}");
+            let asked: Value = serde_json::from_str(&model.requests()[0].body).unwrap();
+            assert_eq!(asked["model"], "qwen3-coder");
+        }
+    }
+    assert!(std::fs::read_to_string(project.join("calculator.py"))
+        .unwrap()
+        .contains("def multiply"));
 }

@@ -45,7 +45,7 @@ fn client(
 
 /// The model's replies for a task that ends green: a test written and run, multiply added,
 /// finish.
-fn multiply_steps() -> Vec<Reply> {
+pub(super) fn multiply_steps() -> Vec<Reply> {
     vec![
         calls(
             1,
