@@ -15,8 +15,8 @@ use crate::review::rules::Severity;
 use crate::review::{self, render};
 use crate::run_document::RunDocument;
 
-/// An untracked file's text reviewed at most.
-const MAX_UNTRACKED: u64 = 1 << 20;
+/// An untracked file's text reviewed at most (git diffs a tracked file whole).
+const MAX_UNTRACKED: u64 = 16 << 20;
 
 pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let diff_from_stdin = args.diff.as_deref() == Some(Path::new("-"));
@@ -238,6 +238,30 @@ fn change(
                 .with_hint("give a unified diff (git diff, diff -u)")
         })?;
         let took = started.elapsed();
+        if files.is_empty() && !text.trim().is_empty() {
+            return Err(Failure::usage(format!(
+                "{what} holds no diff ({} bytes, no `diff --git` or `---`/`+++` file in them)",
+                text.len()
+            ))
+            .with_hint("give a unified diff (git diff, diff -u); an empty one reviews nothing"));
+        }
+        // As `git apply` does: a diff does not name files outside the project.
+        if let Some(path) = files
+            .iter()
+            .flat_map(|f| [&f.old_path, &f.new_path])
+            .flatten()
+            .find(|path| {
+                Path::new(path.as_str())
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            })
+        {
+            return Err(Failure::usage(format!(
+                "{what} names {}, outside the project",
+                crate::text::sanitize_for_terminal(path)
+            ))
+            .with_hint("give a diff whose paths are relative to the project, without `..`"));
+        }
         crate::log::note(
             "review",
             &format!(
@@ -356,12 +380,15 @@ fn change(
     Ok(files)
 }
 
-/// An untracked file as an added one.
+/// An untracked file as an added one; one larger than MAX_UNTRACKED counts as binary (it is
+/// said as one that cannot be reviewed as text, never reviewed in part).
 fn untracked_file(workspace: &Path, path: &str) -> FileChange {
-    let text = crate::workspace::read_regular_file(&workspace.join(path), MAX_UNTRACKED);
-    let is_link =
-        std::fs::symlink_metadata(workspace.join(path)).is_ok_and(|m| m.file_type().is_symlink());
-    let binary = !is_link && text.as_deref().is_none_or(|t| t.contains('\0'));
+    let on_disk = on_disk(workspace, path);
+    let metadata = std::fs::symlink_metadata(&on_disk);
+    let is_link = metadata.as_ref().is_ok_and(|m| m.file_type().is_symlink());
+    let too_large = metadata.is_ok_and(|m| m.len() > MAX_UNTRACKED);
+    let text = crate::workspace::read_regular_file(&on_disk, MAX_UNTRACKED);
+    let binary = !is_link && (too_large || text.as_deref().is_none_or(|t| t.contains('\0')));
     let lines = match &text {
         Some(text) if !binary => text
             .lines()
@@ -393,4 +420,27 @@ fn untracked_file(workspace: &Path, path: &str) -> FileChange {
         },
         untracked: true,
     }
+}
+
+/// Where `path`, as git listed it, is: a name that is not UTF-8 reached git's listing with its
+/// bytes replaced (U+FFFD), so such a component is found among its directory's entries.
+fn on_disk(workspace: &Path, path: &str) -> std::path::PathBuf {
+    let mut at = workspace.to_path_buf();
+    for part in path.split('/') {
+        let found = part
+            .contains('\u{FFFD}')
+            .then(|| std::fs::read_dir(&at).ok())
+            .flatten()
+            .and_then(|entries| {
+                entries
+                    .flatten()
+                    .map(|entry| entry.file_name())
+                    .find(|name| name.to_string_lossy() == part)
+            });
+        match found {
+            Some(name) => at.push(name),
+            None => at.push(part),
+        }
+    }
+    at
 }

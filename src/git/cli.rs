@@ -118,13 +118,15 @@ impl Git {
             filters_off: Vec::new(),
         };
         git.run(&["rev-parse", "--show-toplevel"], &[], None)
-            .map_err(|err| {
-                Failure::usage(format!(
+            .map_err(|err| match err.hint {
+                // git did not run (not installed) or hung: that failure says what to do.
+                Some(_) => err,
+                None => Failure::usage(format!(
                     "{} is not a git repository: {:#}",
                     dir.display(),
                     err.error
                 ))
-                .with_hint("run it in the project's clone, or give it with --workspace")
+                .with_hint("run it in the project's clone, or give it with --workspace"),
             })?;
         // `filter.NAME.clean`, `.smudge`, `.process` (and `.required`) for every NAME set.
         let listed = git

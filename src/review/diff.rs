@@ -134,6 +134,13 @@ pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
     let mut at = 0;
     while at < lines.len() {
         let line = lines[at];
+        if line.starts_with("diff --cc ") || line.starts_with("diff --combined ") {
+            return Err(format!(
+                "line {}: a combined diff (a merge's, against its parents at once) has no single \
+                 old side to review; give the merge against one parent (git diff HEAD^1)",
+                at + 1
+            ));
+        }
         if let Some(rest) = line.strip_prefix("diff --git ") {
             let (file, next) = git_file(&lines, at, rest)?;
             files.push(file);
@@ -321,7 +328,7 @@ fn headers_and_hunks(
             return strip_side(&take_quoted(name).0);
         }
         let (name, date) = name.split_once('\t').unwrap_or((name, ""));
-        if date.starts_with("1970-01-01") || date.contains(" 1970") {
+        if is_epoch(date) {
             return None;
         }
         strip_side(name)
@@ -410,9 +417,60 @@ fn headers_and_hunks(
         while at < lines.len() && lines[at].starts_with('\\') {
             at += 1;
         }
+        // A changed line past the count its header gives would be read by nothing: a corrupt
+        // diff (or one made to hide a line), as `git apply` calls it.
+        if let Some(line) = lines.get(at) {
+            let header = line.starts_with("--- ")
+                && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "));
+            // `git format-patch` ends with `-- ` and git's version.
+            let signature = line.trim_end_matches('\r') == "-- ";
+            if (line.starts_with('+') || line.starts_with('-')) && !header && !signature {
+                return Err(format!(
+                    "line {}: a changed line past the end of its hunk (its `@@` header counts \
+                     fewer lines): the diff is corrupt",
+                    at + 1
+                ));
+            }
+        }
         file.hunks.push(hunk);
     }
     Ok(at)
+}
+
+/// Whether a `diff -u` date is the epoch's, in any time zone (`1970-01-01 00:00:00 +0000`,
+/// `1969-12-31 19:00:00.000000000 -0500`, `Thu Jan  1 00:00:00 1970`): `diff -N`'s mark of a
+/// side that does not exist.
+fn is_epoch(date: &str) -> bool {
+    let mut parts = date.split_whitespace();
+    let (Some(day), Some(time), zone) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let days = match day {
+        "1970-01-01" => 0,
+        "1969-12-31" => -1,
+        "1970-01-02" => 1,
+        // ctime's form, which gives no zone.
+        _ => return date.contains(" 1970") || (date.contains("Dec 31") && date.contains(" 1969")),
+    };
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let clock: Vec<i64> = clock.split(':').filter_map(|n| n.parse().ok()).collect();
+    let offset = zone
+        .filter(|z| z.len() == 5 && (z.starts_with('+') || z.starts_with('-')))
+        .and_then(|z| {
+            let minutes = z[1..3].parse::<i64>().ok()? * 60 + z[3..].parse::<i64>().ok()?;
+            Some(if z.starts_with('-') {
+                -minutes
+            } else {
+                minutes
+            })
+        })
+        .unwrap_or(0);
+    let [hours, minutes, seconds] = clock[..] else {
+        return false;
+    };
+    seconds == 0
+        && fraction.bytes().all(|b| b == b'0')
+        && days * 1440 + hours * 60 + minutes - offset == 0
 }
 
 /// `3,7 +4,8 @@ fn` as (3, 7, 4, 8); a count left out is 1.
@@ -548,6 +606,35 @@ mod tests {
             let _ = parse(text);
         }
         assert!(parse("diff --git a/x b/x\n--- a/x").is_err());
+        // A line past its hunk's count, and a merge's combined diff.
+        let hidden = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+TOKEN = 1\n";
+        assert!(parse(hidden)
+            .unwrap_err()
+            .contains("line 7: a changed line past the end"));
+        let signed = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n-- \n2.43.0\n";
+        assert_eq!(parse(signed).unwrap()[0].added(), 1);
+        let merge = "diff --cc x\nindex 1,2..3\n--- a/x\n+++ b/x\n@@@ -1,1 -1,1 +1,1 @@@\n";
+        assert!(parse(merge).unwrap_err().contains("combined diff"));
+    }
+
+    #[test]
+    fn the_epoch_marks_a_missing_side_in_any_time_zone() {
+        for date in [
+            "1970-01-01 00:00:00.000000000 +0000",
+            "1969-12-31 19:00:00.000000000 -0500",
+            "1970-01-01 05:30:00 +0530",
+            "Thu Jan  1 00:00:00 1970",
+        ] {
+            assert!(is_epoch(date), "{date}");
+        }
+        for date in [
+            "1970-01-01 00:00:01 +0000",
+            "1969-12-31 19:00:00 +0000",
+            "2024-01-02 00:00:00.000000000 +0000",
+            "",
+        ] {
+            assert!(!is_epoch(date), "{date}");
+        }
     }
 
     #[test]

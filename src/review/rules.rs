@@ -100,7 +100,7 @@ pub fn check(
                 "large-change",
                 path,
                 None,
-                format!("{path} is a binary file: its change cannot be reviewed as text"),
+                format!("{path} is binary (or too large to read as text): its change cannot be reviewed as text"),
             ));
         }
     }
@@ -153,6 +153,8 @@ struct SecretPatterns {
     /// A PEM block's first and last lines.
     pem_begin: Regex,
     pem_end: Regex,
+    /// A private key written on one line (`"-----BEGIN…\nMIIE…\n-----END…"`), to its end.
+    pem_inline: Regex,
 }
 
 impl SecretPatterns {
@@ -195,6 +197,10 @@ impl SecretPatterns {
                 .expect("a valid pattern"),
             pem_end: Regex::new(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
                 .expect("a valid pattern"),
+            pem_inline: Regex::new(
+                r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            )
+            .expect("a valid pattern"),
         }
     }
 
@@ -227,20 +233,70 @@ impl SecretPatterns {
                 format!("{path} looks like a credential file and is added"),
             ));
         }
-        for line in file.lines(Kind::Added) {
-            if let Some(what) = self.found(&line.text) {
-                risks.push(risk(
-                    "secret-added",
-                    path,
-                    line.new,
-                    format!(
-                        "{what} is added at line {} (value withheld)",
-                        line.new.unwrap_or(0)
-                    ),
-                ));
+        // A key's body lines changed without its BEGIN line in sight (a rotated key, a diff
+        // without context) count when the file is a key's by its name.
+        let key_file = {
+            let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+            [
+                ".pem",
+                ".key",
+                "id_rsa",
+                "id_ecdsa",
+                "id_ed25519",
+                "private",
+            ]
+            .iter()
+            .any(|part| name.contains(part))
+        };
+        for hunk in &file.hunks {
+            let mut in_key = None;
+            for line in &hunk.lines {
+                if self.pem_begin.is_match(&line.text) {
+                    in_key = Some(true);
+                } else if line.text.contains("-----BEGIN ") || self.pem_end.is_match(&line.text) {
+                    in_key = Some(false);
+                }
+                if line.kind != Kind::Added {
+                    continue;
+                }
+                let what = self.found(&line.text).or_else(|| {
+                    (in_key.unwrap_or(key_file) && looks_like_key_body(&line.text))
+                        .then_some("a private key's line")
+                });
+                if let Some(what) = what {
+                    risks.push(risk(
+                        "secret-added",
+                        path,
+                        line.new,
+                        format!(
+                            "{what} is added at line {} (value withheld)",
+                            line.new.unwrap_or(0)
+                        ),
+                    ));
+                }
             }
         }
     }
+}
+
+/// Whether a line (a diff's mark, quotes and a `\n` around it allowed) is base64 of random
+/// bytes, as a PEM block's body lines are: such a line is withheld wherever it is shown, since
+/// the block's BEGIN line may lie outside what is shown.
+fn looks_like_key_body(line: &str) -> bool {
+    let body = line
+        .trim_start_matches(['+', '-'])
+        .trim()
+        .trim_matches(['"', '\'', ',', ';'])
+        .trim_end_matches("\\n")
+        .trim_matches(['"', '\'']);
+    body.len() >= 40
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        && body.bytes().any(|b| b.is_ascii_uppercase())
+        && body.bytes().any(|b| b.is_ascii_lowercase())
+        && body.bytes().any(|b| b.is_ascii_digit())
+        && entropy(body) >= 4.5
 }
 
 /// Whether an assigned value looks like a secret rather than a setting: long, random (by its
@@ -313,11 +369,23 @@ pub fn redact(text: &str) -> String {
         if patterns.pem_begin.is_match(body) {
             in_key = !patterns.pem_end.is_match(body);
         }
+        if looks_like_key_body(body) {
+            let mark: String = body
+                .chars()
+                .take(1)
+                .filter(|c| matches!(c, '+' | '-' | ' '))
+                .collect();
+            out.push_str(&format!("{mark}[withheld]{ending}"));
+            continue;
+        }
         if !patterns.any.is_match(body) {
             out.push_str(line);
             continue;
         }
-        let mut redacted = body.to_string();
+        let mut redacted = patterns
+            .pem_inline
+            .replace_all(body, "[withheld]")
+            .into_owned();
         for (_, pattern) in &patterns.formats {
             redacted = pattern.replace_all(&redacted, "[withheld]").into_owned();
         }
@@ -795,6 +863,50 @@ mod tests {
         let redacted = redact(&key);
         assert!(!redacted.contains("MIIEowIBAAKCAQEA"), "{redacted}");
         assert!(redacted.ends_with("+after\n"), "{redacted}");
+    }
+
+    #[test]
+    fn a_keys_lines_are_withheld_without_its_first_line_and_on_one_line() {
+        let body = "MIIEowIBAAKCAQEAx7Vq3kZ9Lm2Pw8Rt5Yb1Nc4Xe6Gh0Jd3Fs7Ua9Ki2Ol5Mn8Qp";
+        // A snippet that starts inside a key: the line above an edit.
+        let shown = redact(&format!(
+            " {body}\n {body}\n-DEBUG = False\n+DEBUG = True\n"
+        ));
+        assert_eq!(
+            shown,
+            " [withheld]\n [withheld]\n-DEBUG = False\n+DEBUG = True\n"
+        );
+        let begin = format!("-----BEGIN RSA {} KEY-----", "PRIVATE");
+        let one_line = format!("KEY = \"{begin}\\n{body}\\n-----END RSA PRIVATE KEY-----\\n\"");
+        assert_eq!(redact(&one_line), "KEY = \"[withheld]\\n\"");
+        assert_eq!(
+            rules_found(&added("settings.py", &[&one_line])),
+            ["secret-added"]
+        );
+        // A rotated key's lines, shown without context: a key's by the file's name only.
+        let rotated = |path: &str, context: &str| {
+            let n = 1 + context.lines().count();
+            format!(
+                "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -2,{n} +2,{n} @@\n{context}-{body}\n+{}\n",
+                body.replace('x', "y")
+            )
+        };
+        assert_eq!(
+            rules_found(&rotated("deploy.pem.txt", "")),
+            ["secret-added"]
+        );
+        assert!(rules_found(&rotated("notes.txt", "")).is_empty());
+        let certificate = format!(" -----BEGIN {}-----\n", "CERTIFICATE");
+        assert!(rules_found(&rotated("deploy.pem", &certificate)).is_empty());
+        assert_eq!(
+            rules_found(&rotated("notes.txt", &format!(" {begin}\n"))),
+            ["secret-added"]
+        );
+        // Not a key: a commit's hash, a long word.
+        assert_eq!(
+            redact(" a8f5f167f44f4964e6c998dee827110ca8f5f167\n"),
+            " a8f5f167f44f4964e6c998dee827110ca8f5f167\n"
+        );
     }
 
     #[test]

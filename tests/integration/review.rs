@@ -3,6 +3,7 @@
 //! exit status, and open-pr reading the verdict.
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -1231,4 +1232,118 @@ fn a_post_github_refuses_keeps_the_review_and_a_repository_name_is_checked() {
             run.stderr()
         );
     }
+}
+
+/// What an outside probe found a review missed or showed: a key's lines above an edit, a key
+/// rotated in a diff without context, a `diff -ruN` made west of UTC, untracked files with a
+/// name that is not UTF-8 or over a megabyte, and inputs that are not a diff of the project.
+#[test]
+fn keys_untracked_files_and_hostile_diffs_are_seen_or_refused() {
+    let body = "MIIEowIBAAKCAQEAx7Vq3kZ9Lm2Pw8Rt5Yb1Nc4Xe6Gh0Jd3Fs7Ua9Ki2Ol5Mn8Qp";
+    let key = format!(
+        "SIGNING_KEY = \"\"\"-----BEGIN RSA {} KEY-----\n{body}\n{}\n-----END RSA PRIVATE KEY-----\"\"\"\nDEBUG = False\n",
+        "PRIVATE",
+        body.replace('x', "z")
+    );
+    let test = project();
+    let dir = test.dir();
+    dir.write("shop/settings.py", &key);
+    commit_everything(test.path());
+    dir.write(
+        "shop/settings.py",
+        &key.replace("DEBUG = False", "DEBUG = True"),
+    );
+    let token = format!("ghp_{}", "Xy7Qm2Lk".repeat(5));
+    let odd_name = std::ffi::OsStr::from_bytes(b"sec\xffret.py");
+    std::fs::write(test.path().join(odd_name), format!("T = \"{token}\"\n")).unwrap();
+    let mut large = "x = 1\n".repeat(250_000);
+    large.push_str(&format!("T = \"{token}\"\n"));
+    dir.write("large.py", &large);
+    let run = Test::new()
+        .args(["review", "--fail-on", "never", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(0);
+    let out = run.stdout();
+    assert!(!out.contains(&body[20..]) && !out.contains(&token), "{out}");
+    let review = review_of(&run);
+    let secrets: Vec<&str> = review["risks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["rule"] == "secret-added")
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        secrets.contains(&"sec\u{FFFD}ret.py") && secrets.contains(&"large.py"),
+        "{review:#}"
+    );
+
+    // The key rotated, shown without context: flagged by the file's name, and withheld.
+    let keys = Test::new();
+    keys.dir().write("deploy.pem.txt", &format!("{body}\n"));
+    commit_everything(keys.path());
+    keys.dir()
+        .write("deploy.pem.txt", &format!("{}\n", body.replace('x', "y")));
+    let rotated = git(keys.path(), &["diff", "-U0"]);
+    let run = Test::new()
+        .args(["review", "--diff", "-"])
+        .stdin(rotated)
+        .run()
+        .expect_status(1);
+    assert!(!run.stdout().contains(&body[20..]), "{}", run.stdout());
+    assert_eq!(rules(&review_of(&run)), ["secret-added"]);
+
+    // `diff -ruN` west of UTC: the added credential file and the deleted test are seen.
+    let trees = Test::new();
+    trees
+        .dir()
+        .write("o/tests/test_b.py", "def test_b():\n    assert check()\n");
+    trees.dir().write("n/.env", "password=hunter2\n");
+    let made = std::process::Command::new("diff")
+        .args(["-ruN", "o", "n"])
+        .current_dir(trees.path())
+        .env("TZ", "EST5")
+        .output()
+        .unwrap();
+    let run = Test::new()
+        .args(["review", "--diff", "-"])
+        .stdin(made.stdout)
+        .run()
+        .expect_status(1);
+    let found = rules(&review_of(&run));
+    assert!(
+        found.contains(&"secret-added".to_string()) && found.contains(&"test-weakened".to_string()),
+        "{found:?}"
+    );
+
+    // Not a diff, a line hidden past its hunk, a path outside the project: refused.
+    for (input, said) in [
+        ("hello\n".to_string(), "holds no diff"),
+        (
+            format!("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n+T = \"{token}\"\n"),
+            "past the end of its hunk",
+        ),
+        (
+            "--- a/../outside/x.py\n+++ b/../outside/x.py\n@@ -1 +1 @@\n-a\n+b\n".to_string(),
+            "outside the project",
+        ),
+    ] {
+        let run = Test::new()
+            .args(["review", "--diff", "-"])
+            .stdin(input)
+            .run()
+            .expect_status(2);
+        assert!(run.stderr().contains(said), "{}", run.stderr());
+        assert!(run.stdout().is_empty());
+    }
+
+    // No git to run: the environment's failure (3), saying to install it.
+    let run = Test::new()
+        .args(["review", "--workspace"])
+        .arg(test.path())
+        .env("PATH", "/nonexistent")
+        .run()
+        .expect_status(3);
+    assert!(run.stderr().contains("install git"), "{}", run.stderr());
 }
