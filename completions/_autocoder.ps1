@@ -67,7 +67,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model''s name [default: AUTOCODER_MODEL; with a local server''s URL, its first model]')
             [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'The API''s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider''s]')
             [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'The model''s attempts at most')
-            [CompletionResult]::new('--max-candidates', '--max-candidates', [CompletionResultType]::ParameterName, 'The offline engine''s candidates at most')
+            [CompletionResult]::new('--max-candidates', '--max-candidates', [CompletionResultType]::ParameterName, 'The offline engine''s candidates at most, before one is green (the alternatives tested beside a green one, at most 8, come on top)')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'The offline engine''s candidates tested at once, each in a copy of its own [default: the cores]')
             [CompletionResult]::new('--mutate-time', '--mutate-time', [CompletionResultType]::ParameterName, 'With --engine auto and a model: the offline engine''s time before the model''s turn')
             [CompletionResult]::new('--token-budget', '--token-budget', [CompletionResultType]::ParameterName, 'Tokens (in and out, all attempts) at most')

@@ -62,7 +62,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --model 'The model''s name [default: AUTOCODER_MODEL; with a local server''s URL, its first model]'
             cand --base-url 'The API''s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider''s]'
             cand --max-attempts 'The model''s attempts at most'
-            cand --max-candidates 'The offline engine''s candidates at most'
+            cand --max-candidates 'The offline engine''s candidates at most, before one is green (the alternatives tested beside a green one, at most 8, come on top)'
             cand --jobs 'The offline engine''s candidates tested at once, each in a copy of its own [default: the cores]'
             cand --mutate-time 'With --engine auto and a model: the offline engine''s time before the model''s turn'
             cand --token-budget 'Tokens (in and out, all attempts) at most'

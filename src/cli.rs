@@ -315,7 +315,8 @@ pub struct HealArgs {
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_attempts: u32,
 
-    /// The offline engine's candidates at most.
+    /// The offline engine's candidates at most, before one is green (the alternatives tested
+    /// beside a green one, at most 8, come on top).
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_candidates: u32,
 

@@ -94,6 +94,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         baseline,
         framework: None,
         framework_reason: None,
+        command: None,
         token_budget: args.token_budget,
         timeout: args.timeout,
         test_timeout: args.test_timeout,

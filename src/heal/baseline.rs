@@ -61,7 +61,7 @@ pub fn run_as(
     let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
     let (framework, command) = match command {
         Some((framework, command)) => (Some(framework), Some(command)),
-        None => (request.framework, None),
+        None => (request.framework, request.command.clone()),
     };
     let mut report = testrun::run(TestRequest {
         framework,
@@ -161,6 +161,17 @@ impl Baseline {
         let report = match request.baseline.take() {
             Some(report) => report,
             None => {
+                // testrun would name heal's copy, and flags heal does not take.
+                if request.framework.is_none() && testrun::detect::detect(tree.path()).is_none() {
+                    return Err(Failure::usage(format!(
+                        "cannot tell which test framework {} uses",
+                        request.workspace.display()
+                    ))
+                    .with_hint(
+                        "run its tests first and pipe them in: autocoder run-tests --framework \
+                         pytest (or --command '…') | autocoder heal",
+                    ));
+                }
                 let shown = "running the tests to see what fails";
                 crate::log::step("heal", shown);
                 let started_ms = events.origin().elapsed().as_millis() as u64;
@@ -177,6 +188,12 @@ impl Baseline {
         };
         request.framework = Some(report.framework);
         request.framework_reason = Some(report.framework_reason.clone());
+        if report
+            .framework_reason
+            .ends_with(crate::testrun::GIVEN_COMMAND)
+        {
+            request.command = Some(shell_words::join(&report.command));
+        }
         let mut baseline = Baseline {
             failing: failing_ids(&report),
             interrupted: report.sandbox.as_ref().and_then(|s| s.interrupted),
@@ -227,7 +244,9 @@ impl Baseline {
                 ))
             }
         }
-        if baseline.report.outcome == Outcome::TestsFailed && selectable(baseline.report.framework)
+        if baseline.report.outcome == Outcome::TestsFailed
+            && selectable(baseline.report.framework)
+            && request.command.is_none()
         {
             let ids: Vec<String> = baseline.failing.iter().cloned().collect();
             let shown = format!(

@@ -47,6 +47,9 @@ pub struct HealRequest {
     pub framework: Option<Framework>,
     /// Why that runner (the baseline's reason, kept for every run).
     pub framework_reason: Option<String>,
+    /// The command the document's run was made with (`run-tests --command`), for every run:
+    /// it runs whole, as given.
+    pub command: Option<String>,
     pub token_budget: Option<u64>,
     /// The whole repair's wall time.
     pub timeout: Duration,
@@ -1168,6 +1171,7 @@ fn validate(
     let mut runs = Vec::new();
     let failing = baseline.steady_failing();
     if selectable(baseline.report.framework)
+        && request.command.is_none()
         && !failing.is_empty()
         && baseline.report.outcome == Outcome::TestsFailed
     {
@@ -1206,7 +1210,13 @@ fn validate(
         + counts.xfailed
         + counts.xpassed;
     let live = live("running the whole suite", total);
-    let all = run(request, tree, Vec::new(), request.test_timeout, live)?;
+    // When the failing tests cannot be run alone (make, a --command), the whole suite is the
+    // first run, and a mutant that loops is cut as short there.
+    let whole_limit = match runs.is_empty() {
+        true => limit,
+        false => request.test_timeout,
+    };
+    let all = run(request, tree, Vec::new(), whole_limit, live)?;
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
                "started_ms": started_ms, "duration_ms": all.duration_ms,

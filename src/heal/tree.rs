@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
 use crate::workspace::jail::{self, Roots};
-use crate::workspace::read_regular;
 use crate::workspace::write::write_atomically;
 
 /// The largest file heal reads or writes.
@@ -465,7 +464,13 @@ fn read_file(roots: &Roots, path: &str) -> Result<Option<String>, String> {
     ) {
         Ok(file) => match file.metadata() {
             Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE => {
-                Ok(read_regular(file, MAX_FILE))
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE), &mut bytes)
+                    .map_err(|err| format!("{path}: {err}"))?;
+                // Text read with its bytes replaced would be written back so: left alone.
+                String::from_utf8(bytes)
+                    .map(Some)
+                    .map_err(|_| format!("{path} is not UTF-8 text: heal changes UTF-8 files only"))
             }
             Ok(_) => Err(format!("{path} is not a regular file of at most 16 MiB")),
             Err(err) => Err(format!("{path}: {err}")),
@@ -588,6 +593,15 @@ mod tests {
         let copied = Tree::copy_of(root, false).unwrap();
         assert!(copied.layered().is_empty());
         assert!(copied.path().join("node_modules/pad/index.js").is_file());
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_not_read_as_text() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("latin.py"), b"# caf\xe9\nx = 1\n").unwrap();
+        let tree = Tree::copy_of(workspace.path(), true).unwrap();
+        let err = tree.read("latin.py").unwrap_err();
+        assert!(err.contains("not UTF-8"), "{err}");
     }
 
     #[test]

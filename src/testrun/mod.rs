@@ -34,6 +34,10 @@ use crate::sandbox::policy::{BackendKind, PolicyRequest, SandboxPolicy};
 use crate::sandbox::result::SandboxResult;
 use crate::text::tail;
 
+/// How a report's `framework_reason` ends when `--command` replaced the runner's: a later run
+/// (heal's) runs the same command.
+pub const GIVEN_COMMAND: &str = "the command given with --command";
+
 /// How much of the runner's output the report keeps at its end.
 const OUTPUT_TAIL: usize = 4000;
 
@@ -113,7 +117,7 @@ pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
         other => other?,
     };
     report.framework_reason = match &request.command {
-        Some(_) => format!("{reason}; the command given with --command"),
+        Some(_) => format!("{reason}; {GIVEN_COMMAND}"),
         None => reason,
     };
     Ok(report)

@@ -646,3 +646,55 @@ fn cargos_target_is_shown_to_the_tests_and_left_as_it_was() {
     );
     assert_eq!(listing(&target), before);
 }
+
+/// What an outside probe found: a document made with `run-tests --command` has every run of
+/// heal's made with that command (pytest alone would not find `check_age.py`), and a file that
+/// is not UTF-8 is left byte for byte as it was, never written back with its bytes replaced.
+#[test]
+fn the_documents_own_test_command_is_kept_and_a_latin1_file_is_left_alone() {
+    let project = |source: &[u8]| {
+        let test = Test::new();
+        std::fs::write(test.path().join("age.py"), source).unwrap();
+        test.dir().write(
+            "check_age.py",
+            "from age import is_adult\n\n\ndef test_adult():\n    assert is_adult(18)\n    assert not is_adult(17)\n",
+        );
+        crate::git_fixtures::commit_everything(test.path());
+        let document = Test::new_like(&test)
+            .args([
+                "run-tests",
+                "--framework",
+                "pytest",
+                "--command",
+                "python3 -m pytest -p no:cacheprovider check_age.py",
+            ])
+            .arg("--workspace")
+            .arg(test.path())
+            .run()
+            .expect_status(1);
+        test.args(["heal", "-v", "--engine", "mutate", "--jobs", "1"])
+            .stdin(document.output.stdout.clone())
+    };
+    let run = project(b"def is_adult(age):\n    return age > 18\n")
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(heal["tests"]["command"][4], "no:cacheprovider", "{heal:#}");
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("age.py")).unwrap(),
+        "def is_adult(age):\n    return age >= 18\n"
+    );
+
+    let latin1 = b"# caf\xe9\ndef is_adult(age):\n    return age > 18\n";
+    let run = project(latin1).run().expect_status(1);
+    assert!(
+        run.stderr().contains("age.py is not UTF-8 text"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(
+        std::fs::read(run.dir.path().join("age.py")).unwrap(),
+        latin1
+    );
+}

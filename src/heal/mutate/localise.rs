@@ -52,7 +52,13 @@ pub fn suspicious(
         .take(MAX_FILES)
         .filter_map(|path| {
             let lang = Lang::of(path)?;
-            let text = tree.read(path).ok()??;
+            let text = match tree.read(path) {
+                Ok(text) => text?,
+                Err(err) => {
+                    crate::log::note("heal", &err);
+                    return None;
+                }
+            };
             let tree = parse(lang, &text)?;
             Some((path.as_str(), Source { lang, text, tree }))
         })
