@@ -27,8 +27,8 @@ pub fn withheld(text: &str, secrets: &[String]) -> String {
 
 /// The secrets to withhold from everything the model is sent: the values of this
 /// environment's credential-looking variables and of those given to the tests (`--env
-/// KEY=VALUE`), the values in the workspace's credential files (`.env`, `*.pem`, ...; its top
-/// two levels), and the key. Each of 8 characters or more, so that a `TOKEN=1` does not blank
+/// KEY=VALUE`), the values in the workspace's credential files (`.env`, `*.pem`, ...; at any
+/// depth), and the key. Each of 8 characters or more, so that a `TOKEN=1` does not blank
 /// every 1.
 pub fn collect(api_key: Option<&str>, env_flags: &[String], workspace: &Path) -> Vec<String> {
     let looks_secret = crate::sandbox::environment::looks_like_secret;
@@ -49,32 +49,38 @@ pub fn collect(api_key: Option<&str>, env_flags: &[String], workspace: &Path) ->
     secrets
 }
 
-/// The workspace's credential files (`.env`, `*.pem`, ...) in its top two levels, with their
-/// text: regular files only, reached through no link.
+/// Entries of a workspace looked at, at most, for its credential files.
+const MAX_WALKED: usize = 100_000;
+
+/// The workspace's credential files (`.env`, `*.pem`, `.docker/config.json`, ...) at any depth,
+/// ignored by git or not, with their text: regular files only, reached through no link. Not
+/// in `.git`, build outputs and installed packages (`node_modules`, a directory with a
+/// CACHEDIR.TAG, a virtual environment), whose key files are others' (certifi's `cacert.pem`).
 fn credential_files(workspace: &Path) -> Vec<(std::path::PathBuf, String)> {
-    let dirs = std::fs::read_dir(workspace)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git")
-        .map(|e| e.path())
-        .chain([workspace.to_path_buf()]);
+    let walk = ignore::WalkBuilder::new(workspace)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let path = entry.path();
+            !entry.file_type().is_some_and(|t| t.is_dir())
+                || !(entry.file_name() == ".git"
+                    || entry.file_name() == "node_modules"
+                    || path.join("CACHEDIR.TAG").exists()
+                    || path.join("pyvenv.cfg").exists())
+        })
+        .build();
     let mut found = Vec::new();
-    for dir in dirs {
-        for entry in std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
+    for entry in walk.filter_map(Result::ok).take(MAX_WALKED) {
+        let Ok(relative) = entry.path().strip_prefix(workspace) else {
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !crate::git::commit::looks_like_secret(&relative.to_string_lossy())
         {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !crate::git::commit::looks_like_secret(&name)
-                || !entry.file_type().is_ok_and(|t| t.is_file())
-            {
-                continue;
-            }
-            if let Some(text) = crate::workspace::read_regular_file(&entry.path(), 1 << 20) {
-                found.push((entry.path(), text));
-            }
+            continue;
+        }
+        if let Some(text) = crate::workspace::read_regular_file(entry.path(), 1 << 20) {
+            found.push((entry.path().to_path_buf(), text));
         }
     }
     found
@@ -136,5 +142,44 @@ mod tests {
         let secret = "a\"b\\c-0123456789".to_string();
         let json = serde_json::to_string(&serde_json::json!({"stdout": secret})).unwrap();
         assert_eq!(withheld(&json, &[secret]), r#"{"stdout":"[withheld]"}"#);
+    }
+
+    #[test]
+    fn credential_files_are_found_at_any_depth_but_not_in_installed_packages() {
+        let workspace = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = workspace.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "services/api/conf/.env",
+            "STRIPE_KEY=sk_live_DEEPSECRET_abcdef123\n",
+        );
+        write(
+            "deploy/.docker/config.json",
+            "{\"auths\": \"c2VjcmV0LWF1dGgtdG9rZW4=\"}\n",
+        );
+        write("node_modules/pkg/.env", "TOKEN=from-a-package-0001\n");
+        write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+        write(
+            ".venv/lib/certifi/cacert.pem",
+            "PUBLICCERTIFICATELINE0001\n",
+        );
+        write("app.py", "x = 1\n");
+        let mut found: Vec<String> = credential_files(workspace.path())
+            .into_iter()
+            .map(|(path, _)| {
+                let path = path.strip_prefix(workspace.path()).unwrap();
+                path.to_string_lossy().into_owned()
+            })
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            ["deploy/.docker/config.json", "services/api/conf/.env"]
+        );
+        let secrets = collect(None, &[], workspace.path());
+        assert!(secrets.contains(&"sk_live_DEEPSECRET_abcdef123".to_string()));
     }
 }

@@ -114,9 +114,14 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         Some(tokens) => tokens,
         None => context_tokens_of_env()?,
     };
+    let paths = args
+        .paths
+        .iter()
+        .map(|path| path_in(&workspace, path))
+        .collect::<Result<Vec<_>, _>>()?;
     let task = |text: String| heal::task::Task {
         text,
-        paths: args.paths.clone(),
+        paths: paths.clone(),
         max_steps: args.max_steps,
         context_tokens,
     };
@@ -165,6 +170,43 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
 }
 
 /// Whether the repair found the whole suite passing, and so nothing to repair.
+/// A `--paths` entry as a path from the workspace's root (`.` for the root itself); one
+/// outside the workspace is refused.
+fn path_in(workspace: &std::path::Path, path: &str) -> Result<String, Failure> {
+    use std::path::{Component, Path};
+    let outside = || {
+        Failure::usage(format!(
+            "--paths {}: not inside the workspace {}",
+            crate::text::sanitize_for_terminal(path),
+            workspace.display()
+        ))
+        .with_hint("give files or directories of the project, relative to its root")
+    };
+    let given = Path::new(path);
+    let relative = if given.is_absolute() {
+        let given = given.canonicalize().unwrap_or_else(|_| given.to_path_buf());
+        given
+            .strip_prefix(workspace)
+            .map_err(|_| outside())?
+            .to_path_buf()
+    } else {
+        given.to_path_buf()
+    };
+    let mut parts = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_string_lossy()),
+            Component::CurDir => {}
+            Component::ParentDir if parts.pop().is_some() => {}
+            _ => return Err(outside()),
+        }
+    }
+    Ok(match parts.is_empty() {
+        true => ".".to_string(),
+        false => parts.join("/"),
+    })
+}
+
 fn nothing_fails(healed: &heal::Healed) -> bool {
     let report = &healed.report;
     healed.interrupted.is_none()

@@ -305,7 +305,10 @@ fn change(
     let git = Git::open(workspace)?;
     // A core.worktree the config names would have git read another directory's files.
     let top = git.run(&["rev-parse", "--show-toplevel"], &[], None)?;
-    if Path::new(&top).canonicalize().ok() != Some(found_top.clone()) {
+    // (git's answer has a path that is not UTF-8 with its bytes replaced.)
+    let same = Path::new(&top).canonicalize().ok() == Some(found_top.clone())
+        || (top.contains('\u{FFFD}') && found_top.to_string_lossy() == top);
+    if !same {
         return Err(Failure::usage(format!(
             "the repository at {} has its working tree at {top} (core.worktree): refused",
             found_top.display()

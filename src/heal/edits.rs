@@ -408,10 +408,12 @@ fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
             "{path} looks like it holds credentials: heal does not read or change it"
         ));
     }
-    if RUN_OUTSIDE
-        .iter()
-        .any(|p| path == p.trim_end_matches('/') || (p.ends_with('/') && path.starts_with(p)))
-    {
+    // In any case too (`.Github/workflows/` is `.github/workflows/` there).
+    let lower = path.to_ascii_lowercase();
+    if RUN_OUTSIDE.iter().any(|p| {
+        let p = p.to_ascii_lowercase();
+        lower == p.trim_end_matches('/') || (p.ends_with('/') && lower.starts_with(&p))
+    }) {
         return Some(format!(
             "{path} runs outside the sandbox (editor tasks, direnv, CI, hooks): heal does not change it"
         ));

@@ -814,10 +814,15 @@ impl Repair<'_> {
         let proposal = match engine.propose(&context, self.tree) {
             Ok(Proposed::Edits(proposal)) => proposal,
             Ok(Proposed::Exhausted) => {
-                return Ok(Err(End::Spent(format!(
-                    "the {} engine had nothing more to try",
-                    engine.name()
-                ))))
+                return Ok(Err(End::Spent(match number {
+                    1 => format!(
+                        "the {} engine found nothing to change: the failures point at no source \
+                         file it can read and parse (a link, a file that is not UTF-8 or does not \
+                         parse is left alone; -v says which)",
+                        engine.name()
+                    ),
+                    _ => format!("the {} engine had nothing more to try", engine.name()),
+                })))
             }
             Ok(Proposed::Interrupted(signal)) => return Ok(Err(End::Interrupted(signal))),
             Ok(Proposed::OutOfTime) => {

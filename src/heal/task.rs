@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::model::{ask, Asked};
 use super::record::{ErrorShown, Events, HealReport, Tokens};
-use super::tree::Tree;
+use super::tree::{Contents, Tree};
 use super::{baseline, deliver, edits, prompt, HealRequest, Healed};
 use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
@@ -166,7 +166,7 @@ pub fn run(
         }
     }
     drop(agent);
-    conclude(&request, &tree, report, end)
+    conclude(&request, &tree, secrets, report, end)
 }
 
 /// The loop's state.
@@ -230,7 +230,9 @@ impl Agent<'_> {
                     .is_some() =>
             {
                 // Empty, or cut off while it reasoned: said to the model, as a reply without a
-                // call is.
+                // call is. What was sent counts against the budget all the same (estimated:
+                // such an answer's usage is not read).
+                self.report.tokens.input += (sent / 4) as u64;
                 let said = format!(
                     "The server gave no usable reply ({}). Think less and call a tool: one small call at a time.",
                     failure.error
@@ -788,6 +790,7 @@ fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
 fn conclude(
     request: &HealRequest,
     tree: &Tree,
+    secrets: &[String],
     mut report: HealReport,
     end: End,
 ) -> Result<Healed, Failure> {
@@ -812,7 +815,9 @@ fn conclude(
             (false, false, "the model failed".to_string(), None)
         }
     };
-    // The suite decides, whatever the model said of it; not run after an interruption.
+    // The suite decides, whatever the model said of it; not run after an interruption. It runs
+    // on the change alone, in a fresh copy: what run_command changed in heal's copy is not
+    // applied, so it must not be tested either.
     let mut passed = false;
     if interrupted.is_none() {
         let shown = "running the whole suite on the change";
@@ -821,7 +826,16 @@ fn conclude(
             shown: shown.into(),
             total: None,
         };
-        match baseline::run(request, tree, Vec::new(), request.test_timeout, Some(live)) {
+        let ran = change_alone(request, secrets, &contents).and_then(|fresh| {
+            baseline::run(
+                request,
+                &fresh,
+                Vec::new(),
+                request.test_timeout,
+                Some(live),
+            )
+        });
+        match ran {
             Ok(tests)
                 if tests
                     .sandbox
@@ -869,6 +883,26 @@ fn conclude(
         report,
         interrupted,
     })
+}
+
+/// A fresh copy of the workspace with `contents` (the files edit_file and write_file wrote) in
+/// it, its credential files withheld as heal's copy's are.
+fn change_alone(
+    request: &HealRequest,
+    secrets: &[String],
+    contents: &Contents,
+) -> Result<Tree, Failure> {
+    let mut fresh = Tree::copy_of(&request.workspace, true)?;
+    crate::secrets::withhold_in_files(fresh.path(), secrets).map_err(|err| {
+        Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
+    })?;
+    fresh.restore(contents).map_err(|err| {
+        Failure::external(format!(
+            "the change cannot be made in a fresh copy of the workspace: {}",
+            fresh.without_copy_path(&err)
+        ))
+    })?;
+    Ok(fresh)
 }
 
 #[cfg(test)]

@@ -1183,6 +1183,7 @@ fn paths_heal_must_not_write_are_refused_and_one_file_spelled_twice_is_one() {
     reply += &block("/etc/passwd", "root\n", "toor\n");
     reply += &block("../outside.py", "", "X = 1\n");
     reply += &block(".github/workflows/ci.yml", "", "on: push\n");
+    reply += &block(".VSCode/tasks.json", "", "{}\n");
     reply += &block("t/__init__.py", "", "import unittest\n");
     reply += &block(
         ".env",
@@ -1214,6 +1215,7 @@ fn paths_heal_must_not_write_are_refused_and_one_file_spelled_twice_is_one() {
     assert!(reason("/etc/passwd").contains("is not a path in the project"));
     assert!(reason("outside").contains("`..`"));
     assert!(reason(".github").contains("runs outside the sandbox"));
+    assert!(reason(".VSCode").contains("runs outside the sandbox"));
     assert!(reason("t/__init__").contains("symbolic link"));
     assert!(reason(".env").contains("credentials"));
     // The two spellings of shop/pricing.py are one file, both blocks applied.

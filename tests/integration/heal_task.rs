@@ -670,8 +670,10 @@ fn a_link_the_task_replaced_in_its_copy_is_not_followed_in_the_workspace() {
         !test_path(&run, ".git/hooks/pre-push"),
         "written into .git through the link"
     );
+    // The change cannot even be tested: the workspace's link is a link in the fresh copy too.
     assert!(
-        run.stderr().contains("nothing was applied"),
+        run.stderr()
+            .contains("cannot be made in a fresh copy of the workspace: gitlink/hooks"),
         "{}",
         run.stderr()
     );
@@ -791,4 +793,57 @@ fn the_models_test_runs_get_the_same_env_as_the_final_one() {
     assert_eq!(heal_of(&run)["status"], "green");
     let ran = results_in(&server.requests()[1]);
     assert!(ran[1].1.contains("\"outcome\":\"passed\""), "{ran:?}");
+}
+
+/// What an outside probe found: the final suite ran in heal's copy with what the model's
+/// commands changed there (a test file removed), though only edit_file and write_file are
+/// applied; it runs on the change alone. And `--paths` are the workspace's, or refused.
+#[test]
+fn the_final_suite_runs_on_the_change_alone_and_paths_are_the_workspaces() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[
+                    (
+                        "edit_file",
+                        json!({"path": "calculator.py", "old_string": "a - b", "new_string": "a + b"}),
+                    ),
+                    (
+                        "write_file",
+                        json!({"path": "tests/test_more.py", "content": "def test_more():\n    assert True\n"}),
+                    ),
+                    (
+                        "run_command",
+                        json!({"command": "rm tests/test_calculator.py"}),
+                    ),
+                ],
+            ),
+            calls(2, &[("finish", json!({"summary": "done"}))]),
+        ],
+    )]);
+    let test = calculator(&server, "Change subtract");
+    let inside = test.path().canonicalize().unwrap().join("calculator.py");
+    let run = test.arg("--paths").arg(&inside).run().expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "red", "{heal:#}");
+    assert_eq!(heal["tests"]["outcome"], "tests_failed", "{heal:#}");
+    assert_eq!(heal["applied"], false);
+    assert!(file(&run, "calculator.py").unwrap().contains("a - b"));
+    let first: Value = serde_json::from_str(&server.requests()[0].body).unwrap();
+    let asked = first["messages"].to_string();
+    assert!(asked.contains("Look first at: calculator.py"), "{asked}");
+
+    let server = FakeServer::start(vec![]);
+    let run = calculator(&server, "Change subtract")
+        .args(["--paths", "../outside.py"])
+        .run()
+        .expect_status(2);
+    assert!(
+        run.stderr().contains("not inside the workspace"),
+        "{}",
+        run.stderr()
+    );
+    assert!(server.requests().is_empty());
 }

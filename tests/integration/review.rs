@@ -1338,6 +1338,20 @@ fn keys_untracked_files_and_hostile_diffs_are_seen_or_refused() {
         assert!(run.stdout().is_empty());
     }
 
+    // A repository whose path is not UTF-8 is reviewed all the same.
+    let odd = Test::new();
+    let repo = odd.path().join(std::ffi::OsStr::from_bytes(b"r\xffx"));
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(repo.join("a.py"), "x = 1\n").unwrap();
+    commit_everything(&repo);
+    std::fs::write(repo.join("a.py"), "x = 2\n").unwrap();
+    let run = Test::new()
+        .args(["review", "--fail-on", "never", "--workspace"])
+        .arg(&repo)
+        .run()
+        .expect_status(0);
+    assert_eq!(review_of(&run)["files"][0]["path"], "a.py");
+
     // No git to run: the environment's failure (3), saying to install it.
     let run = Test::new()
         .args(["review", "--workspace"])

@@ -60,6 +60,13 @@ pub fn suspicious(
                 }
             };
             let tree = parse(lang, &text)?;
+            if tree.root_node().has_error() {
+                // Every change to it fails the check that a candidate parses.
+                crate::log::note(
+                    "heal",
+                    &format!("{path} does not parse: no change to it can be tried"),
+                );
+            }
             Some((path.as_str(), Source { lang, text, tree }))
         })
         .collect();
