@@ -164,12 +164,13 @@ impl Client {
                 ))
             })
             .collect();
+        // A body cut off (the connection closed mid-answer) is a failure to retry, never an
+        // empty answer.
         let body = response
             .body_mut()
             .with_config()
             .limit(MAX_BODY)
-            .read_to_string()
-            .unwrap_or_default();
+            .read_to_string()?;
         Ok(Response {
             status: response.status().as_u16(),
             headers,

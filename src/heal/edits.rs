@@ -489,7 +489,7 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
                     .map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace))
                 {
                     Ok(()) => {
-                        text = edit.replace.clone();
+                        text = in_line_endings_of(current.as_deref(), &edit.replace);
                         Ok(if current.is_some() {
                             "whole_file"
                         } else {
@@ -563,34 +563,87 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
 }
 
 /// Whether `new` can be the whole of a file that held `old`: not a snippet that leaves most of
-/// it out, nor one that says it elides the rest ("# ... rest unchanged").
+/// it out, nor one that says it elides the rest (a new comment "# rest of the file unchanged",
+/// a new line that is only `...`), nor one that drops a function or class the file defined.
 fn whole_file_fits(path: &str, old: &str, new: &str) -> Result<(), String> {
     let lines = |text: &str| text.lines().filter(|l| !l.trim().is_empty()).count();
-    let elides = new.lines().any(|line| {
-        let line = line.trim_start().to_ascii_lowercase();
-        let comment = ["#", "//", "/*", "*", "<!--"]
-            .iter()
-            .any(|c| line.starts_with(c));
-        let dots = line.contains("...") || line.contains('…');
-        comment
-            && dots
-            && [
-                "rest",
-                "existing",
+    let old_lines: BTreeSet<&str> = old.lines().map(str::trim).collect();
+    let elides = new
+        .lines()
+        .map(str::trim)
+        .filter(|line| !old_lines.contains(line))
+        .any(|line| {
+            let lower = line.to_ascii_lowercase();
+            let comment = ["#", "//", "/*", "*", "<!--", "--"]
+                .iter()
+                .any(|c| lower.starts_with(c));
+            let said = [
+                "rest of",
                 "unchanged",
                 "remaining",
-                "same",
+                "existing code",
                 "omitted",
+                "same as before",
+                "as before",
             ]
             .iter()
-            .any(|w| line.contains(w))
-    });
+            .any(|w| lower.contains(w));
+            matches!(line, "..." | "…") || (comment && said)
+        });
     if elides || lines(new) * 2 < lines(old) {
         return Err(format!(
             "the whole {path} was sent, but it leaves out most of the file (or says it elides it): send SEARCH/REPLACE blocks for the lines to change"
         ));
     }
+    let kept = definitions(new);
+    let dropped: Vec<&str> = definitions(old)
+        .into_iter()
+        .filter(|name| !kept.contains(name))
+        .collect();
+    if !dropped.is_empty() {
+        return Err(format!(
+            "the whole {path} was sent, but it leaves out {}: send SEARCH/REPLACE blocks for the lines to change (or the whole file, every definition in it)",
+            dropped.join(", ")
+        ));
+    }
     Ok(())
+}
+
+/// `new` in the line endings of `old`, the file it replaces whole: a CRLF file stays CRLF
+/// (a model writes `\n`).
+fn in_line_endings_of(old: Option<&str>, new: &str) -> String {
+    let crlf =
+        old.is_some_and(|old| old.contains("\r\n") && !old.replace("\r\n", "").contains('\n'));
+    match crlf && !new.contains('\r') {
+        true => new.replace('\n', "\r\n"),
+        false => new.to_string(),
+    }
+}
+
+/// The names of the functions and classes `text` defines at the start of a line (`def`,
+/// `class`, `fn`, `function`, `func`, after `pub`, `async`, `export`).
+fn definitions(text: &str) -> BTreeSet<&str> {
+    text.lines()
+        .filter_map(|line| {
+            let mut rest = line.trim_start();
+            for prefix in [
+                "pub(crate) ",
+                "pub ",
+                "export default ",
+                "export ",
+                "async ",
+            ] {
+                rest = rest.strip_prefix(prefix).unwrap_or(rest);
+            }
+            let rest = ["def ", "class ", "fn ", "function ", "func "]
+                .iter()
+                .find_map(|keyword| rest.strip_prefix(keyword))?;
+            let name_end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (name_end > 0).then(|| &rest[..name_end])
+        })
+        .collect()
 }
 
 /// Why a SEARCH text was not taken, with where it was seen or what came closest.
@@ -731,6 +784,37 @@ mod tests {
                 edit("extra.go", "", "package calc\n"),
             ]
         );
+    }
+
+    #[test]
+    fn a_whole_file_keeps_the_crlf_line_endings_of_the_file_it_replaces() {
+        assert_eq!(
+            in_line_endings_of(Some("a\r\nb\r\n"), "a\nc\n"),
+            "a\r\nc\r\n"
+        );
+        assert_eq!(in_line_endings_of(Some("a\nb\r\n"), "a\nc\n"), "a\nc\n");
+        assert_eq!(in_line_endings_of(None, "a\n"), "a\n");
+    }
+
+    #[test]
+    fn a_whole_file_that_elides_or_drops_a_definition_is_refused() {
+        let helpers: String = (0..30)
+            .map(|n| format!("def helper{n}(x):\n    return x + {n}\n\n"))
+            .collect();
+        let old = format!("def is_adult(age):\n    return age > 18\n\n{helpers}");
+        let fixed = old.replace("age > 18", "age >= 18");
+        assert_eq!(whole_file_fits("mod.py", &old, &fixed), Ok(()));
+        let cut = fixed.split("def helper20").next().unwrap();
+        for ending in ["# rest of the file unchanged\n", "...\n", ""] {
+            let err = whole_file_fits("mod.py", &old, &format!("{cut}{ending}")).unwrap_err();
+            assert!(err.contains("leaves out"), "{ending:?}: {err}");
+        }
+        let err = whole_file_fits("mod.py", &old, cut).unwrap_err();
+        assert!(err.contains("helper20, helper21"), "{err}");
+        // A comment or an ellipsis the file had already is not an elision.
+        let with_comment = format!("# the rest of the checks come later\n{old}");
+        let fixed = with_comment.replace("age > 18", "age >= 18");
+        assert_eq!(whole_file_fits("mod.py", &with_comment, &fixed), Ok(()));
     }
 
     #[test]

@@ -90,7 +90,7 @@ fn decided(
 ) -> Result<Option<(String, Matched)>, Mismatch> {
     match found {
         [] => Ok(None),
-        [at] => Ok(Some((spliced(lines, *at, wanted, replacement), how))),
+        [at] => Ok(Some((spliced(lines, *at, wanted, replacement, how), how))),
         _ => Err(Mismatch::Ambiguous {
             count: found.len(),
             lines: found.iter().take(20).map(|at| at + 1).collect(),
@@ -143,7 +143,15 @@ fn offset<'a>(file: &[&'a str], wanted: &[&'a str]) -> Option<(&'a str, &'a str)
 
 /// `lines` with the run at `at` replaced by `replacement`, indented by the same offset as the
 /// run is against `wanted` (by its first line's, when they differ), in the run's line endings.
-fn spliced(lines: &[&str], at: usize, wanted: &[&str], replacement: &[&str]) -> String {
+/// A replacement line the model copied from its SEARCH text is the file's line as it is (its
+/// tabs, its quotes); found through typographic punctuation, the new lines get ASCII's.
+fn spliced(
+    lines: &[&str],
+    at: usize,
+    wanted: &[&str],
+    replacement: &[&str],
+    how: Matched,
+) -> String {
     let run = &lines[at..at + wanted.len()];
     let (add, remove) = offset(run, wanted).unwrap_or_else(|| first_line_offset(run, wanted));
     let ending = if run[0].ends_with("\r\n") {
@@ -153,10 +161,22 @@ fn spliced(lines: &[&str], at: usize, wanted: &[&str], replacement: &[&str]) -> 
     };
     let last_ended = run.last().is_some_and(|line| line.ends_with('\n'));
     let mut out: String = lines[..at].concat();
+    let mut unchanged_from = 0;
     for (index, line) in replacement.iter().enumerate() {
-        if !line.trim().is_empty() {
+        let copied = wanted[unchanged_from..]
+            .iter()
+            .position(|want| want == line)
+            .map(|k| unchanged_from + k);
+        if let Some(k) = copied.filter(|_| !line.trim().is_empty()) {
+            out.push_str(run[k].trim_end_matches(['\n', '\r']));
+            unchanged_from = k + 1;
+        } else if !line.trim().is_empty() {
+            let line = line.strip_prefix(remove).unwrap_or(line);
             out.push_str(add);
-            out.push_str(line.strip_prefix(remove).unwrap_or(line));
+            match how {
+                Matched::Punctuation => out.push_str(&ascii_punctuation(line)),
+                _ => out.push_str(line),
+            }
         }
         if index + 1 < replacement.len() || last_ended {
             out.push_str(ending);
@@ -223,6 +243,36 @@ mod tests {
     use super::*;
 
     const FILE: &str = "def f(x):\n    if x > 1:\n        return x\n    return 0\n";
+
+    #[test]
+    fn lines_copied_from_the_search_text_stay_as_the_file_has_them() {
+        // Tabs where the model wrote spaces: the unchanged line keeps its tabs.
+        let file = "def f(x):\n\tif x > 1:\n\t\treturn False\n\treturn True\n";
+        let (out, how) = replace_once(
+            file,
+            "    if x > 1:\n        return False\n",
+            "    if x >= 1:\n        return False\n",
+        )
+        .unwrap();
+        assert_eq!(how, Matched::Trimmed);
+        assert_eq!(
+            out,
+            "def f(x):\n\tif x >= 1:\n\t\treturn False\n\treturn True\n"
+        );
+        // Curly quotes the model typed: the comment stays, the new line gets ASCII quotes.
+        let file = "# it's the \"legal\" age\nmsg = 'adult' if age > 18 else 'minor'\n";
+        let (out, how) = replace_once(
+            file,
+            "# it\u{2019}s the \u{201c}legal\u{201d} age\nmsg = \u{2018}adult\u{2019} if age > 18 else \u{2018}minor\u{2019}\n",
+            "# it\u{2019}s the \u{201c}legal\u{201d} age\nmsg = \u{2018}adult\u{2019} if age >= 18 else \u{2018}minor\u{2019}\n",
+        )
+        .unwrap();
+        assert_eq!(how, Matched::Punctuation);
+        assert_eq!(
+            out,
+            "# it's the \"legal\" age\nmsg = 'adult' if age >= 18 else 'minor'\n"
+        );
+    }
 
     #[test]
     fn exact_text_is_replaced_first() {

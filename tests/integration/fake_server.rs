@@ -18,6 +18,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// `{base}` is replaced by the server's URL (for `Link` headers that point back here).
     pub body: String,
+    /// Sends only this many bytes of the body (its whole length announced), then closes.
+    pub cut_after: Option<usize>,
 }
 
 impl Reply {
@@ -27,6 +29,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: body.to_string(),
+            cut_after: None,
         }
     }
 
@@ -37,7 +40,14 @@ impl Reply {
             status: 0,
             headers: Vec::new(),
             body: String::new(),
+            cut_after: None,
         }
+    }
+
+    /// Closes the connection after `bytes` of the body, as if the network failed mid-answer.
+    pub fn cut_after(mut self, bytes: usize) -> Reply {
+        self.cut_after = Some(bytes);
+        self
     }
 
     /// Answers after `delay`.
@@ -202,7 +212,7 @@ fn serve(
         response.push_str(&format!("{name}: {}\r\n", value.replace("{base}", base)));
     }
     response.push_str("\r\n");
-    response.push_str(&body);
+    response.push_str(&body[..reply.cut_after.unwrap_or(body.len()).min(body.len())]);
     let mut stream = stream;
     let _ = stream.write_all(response.as_bytes());
 }

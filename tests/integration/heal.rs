@@ -502,6 +502,18 @@ fn a_server_that_hangs_up_is_an_error_after_retries() {
 }
 
 #[test]
+fn an_answer_cut_off_mid_body_is_asked_again() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![chat(FIX_DISCOUNT).cut_after(60), chat(FIX_DISCOUNT)],
+    )]);
+    let run = shop(&server).args(["--max-attempts", "1"]).run();
+    assert_eq!(server.requests().len(), 2, "{}", run.stderr());
+    let heal = heal_of(&run);
+    assert_eq!(heal["attempts"][0]["edits"][0]["applied"], true, "{heal:#}");
+}
+
+#[test]
 fn a_server_not_started_is_said_before_any_test_runs() {
     // A port that was just free: nothing listens there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
