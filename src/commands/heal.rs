@@ -169,7 +169,6 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     conclude(healed, started, document, &mut events, global)
 }
 
-/// Whether the repair found the whole suite passing, and so nothing to repair.
 /// A `--paths` entry as a path from the workspace's root (`.` for the root itself); one
 /// outside the workspace is refused.
 fn path_in(workspace: &std::path::Path, path: &str) -> Result<String, Failure> {
@@ -207,6 +206,7 @@ fn path_in(workspace: &std::path::Path, path: &str) -> Result<String, Failure> {
     })
 }
 
+/// Whether the repair found the whole suite passing, and so nothing to repair.
 fn nothing_fails(healed: &heal::Healed) -> bool {
     let report = &healed.report;
     healed.interrupted.is_none()

@@ -603,8 +603,9 @@ impl Repair<'_> {
 
     /// After a search's first green change, the next candidates at its place (its tier's, then
     /// the next tiers'), each tested on the state before it, until `until` (once
-    /// `MIN_ALTERNATIVES` were tried), `PLAUSIBLE` are green or `MAX_ALTERNATIVES` were tried: the plausible patches, ranked by tier, size (the diff's
-    /// lines) and suspiciousness (place, then the order they were tried in). The best is kept.
+    /// `MIN_ALTERNATIVES` were tried), `PLAUSIBLE` are green or `MAX_ALTERNATIVES` were tried:
+    /// the plausible patches, ranked by tier, size (the diff's lines) and suspiciousness
+    /// (place, then the order they were tried in). The best is kept.
     fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
         struct Found {
             best: Best,

@@ -101,10 +101,7 @@ pub fn run(
     let deadline = Instant::now() + request.timeout;
     // The tools run tests and commands in the copy by themselves: its build outputs are copied,
     // and its credential files hold no secret the model's commands could read out encoded.
-    let mut tree = Tree::copy_of(&request.workspace, false)?;
-    crate::secrets::withhold_in_files(tree.path(), secrets).map_err(|err| {
-        Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
-    })?;
+    let mut tree = withheld_copy(&request, false, secrets)?;
     let files = crate::testmap::project_files(tree.path(), 10_000);
     let context = tools::Context {
         roots: Roots::new(&[tree.path().to_path_buf()])
@@ -330,13 +327,7 @@ impl Agent<'_> {
             return Some(End::Finished);
         }
         if !readable {
-            self.format_errors += 1;
-            if self.format_errors >= FORMAT_ERRORS {
-                return Some(End::Stuck(format!(
-                    "{FORMAT_ERRORS} replies in a row called no tool the loop could read"
-                )));
-            }
-            return None;
+            return self.count_format_error();
         }
         self.format_errors = 0;
         self.stuck()
@@ -354,15 +345,22 @@ impl Agent<'_> {
     /// A reply the loop could make nothing of: the model is told `said`; the third in a row
     /// ends the loop.
     fn format_error(&mut self, step: u32, said: String) -> Option<End> {
-        self.format_errors += 1;
         crate::log::info("heal", &format!("step {step}: the reply called no tool"));
-        if self.format_errors >= FORMAT_ERRORS {
-            return Some(End::Stuck(format!(
-                "{FORMAT_ERRORS} replies in a row called no tool the loop could read"
-            )));
+        let ended = self.count_format_error();
+        if ended.is_none() {
+            self.messages.push(Message::User(said));
         }
-        self.messages.push(Message::User(said));
-        None
+        ended
+    }
+
+    /// One more reply in a row the loop could make nothing of; the third ends it.
+    fn count_format_error(&mut self) -> Option<End> {
+        self.format_errors += 1;
+        (self.format_errors >= FORMAT_ERRORS).then(|| {
+            End::Stuck(format!(
+                "{FORMAT_ERRORS} replies in a row called no tool the loop could read"
+            ))
+        })
     }
 
     /// Makes one call (a signal ends it at once) and keeps its record; its result, and the
@@ -885,17 +883,28 @@ fn conclude(
     })
 }
 
-/// A fresh copy of the workspace with `contents` (the files edit_file and write_file wrote) in
-/// it, its credential files withheld as heal's copy's are.
+/// A private copy of the workspace whose credential files hold no secret (`layered`: its
+/// build outputs shown to the tests, not copied).
+fn withheld_copy(
+    request: &HealRequest,
+    layered: bool,
+    secrets: &[String],
+) -> Result<Tree, Failure> {
+    let tree = Tree::copy_of(&request.workspace, layered)?;
+    crate::secrets::withhold_in_files(tree.path(), secrets).map_err(|err| {
+        Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
+    })?;
+    Ok(tree)
+}
+
+/// A fresh copy of the workspace, withheld as heal's is, with `contents` (the files edit_file
+/// and write_file wrote) in it.
 fn change_alone(
     request: &HealRequest,
     secrets: &[String],
     contents: &Contents,
 ) -> Result<Tree, Failure> {
-    let mut fresh = Tree::copy_of(&request.workspace, true)?;
-    crate::secrets::withhold_in_files(fresh.path(), secrets).map_err(|err| {
-        Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
-    })?;
+    let mut fresh = withheld_copy(request, true, secrets)?;
     fresh.restore(contents).map_err(|err| {
         Failure::external(format!(
             "the change cannot be made in a fresh copy of the workspace: {}",

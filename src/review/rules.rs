@@ -356,20 +356,18 @@ pub fn redact(text: &str) -> String {
     for line in text.split_inclusive('\n') {
         let ending = if line.ends_with('\n') { "\n" } else { "" };
         let body = line.strip_suffix('\n').unwrap_or(line);
-        if in_key {
+        // A key's line (inside its block, or one that looks like it) goes whole, its diff
+        // mark kept.
+        let whole_line = if in_key {
             in_key = !patterns.pem_end.is_match(body);
-            let mark: String = body
-                .chars()
-                .take(1)
-                .filter(|c| matches!(c, '+' | '-' | ' '))
-                .collect();
-            out.push_str(&format!("{mark}[withheld]{ending}"));
-            continue;
-        }
-        if patterns.pem_begin.is_match(body) {
-            in_key = !patterns.pem_end.is_match(body);
-        }
-        if looks_like_key_body(body) {
+            true
+        } else {
+            if patterns.pem_begin.is_match(body) {
+                in_key = !patterns.pem_end.is_match(body);
+            }
+            looks_like_key_body(body)
+        };
+        if whole_line {
             let mark: String = body
                 .chars()
                 .take(1)
