@@ -10,6 +10,7 @@ use crate::heal::{self, HealRequest, ModelEngine, MutateEngine, Stage};
 use crate::llm::{Model, ModelFlags, Session};
 use crate::output::write_json;
 use crate::run_document::{HealStatus, RunDocument};
+use crate::secrets::Secrets;
 
 /// How long one model call may take.
 const MODEL_CALL: Duration = Duration::from_secs(600);
@@ -83,9 +84,16 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         })?),
         None => None,
     };
-    let mut events = Events::new(events);
+    let secrets = Secrets::collect(
+        model.as_ref().and_then(Model::api_key),
+        &args.env,
+        &workspace,
+    );
+    let mut events = Events::new(events, secrets.clone());
     let session = match model {
-        Some(model) => Some(Arc::new(Session::new(model, MODEL_CALL)?)),
+        Some(model) => Some(Arc::new(
+            Session::new(model, MODEL_CALL)?.withholding(secrets),
+        )),
         None => None,
     };
     let request = HealRequest {
@@ -126,8 +134,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         context_tokens,
     };
     if let (Some(text), Some(session)) = (&args.task, &session) {
-        let secrets = crate::secrets::collect(session.model().api_key(), &args.env, &workspace);
-        let healed = heal::task::run(request, &task(text.clone()), session, &secrets, &mut events);
+        let healed = heal::task::run(request, &task(text.clone()), session, &mut events);
         return conclude(healed, started, document, &mut events, global);
     }
     let mut stages = Vec::new();
@@ -141,10 +148,7 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     }
     if let Some(session) = &session {
         stages.push(Stage {
-            engine: Box::new(ModelEngine::new(
-                Arc::clone(session),
-                crate::secrets::collect(session.model().api_key(), &args.env, &workspace),
-            )),
+            engine: Box::new(ModelEngine::new(Arc::clone(session))),
             attempts: args.max_attempts,
             time: None,
         });
@@ -157,13 +161,12 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     };
     if let Some((session, issue)) = as_task {
         crate::log::info("heal", "no test fails: the issue is carried out as a task");
-        let secrets = crate::secrets::collect(session.model().api_key(), &args.env, &workspace);
         let text = format!(
             "{}\n\n{}",
             issue.title.trim(),
             crate::text::cut(issue.body.trim(), 6000)
         );
-        let healed = heal::task::run(request, &task(text), session, &secrets, &mut events);
+        let healed = heal::task::run(request, &task(text), session, &mut events);
         return conclude(healed, started, document, &mut events, global);
     }
     conclude(healed, started, document, &mut events, global)

@@ -14,6 +14,7 @@ use crate::review::diff::{self, FileChange, Hunk, Kind, Line, Status};
 use crate::review::rules::Severity;
 use crate::review::{self, render};
 use crate::run_document::RunDocument;
+use crate::secrets::Secrets;
 
 /// An untracked file's text reviewed at most (git diffs a tracked file whole).
 const MAX_UNTRACKED: u64 = 16 << 20;
@@ -31,7 +32,7 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             .with_hint("give the project's directory with --workspace")
     })?;
     let session = match args.llm {
-        true => Some(model_session(&args)?),
+        true => Some(model_session(&args, &workspace)?),
         false => None,
     };
     // Known before anything is done: a review GitHub would refuse is not sent at all.
@@ -47,8 +48,7 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut review = review::review(&workspace, files, args.budget);
     // Nothing changed: nothing for the model to judge.
     if let Some(session) = session.as_ref().filter(|_| !review.files.is_empty()) {
-        let secrets = crate::secrets::collect(session.model().api_key(), &[], &workspace);
-        let (findings, outcome) = review::model::ask(session, &review, &secrets)?;
+        let (findings, outcome) = review::model::ask(session, &review)?;
         if let Some(error) = &outcome.error {
             crate::log::warn("review", error);
         }
@@ -196,7 +196,7 @@ fn post(
 }
 
 /// The model `--llm` asks, as `heal` finds it (flags, then the environment).
-fn model_session(args: &ReviewArgs) -> Result<Session, Failure> {
+fn model_session(args: &ReviewArgs, workspace: &Path) -> Result<Session, Failure> {
     let flags = ModelFlags {
         provider: args.provider,
         model: args.model.clone(),
@@ -208,8 +208,9 @@ fn model_session(args: &ReviewArgs) -> Result<Session, Failure> {
              AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone is not enough",
         )
     })?;
+    let secrets = Secrets::collect(model.api_key(), &[], workspace);
     // A review waits less than a repair: CI is waiting on it.
-    Session::new(model, std::time::Duration::from_secs(120))
+    Ok(Session::new(model, std::time::Duration::from_secs(120))?.withholding(secrets))
 }
 
 fn print(text: &str) -> Result<(), Failure> {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Failure;
 use crate::git::cli::{literal, Git};
 use crate::git::private_temp_path;
+use crate::secrets::is_credential_file;
 
 /// What goes into the commit.
 pub enum Change<'a> {
@@ -99,7 +100,7 @@ pub fn commit(
             let staged = git.run(&["diff", "--cached", "--name-only", "HEAD"], &env, None)?;
             for path in staged
                 .lines()
-                .filter(|p| looks_like_secret(p) && !named.iter().any(|n| n == p))
+                .filter(|p| is_credential_file(p) && !named.iter().any(|n| n == p))
             {
                 left_out.push(LeftOut::Secret(path.to_string()));
                 git.unstage(path, &env)?;
@@ -193,54 +194,6 @@ fn identity(
     }
 }
 
-/// Paths that look like they hold credentials: never committed unless named.
-pub fn looks_like_secret(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    const EXACT: &[&str] = &[
-        ".env",
-        ".netrc",
-        ".npmrc",
-        ".pypirc",
-        "credentials",
-        "credentials.json",
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        ".git-credentials",
-        "secrets.json",
-        "secrets.yml",
-        "secrets.yaml",
-        "secrets.toml",
-        "credentials.toml",
-        ".envrc",
-        ".pgpass",
-        ".htpasswd",
-        ".dev.vars",
-        "local.settings.json",
-        "service-account.json",
-    ];
-    const SUFFIXES: &[&str] = &[
-        ".env",
-        ".pem",
-        ".key",
-        ".p12",
-        ".pfx",
-        ".keystore",
-        ".jks",
-        ".tfvars",
-    ];
-    // Configuration files named for what they configure, whose name alone says nothing.
-    const PATHS: &[&str] = &[".docker/config.json", ".kube/config"];
-    let path = path.to_ascii_lowercase();
-    EXACT.contains(&name.as_str())
-        || name.starts_with(".env.")
-        || SUFFIXES.iter().any(|s| name.ends_with(s))
-        || PATHS
-            .iter()
-            .any(|p| path == *p || path.ends_with(&format!("/{p}")))
-}
-
 /// An index file of our own, removed when done.
 struct PrivateIndex {
     path: PathBuf,
@@ -268,33 +221,6 @@ impl Drop for PrivateIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_paths() {
-        for path in [
-            ".env",
-            "config/.env.production",
-            "certs/server.pem",
-            "deploy/id_rsa",
-            "x/credentials.json",
-            ".envrc",
-            "infra/prod.tfvars",
-            "home/.docker/config.json",
-            ".kube/config",
-            ".cargo/credentials.toml",
-        ] {
-            assert!(looks_like_secret(path), "{path}");
-        }
-        for path in [
-            "src/env.rs",
-            "README.md",
-            "keys.py",
-            "environment.yml",
-            "docker/config.json",
-        ] {
-            assert!(!looks_like_secret(path), "{path}");
-        }
-    }
 
     #[test]
     fn the_identity_is_taken_as_git_takes_it() {

@@ -403,7 +403,7 @@ fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
     {
         return Some(format!("{path} is git's own: heal does not change it"));
     }
-    if crate::git::commit::looks_like_secret(path) {
+    if crate::secrets::is_credential_file(path) {
         return Some(format!(
             "{path} looks like it holds credentials: heal does not read or change it"
         ));

@@ -166,6 +166,23 @@ pub fn heal(
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
     let mut tree = Tree::copy_of(&request.workspace, true)?;
+    // With a model in the loop, the tests of every attempt (which its edits may make print
+    // anything, however encoded) read no secret: the credential files hold the stand-in, and
+    // so do the credential-looking variables given with --env. A run of the workspace itself is
+    // then no baseline for the copy.
+    if let Some(session) = model {
+        let files_withheld = session
+            .secrets()
+            .withhold_in_files(tree.path())
+            .map_err(|err| {
+                Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
+            })?;
+        let env = crate::secrets::withheld_env(&request.env);
+        if files_withheld || env != request.env {
+            request.baseline = None;
+            request.env = env;
+        }
+    }
     let baseline = Baseline::find(&mut request, &tree, events)?;
     let mut report = HealReport {
         flaky: baseline.flaky.iter().cloned().collect(),

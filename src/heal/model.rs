@@ -29,7 +29,6 @@ pub struct ModelEngine {
     session: Arc<Session>,
     /// The stable prefix, made on the first attempt from the project's files.
     system: Option<String>,
-    secrets: Vec<String>,
     tools: Vec<Tool>,
     /// The last reply's calls, to answer in the next request.
     calls: Option<Calls>,
@@ -44,8 +43,8 @@ struct Calls {
 }
 
 impl ModelEngine {
-    /// `secrets` are withheld from every message (`secrets::collect`).
-    pub fn new(session: Arc<Session>, secrets: Vec<String>) -> ModelEngine {
+    /// Every message goes through `session`, which withholds its secrets.
+    pub fn new(session: Arc<Session>) -> ModelEngine {
         let tools = TOOLS
             .iter()
             .filter_map(|name| CATALOGUE.iter().find(|tool| tool.name == *name))
@@ -58,7 +57,6 @@ impl ModelEngine {
         ModelEngine {
             session,
             system: None,
-            secrets,
             tools,
             calls: None,
         }
@@ -75,19 +73,16 @@ impl Engine for ModelEngine {
     }
 
     fn propose(&mut self, context: &Context, tree: &Tree) -> Result<Proposed, Failure> {
-        let secrets = &self.secrets;
         let system = self
             .system
-            .get_or_insert_with(|| {
-                crate::secrets::withheld(&prompt::system(context.files), secrets)
-            })
+            .get_or_insert_with(|| prompt::system(context.files))
             .as_str();
         let user = prompt::message(
             context,
             tree,
             prompt::MAX_CHARS.saturating_sub(system.len()),
         );
-        let user = crate::secrets::withheld(&tree.without_copy_path(&user), &self.secrets);
+        let user = tree.without_copy_path(&user);
         let mut messages = Vec::new();
         let answered = self.calls.take().zip(context.previous);
         if let Some((calls, previous)) = answered.filter(|(calls, p)| calls.attempt == p.number) {
@@ -96,11 +91,7 @@ impl Engine for ModelEngine {
                 calls.attempt
             )));
             messages.push(Message::Assistant(calls.turn));
-            messages.push(Message::ToolResults(results(
-                &calls.made,
-                &previous.edits,
-                &self.secrets,
-            )));
+            messages.push(Message::ToolResults(results(&calls.made, &previous.edits)));
         }
         let prompt_hash = super::record::prompt_hash(system, &user);
         messages.push(Message::User(user));
@@ -213,11 +204,7 @@ fn edit_of(call: &ToolCall) -> Result<Edit, String> {
 }
 
 /// Each call's result: what became of its edit, or why it made none.
-fn results(
-    made: &[(String, Result<usize, String>)],
-    applied: &[Applied],
-    secrets: &[String],
-) -> Vec<ToolResult> {
+fn results(made: &[(String, Result<usize, String>)], applied: &[Applied]) -> Vec<ToolResult> {
     made.iter()
         .map(|(id, made)| {
             let (content, is_error) = match made.as_ref().map(|index| applied.get(*index)) {
@@ -238,7 +225,7 @@ fn results(
             };
             ToolResult {
                 call_id: id.clone(),
-                content: crate::secrets::withheld(&content, secrets),
+                content,
                 is_error,
             }
         })

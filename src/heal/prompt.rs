@@ -235,7 +235,7 @@ fn context_files(attempt: &Context, tree: &Tree) -> Vec<(String, Vec<usize>)> {
     let known: std::collections::HashSet<&str> = attempt.files.iter().map(String::as_str).collect();
     let mut found: Vec<(String, Vec<usize>)> = Vec::new();
     let add = |path: &str, line: Option<usize>, found: &mut Vec<(String, Vec<usize>)>| {
-        if !known.contains(path) || crate::git::commit::looks_like_secret(path) {
+        if !known.contains(path) || crate::secrets::is_credential_file(path) {
             return;
         }
         match found.iter_mut().find(|(p, _)| p == path) {

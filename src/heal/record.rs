@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::edits::Applied;
 use crate::llm::Session;
 use crate::run_document::{Counts, HealStatus, Outcome, TestReport};
+use crate::secrets::Secrets;
 
 /// The document's `heal`.
 #[derive(Debug, Serialize)]
@@ -157,17 +158,20 @@ pub struct PlausibleShown {
     pub diff: String,
 }
 
-/// The `--events` file: one JSON object per line, each with the milliseconds since heal began.
+/// The `--events` file: one JSON object per line, each with the milliseconds since heal began,
+/// and none with a secret (however spelled) in it.
 pub struct Events {
     out: Option<std::fs::File>,
     started: Instant,
+    secrets: Secrets,
 }
 
 impl Events {
-    pub fn new(out: Option<std::fs::File>) -> Events {
+    pub fn new(out: Option<std::fs::File>, secrets: Secrets) -> Events {
         Events {
             out,
             started: Instant::now(),
+            secrets,
         }
     }
 
@@ -184,6 +188,7 @@ impl Events {
         if let (Some(line), Some(fields)) = (line.as_object_mut(), fields.as_object_mut()) {
             line.append(fields);
         }
+        self.secrets.withhold_json(&mut line);
         // An events file that cannot be written must not end the repair.
         let _ = writeln!(out, "{line}");
     }

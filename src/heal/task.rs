@@ -22,6 +22,7 @@ use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
 use crate::run_document::{HealStatus, Outcome};
 use crate::sandbox::supervise::TerminationSignals;
+use crate::secrets::Secrets;
 use crate::tools::{self, CallError, CATALOGUE};
 use crate::workspace::jail::Roots;
 
@@ -94,9 +95,14 @@ pub fn run(
     request: HealRequest,
     task: &Task,
     session: &Arc<Session>,
-    secrets: &[String],
     events: &mut Events,
 ) -> Result<Healed, Failure> {
+    let secrets = session.secrets();
+    // What the tests are given holds no credential the model's commands could print.
+    let request = HealRequest {
+        env: crate::secrets::withheld_env(&request.env),
+        ..request
+    };
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
     // The tools run tests and commands in the copy by themselves: its build outputs are copied,
@@ -121,11 +127,8 @@ pub fn run(
         session,
         secrets,
         tools,
-        system: crate::secrets::withheld(&format!("{RULES}{}", prompt::file_list(&files)), secrets),
-        messages: vec![Message::User(crate::secrets::withheld(
-            &first_message(task),
-            secrets,
-        ))],
+        system: format!("{RULES}{}", prompt::file_list(&files)),
+        messages: vec![Message::User(first_message(task))],
         last_tests: None,
         context: &context,
         tree: &mut tree,
@@ -169,7 +172,8 @@ pub fn run(
 /// The loop's state.
 struct Agent<'a> {
     session: &'a Arc<Session>,
-    secrets: &'a [String],
+    /// The session's: withheld from the document's record of the steps too.
+    secrets: &'a Secrets,
     tools: Vec<Tool>,
     system: String,
     messages: Vec<Message>,
@@ -305,7 +309,7 @@ impl Agent<'_> {
                 };
                 self.report.summary = Some(Summary {
                     by: "model",
-                    text: crate::secrets::withheld(summary, self.secrets),
+                    text: self.secrets.withhold(summary),
                 });
                 results.push(ToolResult {
                     call_id: call.id.clone(),
@@ -408,7 +412,7 @@ impl Agent<'_> {
         let text = match outcome {
             Ok(text) | Err(text) => text,
         };
-        let text = crate::secrets::withheld(&self.tree.without_copy_path(&text), self.secrets);
+        let text = self.tree.without_copy_path(&text);
         if call.name == "run_tests" {
             self.last_tests = Some(tests_line(&text, is_error));
         }
@@ -623,7 +627,7 @@ impl Agent<'_> {
         if let Some(tests) = &self.last_tests {
             out.push_str(&format!("Last test run: {tests}\n"));
         }
-        crate::secrets::withheld(&out, self.secrets)
+        out
     }
 }
 
@@ -764,10 +768,10 @@ fn observation(text: &str) -> String {
 }
 
 /// Arguments for the document: strings over 200 characters cut, secrets withheld.
-fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
+fn shown_arguments(arguments: &Value, secrets: &Secrets) -> Value {
     match arguments {
         Value::String(text) => {
-            let text = crate::secrets::withheld(text, secrets);
+            let text = secrets.withhold(text);
             match text.chars().count() > 200 {
                 true => format!("{}…", text.chars().take(200).collect::<String>()).into(),
                 false => text.into(),
@@ -788,7 +792,7 @@ fn shown_arguments(arguments: &Value, secrets: &[String]) -> Value {
 fn conclude(
     request: &HealRequest,
     tree: &Tree,
-    secrets: &[String],
+    secrets: &Secrets,
     mut report: HealReport,
     end: End,
 ) -> Result<Healed, Failure> {
@@ -885,13 +889,9 @@ fn conclude(
 
 /// A private copy of the workspace whose credential files hold no secret (`layered`: its
 /// build outputs shown to the tests, not copied).
-fn withheld_copy(
-    request: &HealRequest,
-    layered: bool,
-    secrets: &[String],
-) -> Result<Tree, Failure> {
+fn withheld_copy(request: &HealRequest, layered: bool, secrets: &Secrets) -> Result<Tree, Failure> {
     let tree = Tree::copy_of(&request.workspace, layered)?;
-    crate::secrets::withhold_in_files(tree.path(), secrets).map_err(|err| {
+    secrets.withhold_in_files(tree.path()).map_err(|err| {
         Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
     })?;
     Ok(tree)
@@ -901,7 +901,7 @@ fn withheld_copy(
 /// and write_file wrote) in it.
 fn change_alone(
     request: &HealRequest,
-    secrets: &[String],
+    secrets: &Secrets,
     contents: &Contents,
 ) -> Result<Tree, Failure> {
     let mut fresh = withheld_copy(request, true, secrets)?;

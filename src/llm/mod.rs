@@ -4,7 +4,8 @@
 //! model tried, so tools are offered, never required). A server that refuses tools is asked
 //! again without them, and not offered them again. What real servers send is made one shape by
 //! `normalise`. The key goes only into the provider's auth header, never into a message, the
-//! document or the events.
+//! document or the events; every request is sent without the secrets the session knows
+//! (`secrets::Secrets`), however they are spelled.
 
 mod anthropic;
 mod normalise;
@@ -17,6 +18,7 @@ use serde_json::Value;
 
 use crate::error::Failure;
 use crate::http::{Client, HttpError, Response};
+use crate::secrets::Secrets;
 
 /// The wire format a model is spoken to in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -233,6 +235,8 @@ pub struct Session {
     http: Client,
     /// The server refused tools once: they are not offered again.
     without_tools: AtomicBool,
+    /// Withheld from every request, however spelled: every text a model is sent passes here.
+    secrets: Secrets,
 }
 
 impl Session {
@@ -246,15 +250,28 @@ impl Session {
         } else {
             listens(&model)?;
         }
+        let secrets = Secrets::of(model.api_key.clone());
         Ok(Session {
             model,
             http,
             without_tools: AtomicBool::new(false),
+            secrets,
         })
+    }
+
+    /// The session, withholding `secrets` (which hold the key) from every request.
+    pub fn withholding(mut self, secrets: Secrets) -> Session {
+        self.secrets = secrets;
+        self
     }
 
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// What every request is sent without.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// Whether tools are still offered (the server has not refused them).
@@ -265,6 +282,17 @@ impl Session {
     /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
     /// refuses the tools is asked again without them.
     pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
+        let system = self.secrets.withhold(prompt.system);
+        let messages: Vec<Message> = prompt
+            .messages
+            .iter()
+            .map(|message| self.withheld(message))
+            .collect();
+        let prompt = &Prompt {
+            system: &system,
+            messages: &messages,
+            ..*prompt
+        };
         let tools = match self.without_tools.load(Ordering::Relaxed) {
             true => &[][..],
             false => prompt.tools,
@@ -280,6 +308,27 @@ impl Session {
         match self.ask_with(prompt, &[])? {
             Answer::Reply(reply) => Ok(reply),
             Answer::ToolsRefused => Err(no_answer(&self.model, "the server refused the request")),
+        }
+    }
+
+    /// `message` with the secrets withheld from each of its texts.
+    fn withheld(&self, message: &Message) -> Message {
+        match message {
+            Message::User(text) => Message::User(self.secrets.withhold(text)),
+            Message::Assistant(turn) => {
+                let mut turn = turn.clone();
+                self.secrets.withhold_json(&mut turn);
+                Message::Assistant(turn)
+            }
+            Message::ToolResults(results) => Message::ToolResults(
+                results
+                    .iter()
+                    .map(|result| ToolResult {
+                        content: self.secrets.withhold(&result.content),
+                        ..result.clone()
+                    })
+                    .collect(),
+            ),
         }
     }
 

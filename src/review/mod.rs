@@ -342,7 +342,7 @@ fn rank_context(
     };
     let mut number = 0;
     for file in files {
-        let credentials = crate::git::commit::looks_like_secret(file.path());
+        let credentials = crate::secrets::is_credential_file(file.path());
         for hunk in &file.hunks {
             let mut text = String::new();
             for line in &hunk.lines {
@@ -358,7 +358,7 @@ fn rank_context(
             let text = if credentials {
                 "[withheld: a credential file]\n".to_string()
             } else {
-                rules::redact(&text)
+                crate::secrets::scan::redact(&text)
             };
             // The new file's lines: a hunk that only removes shows the line where it did.
             let mut numbers = Vec::new();
@@ -388,7 +388,7 @@ fn rank_context(
             path, first, text, ..
         } in shown
         {
-            let text = rules::redact(&text);
+            let text = crate::secrets::scan::redact(&text);
             let last = first + text.lines().count().max(1) as u32 - 1;
             number += 1;
             let snippet = Snippet {
@@ -413,7 +413,7 @@ fn rank_context(
             continue;
         };
         let head: String = text.lines().take(60).map(|l| format!("{l}\n")).collect();
-        let head = rules::redact(&head);
+        let head = crate::secrets::scan::redact(&head);
         number += 1;
         let lines = head.lines().count() as u32;
         let snippet = Snippet {
@@ -440,7 +440,7 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
         let Some(lang) = crate::syntax::Lang::of(path) else {
             continue;
         };
-        if file.new_path.is_none() || crate::git::commit::looks_like_secret(path) {
+        if file.new_path.is_none() || crate::secrets::is_credential_file(path) {
             continue;
         }
         let Some(text) = crate::workspace::read_regular_file(&root.join(path), 1 << 20) else {

@@ -8,11 +8,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::rules::{redact, Risk, Severity};
+use super::rules::{Risk, Severity};
 use super::Review;
 use crate::error::Failure;
 use crate::llm::{Message, NoAnswer, Prompt, Session};
-use crate::secrets::withheld;
+use crate::secrets::scan::redact;
+use crate::secrets::Secrets;
 
 /// Tokens the answer may take.
 const REPLY_TOKENS: u32 = 4096;
@@ -48,13 +49,9 @@ pub struct ModelReview {
 
 /// Asks `session`'s model about `review`; its findings, and what came of the asking. Only a
 /// model that cannot be reached or refuses the request is an error; an unusable answer is not.
-pub fn ask(
-    session: &Session,
-    review: &Review,
-    secrets: &[String],
-) -> Result<(Vec<Risk>, ModelReview), Failure> {
+pub fn ask(session: &Session, review: &Review) -> Result<(Vec<Risk>, ModelReview), Failure> {
     // Snippets are redacted already; the names of files are not (`docs/AKIA….md`).
-    let user = withheld(&redact(&packet(review)), secrets);
+    let user = redact(&packet(review));
     let asked = session.ask(&Prompt {
         system: RULES,
         messages: &[Message::User(user)],
@@ -82,7 +79,7 @@ pub fn ask(
         Ok(listed) => {
             let mut kept: Vec<Risk> = Vec::new();
             for finding in &listed {
-                match checked(finding, review, secrets) {
+                match checked(finding, review, session.secrets()) {
                     Some(risk) if kept.len() < MAX_FINDINGS && !kept.contains(&risk) => {
                         kept.push(risk)
                     }
@@ -173,7 +170,7 @@ fn parse(text: &str) -> Result<Vec<Value>, String> {
 }
 
 /// A finding as a risk, when it cites a snippet of the packet and a line inside it.
-fn checked(finding: &Value, review: &Review, secrets: &[String]) -> Option<Risk> {
+fn checked(finding: &Value, review: &Review, secrets: &Secrets) -> Option<Risk> {
     let id = finding.get("evidence_id")?.as_str()?;
     let snippet = review.context.iter().find(|s| s.evidence_id == id)?;
     let line = u32::try_from(finding.get("line")?.as_u64()?).ok()?;
@@ -202,6 +199,6 @@ fn checked(finding: &Value, review: &Review, secrets: &[String]) -> Option<Risk>
         path: snippet.path.clone(),
         line: Some(line),
         evidence_id: id.to_string(),
-        message: redact(&withheld(&message, secrets)),
+        message: redact(&secrets.withhold(&message)),
     })
 }

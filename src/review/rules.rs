@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::Serialize;
 
 use super::diff::{FileChange, Kind, Line, Status};
@@ -86,11 +86,10 @@ pub fn check(
     untested: &[String],
     test_modules: &BTreeMap<String, u32>,
 ) -> Vec<Risk> {
-    let secrets = &*SECRETS;
     let mut risks = Vec::new();
     for file in files {
         let path = file.path();
-        secrets.check(file, &mut risks);
+        secrets_added(file, &mut risks);
         tests_weakened(file, test_modules.get(path).copied(), &mut risks);
         by_path(file, &mut risks);
         auth_crypto(file, &mut risks);
@@ -128,7 +127,6 @@ pub fn check(
 }
 
 /// Compiled once: a review reads every line of a change, and a history holds thousands.
-static SECRETS: LazyLock<SecretPatterns> = LazyLock::new(SecretPatterns::new);
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)(assert\w*|expect\s*\(|should(?-u:\b)|t\.(Error|Fatal)\w*|panic!)")
         .expect("a valid pattern")
@@ -144,123 +142,46 @@ static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)((?-u:\b)hashlib(?-u:\b)|(?-u:\b)bcrypt(?-u:\b)|(?-u:\b)hmac(?-u:\b)|(?-u:\b)jwt(?-u:\b)|(?-u:\b)crypto(?-u:\b)|(?-u:\b)cipher(?-u:\b)|verify\s*=\s*false|(?-u:\b)chmod(?-u:\b)|(?-u:\b)setuid(?-u:\b)|(?-u:\b)sudo(?-u:\b)|is_admin|permission|authori[sz])").expect("a valid pattern")
 });
 
-struct SecretPatterns {
-    /// All of them at once: most lines hold none, and one pass tells.
-    any: RegexSet,
-    formats: Vec<(&'static str, Regex)>,
-    /// A value after a secret-looking name, quoted or not (`password: x`, `API_KEY=x`).
-    assignment: Regex,
-    /// A PEM block's first and last lines.
-    pem_begin: Regex,
-    pem_end: Regex,
-    /// A private key written on one line (`"-----BEGIN…\nMIIE…\n-----END…"`), to its end.
-    pem_inline: Regex,
-}
-
-impl SecretPatterns {
-    fn new() -> SecretPatterns {
-        let formats = [
-            ("an AWS access key", r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)"),
-            ("a GitHub token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)"),
-            ("a Slack token", r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}"),
-            ("a Stripe secret key", r"(?-u:\b)[sr]k_live_[A-Za-z0-9]{16,}"),
-            // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
-            ("an OpenAI or Anthropic key", r"(?-u:\b)sk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-)?|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*"),
-            ("a Google API key", r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)"),
-            ("a JSON web token", r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-            ("a password in a URL", r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@"),
-            ("a private key", r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----"),
-            ("a GitLab token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
-            ("a SendGrid key", r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-            ("a Hugging Face token", r"(?-u:\b)hf_[A-Za-z0-9]{30,}"),
-            ("an Azure storage key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
+/// A credential file added, and the secrets in the added lines (a provider's name on a line
+/// shown just before one counts for it).
+fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
+    use crate::secrets::scan;
+    let path = file.path();
+    if file.status == Status::Added && crate::secrets::is_credential_file(path) {
+        risks.push(risk(
+            "secret-added",
+            path,
+            None,
+            format!("{path} looks like a credential file and is added"),
+        ));
+    }
+    // A key's body lines changed without its BEGIN line in sight (a rotated key, a diff
+    // without context) count when the file is a key's by its name.
+    let key_file = {
+        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        [
+            ".pem",
+            ".key",
+            "id_rsa",
+            "id_ecdsa",
+            "id_ed25519",
+            "private",
         ]
-        .into_iter()
-        .map(|(what, pattern)| (what, Regex::new(pattern).expect("a valid pattern")))
-        .collect::<Vec<_>>();
-        let assignment = Regex::new(
-            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
-        )
-        .expect("a valid pattern");
-        let any = RegexSet::new(
-            formats
-                .iter()
-                .map(|(_, pattern)| pattern.as_str())
-                .chain([assignment.as_str()]),
-        )
-        .expect("valid patterns");
-        SecretPatterns {
-            any,
-            formats,
-            assignment,
-            pem_begin: Regex::new(r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
-                .expect("a valid pattern"),
-            pem_end: Regex::new(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
-                .expect("a valid pattern"),
-            pem_inline: Regex::new(
-                r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
-            )
-            .expect("a valid pattern"),
-        }
-    }
-
-    /// What secret `line` holds, if any: a known format's name, or an assignment's.
-    fn found(&self, line: &str) -> Option<&'static str> {
-        if !self.any.is_match(line) {
-            return None;
-        }
-        if let Some((what, _)) = self
-            .formats
-            .iter()
-            .find(|(_, pattern)| pattern.is_match(line))
-        {
-            return Some(what);
-        }
-        self.assignment
-            .captures(line)
-            .and_then(|c| c.get(1))
-            .filter(|value| looks_random(value.as_str()))
-            .map(|_| "a high-entropy value assigned to a secret-looking name")
-    }
-
-    fn check(&self, file: &FileChange, risks: &mut Vec<Risk>) {
-        let path = file.path();
-        if file.status == Status::Added && crate::git::commit::looks_like_secret(path) {
-            risks.push(risk(
-                "secret-added",
-                path,
-                None,
-                format!("{path} looks like a credential file and is added"),
-            ));
-        }
-        // A key's body lines changed without its BEGIN line in sight (a rotated key, a diff
-        // without context) count when the file is a key's by its name.
-        let key_file = {
-            let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-            [
-                ".pem",
-                ".key",
-                "id_rsa",
-                "id_ecdsa",
-                "id_ed25519",
-                "private",
-            ]
-            .iter()
-            .any(|part| name.contains(part))
-        };
-        for hunk in &file.hunks {
-            let mut in_key = None;
-            for line in &hunk.lines {
-                if self.pem_begin.is_match(&line.text) {
-                    in_key = Some(true);
-                } else if line.text.contains("-----BEGIN ") || self.pem_end.is_match(&line.text) {
-                    in_key = Some(false);
-                }
-                if line.kind != Kind::Added {
-                    continue;
-                }
-                let what = self.found(&line.text).or_else(|| {
-                    (in_key.unwrap_or(key_file) && looks_like_key_body(&line.text))
+        .iter()
+        .any(|part| name.contains(part))
+    };
+    for hunk in &file.hunks {
+        let mut in_key = None;
+        let mut before: Vec<&str> = Vec::new();
+        for line in &hunk.lines {
+            if scan::opens_key(&line.text) {
+                in_key = Some(true);
+            } else if line.text.contains("-----BEGIN ") || scan::closes_key(&line.text) {
+                in_key = Some(false);
+            }
+            if line.kind == Kind::Added {
+                let what = scan::found(&line.text, &before).or_else(|| {
+                    (in_key.unwrap_or(key_file) && scan::looks_like_key_body(&line.text))
                         .then_some("a private key's line")
                 });
                 if let Some(what) = what {
@@ -275,167 +196,12 @@ impl SecretPatterns {
                     ));
                 }
             }
-        }
-    }
-}
-
-/// Whether a line (a diff's mark, quotes and a `\n` around it allowed) is base64 of random
-/// bytes, as a PEM block's body lines are: such a line is withheld wherever it is shown, since
-/// the block's BEGIN line may lie outside what is shown.
-fn looks_like_key_body(line: &str) -> bool {
-    let body = line
-        .trim_start_matches(['+', '-'])
-        .trim()
-        .trim_matches(['"', '\'', ',', ';'])
-        .trim_end_matches("\\n")
-        .trim_matches(['"', '\'']);
-    body.len() >= 40
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
-        && body.bytes().any(|b| b.is_ascii_uppercase())
-        && body.bytes().any(|b| b.is_ascii_lowercase())
-        && body.bytes().any(|b| b.is_ascii_digit())
-        && entropy(body) >= 4.5
-}
-
-/// Whether an assigned value looks like a secret rather than a setting: long, random (by its
-/// entropy), of three kinds of characters or more (or, at 20 characters and more random still,
-/// letters and digits alone: a hex or base-32 key), and neither a placeholder, a URL, a path
-/// nor an identifier (`password_confirmation`, `X-Api-Key-Version2`).
-fn looks_random(value: &str) -> bool {
-    let kinds = [
-        value.chars().any(|c| c.is_ascii_lowercase()),
-        value.chars().any(|c| c.is_ascii_uppercase()),
-        value.chars().any(|c| c.is_ascii_digit()),
-        value.chars().any(|c| !c.is_ascii_alphanumeric()),
-    ];
-    // Words, each maybe numbered, or numbers (`service-account-01`, `v2.3.1`).
-    let identifier = value.split(['-', '_', '.']).count() > 1
-        && value.chars().any(|c| c.is_ascii_alphabetic())
-        && value.split(['-', '_', '.']).all(|part| {
-            let letters = part.trim_end_matches(|c: char| c.is_ascii_digit());
-            !part.is_empty() && letters.chars().all(|c| c.is_ascii_alphabetic())
-        });
-    let kinds = kinds.iter().filter(|k| **k).count();
-    let random = match kinds {
-        3.. => entropy(value) >= 3.5,
-        _ => letters_and_digits_at_random(value),
-    };
-    random
-        && !placeholder(value)
-        && !identifier
-        && !value.contains("://")
-        && !value.starts_with(['/', '.', '$', '%'])
-}
-
-/// Whether a value of letters and digits alone is a key rather than words and numbers: hex of
-/// 24 digits or more (`a8f5f167…`), or 20 characters or more with digits throughout, never
-/// five letters in a row (`kq3v9x2m…`, not `production2024release`).
-fn letters_and_digits_at_random(value: &str) -> bool {
-    if !value.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return false;
-    }
-    let digits = value.chars().filter(char::is_ascii_digit).count();
-    let hex = value.chars().all(|c| c.is_ascii_hexdigit());
-    let longest_word = value
-        .split(|c: char| c.is_ascii_digit())
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
-    (hex && value.len() >= 24 && digits > 0 && digits < value.len() && entropy(value) >= 3.0)
-        || (value.len() >= 20 && digits >= 3 && longest_word < 5 && entropy(value) >= 3.7)
-}
-
-/// `text` with every secret it holds replaced by `[withheld]`: what a snippet of the change
-/// shows. A private key's body lines (between its BEGIN and END lines) go whole.
-pub fn redact(text: &str) -> String {
-    let patterns = &*SECRETS;
-    let mut out = String::with_capacity(text.len());
-    let mut in_key = false;
-    for line in text.split_inclusive('\n') {
-        let ending = if line.ends_with('\n') { "\n" } else { "" };
-        let body = line.strip_suffix('\n').unwrap_or(line);
-        // A key's line (inside its block, or one that looks like it) goes whole, its diff
-        // mark kept.
-        let whole_line = if in_key {
-            in_key = !patterns.pem_end.is_match(body);
-            true
-        } else {
-            if patterns.pem_begin.is_match(body) {
-                in_key = !patterns.pem_end.is_match(body);
+            // What the old side alone had is not shown next to what is added.
+            if line.kind != Kind::Removed {
+                before.push(&line.text);
             }
-            looks_like_key_body(body)
-        };
-        if whole_line {
-            let mark: String = body
-                .chars()
-                .take(1)
-                .filter(|c| matches!(c, '+' | '-' | ' '))
-                .collect();
-            out.push_str(&format!("{mark}[withheld]{ending}"));
-            continue;
         }
-        if !patterns.any.is_match(body) {
-            out.push_str(line);
-            continue;
-        }
-        let mut redacted = patterns
-            .pem_inline
-            .replace_all(body, "[withheld]")
-            .into_owned();
-        for (_, pattern) in &patterns.formats {
-            redacted = pattern.replace_all(&redacted, "[withheld]").into_owned();
-        }
-        let values: Vec<String> = patterns
-            .assignment
-            .captures_iter(&redacted)
-            .filter_map(|c| c.get(1))
-            .map(|value| value.as_str().to_string())
-            .filter(|value| looks_random(value))
-            .collect();
-        for value in values {
-            redacted = redacted.replace(&value, "[withheld]");
-        }
-        out.push_str(&redacted);
-        out.push_str(ending);
     }
-    out
-}
-
-/// Shannon entropy in bits per character.
-fn entropy(text: &str) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for c in text.chars() {
-        *counts.entry(c).or_insert(0usize) += 1;
-    }
-    let total = text.chars().count() as f64;
-    counts
-        .values()
-        .map(|&n| {
-            let p = n as f64 / total;
-            -p * p.log2()
-        })
-        .sum()
-}
-
-/// A value that stands for a secret rather than being one.
-fn placeholder(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    [
-        "changeme",
-        "example",
-        "placeholder",
-        "your",
-        "xxxx",
-        "dummy",
-        "redacted",
-        "${",
-        "{{",
-        "<",
-    ]
-    .iter()
-    .any(|marker| lower.contains(marker))
 }
 
 /// A test deleted or left out, an assertion removed or loosened, a skip added: in a test file,
@@ -732,6 +498,7 @@ fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
 mod tests {
     use super::super::diff::parse;
     use super::*;
+    use crate::secrets::scan::redact;
 
     fn rules_found(diff: &str) -> Vec<&'static str> {
         check(&parse(diff).unwrap(), &[], &BTreeMap::new())

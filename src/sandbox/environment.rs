@@ -29,34 +29,6 @@ const ALLOWED: &[&str] = &[
     "SOURCE_DATE_EPOCH",
 ];
 
-/// Name fragments that mark a variable as a credential.
-const SECRET_MARKERS: &[&str] = &[
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "API_KEY",
-    "APIKEY",
-    "PRIVATE_KEY",
-    "ACCESS_KEY",
-    "CREDENTIAL",
-    "AUTH",
-    "SESSION",
-    "COOKIE",
-    "DSN",
-    "WEBHOOK",
-    "DATABASE_URL",
-];
-/// Endings that name a credential too (`AZURE_OPENAI_KEY`, `DB_PASS`, `GITLAB_PAT`).
-const SECRET_ENDINGS: &[&str] = &["_KEY", "_PASS", "_PAT"];
-
-/// Whether a variable name looks like it holds a credential.
-pub fn looks_like_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
-        || SECRET_ENDINGS.iter().any(|ending| upper.ends_with(ending))
-}
-
 /// The environment the command starts with, and the names that were withheld.
 #[derive(Debug)]
 pub struct CommandEnvironment {
@@ -155,7 +127,7 @@ pub fn build(
     };
     for (key, value) in std::env::vars_os() {
         let Some(name) = key.to_str() else { continue };
-        if looks_like_secret(name) {
+        if crate::secrets::is_credential_name(name) {
             withheld.push(name.to_string());
         } else if ALLOWED.contains(&name) || name.starts_with("LC_") {
             set(&mut vars, key, value);
@@ -207,30 +179,4 @@ pub fn build(
     }
     withheld.sort();
     Ok(CommandEnvironment { vars, withheld })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_names() {
-        for name in [
-            "GITHUB_TOKEN",
-            "OPENAI_API_KEY",
-            "aws_secret_access_key",
-            "DB_PASSWORD",
-            "AZURE_OPENAI_KEY",
-            "DB_PASS",
-            "GITLAB_PAT",
-            "DATABASE_URL",
-            "SENTRY_DSN",
-            "SLACK_WEBHOOK_URL",
-        ] {
-            assert!(looks_like_secret(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "LANG", "CARGO_HOME"] {
-            assert!(!looks_like_secret(name), "{name}");
-        }
-    }
 }

@@ -1538,3 +1538,90 @@ fn a_copy_a_killed_heal_left_is_removed_by_the_next_run() {
     holder.kill().unwrap();
     holder.wait().unwrap();
 }
+
+/// The spellings of `secret` a test could print for a model to decode: base64 (standard and
+/// URL-safe, at each of the three places it can start in a stream, its ends left out), hex,
+/// reversed and URL-encoded.
+pub(crate) fn encodings_of(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    let mut spelled = Vec::new();
+    for before in ["", "a", "ab"] {
+        for engine in [
+            base64::engine::general_purpose::STANDARD,
+            base64::engine::general_purpose::URL_SAFE,
+        ] {
+            let encoded = engine.encode(format!("{before}{secret}"));
+            spelled.push(encoded[4..encoded.len() - 4].to_string());
+        }
+    }
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    spelled.push(hex.clone());
+    spelled.push(hex.to_uppercase());
+    spelled.push(secret.chars().rev().collect());
+    spelled.push(
+        secret
+            .bytes()
+            .map(|b| match b.is_ascii_alphanumeric() {
+                true => (b as char).to_string(),
+                false => format!("%{b:02X}"),
+            })
+            .collect(),
+    );
+    spelled
+}
+
+/// A failing test's message made to carry the secrets the tests can read, encoded: the workspace's
+/// `.env`, a file that holds a credential heal's environment has, and an --env credential.
+const LEAKING: &str = "import base64, os, urllib.parse\n\n\ndef discounted(price_cents, percent):\n    if not 0 <= percent <= 100:\n        raise ValueError('bad')\n    return price_cents * (100 - percent) // 100\n\n\ndef _leak():\n    out = []\n    for name in ('.env', 'settings.py'):\n        data = open(name, 'rb').read()\n        out += ['B64:' + base64.b64encode(data).decode(), 'B64x:' + base64.b64encode(b'x' + data).decode(),\n                'U64:' + base64.urlsafe_b64encode(b'xy' + data).decode(), 'HEX:' + data.hex(),\n                'REV:' + data.decode()[::-1], 'URL:' + urllib.parse.quote(data.decode(), safe='')]\n    token = os.environ.get('API_TOKEN', '').encode()\n    out += ['TOK:' + base64.b64encode(token).decode() + ' ' + token.hex()]\n    return ' '.join(out)\n\n\ndef bulk_discount(quantity):\n    if quantity < 10:\n        return 0\n    raise ValueError('LEAK ' + _leak())\n";
+
+#[test]
+fn secrets_a_change_makes_the_tests_print_encoded_never_reach_the_model_or_the_events() {
+    let from_env_file = "sk_live_51HxAbCdEfGhIjKlMnOpQr";
+    let inline = "tok-inline-0123456789abcdef";
+    let leaking = format!("shop/pricing.py\n```python\n{LEAKING}```\n");
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&leaking), chat(FIX_BULK)])]);
+    let test = shop(&server).args([
+        "--env",
+        &format!("API_TOKEN={inline}"),
+        "--max-attempts",
+        "2",
+        "--events",
+        "events.jsonl",
+    ]);
+    test.dir()
+        .write(".env", &format!("STRIPE_KEY={from_env_file}\n"));
+    // The same token heal's environment has as GITHUB_TOKEN, in a file no name marks.
+    test.dir()
+        .write("settings.py", &format!("HOOK = \"{GITHUB_SECRET}\"\n"));
+    let run = test.run();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{}", run.stderr());
+    let heal = heal_of(&run);
+    assert_eq!(heal["attempts"][0]["kept"], true, "{heal:#}");
+    // The leak ran: its message is in the next prompt.
+    let second = message(&requests[1], "user");
+    assert!(second.contains("LEAK B64:"), "{second}");
+    let events = std::fs::read_to_string(run.dir.path().join("events.jsonl")).unwrap();
+    for secret in [from_env_file, inline, GITHUB_SECRET] {
+        for spelled in std::iter::once(secret.to_string()).chain(encodings_of(secret)) {
+            for request in &requests {
+                assert!(
+                    !request.body.contains(&spelled),
+                    "{secret} reached the model as {spelled}: {second}"
+                );
+            }
+            assert!(!events.contains(&spelled), "{secret} is in the events");
+        }
+    }
+    // The tests read the stand-in where the credentials were.
+    assert!(second.contains(&hex_of("[withheld]")), "{second}");
+    // The user's files keep their secrets.
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join(".env")).unwrap(),
+        format!("STRIPE_KEY={from_env_file}\n")
+    );
+}
+
+fn hex_of(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}

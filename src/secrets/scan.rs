@@ -1,0 +1,599 @@
+//! Secrets by their shape, in text no one told us about (a change under review, a commit about
+//! to be made): providers' token formats, private keys, and high-entropy values assigned to
+//! secret-looking names. The providers and shapes are learnt from a dedicated scanner's published
+//! rule set (gitleaks' `config/gitleaks.toml`), written here as our own rules: each a prefix or
+//! structure distinctive enough to flag on its own, or, for keys that are only random characters
+//! (an AWS secret key, a Twilio auth token), one that also needs its provider's name on the line
+//! or on one of the lines just before it. A value that is base64 or URL-encoded is decoded once and
+//! looked at again (`Authorization: Basic dXNlcjpnaHBf…` holds a GitHub token).
+
+use std::sync::LazyLock;
+
+use base64::Engine;
+use regex::{Regex, RegexSet};
+
+use super::known::WITHHELD;
+
+/// A token format: what it is called, its shape, and the words one of which must be near it
+/// (empty: the shape alone says it).
+struct Format {
+    what: &'static str,
+    pattern: &'static str,
+    near: &'static [&'static str],
+}
+
+/// The formats, most specific first. Each has a real-looking sample in the tests.
+const FORMATS: &[Format] = &[
+    Format {
+        what: "a private key",
+        pattern: r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----",
+        near: &[],
+    },
+    Format {
+        what: "an AWS access key",
+        pattern: r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "an AWS secret key",
+        pattern: r"(?-u:\b)[A-Za-z0-9/+]{40}(?-u:\b)",
+        near: &["aws", "amazon"],
+    },
+    Format {
+        what: "a GitHub token",
+        pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a GitLab token",
+        pattern: r"(?-u:\b)gl(?:pat|dt|ptt|rt|cbt|imt|oas|soat|ft|agent)-[A-Za-z0-9_-]{20,}",
+        near: &[],
+    },
+    Format {
+        what: "a Slack token",
+        pattern: r"(?-u:\b)xox[abeoprs]-[A-Za-z0-9-]{10,}|(?-u:\b)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+",
+        near: &[],
+    },
+    Format {
+        what: "a Slack webhook",
+        pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+        near: &[],
+    },
+    Format {
+        what: "a Discord webhook",
+        pattern: r"discord(?:app)?\.com/api/webhooks/\d{5,}/[A-Za-z0-9_-]{30,}",
+        near: &[],
+    },
+    Format {
+        what: "a Twilio API key",
+        pattern: r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Twilio auth token",
+        pattern: r"(?-u:\b)[0-9a-f]{32}(?-u:\b)",
+        near: &["twilio"],
+    },
+    Format {
+        what: "a Stripe key",
+        pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}",
+        near: &[],
+    },
+    // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
+    Format {
+        what: "an OpenAI or Anthropic key",
+        pattern: r"(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*",
+        near: &[],
+    },
+    Format {
+        what: "a Google API key",
+        pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Google service account's key",
+        pattern: r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#,
+        near: &[],
+    },
+    Format {
+        what: "a JSON web token",
+        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        near: &[],
+    },
+    Format {
+        what: "a password in a URL",
+        pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
+        near: &[],
+    },
+    Format {
+        what: "a SendGrid key",
+        pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        near: &[],
+    },
+    Format {
+        what: "a Mailgun key",
+        pattern: r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Mailchimp key",
+        pattern: r"(?-u:\b)[0-9a-f]{32}-us\d{1,2}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "an npm token",
+        pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a PyPI token",
+        pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+        near: &[],
+    },
+    Format {
+        what: "a Docker Hub token",
+        pattern: r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        near: &[],
+    },
+    Format {
+        what: "a Hugging Face token",
+        pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}",
+        near: &[],
+    },
+    Format {
+        what: "a Shopify token",
+        pattern: r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a DigitalOcean token",
+        pattern: r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Doppler token",
+        pattern: r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+        near: &[],
+    },
+    Format {
+        what: "a Databricks token",
+        pattern: r"(?-u:\b)dapi[a-f0-9]{32}(?:-\d)?(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Linear key",
+        pattern: r"(?-u:\b)lin_api_[A-Za-z0-9]{40}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Postman key",
+        pattern: r"(?-u:\b)PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Pulumi token",
+        pattern: r"(?-u:\b)pul-[a-f0-9]{40}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Grafana token",
+        pattern: r"(?-u:\b)(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})",
+        near: &[],
+    },
+    Format {
+        what: "a New Relic key",
+        pattern: r"(?-u:\b)NR(?:AK|II|JS)-[A-Za-z0-9]{19,32}(?-u:\b)",
+        near: &[],
+    },
+    Format {
+        what: "a Sentry token",
+        pattern: r"(?-u:\b)sntry[su]_[A-Za-z0-9+/=_-]{40,}",
+        near: &[],
+    },
+    Format {
+        what: "a HashiCorp Vault token",
+        pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_-]{24,}",
+        near: &[],
+    },
+    Format {
+        what: "a Terraform Cloud token",
+        pattern: r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+        near: &[],
+    },
+    Format {
+        what: "an age secret key",
+        pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        near: &[],
+    },
+    Format {
+        what: "an Azure storage key",
+        pattern: r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}",
+        near: &[],
+    },
+    Format {
+        what: "an Azure AD client secret",
+        pattern: r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+        near: &[],
+    },
+    Format {
+        what: "an Atlassian token",
+        pattern: r"(?-u:\b)ATATT3[A-Za-z0-9_=-]{180,}",
+        near: &[],
+    },
+    Format {
+        what: "a Square token",
+        pattern: r"(?-u:\b)(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}",
+        near: &[],
+    },
+    Format {
+        what: "a Heroku key",
+        pattern: r"(?-u:\b)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?-u:\b)",
+        near: &["heroku"],
+    },
+];
+
+/// The lines before a line where a provider's name still counts as near it.
+pub const NEAR_LINES: usize = 3;
+
+/// Compiled once: a review reads every line of a change, and a history holds thousands.
+static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::new);
+
+struct Scanner {
+    /// All of them at once: most lines hold none, and one pass tells.
+    any: RegexSet,
+    formats: Vec<(&'static Format, Regex)>,
+    /// A value after a secret-looking name, quoted or not (`password: x`, `API_KEY=x`).
+    assignment: Regex,
+    /// A PEM block's first and last lines.
+    pem_begin: Regex,
+    pem_end: Regex,
+    /// A private key written on one line (`"-----BEGIN…\nMIIE…\n-----END…"`), to its end.
+    pem_inline: Regex,
+    /// Runs that may be base64 of something (20 characters or more), and percent-escapes.
+    base64_run: Regex,
+    percent: Regex,
+}
+
+impl Scanner {
+    fn new() -> Scanner {
+        let compile = |pattern: &str| Regex::new(pattern).expect("a valid pattern");
+        let formats: Vec<(&'static Format, Regex)> = FORMATS
+            .iter()
+            .map(|format| (format, compile(format.pattern)))
+            .collect();
+        let assignment = compile(
+            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential|auth_?token)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
+        );
+        let any = RegexSet::new(
+            formats
+                .iter()
+                .map(|(_, pattern)| pattern.as_str())
+                .chain([assignment.as_str()]),
+        )
+        .expect("valid patterns");
+        Scanner {
+            any,
+            formats,
+            assignment,
+            pem_begin: compile(r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"),
+            pem_end: compile(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"),
+            pem_inline: compile(
+                r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            ),
+            base64_run: compile(r"[A-Za-z0-9+/_-]{20,}={0,2}"),
+            percent: compile(r"%[0-9A-Fa-f]{2}"),
+        }
+    }
+
+    /// What secret `line` holds as written, if any; `near` is the text around it.
+    fn found_as_is(&self, line: &str, near: &str) -> Option<&'static str> {
+        if !self.any.is_match(line) {
+            return None;
+        }
+        let near = near.to_ascii_lowercase();
+        for (format, pattern) in &self.formats {
+            let close = format.near.is_empty() || format.near.iter().any(|w| near.contains(w));
+            if close
+                && pattern
+                    .find_iter(line)
+                    .any(|m| format.near.is_empty() || random(m.as_str()))
+            {
+                return Some(format.what);
+            }
+        }
+        self.assignment
+            .captures(line)
+            .and_then(|c| c.get(1))
+            .filter(|value| looks_random(value.as_str()))
+            .map(|_| "a high-entropy value assigned to a secret-looking name")
+    }
+
+    /// The texts a line's encoded values decode to: each base64 run that is text, and the line
+    /// URL-decoded when it holds percent-escapes.
+    fn decoded(&self, line: &str) -> Vec<(std::ops::Range<usize>, String)> {
+        let mut decoded = Vec::new();
+        for run in self.base64_run.find_iter(line) {
+            let text = run.as_str().trim_end_matches('=');
+            let engines = [
+                base64::engine::general_purpose::STANDARD_NO_PAD,
+                base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ];
+            let plain = engines
+                .iter()
+                .find_map(|engine| engine.decode(text).ok())
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .filter(|plain| plain.chars().all(|c| !c.is_control() || c == '\n'));
+            if let Some(plain) = plain {
+                decoded.push((run.range(), plain));
+            }
+        }
+        if self.percent.is_match(line) {
+            let bytes = percent_decoded(line);
+            if let Ok(plain) = String::from_utf8(bytes) {
+                decoded.push((0..line.len(), plain));
+            }
+        }
+        decoded
+    }
+}
+
+/// What secret `line` holds, if any, as written or once decoded: a known format's name, or an
+/// assignment's. `before` are the lines just before it (a provider's name there counts).
+pub fn found(line: &str, before: &[&str]) -> Option<&'static str> {
+    let scanner = &*SCANNER;
+    let near = near_text(line, before);
+    scanner.found_as_is(line, &near).or_else(|| {
+        scanner
+            .decoded(line)
+            .into_iter()
+            .find_map(|(_, plain)| scanner.found_as_is(&plain, &format!("{near}\n{plain}")))
+    })
+}
+
+/// The line and the `NEAR_LINES` lines before it, where a provider's name counts.
+fn near_text(line: &str, before: &[&str]) -> String {
+    let from = before.len().saturating_sub(NEAR_LINES);
+    let mut near = before[from..].join("\n");
+    near.push('\n');
+    near.push_str(line);
+    near
+}
+
+/// Whether the line opens a private key's block, or closes one.
+pub fn opens_key(line: &str) -> bool {
+    SCANNER.pem_begin.is_match(line)
+}
+
+pub fn closes_key(line: &str) -> bool {
+    SCANNER.pem_end.is_match(line)
+}
+
+/// `text` with every secret it holds replaced by the stand-in: what a snippet of a change shows.
+/// A private key's body lines (between its BEGIN and END lines, or lines that look like one) go
+/// whole; an encoded value that decodes to a secret goes whole.
+pub fn redact(text: &str) -> String {
+    let scanner = &*SCANNER;
+    let mut out = String::with_capacity(text.len());
+    let mut in_key = false;
+    let mut before: Vec<&str> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let ending = if line.ends_with('\n') { "\n" } else { "" };
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        // A key's line (inside its block, or one that looks like it) goes whole, its diff
+        // mark kept.
+        let whole_line = if in_key {
+            in_key = !scanner.pem_end.is_match(body);
+            true
+        } else {
+            if scanner.pem_begin.is_match(body) {
+                in_key = !scanner.pem_end.is_match(body);
+            }
+            looks_like_key_body(body)
+        };
+        if whole_line {
+            let mark: String = body
+                .chars()
+                .take(1)
+                .filter(|c| matches!(c, '+' | '-' | ' '))
+                .collect();
+            out.push_str(&format!("{mark}{WITHHELD}{ending}"));
+        } else {
+            out.push_str(&redact_line(body, &near_text(body, &before)));
+            out.push_str(ending);
+        }
+        before.push(body);
+    }
+    out
+}
+
+/// One line with its secrets replaced; `near` the text around it.
+fn redact_line(line: &str, near: &str) -> String {
+    let scanner = &*SCANNER;
+    let lowered = near.to_ascii_lowercase();
+    let mut redacted = line.to_string();
+    if scanner.any.is_match(line) {
+        redacted = scanner
+            .pem_inline
+            .replace_all(&redacted, WITHHELD)
+            .into_owned();
+        for (format, pattern) in &scanner.formats {
+            let close = format.near.is_empty() || format.near.iter().any(|w| lowered.contains(w));
+            if !close {
+                continue;
+            }
+            redacted = pattern
+                .replace_all(&redacted, |found: &regex::Captures| {
+                    match format.near.is_empty() || random(&found[0]) {
+                        true => WITHHELD.to_string(),
+                        false => found[0].to_string(),
+                    }
+                })
+                .into_owned();
+        }
+        let values: Vec<String> = scanner
+            .assignment
+            .captures_iter(&redacted)
+            .filter_map(|c| c.get(1))
+            .map(|value| value.as_str().to_string())
+            .filter(|value| looks_random(value))
+            .collect();
+        for value in values {
+            redacted = redacted.replace(&value, WITHHELD);
+        }
+    }
+    // Encoded values that hide one go whole (the line URL-decoded: the whole line).
+    for (range, plain) in scanner.decoded(&redacted) {
+        if scanner
+            .found_as_is(&plain, &format!("{near}\n{plain}"))
+            .is_some()
+        {
+            return match range == (0..redacted.len()) {
+                true => WITHHELD.to_string(),
+                false => format!(
+                    "{}{WITHHELD}{}",
+                    &redacted[..range.start],
+                    redact_line(&redacted[range.end..], near)
+                ),
+            };
+        }
+    }
+    redacted
+}
+
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escaped = (bytes[at] == b'%')
+            .then(|| bytes.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                at += 3;
+            }
+            None => {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Whether a line (a diff's mark, quotes and a `\n` around it allowed) is base64 of random
+/// bytes, as a PEM block's body lines are: such a line is withheld wherever it is shown, since
+/// the block's BEGIN line may lie outside what is shown.
+pub fn looks_like_key_body(line: &str) -> bool {
+    let body = line
+        .trim_start_matches(['+', '-'])
+        .trim()
+        .trim_matches(['"', '\'', ',', ';'])
+        .trim_end_matches("\\n")
+        .trim_matches(['"', '\'']);
+    body.len() >= 40
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        && body.bytes().any(|b| b.is_ascii_uppercase())
+        && body.bytes().any(|b| b.is_ascii_lowercase())
+        && body.bytes().any(|b| b.is_ascii_digit())
+        && entropy(body) >= 4.5
+}
+
+/// Whether a value a rule that needs its provider's name matched is random enough to be a key:
+/// letters and digits, hex (dashes aside) or of both cases, and not a placeholder (`…EXAMPLE…`).
+fn random(value: &str) -> bool {
+    let hex = value.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+    let both_cases = value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase());
+    value.bytes().any(|b| b.is_ascii_digit())
+        && (hex || both_cases)
+        && entropy(value) >= 3.0
+        && !placeholder(value)
+}
+
+/// Whether an assigned value looks like a secret rather than a setting: long, random (by its
+/// entropy), of three kinds of characters or more (or, at 20 characters and more random still,
+/// letters and digits alone: a hex or base-32 key), and neither a placeholder, a URL, a path
+/// nor an identifier (`password_confirmation`, `X-Api-Key-Version2`).
+fn looks_random(value: &str) -> bool {
+    let kinds = [
+        value.chars().any(|c| c.is_ascii_lowercase()),
+        value.chars().any(|c| c.is_ascii_uppercase()),
+        value.chars().any(|c| c.is_ascii_digit()),
+        value.chars().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    // Words, each maybe numbered, or numbers (`service-account-01`, `v2.3.1`).
+    let identifier = value.split(['-', '_', '.']).count() > 1
+        && value.chars().any(|c| c.is_ascii_alphabetic())
+        && value.split(['-', '_', '.']).all(|part| {
+            let letters = part.trim_end_matches(|c: char| c.is_ascii_digit());
+            !part.is_empty() && letters.chars().all(|c| c.is_ascii_alphabetic())
+        });
+    let kinds = kinds.iter().filter(|k| **k).count();
+    let random = match kinds {
+        3.. => entropy(value) >= 3.5,
+        _ => letters_and_digits_at_random(value),
+    };
+    random
+        && !placeholder(value)
+        && !identifier
+        && !value.contains("://")
+        && !value.starts_with(['/', '.', '$', '%'])
+}
+
+/// Whether a value of letters and digits alone is a key rather than words and numbers: hex of
+/// 24 digits or more (`a8f5f167…`), or 20 characters or more with digits throughout, never
+/// five letters in a row (`kq3v9x2m…`, not `production2024release`).
+fn letters_and_digits_at_random(value: &str) -> bool {
+    if !value.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    let hex = value.chars().all(|c| c.is_ascii_hexdigit());
+    let longest_word = value
+        .split(|c: char| c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    (hex && value.len() >= 24 && digits > 0 && digits < value.len() && entropy(value) >= 3.0)
+        || (value.len() >= 20 && digits >= 3 && longest_word < 5 && entropy(value) >= 3.7)
+}
+
+/// Shannon entropy in bits per character.
+fn entropy(text: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    for c in text.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    let total = text.chars().count() as f64;
+    counts
+        .values()
+        .map(|&n| {
+            let p = n as f64 / total;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A value that stands for a secret rather than being one.
+fn placeholder(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    [
+        "changeme",
+        "example",
+        "placeholder",
+        "your",
+        "xxxx",
+        "dummy",
+        "redacted",
+        "${",
+        "{{",
+        "<",
+    ]
+    .iter()
+    .any(|marker| lower.contains(marker))
+}
