@@ -78,10 +78,12 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         _ => None,
     };
     let events = match &args.events {
-        Some(path) => Some(std::fs::File::create(path).map_err(|err| {
-            Failure::usage(format!("--events {}: {err}", path.display()))
-                .with_hint("give a file in a writable directory")
-        })?),
+        Some(path) => Some(
+            crate::workspace::write::create_output(path, &workspace, false).map_err(|err| {
+                Failure::usage(format!("--events {}: {err}", path.display()))
+                    .with_hint("give a file in a writable directory")
+            })?,
+        ),
         None => None,
     };
     let secrets = Secrets::collect(

@@ -81,6 +81,21 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if let Some(advice) = install_advice(&result) {
         crate::log::warn("sandbox", advice);
     }
+    for conflict in result.disk.iter().flat_map(|disk| &disk.conflicts) {
+        let path = crate::text::sanitize_for_terminal(&conflict.path);
+        crate::log::warn(
+            "sandbox",
+            &match &conflict.beside {
+                Some(beside) => format!(
+                    "{path} changed on the host while the command ran: yours is kept, the run's is in {}",
+                    crate::text::sanitize_for_terminal(beside)
+                ),
+                None => format!(
+                    "{path} changed on the host while the command ran, which removed it: yours is kept"
+                ),
+            },
+        );
+    }
     let document = SandboxDocument { sandbox: &result };
     // The file may lie in the workspace, which the command could write: the result goes
     // through the descriptor opened before (never through a link put there since), over

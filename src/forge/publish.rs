@@ -18,7 +18,7 @@ use crate::forge::github::{self, Api, GitHub, NetworkError};
 use crate::forge::issue_ref::{valid_name, IssueRef};
 use crate::forge::pull_request;
 use crate::git::cli::Git;
-use crate::git::commit::{commit, Change, Commit, LeftOut};
+use crate::git::commit::{commit, stage, Change, Commit, LeftOut};
 use crate::git::private_temp_path;
 use crate::run_document::{HealStatus, PullRequest, RunDocument};
 
@@ -69,11 +69,20 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         )));
     }
 
-    let verdict = document
-        .as_value()
-        .get("review")
+    let review = document.as_value().get("review");
+    let verdict = review
         .and_then(|review| review.get("verdict"))
         .and_then(|verdict| verdict.as_str());
+    // A secret is never committed, pushed or sent, whatever the flags.
+    let secret_found = review
+        .and_then(|review| review.get("risks"))
+        .and_then(Value::as_array)
+        .is_some_and(|risks| risks.iter().any(|risk| risk["rule"] == "secret-added"));
+    if secret_found {
+        return Ok(Outcome::Refused(
+            "the review found a secret in this change: nothing was committed or pushed, with --draft or without (see review.risks; take it out, rotate it, and run the review again)".into(),
+        ));
+    }
     if verdict == Some("block") && !options.draft {
         return Ok(Outcome::Refused(
             "the review blocks this change: nothing was pushed (see review.risks; pass --draft to open a draft pull request anyway)".into(),
@@ -142,17 +151,22 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         None => Change::TrackedFiles,
     };
     let message = pull_request::commit_message(&title, issue.as_ref());
-    let committed = commit(&git, change, &under, &options.add, &message)?;
-    let Some(Commit {
-        id: commit,
-        diff,
-        left_out,
-    }) = committed
-    else {
+    let Some(staged) = stage(&git, change, &under, &options.add)? else {
         return Ok(Outcome::Refused(
             "there is nothing to commit: no change from HEAD".into(),
         ));
     };
+    // Looked at again here: the review may not have run, or may have seen another change.
+    if let Some(found) = secret_in(&staged.diff) {
+        return Ok(Outcome::Refused(format!(
+            "{found}: nothing was committed or pushed, with --draft or without (take it out, rotate it, and try again)"
+        )));
+    }
+    let Commit {
+        id: commit,
+        diff,
+        left_out,
+    } = commit(&git, staged, &message)?;
     for file in left_out {
         let warning = match file {
             LeftOut::NewInIndex(path) => format!(
@@ -567,4 +581,20 @@ mod tests {
         );
         assert_eq!(git_host("http://127.0.0.1:8080"), "127.0.0.1:8080");
     }
+}
+
+/// The first secret the change `diff` adds, said without its value: by the review's own rules.
+fn secret_in(diff: &str) -> Option<String> {
+    let files = match crate::review::diff::parse(diff) {
+        Ok(files) => files,
+        Err(err) => {
+            return Some(format!(
+                "the change could not be checked for secrets ({err})"
+            ))
+        }
+    };
+    crate::review::rules::secrets_added_in(&files)
+        .into_iter()
+        .next()
+        .map(|risk| format!("the change holds a secret ({})", risk.message))
 }

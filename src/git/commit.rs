@@ -34,16 +34,25 @@ pub enum LeftOut {
     Secret(String),
 }
 
-/// Commits `change` made in the directory `under` (a path from the repository's top; "" for the
-/// top), and the files `named` there (tracked or not), on top of HEAD with `message`, in no
-/// branch; None when the tree would be HEAD's (nothing to commit).
-pub fn commit(
+/// A change staged as a tree, not yet a commit: what it changes can be looked at first (a
+/// change that holds a secret is never committed).
+pub struct Staged {
+    head: String,
+    tree: String,
+    /// Its diff from HEAD.
+    pub diff: String,
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Stages `change` made in the directory `under` (a path from the repository's top; "" for the
+/// top), and the files `named` there (tracked or not), on top of HEAD, as a tree of its own (the
+/// user's index is not touched); None when the tree would be HEAD's (nothing to commit).
+pub fn stage(
     git: &Git,
     change: Change,
     under: &str,
     named: &[String],
-    message: &str,
-) -> Result<Option<Commit>, Failure> {
+) -> Result<Option<Staged>, Failure> {
     let named: Vec<String> = named
         .iter()
         .map(|path| match under {
@@ -115,6 +124,34 @@ pub fn commit(
     if tree == head_tree {
         return Ok(None);
     }
+    let diff = git.run(
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            &head,
+            &tree,
+        ],
+        &[],
+        None,
+    )?;
+    Ok(Some(Staged {
+        head,
+        tree,
+        diff,
+        left_out,
+    }))
+}
+
+/// Commits what was `staged` with `message`, in no branch.
+pub fn commit(git: &Git, staged: Staged, message: &str) -> Result<Commit, Failure> {
+    let Staged {
+        head,
+        tree,
+        diff,
+        left_out,
+    } = staged;
     let identity = identity(&|name| std::env::var(name).ok(), &|key| {
         git.user_config(key)
     })?;
@@ -129,19 +166,7 @@ pub fn commit(
         &identity,
         Some(message),
     )?;
-    let diff = git.run(
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            &head,
-            &id,
-        ],
-        &[],
-        None,
-    )?;
-    Ok(Some(Commit { id, diff, left_out }))
+    Ok(Commit { id, diff, left_out })
 }
 
 /// Who the commit is by: (name, email) of its author and its committer.

@@ -325,22 +325,6 @@ pub struct Rules {
     pub test_files: BTreeSet<String>,
 }
 
-/// Files that run outside the sandbox when the user opens, enters or pushes the project
-/// (editor tasks, direnv, CI, commit hooks): heal never writes them.
-const RUN_OUTSIDE: &[&str] = &[
-    ".github/",
-    ".gitlab-ci.yml",
-    ".circleci/",
-    ".vscode/",
-    ".idea/",
-    ".devcontainer/",
-    ".husky/",
-    ".envrc",
-    ".pre-commit-config.yaml",
-    ".gitattributes",
-    ".gitmodules",
-];
-
 /// `path` as one spelling (`./a//b` is `a/b`), or why it is refused.
 fn normalized(path: &str) -> Result<String, String> {
     let shown = crate::text::sanitize_for_terminal(path);
@@ -396,26 +380,12 @@ pub fn writes_withheld(path: &str, before: &str, after: &str) -> Option<String> 
 
 /// Why `path` may not be changed, if it may not.
 fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
-    // Any case: on a case-insensitive filesystem `.GIT` is `.git`.
-    if path
-        .split('/')
-        .any(|part| part.eq_ignore_ascii_case(".git"))
-    {
-        return Some(format!("{path} is git's own: heal does not change it"));
+    if let Some(refused) = tree.refusal(path) {
+        return Some(refused);
     }
     if crate::secrets::is_credential_file(path) {
         return Some(format!(
             "{path} looks like it holds credentials: heal does not read or change it"
-        ));
-    }
-    // In any case too (`.Github/workflows/` is `.github/workflows/` there).
-    let lower = path.to_ascii_lowercase();
-    if RUN_OUTSIDE.iter().any(|p| {
-        let p = p.to_ascii_lowercase();
-        lower == p.trim_end_matches('/') || (p.ends_with('/') && lower.starts_with(&p))
-    }) {
-        return Some(format!(
-            "{path} runs outside the sandbox (editor tasks, direnv, CI, hooks): heal does not change it"
         ));
     }
     if !rules.allow_test_edits && (is_test_file(path) || rules.test_files.contains(path)) {

@@ -1346,7 +1346,9 @@ fn deliver(
         }
     }
     let written = match &request.patch_out {
-        Some(path) => write_patch(path, &report.diff, false).map(|()| path.clone()),
+        Some(path) => {
+            write_patch(path, &request.workspace, &report.diff, false).map(|()| path.clone())
+        }
         None => write_default_patch(&request.workspace, &report.diff),
     };
     match written {
@@ -1368,42 +1370,38 @@ fn deliver(
 }
 
 /// Writes the patch as a new file of the user's own (mode 600) in the workspace's
-/// `.git/autocoder`, else in the temporary directory, under a name no one else has made: a link
-/// put there beforehand is not followed.
+/// `.git/autocoder`, else in the temporary directory, under a name no one else has made: no
+/// link on the way is followed (the tests could have planted one).
 fn write_default_patch(workspace: &Path, diff: &str) -> std::io::Result<PathBuf> {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let git = workspace.join(".git");
-    let dir = if git.is_dir() && !git.is_symlink() {
-        git.join("autocoder")
-    } else {
-        std::env::temp_dir()
-    };
-    let path = dir.join(format!(
+    let name = format!(
         "heal-{}-{}-{}.patch",
         since.as_secs(),
         std::process::id(),
         since.subsec_nanos()
-    ));
-    write_patch(&path, diff, true).map(|()| path)
+    );
+    let in_temp = || {
+        let in_temp = std::env::temp_dir().join(&name);
+        write_patch(&in_temp, workspace, diff, true).map(|()| in_temp)
+    };
+    // A repository's own directory only (never one this would make).
+    let git = workspace.join(".git");
+    if !git.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
+        return in_temp();
+    }
+    let in_git = git.join("autocoder").join(&name);
+    write_patch(&in_git, workspace, diff, true)
+        .map(|()| in_git)
+        .or_else(|_| in_temp())
 }
 
-/// Writes `diff` to `path`; `fresh`: only as a file that did not exist, never through a link.
-fn write_patch(path: &Path, diff: &str, fresh: bool) -> std::io::Result<()> {
+/// Writes `diff` to `path`, through no link in the workspace; `fresh`: only as a file that did
+/// not exist.
+fn write_patch(path: &Path, workspace: &Path, diff: &str, fresh: bool) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).mode(0o600);
-    if fresh {
-        options.create_new(true).custom_flags(libc::O_NOFOLLOW);
-    } else {
-        options.create(true).truncate(true);
-    }
-    options.open(path)?.write_all(diff.as_bytes())
+    crate::workspace::write::create_output(path, workspace, fresh)?.write_all(diff.as_bytes())
 }
 
 /// What the model is told about its blocks: each one that did not apply and why, and what could

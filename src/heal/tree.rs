@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
 use crate::workspace::jail::{self, Roots};
+use crate::workspace::runs_outside::RunsOutside;
 use crate::workspace::write::write_atomically;
 
 /// The largest file heal reads or writes.
@@ -48,6 +49,8 @@ pub struct Tree {
     layers: Vec<PathBuf>,
     /// The workspace the copy was made of.
     workspace: PathBuf,
+    /// Its files that run outside the sandbox: never written.
+    runs_outside: RunsOutside,
 }
 
 impl Tree {
@@ -150,6 +153,7 @@ impl Tree {
                 current: Contents::new(),
                 layers,
                 workspace: workspace.to_path_buf(),
+                runs_outside: RunsOutside::of(workspace),
             }),
             Err(err) => {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -187,10 +191,17 @@ impl Tree {
         }
     }
 
+    /// Why heal may not write `path`, if it may not: it runs outside the sandbox.
+    pub fn refusal(&self, path: &str) -> Option<String> {
+        self.runs_outside
+            .matches(path)
+            .then(|| self.runs_outside.why(path))
+    }
+
     /// Writes the file in the copy (through the jail: the tests may have put a link there).
     pub fn write(&mut self, path: &str, text: &str) -> Result<(), String> {
-        if path.split('/').any(|part| part == ".git") {
-            return Err(format!("{path} is inside .git; edit the project's files"));
+        if let Some(refused) = self.refusal(path) {
+            return Err(refused);
         }
         if !self.originals.contains_key(path) {
             let original = read_file(&self.roots, path)?;
@@ -213,6 +224,9 @@ impl Tree {
     pub fn will_write(&mut self, path: &str) -> Result<String, String> {
         let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
         let relative = confined.relative.to_string_lossy().into_owned();
+        if let Some(refused) = self.refusal(&relative) {
+            return Err(refused);
+        }
         if !self.originals.contains_key(&relative) {
             let original = read_file(&self.roots, &relative)?;
             self.originals.insert(relative.clone(), original);

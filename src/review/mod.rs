@@ -17,6 +17,7 @@ use serde::Serialize;
 use self::diff::{FileChange, Kind, Status};
 use self::rules::{Risk, Severity};
 use crate::testmap::{imports, is_test_file, project_files, same_stem};
+use crate::workspace::runs_outside::RunsOutside;
 
 /// The whole review, as the document's `review`.
 #[derive(Debug, Serialize)]
@@ -106,6 +107,7 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         &files,
         &test_mapping.untested,
         &test_modules(workspace, &files),
+        &RunsOutside::of(workspace),
     );
     let context = rank_context(workspace, &files, &project, &test_mapping, budget);
     for risk in &mut risks {

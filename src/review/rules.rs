@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::diff::{FileChange, Kind, Line, Status};
 use crate::testmap::{is_test_file, named_as_test};
+use crate::workspace::runs_outside::RunsOutside;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -39,6 +40,7 @@ pub struct Rule {
 /// Every rule, as the README's table lists them.
 pub const RULES: &[Rule] = &[
     Rule { id: "secret-added", severity: Severity::High, summary: "a key, token or private key in an added line, a high-entropy value assigned to a secret-looking name, or a credential file added" },
+    Rule { id: "runs-outside-sandbox", severity: Severity::High, summary: "a file that runs or is obeyed outside the sandbox changed: git hooks (.git, core.hooksPath), .gitattributes, .gitmodules, CI workflows, editor tasks, dev containers, direnv, hook managers" },
     Rule { id: "test-weakened", severity: Severity::High, summary: "a test file deleted, assertions removed, or a skip added" },
     Rule { id: "auth-crypto", severity: Severity::Medium, summary: "authentication, cryptography or permission code changed" },
     Rule { id: "ci-build-config", severity: Severity::Medium, summary: "CI workflows or build configuration changed" },
@@ -85,13 +87,27 @@ pub fn check(
     files: &[FileChange],
     untested: &[String],
     test_modules: &BTreeMap<String, u32>,
+    runs_outside: &RunsOutside,
 ) -> Vec<Risk> {
     let mut risks = Vec::new();
     for file in files {
         let path = file.path();
         secrets_added(file, &mut risks);
         tests_weakened(file, test_modules.get(path).copied(), &mut risks);
-        by_path(file, &mut risks);
+        // Anything else a path says is less than that it runs outside the sandbox.
+        let outside = [Some(path), file.old_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|path| runs_outside.matches(path));
+        match outside {
+            true => risks.push(risk(
+                "runs-outside-sandbox",
+                path,
+                None,
+                format!("{path} runs or is obeyed outside the sandbox (git hooks and attributes, CI, editor tasks, direnv): a change here runs as the user, unreviewed by any test"),
+            )),
+            false => by_path(file, &mut risks),
+        }
         auth_crypto(file, &mut risks);
         generated(file, &mut risks);
         if file.binary {
@@ -141,6 +157,15 @@ static EXACT: LazyLock<Regex> = LazyLock::new(|| {
 static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)((?-u:\b)hashlib(?-u:\b)|(?-u:\b)bcrypt(?-u:\b)|(?-u:\b)hmac(?-u:\b)|(?-u:\b)jwt(?-u:\b)|(?-u:\b)crypto(?-u:\b)|(?-u:\b)cipher(?-u:\b)|verify\s*=\s*false|(?-u:\b)chmod(?-u:\b)|(?-u:\b)setuid(?-u:\b)|(?-u:\b)sudo(?-u:\b)|is_admin|permission|authori[sz])").expect("a valid pattern")
 });
+
+/// The secrets `files` add (the `secret-added` rule alone): what open-pr never commits.
+pub fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
+    let mut risks = Vec::new();
+    for file in files {
+        secrets_added(file, &mut risks);
+    }
+    risks
+}
 
 /// A credential file added, and the secrets in the added lines (a provider's name on a line
 /// shown just before one counts for it).
@@ -501,10 +526,15 @@ mod tests {
     use crate::secrets::scan::redact;
 
     fn rules_found(diff: &str) -> Vec<&'static str> {
-        check(&parse(diff).unwrap(), &[], &BTreeMap::new())
-            .iter()
-            .map(|r| r.rule)
-            .collect()
+        check(
+            &parse(diff).unwrap(),
+            &[],
+            &BTreeMap::new(),
+            &RunsOutside::default(),
+        )
+        .iter()
+        .map(|r| r.rule)
+        .collect()
     }
 
     fn added(path: &str, lines: &[&str]) -> String {
@@ -522,7 +552,12 @@ mod tests {
     fn secrets_are_found_and_never_echoed() {
         let token = format!("ghp_{}", "a1B2c3D4".repeat(5));
         let diff = added("app.py", &[&format!("TOKEN = '{token}'")]);
-        let risks = check(&parse(&diff).unwrap(), &[], &BTreeMap::new());
+        let risks = check(
+            &parse(&diff).unwrap(),
+            &[],
+            &BTreeMap::new(),
+            &RunsOutside::default(),
+        );
         assert_eq!(risks[0].rule, "secret-added");
         assert!(!risks[0].message.contains(&token));
         assert_eq!(
@@ -568,6 +603,14 @@ mod tests {
     fn paths_name_ci_dependencies_migrations_and_generated_files() {
         assert_eq!(
             rules_found(&added(".github/workflows/ci.yml", &["on: push"])),
+            ["runs-outside-sandbox"]
+        );
+        assert_eq!(
+            rules_found(&added(".gitlab-ci.yml", &["test: make"])),
+            ["runs-outside-sandbox"]
+        );
+        assert_eq!(
+            rules_found(&added("Jenkinsfile", &["pipeline {}"])),
             ["ci-build-config"]
         );
         assert_eq!(rules_found(&added("Cargo.lock", &["x"])), ["dependencies"]);
@@ -752,10 +795,15 @@ mod tests {
             format!("diff --git a/src/pricing.rs b/src/pricing.rs\n--- a/src/pricing.rs\n+++ b/src/pricing.rs\n@@ -{line},2 +{line},1 @@\n     let x = price(2);\n-    assert_eq!(x, 4);\n")
         };
         let found = |diff: &str| {
-            check(&parse(diff).unwrap(), &[], &modules)
-                .iter()
-                .map(|r| r.rule)
-                .collect::<Vec<_>>()
+            check(
+                &parse(diff).unwrap(),
+                &[],
+                &modules,
+                &RunsOutside::default(),
+            )
+            .iter()
+            .map(|r| r.rule)
+            .collect::<Vec<_>>()
         };
         assert_eq!(found(&removed_at(14)), ["test-weakened"]);
         assert!(found(&removed_at(3)).is_empty());
@@ -790,7 +838,7 @@ mod tests {
         assert_eq!(rules_found(renamed), ["test-weakened"]);
         assert_eq!(
             rules_found(&added(".github/actions/setup/action.yml", &["x"])),
-            ["ci-build-config"]
+            ["runs-outside-sandbox"]
         );
         assert_eq!(
             rules_found(&added("Dockerfile.prod", &["FROM x"])),
@@ -801,5 +849,33 @@ mod tests {
             ["dependencies"]
         );
         assert_eq!(rules_found("diff --git a/zz_generated.deepcopy.go b/zz_generated.deepcopy.go\n--- a/zz_generated.deepcopy.go\n+++ b/zz_generated.deepcopy.go\n@@ -250 +250 @@\n-a\n+b\n"), ["generated-vendored"]);
+    }
+
+    #[test]
+    fn a_change_to_what_runs_outside_the_sandbox_is_high_at_any_depth_and_by_old_name() {
+        let found = |diff: &str| {
+            let outside = RunsOutside::default();
+            check(&parse(diff).unwrap(), &[], &BTreeMap::new(), &outside)
+                .into_iter()
+                .map(|risk| (risk.rule, risk.severity))
+                .collect::<Vec<_>>()
+        };
+        for path in [
+            "sub/.vscode/tasks.json",
+            ".githooks/../.git/hooks/pre-commit",
+            "web/.husky/pre-commit",
+            ".envrc",
+            ".pre-commit-config.yaml",
+            "lib/.gitattributes",
+            ".gitmodules",
+        ] {
+            assert_eq!(
+                found(&added(path, &["x"])),
+                [("runs-outside-sandbox", Severity::High)],
+                "{path}"
+            );
+        }
+        let renamed = "diff --git a/.envrc b/envrc.txt\nsimilarity index 100%\nrename from .envrc\nrename to envrc.txt\n";
+        assert_eq!(found(renamed), [("runs-outside-sandbox", Severity::High)]);
     }
 }

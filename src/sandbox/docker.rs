@@ -204,6 +204,7 @@ pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         oom_killed: state.oom_killed,
         pids_max_hit: false,
         disk_full: false,
+        disk_conflicts: Vec::new(),
         recorded: true,
     };
     let mut layers = docker_layers(policy, (uid, gid), passed);

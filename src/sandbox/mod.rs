@@ -39,6 +39,13 @@ fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
     let native = backend == BackendKind::Native;
     layers.filesystem.mechanism = if native { "landlock" } else { "docker" }.into();
     layers.filesystem.abi = native.then(crate::sys::landlock_abi);
+    layers.filesystem.git_directory = policy.git_read_only.map(|read_only| {
+        match read_only {
+            true => "read-only",
+            false => "writable (--rw)",
+        }
+        .to_string()
+    });
     layers.network.allowed = policy.network;
     if !policy.network {
         layers.network.mechanisms = if native {
@@ -147,6 +154,8 @@ struct Ending {
     pids_max_hit: bool,
     /// The --disk limit was reached.
     disk_full: bool,
+    /// With --disk, the files the host changed meanwhile, kept.
+    disk_conflicts: Vec<result::DiskConflict>,
     /// Whether memory and process limits are held by something that records hits (cgroups,
     /// docker); with rlimits only the command's own messages tell.
     recorded: bool,
@@ -194,6 +203,9 @@ fn result_of(
         stdout_truncated,
         stderr_truncated,
         layers,
+        disk: policy.disk_bytes.map(|_| result::DiskWriteBack {
+            conflicts: ending.disk_conflicts,
+        }),
         stderr_mid_line: run.stderr_mid_line,
     }
 }

@@ -74,6 +74,9 @@ pub struct SandboxPolicy {
     pub layered: Vec<Layered>,
     /// Told the captured output as it comes.
     pub watcher: Option<OutputWatcher>,
+    /// The workspace's `.git`: read-only (Some(true), among `read_only`), given back with
+    /// `--rw` (Some(false)), or none there.
+    pub git_read_only: Option<bool>,
 }
 
 /// Told each piece of the command's captured output as it arrives, with its stream (0 stdout, 1
@@ -182,11 +185,24 @@ impl PolicyRequest {
         let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
             .chain(read_write.iter().cloned())
             .collect();
-        let read_only = self
+        let mut read_only: Vec<PathBuf> = self
             .read_only
             .iter()
             .map(|p| resolve(p, "--ro", &writable))
             .collect::<Result<_, _>>()?;
+        // The workspace's repository is read-only to the command unless `--rw` gives it back:
+        // its hooks, config and remotes run on the host, and autocoder writes its own files there.
+        let git = workspace.join(".git");
+        let git_read_only = match git.symlink_metadata() {
+            Ok(meta) if !meta.file_type().is_symlink() => {
+                let given_back = read_write.contains(&git);
+                if !given_back {
+                    read_only.push(git);
+                }
+                Some(!given_back)
+            }
+            _ => None,
+        };
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
         let env = environment::build(
@@ -222,6 +238,7 @@ impl PolicyRequest {
             command: self.command,
             layered,
             watcher: self.watcher,
+            git_read_only,
         })
     }
 }

@@ -42,6 +42,9 @@ pub struct SandboxResult {
     pub stderr_truncated: bool,
     #[serde(default)]
     pub layers: Layers,
+    /// With `--disk`: what writing the changes back met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskWriteBack>,
     /// Streamed stderr may have ended without a newline (unknown counts as yes): a result
     /// written after it must start a line of its own, or the command's last words would run
     /// into it (and a line of its own could pass for the result).
@@ -63,6 +66,23 @@ impl SandboxResult {
             self.exit_code.unwrap_or(125)
         }
     }
+}
+
+/// What writing a `--disk` run's changes back into the workspace met.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DiskWriteBack {
+    /// Files the user changed on the host while the command ran, which it changed too.
+    pub conflicts: Vec<DiskConflict>,
+}
+
+/// A file the host changed while the command ran, which the command changed too: the host's
+/// is kept, the run's put `beside` it (none when the run removed it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskConflict {
+    /// From the workspace's root.
+    pub path: String,
+    /// Where the run's version is, from the workspace's root.
+    pub beside: Option<String>,
 }
 
 /// Which limit stopped or cut the command.
@@ -107,6 +127,9 @@ pub struct FilesystemLayer {
     /// Toolchain and `PATH` directories not given to the command, each with why: the home or
     /// one holding it, or one holding keys (`.ssh`, `.aws`, ...).
     pub left_out: Vec<String>,
+    /// The workspace's `.git`: "read-only" (the default), "writable" (given back with `--rw`,
+    /// or with no mount namespace to hold it, said why); null when the workspace has none.
+    pub git_directory: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

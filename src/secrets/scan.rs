@@ -23,213 +23,69 @@ struct Format {
 }
 
 /// The formats, most specific first. Each has a real-looking sample in the tests.
+#[rustfmt::skip]
 const FORMATS: &[Format] = &[
-    Format {
-        what: "a private key",
-        pattern: r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----",
-        near: &[],
-    },
-    Format {
-        what: "an AWS access key",
-        pattern: r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "an AWS secret key",
-        pattern: r"(?-u:\b)[A-Za-z0-9/+]{40}(?-u:\b)",
-        near: &["aws", "amazon"],
-    },
-    Format {
-        what: "a GitHub token",
-        pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a GitLab token",
-        pattern: r"(?-u:\b)gl(?:pat|dt|ptt|rt|cbt|imt|oas|soat|ft|agent)-[A-Za-z0-9_-]{20,}",
-        near: &[],
-    },
-    Format {
-        what: "a Slack token",
-        pattern: r"(?-u:\b)xox[abeoprs]-[A-Za-z0-9-]{10,}|(?-u:\b)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+",
-        near: &[],
-    },
-    Format {
-        what: "a Slack webhook",
-        pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
-        near: &[],
-    },
-    Format {
-        what: "a Discord webhook",
-        pattern: r"discord(?:app)?\.com/api/webhooks/\d{5,}/[A-Za-z0-9_-]{30,}",
-        near: &[],
-    },
-    Format {
-        what: "a Twilio API key",
-        pattern: r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Twilio auth token",
-        pattern: r"(?-u:\b)[0-9a-f]{32}(?-u:\b)",
-        near: &["twilio"],
-    },
-    Format {
-        what: "a Stripe key",
-        pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}",
-        near: &[],
-    },
+    Format { what: "a private key", pattern: r"-----BEGIN (?:[A-Z0-9_-]+ )*PRIVATE KEY(?: BLOCK)?-----", near: &[] },
+    Format { what: "an AWS access key", pattern: r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)", near: &[] },
+    Format { what: "an AWS secret key", pattern: r"(?-u:\b)[A-Za-z0-9/+]{40}(?-u:\b)", near: &["aws", "amazon"] },
+    Format { what: "a GitHub token", pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)", near: &[] },
+    Format { what: "a GitLab token", pattern: r"(?-u:\b)(?:gl(?:pat|dt|ptt|rt|cbt|imt|oas|soat|ft|ffct|agent)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20})", near: &[] },
+    Format { what: "a Slack token", pattern: r"(?-u:\b)xox[abeoprs]-[A-Za-z0-9-]{10,}|(?-u:\b)xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+", near: &[] },
+    Format { what: "a Slack webhook", pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", near: &[] },
+    Format { what: "a Discord webhook", pattern: r"discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d{5,}/[A-Za-z0-9_-]{30,}", near: &[] },
+    Format { what: "a Microsoft Teams webhook", pattern: r"\.webhook\.office\.com/webhookb2/[A-Za-z0-9@-]{20,}/IncomingWebhook/[A-Za-z0-9]{32}", near: &[] },
+    Format { what: "a Twilio API key", pattern: r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)", near: &[] },
+    Format { what: "a Twilio auth token", pattern: r"(?-u:\b)[0-9a-f]{32}(?-u:\b)", near: &["twilio"] },
+    Format { what: "a Telegram bot token", pattern: r"(?-u:\b)\d{5,16}:A[A-Za-z0-9_-]{34}(?-u:\b)", near: &["telegr"] },
+    Format { what: "a Stripe key", pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}", near: &[] },
     // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
-    Format {
-        what: "an OpenAI or Anthropic key",
-        pattern: r"(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*",
-        near: &[],
-    },
-    Format {
-        what: "a Google API key",
-        pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Google service account's key",
-        pattern: r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#,
-        near: &[],
-    },
-    Format {
-        what: "a JSON web token",
-        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-        near: &[],
-    },
-    Format {
-        what: "a password in a URL",
-        pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
-        near: &[],
-    },
-    Format {
-        what: "a SendGrid key",
-        pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
-        near: &[],
-    },
-    Format {
-        what: "a Mailgun key",
-        pattern: r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Mailchimp key",
-        pattern: r"(?-u:\b)[0-9a-f]{32}-us\d{1,2}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "an npm token",
-        pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a PyPI token",
-        pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
-        near: &[],
-    },
-    Format {
-        what: "a Docker Hub token",
-        pattern: r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
-        near: &[],
-    },
-    Format {
-        what: "a Hugging Face token",
-        pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}",
-        near: &[],
-    },
-    Format {
-        what: "a Shopify token",
-        pattern: r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a DigitalOcean token",
-        pattern: r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Doppler token",
-        pattern: r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
-        near: &[],
-    },
-    Format {
-        what: "a Databricks token",
-        pattern: r"(?-u:\b)dapi[a-f0-9]{32}(?:-\d)?(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Linear key",
-        pattern: r"(?-u:\b)lin_api_[A-Za-z0-9]{40}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Postman key",
-        pattern: r"(?-u:\b)PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Pulumi token",
-        pattern: r"(?-u:\b)pul-[a-f0-9]{40}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Grafana token",
-        pattern: r"(?-u:\b)(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})",
-        near: &[],
-    },
-    Format {
-        what: "a New Relic key",
-        pattern: r"(?-u:\b)NR(?:AK|II|JS)-[A-Za-z0-9]{19,32}(?-u:\b)",
-        near: &[],
-    },
-    Format {
-        what: "a Sentry token",
-        pattern: r"(?-u:\b)sntry[su]_[A-Za-z0-9+/=_-]{40,}",
-        near: &[],
-    },
-    Format {
-        what: "a HashiCorp Vault token",
-        pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_-]{24,}",
-        near: &[],
-    },
-    Format {
-        what: "a Terraform Cloud token",
-        pattern: r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
-        near: &[],
-    },
-    Format {
-        what: "an age secret key",
-        pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-        near: &[],
-    },
-    Format {
-        what: "an Azure storage key",
-        pattern: r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}",
-        near: &[],
-    },
-    Format {
-        what: "an Azure AD client secret",
-        pattern: r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
-        near: &[],
-    },
-    Format {
-        what: "an Atlassian token",
-        pattern: r"(?-u:\b)ATATT3[A-Za-z0-9_=-]{180,}",
-        near: &[],
-    },
-    Format {
-        what: "a Square token",
-        pattern: r"(?-u:\b)(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}",
-        near: &[],
-    },
-    Format {
-        what: "a Heroku key",
-        pattern: r"(?-u:\b)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?-u:\b)",
-        near: &["heroku"],
-    },
+    Format { what: "an OpenAI or Anthropic key", pattern: r"(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*", near: &[] },
+    Format { what: "a Perplexity key", pattern: r"(?-u:\b)pplx-[A-Za-z0-9]{48}(?-u:\b)", near: &[] },
+    Format { what: "a Google API key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)", near: &[] },
+    Format { what: "a Google service account's key", pattern: r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#, near: &[] },
+    Format { what: "a JSON web token", pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", near: &[] },
+    Format { what: "a password in a URL", pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", near: &[] },
+    Format { what: "a SendGrid key", pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", near: &[] },
+    Format { what: "a Brevo key", pattern: r"(?-u:\b)xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", near: &[] },
+    Format { what: "a Mailgun key", pattern: r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)", near: &[] },
+    Format { what: "a Mailchimp key", pattern: r"(?-u:\b)[0-9a-f]{32}-us\d{1,2}(?-u:\b)", near: &[] },
+    Format { what: "an npm token", pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", near: &[] },
+    Format { what: "a PyPI token", pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", near: &[] },
+    Format { what: "a RubyGems key", pattern: r"(?-u:\b)rubygems_[a-f0-9]{48}(?-u:\b)", near: &[] },
+    Format { what: "a Docker Hub token", pattern: r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}", near: &[] },
+    Format { what: "a JFrog key", pattern: r"(?-u:\b)AKCp[A-Za-z0-9]{69}(?-u:\b)", near: &[] },
+    Format { what: "a Hugging Face token", pattern: r"(?-u:\b)(?:hf_|api_org_)[A-Za-z0-9]{30,}", near: &[] },
+    Format { what: "a Shopify token", pattern: r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?-u:\b)", near: &[] },
+    Format { what: "a Square token", pattern: r"(?-u:\b)(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}", near: &[] },
+    Format { what: "a Heroku key", pattern: r"(?-u:\b)HRKU-AA[A-Za-z0-9_-]{58}", near: &[] },
+    Format { what: "a Heroku key", pattern: r"(?-u:\b)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?-u:\b)", near: &["heroku"] },
+    Format { what: "a DigitalOcean token", pattern: r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)", near: &[] },
+    Format { what: "a Doppler token", pattern: r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", near: &[] },
+    Format { what: "a Databricks token", pattern: r"(?-u:\b)dapi[a-f0-9]{32}(?:-\d)?(?-u:\b)", near: &[] },
+    Format { what: "an Atlassian token", pattern: r"(?-u:\b)ATATT3[A-Za-z0-9_=-]{180,}", near: &[] },
+    Format { what: "a Linear key", pattern: r"(?-u:\b)lin_api_[A-Za-z0-9]{40}(?-u:\b)", near: &[] },
+    Format { what: "a Postman key", pattern: r"(?-u:\b)PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}(?-u:\b)", near: &[] },
+    Format { what: "a Pulumi token", pattern: r"(?-u:\b)pul-[a-f0-9]{40}(?-u:\b)", near: &[] },
+    Format { what: "a Grafana token", pattern: r"(?-u:\b)(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})", near: &[] },
+    Format { what: "a New Relic key", pattern: r"(?-u:\b)NR(?:AK|II|JS|RA)-[A-Za-z0-9-]{19,32}(?-u:\b)", near: &[] },
+    Format { what: "a Sentry token", pattern: r"(?-u:\b)sntry[su]_[A-Za-z0-9+/=_-]{40,}", near: &[] },
+    Format { what: "a HashiCorp Vault token", pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_-]{24,}", near: &[] },
+    Format { what: "a Terraform Cloud token", pattern: r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", near: &[] },
+    Format { what: "an Okta token", pattern: r"(?-u:\b)00[A-Za-z0-9_=-]{40}(?-u:\b)", near: &["okta"] },
+    Format { what: "a Datadog key", pattern: r"(?-u:\b)[a-z0-9]{40}(?-u:\b)", near: &["datadog", "dd_api_key", "dd_app_key"] },
+    Format { what: "a Cloudflare key", pattern: r"(?-u:\b)[A-Za-z0-9_-]{40}(?-u:\b)", near: &["cloudflare"] },
+    Format { what: "an Alibaba Cloud key", pattern: r"(?-u:\b)LTAI[A-Za-z0-9]{20}(?-u:\b)", near: &[] },
+    Format { what: "a Facebook token", pattern: r"(?-u:\b)EAA[MC][A-Za-z0-9]{100,}", near: &[] },
+    Format { what: "an age secret key", pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", near: &[] },
+    Format { what: "an Azure storage key", pattern: r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", near: &[] },
+    Format { what: "an Azure AD client secret", pattern: r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", near: &[] },
+];
+
+/// Published values that stand for no one's secret: AWS's documented key ids and keys end in
+/// EXAMPLE, and the Azure storage emulator's key is in Microsoft's documentation.
+const PUBLISHED: &[&str] = &[
+    "EXAMPLE",
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
 ];
 
 /// The lines before a line where a provider's name still counts as near it.
@@ -293,11 +149,7 @@ impl Scanner {
         let near = near.to_ascii_lowercase();
         for (format, pattern) in &self.formats {
             let close = format.near.is_empty() || format.near.iter().any(|w| near.contains(w));
-            if close
-                && pattern
-                    .find_iter(line)
-                    .any(|m| format.near.is_empty() || random(m.as_str()))
-            {
+            if close && pattern.find_iter(line).any(|m| counts(format, m.as_str())) {
                 return Some(format.what);
             }
         }
@@ -423,7 +275,7 @@ fn redact_line(line: &str, near: &str) -> String {
             }
             redacted = pattern
                 .replace_all(&redacted, |found: &regex::Captures| {
-                    match format.near.is_empty() || random(&found[0]) {
+                    match counts(format, &found[0]) {
                         true => WITHHELD.to_string(),
                         false => found[0].to_string(),
                     }
@@ -501,6 +353,14 @@ pub fn looks_like_key_body(line: &str) -> bool {
         && body.bytes().any(|b| b.is_ascii_lowercase())
         && body.bytes().any(|b| b.is_ascii_digit())
         && entropy(body) >= 4.5
+}
+
+/// Whether what `format` matched is a secret: not a published stand-in nor all one character
+/// (`AKIAXXXXXXXXXXXXXXXX`), and, for a format that needs its provider's name, random too.
+fn counts(format: &Format, found: &str) -> bool {
+    !PUBLISHED.iter().any(|published| found.contains(published))
+        && entropy(found) >= 2.0
+        && (format.near.is_empty() || random(found))
 }
 
 /// Whether a value a rule that needs its provider's name matched is random enough to be a key:
@@ -596,4 +456,285 @@ fn placeholder(value: &str) -> bool {
     ]
     .iter()
     .any(|marker| lower.contains(marker))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sample of each format, made up (after gitleaks' own fixtures' shapes), put together
+    /// here so that this file holds no token whole: (what it is, a line, the lines before it).
+    fn samples() -> Vec<(&'static str, String, Vec<&'static str>)> {
+        let hex32 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+        let hex64 = format!("{hex32}{}", "a1b2c3d4e5f60718293a4b5c6d7e8f90");
+        let mixed = "Q7v2Xk9Lp4Zr8Tw1Mb6N";
+        let long = |n: usize| -> String {
+            "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9"
+                .chars()
+                .cycle()
+                .take(n)
+                .collect()
+        };
+        let join = |parts: &[&str]| parts.concat();
+        vec![
+            (
+                "a private key",
+                join(&["-----BEGIN OPENSSH ", "PRIVATE KEY-----"]),
+                vec![],
+            ),
+            (
+                "an AWS access key",
+                join(&["AKIA", "QX4RZ7TB2MLK5WNP"]),
+                vec![],
+            ),
+            (
+                "an AWS secret key",
+                format!(
+                    "    \"{}\",",
+                    join(&["wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYzzQkey1234"])
+                ),
+                vec!["[profile prod]", "aws_secret_access_key = <<EOF"],
+            ),
+            ("a GitHub token", join(&["ghp_", &long(36)]), vec![]),
+            (
+                "a GitLab token",
+                join(&["glpat-", "x8Yz3KqLm9Pw2Rt5Vb7N"]),
+                vec![],
+            ),
+            (
+                "a Slack token",
+                join(&["xoxb-", "1234567890-1234567890123-", mixed]),
+                vec![],
+            ),
+            (
+                "a Slack webhook",
+                join(&[
+                    "https://hooks.slack.com/services/",
+                    "T024BE7LD/B01ABCDE2FG/",
+                    &long(24),
+                ]),
+                vec![],
+            ),
+            (
+                "a Discord webhook",
+                join(&[
+                    "https://discord.com/api/webhooks/",
+                    "123456789012345678/",
+                    &long(68),
+                ]),
+                vec![],
+            ),
+            (
+                "a Microsoft Teams webhook",
+                join(&[
+                    "https://acme.webhook.office.com/webhookb2/",
+                    "01234567-89ab-cdef-0123-456789abcdef@01234567-89ab-cdef-0123-456789abcdef",
+                    "/IncomingWebhook/",
+                    hex32,
+                    "/01234567-89ab-cdef-0123-456789abcdef",
+                ]),
+                vec![],
+            ),
+            ("a Twilio API key", join(&["SK", hex32]), vec![]),
+            (
+                "a Twilio auth token",
+                format!("auth = \"{hex32}\""),
+                vec!["client = twilio.rest.Client(sid,"],
+            ),
+            (
+                "a Telegram bot token",
+                join(&["TELEGRAM_BOT = \"123456789:A", &long(34), "\""]),
+                vec![],
+            ),
+            ("a Stripe key", join(&["sk_live_", &long(24)]), vec![]),
+            (
+                "an OpenAI or Anthropic key",
+                join(&["sk-proj-", &long(48)]),
+                vec![],
+            ),
+            ("a Perplexity key", join(&["pplx-", &long(48)]), vec![]),
+            ("a Google API key", join(&["AIza", "Sy", &long(33)]), vec![]),
+            (
+                "a Google service account's key",
+                format!("\"private_key_id\": \"{}\",", &hex64[..40]),
+                vec![],
+            ),
+            (
+                "a JSON web token",
+                join(&[
+                    "eyJhbGciOiJIUzI1NiJ9",
+                    ".eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+                    ".dozjgNryP4J3jVmNHl0w5N",
+                ]),
+                vec![],
+            ),
+            (
+                "a password in a URL",
+                join(&["postgres://admin:", "S3cretPass", "@db.internal/app"]),
+                vec![],
+            ),
+            (
+                "a SendGrid key",
+                join(&["SG.", &long(22), ".", &long(43)]),
+                vec![],
+            ),
+            (
+                "a Brevo key",
+                join(&["xkeysib-", &hex64, "-", &long(16)]),
+                vec![],
+            ),
+            ("a Mailgun key", join(&["key-", hex32]), vec![]),
+            ("a Mailchimp key", join(&[hex32, "-us21"]), vec![]),
+            ("an npm token", join(&["npm_", &long(36)]), vec![]),
+            (
+                "a PyPI token",
+                join(&["pypi-", "AgEIcHlwaS5vcmc", &long(60)]),
+                vec![],
+            ),
+            ("a RubyGems key", join(&["rubygems_", &hex64[..48]]), vec![]),
+            (
+                "a Docker Hub token",
+                join(&["dckr_pat_", &long(27)]),
+                vec![],
+            ),
+            ("a JFrog key", join(&["AKCp", &long(69)]), vec![]),
+            ("a Hugging Face token", join(&["hf_", &long(34)]), vec![]),
+            ("a Shopify token", join(&["shpat_", hex32]), vec![]),
+            ("a Square token", join(&["sq0atp-", &long(22)]), vec![]),
+            ("a Heroku key", join(&["HRKU-AA", &long(58)]), vec![]),
+            (
+                "a Heroku key",
+                "HEROKU_API_KEY=01234567-89ab-cdef-0123-456789abcdef".into(),
+                vec![],
+            ),
+            ("a DigitalOcean token", join(&["dop_v1_", &hex64]), vec![]),
+            ("a Doppler token", join(&["dp.pt.", &long(43)]), vec![]),
+            ("a Databricks token", join(&["dapi", hex32]), vec![]),
+            ("an Atlassian token", join(&["ATATT3", &long(186)]), vec![]),
+            ("a Linear key", join(&["lin_api_", &long(40)]), vec![]),
+            (
+                "a Postman key",
+                join(&["PMAK-", &hex32[..24], "-", &hex64[..34]]),
+                vec![],
+            ),
+            ("a Pulumi token", join(&["pul-", &hex64[..40]]), vec![]),
+            (
+                "a Grafana token",
+                join(&["glsa_", &long(32), "_", &hex32[..8]]),
+                vec![],
+            ),
+            ("a New Relic key", join(&["NRAK-", &long(27)]), vec![]),
+            ("a Sentry token", join(&["sntryu_", &hex64]), vec![]),
+            (
+                "a HashiCorp Vault token",
+                join(&["hvs.", &long(90)]),
+                vec![],
+            ),
+            (
+                "a Terraform Cloud token",
+                join(&[&long(14), ".atlasv1.", &long(64)]),
+                vec![],
+            ),
+            (
+                "an Okta token",
+                format!("token = \"00{}\"", long(40)),
+                vec!["OKTA_ORG = 'acme'"],
+            ),
+            (
+                "a Datadog key",
+                format!("DD_APP_KEY = \"{}\"", &hex64[..40]),
+                vec![],
+            ),
+            (
+                "a Cloudflare key",
+                format!("key = \"{}\"", long(40)),
+                vec!["# cloudflare"],
+            ),
+            ("an Alibaba Cloud key", join(&["LTAI", &long(20)]), vec![]),
+            ("a Facebook token", join(&["EAAM", &long(108)]), vec![]),
+            (
+                "an age secret key",
+                join(&[
+                    "AGE-SECRET-KEY-1",
+                    &"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".repeat(2)[..58],
+                ]),
+                vec![],
+            ),
+            (
+                "an Azure storage key",
+                join(&["AccountKey=", &long(86), "=="]),
+                vec![],
+            ),
+            (
+                "an Azure AD client secret",
+                join(&["client_secret: ab18Q~", &long(34)]),
+                vec![],
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_format_finds_its_sample_and_withholds_it() {
+        let samples = samples();
+        for format in FORMATS {
+            assert!(
+                samples.iter().any(|(what, _, _)| *what == format.what),
+                "no sample of {}",
+                format.what
+            );
+        }
+        for (what, line, before) in &samples {
+            assert_eq!(found(line, before), Some(*what), "{line}");
+            let text = format!("{}\n{line}\n", before.join("\n"));
+            assert!(
+                redact(&text).lines().last().unwrap().contains(WITHHELD),
+                "{what}: {}",
+                redact(&text)
+            );
+        }
+    }
+
+    #[test]
+    fn keys_of_random_characters_need_their_providers_name_near() {
+        let aws = "    \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzQkey1234\",";
+        assert_eq!(found(aws, &[]), None);
+        // Too far above.
+        assert_eq!(
+            found(aws, &["aws_secret_access_key = <<EOF", "a", "b", "c"]),
+            None
+        );
+        assert_eq!(
+            found("sha = \"0f1e2d3c4b5a69788796a5b4c3d2e1f0\"", &[]),
+            None
+        );
+        // Published stand-ins and one character over and over are no one's.
+        assert_eq!(found("AKIAIOSFODNN7EXAMPLE", &[]), None);
+        assert_eq!(found("AKIAXXXXXXXXXXXXXXXX", &[]), None);
+    }
+
+    #[test]
+    fn encoded_secrets_are_found_once_decoded_and_withheld_whole() {
+        use base64::engine::general_purpose::STANDARD;
+        let token = ["ghp_", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9aB3dE5gH7j"].concat();
+        let basic = format!(
+            "Authorization: Basic {}",
+            STANDARD.encode(format!("ci:{token}"))
+        );
+        assert_eq!(found(&basic, &[]), Some("a GitHub token"));
+        assert_eq!(redact(&basic), "Authorization: Basic [withheld]");
+        let escaped = format!("url = \"https://x/?t={}\"", token.replace('_', "%5F"));
+        assert_eq!(found(&escaped, &[]), Some("a GitHub token"));
+        assert!(
+            !redact(&escaped).contains(&token[4..]),
+            "{}",
+            redact(&escaped)
+        );
+        // Base64 of nothing secret is left as it is.
+        let plain = format!(
+            "logo = \"{}\"",
+            STANDARD.encode("just an ordinary sentence here")
+        );
+        assert_eq!(found(&plain, &[]), None);
+        assert_eq!(redact(&plain), plain);
+    }
 }

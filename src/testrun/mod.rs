@@ -908,6 +908,7 @@ mod tests {
             stdout_truncated: false,
             stderr_truncated: false,
             layers: Default::default(),
+            disk: None,
             stderr_mid_line: false,
         };
         let mut parsed = Parsed {

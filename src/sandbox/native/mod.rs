@@ -392,6 +392,7 @@ fn run_with(
         command_status,
         in_cgroups,
         disk_full,
+        disk_conflicts,
     } = read_child_report(&run.report, policy, &program, used_cgroups, &mut degraded)?;
     // Without a status line, the init died because we killed it (timeout, interruption), and
     // everything inside died with it.
@@ -429,6 +430,7 @@ fn run_with(
         oom_killed: events.oom_killed,
         pids_max_hit: events.pids_max_hit,
         disk_full,
+        disk_conflicts,
         recorded: in_cgroups,
     };
     Ok(result_of(policy, BackendKind::Native, run, ending, layers))
@@ -443,6 +445,8 @@ struct ChildReport {
     in_cgroups: bool,
     /// The --disk limit was reached: nothing was written back.
     disk_full: bool,
+    /// Files the host changed while the command ran, kept; the run's beside them.
+    disk_conflicts: Vec<crate::sandbox::result::DiskConflict>,
 }
 
 /// Reads the init's report lines. Degraded layers are added to `degraded`; a failed layer, a
@@ -458,6 +462,7 @@ fn read_child_report(
         command_status: None,
         in_cgroups: used_cgroups,
         disk_full: false,
+        disk_conflicts: Vec::new(),
     };
     for line in report {
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -465,6 +470,7 @@ fn read_child_report(
         match tag {
             "status" => read.command_status = rest.parse::<i32>().ok(),
             "disk" if rest == "full" => read.disk_full = true,
+            "conflict" => read.disk_conflicts.extend(serde_json::from_str(rest).ok()),
             "disk" => {
                 return Err(Failure::external(format!(
                     "--disk: the command ended, but its changes could not all be written back ({rest}); the workspace may hold some of them"
@@ -548,6 +554,10 @@ fn native_layers(policy: &SandboxPolicy, facts: RunFacts, degraded: Vec<Degradat
     layers.filesystem.read_write = shown(&facts.fs_rules.read_write);
     let namespaced = facts.namespaced;
     layers.filesystem.view = if namespaced { "allow-list" } else { "host" }.into();
+    if !namespaced && policy.git_read_only == Some(true) {
+        layers.filesystem.git_directory =
+            Some("writable (no mount namespace to hold it read-only)".into());
+    }
     layers.filesystem.left_out = facts
         .left_out
         .iter()
