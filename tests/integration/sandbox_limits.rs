@@ -1,6 +1,8 @@
 //! Resource limits: each one holds (as root through cgroups, as an ordinary user through rlimits)
 //! and is named in `limit_hit`; each attack is bounded and has a control under the limit.
 
+use std::os::unix::fs::MetadataExt;
+
 use crate::util::{is_root, TempDir, Test};
 
 fn users() -> Vec<Option<u32>> {
@@ -668,4 +670,92 @@ fn an_ordinary_users_run_says_why_it_makes_no_cgroups() {
         assert!(said.contains("your delegated cgroup"), "{said}");
         assert!(said.contains("has no"), "{said}");
     }
+}
+
+/// `--disk` while the user edits the workspace: what the host changed meanwhile stays, the run's
+/// version beside it; a file the run only touched is not written; the rest is written back.
+fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
+    let test = test_for(user);
+    let dir = test.path().to_path_buf();
+    for (name, text) in [
+        ("a.txt", "a\n"),
+        ("b.txt", "b\n"),
+        ("c.txt", "c\n"),
+        ("e.txt", "e\n"),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let sync = TempDir::new();
+    if let Some(uid) = user {
+        crate::util::chown_tree(sync.path(), uid);
+    }
+    let started = sync.path().join("started");
+    let go = sync.path().join("go");
+    let script = format!(
+        "echo run > a.txt; touch b.txt; rm c.txt; echo run > e.txt; echo new > d.txt; \
+         mkdir sub; echo f > sub/f; : > {started}; \
+         while [ ! -e {go} ]; do sleep 0.05; done",
+        started = started.display(),
+        go = go.display()
+    );
+    let b_inode = std::fs::metadata(dir.join("b.txt")).unwrap().ino();
+    let host = {
+        let (dir, started, go) = (dir.clone(), started.clone(), go.clone());
+        std::thread::spawn(move || {
+            crate::util::wait_until_exists(&started, "the command");
+            std::fs::write(dir.join("a.txt"), "mine\n").unwrap();
+            std::fs::write(dir.join("c.txt"), "mine too\n").unwrap();
+            std::fs::write(&go, "").unwrap();
+        })
+    };
+    let run = test
+        .args(["sandbox", "--disk", "8M", "--rw"])
+        .arg(sync.path())
+        .args(["--", "sh", "-c", &script])
+        .run()
+        .expect_status(0);
+    host.join().unwrap();
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert_eq!(read("a.txt"), "mine\n", "user {user:?}");
+    assert_eq!(read("a.txt.autocoder-run"), "run\n");
+    assert_eq!(read("c.txt"), "mine too\n");
+    assert_eq!(read("b.txt"), "b\n");
+    assert_eq!(
+        std::fs::metadata(dir.join("b.txt")).unwrap().ino(),
+        b_inode,
+        "a file the run only touched was written back"
+    );
+    assert_eq!(read("e.txt"), "run\n");
+    assert_eq!(read("d.txt"), "new\n");
+    assert_eq!(read("sub/f"), "f\n");
+    let result = run.sandbox();
+    let mut conflicts = result.disk.unwrap()["conflicts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    conflicts.sort_by_key(|c| c["path"].as_str().unwrap().to_string());
+    assert_eq!(
+        conflicts,
+        [
+            serde_json::json!({"path": "a.txt", "beside": "a.txt.autocoder-run"}),
+            serde_json::json!({"path": "c.txt", "beside": null}),
+        ],
+        "user {user:?}"
+    );
+    assert!(
+        run.stderr()
+            .contains("a.txt changed on the host while the command ran"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn disk_keeps_what_the_host_changed_meanwhile_as_root() {
+    disk_keeps_what_the_host_changed_meanwhile(None);
+}
+
+#[test]
+fn disk_keeps_what_the_host_changed_meanwhile_as_a_user() {
+    disk_keeps_what_the_host_changed_meanwhile(Some(4242));
 }

@@ -403,6 +403,9 @@ pub struct SandboxResult {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub layers: serde_json::Value,
+    /// With --disk only.
+    #[serde(default)]
+    pub disk: Option<serde_json::Value>,
 }
 
 impl SandboxResult {
