@@ -165,6 +165,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--cpus', '--cpus', [CompletionResultType]::ParameterName, 'CPU cores the tests may use [default: all]')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment')
             [CompletionResult]::new('--ro', '--ro', [CompletionResultType]::ParameterName, 'Also let the tests read PATH (a module a `replace` directive points to)')
+            [CompletionResult]::new('--caches-of', '--caches-of', [CompletionResultType]::ParameterName, 'The workspace whose toolchain caches the run shares: heal''s copy gives its original')
             [CompletionResult]::new('--pretty', '--pretty', [CompletionResultType]::ParameterName, 'Indent the JSON written to stdout')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')

@@ -585,7 +585,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__run__subcmd__tests)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --ro --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --framework --command --tests --parse --timeout --memory --pids --cpus --network --env --ro --caches-of --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -640,6 +640,10 @@ _autocoder() {
                     return 0
                     ;;
                 --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --caches-of)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

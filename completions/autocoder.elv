@@ -156,6 +156,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --cpus 'CPU cores the tests may use [default: all]'
             cand --env 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment'
             cand --ro 'Also let the tests read PATH (a module a `replace` directive points to)'
+            cand --caches-of 'The workspace whose toolchain caches the run shares: heal''s copy gives its original'
             cand --pretty 'Indent the JSON written to stdout'
             cand -q 'Print nothing on stderr but errors'
             cand --quiet 'Print nothing on stderr but errors'

@@ -164,6 +164,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l ro -d 'Also let the tests read PATH (a module a `replace` directive points to)' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l caches-of -d 'The workspace whose toolchain caches the run shares: heal\'s copy gives its original' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s v -l verbose -d 'Explain each step on stderr'

@@ -585,6 +585,10 @@ pub struct RunTestsArgs {
     /// Also let the tests read PATH (a module a `replace` directive points to).
     #[arg(long, value_name = "PATH")]
     pub ro: Vec<PathBuf>,
+
+    /// The workspace whose toolchain caches the run shares: heal's copy gives its original.
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub caches_of: Option<PathBuf>,
 }
 
 fn parse_cpus(text: &str) -> Result<f64, String> {

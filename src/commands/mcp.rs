@@ -44,6 +44,7 @@ pub fn run(args: McpArgs) -> Result<i32, Failure> {
     crate::mcp::server::serve(Context {
         roots,
         test_env: Vec::new(),
+        caches_of: None,
     })
     .map_err(|err| Failure::external(format!("stdio failed: {err}")))?;
     Ok(0)

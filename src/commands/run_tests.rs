@@ -68,7 +68,7 @@ pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
                     layered: Vec::new(),
                     watcher: None,
                 },
-                caches_of: None,
+                caches_of: args.caches_of,
                 progress: None,
             })?
         }

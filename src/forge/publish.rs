@@ -540,6 +540,22 @@ impl Drop for PrivateRepo {
     }
 }
 
+/// The first secret the change `diff` adds, said without its value: by the review's own rules.
+fn secret_in(diff: &str) -> Option<String> {
+    let files = match crate::review::diff::parse(diff) {
+        Ok(files) => files,
+        Err(err) => {
+            return Some(format!(
+                "the change could not be checked for secrets ({err})"
+            ))
+        }
+    };
+    crate::review::rules::secrets_added_in(&files)
+        .into_iter()
+        .next()
+        .map(|risk| format!("the change holds a secret ({})", risk.message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{git_host, push_url};
@@ -581,20 +597,4 @@ mod tests {
         );
         assert_eq!(git_host("http://127.0.0.1:8080"), "127.0.0.1:8080");
     }
-}
-
-/// The first secret the change `diff` adds, said without its value: by the review's own rules.
-fn secret_in(diff: &str) -> Option<String> {
-    let files = match crate::review::diff::parse(diff) {
-        Ok(files) => files,
-        Err(err) => {
-            return Some(format!(
-                "the change could not be checked for secrets ({err})"
-            ))
-        }
-    };
-    crate::review::rules::secrets_added_in(&files)
-        .into_iter()
-        .next()
-        .map(|risk| format!("the change holds a secret ({})", risk.message))
 }

@@ -113,6 +113,7 @@ pub fn run(
         roots: Roots::new(&[tree.path().to_path_buf()])
             .map_err(|err| Failure::external(format!("heal's copy: {err}")))?,
         test_env: request.env.clone(),
+        caches_of: Some(request.workspace.clone()),
     };
     let mut report = HealReport {
         engine: Some("llm"),

@@ -1,7 +1,8 @@
 //! The private copy of the workspace heal works in, and the way its change reaches the user's
 //! tree. The copy is made once per run (`std::fs::copy`, which the kernel turns into a reflink
-//! where the filesystem shares blocks), without `.git`; candidates are written and tested there
-//! only. Build outputs (`node_modules`, cargo's `target`) are not copied: the tests see the
+//! where the filesystem shares blocks, each file keeping its time), without `.git` and without
+//! the project's own bytecode (`__pycache__` outside a virtualenv: a run in the workspace could
+//! have left it for other code); candidates are written and tested there only. Build outputs (`node_modules`, cargo's `target`) are not copied: the tests see the
 //! workspace's own, read-only, through an overlay whose writes are gone when the run ends. What heal wrote is held in memory, so code the tests ran cannot change the diff. The
 //! user's tree is written at the end, only the files heal changed, and only when each is still
 //! as heal found it: a file someone else changed meanwhile means nothing is applied.
@@ -131,7 +132,7 @@ impl Tree {
             })?;
         let work = dir.join("work");
         let mut outputs = outputs;
-        let copied = copy_dir(from, &work, Path::new(""), &mut outputs).and_then(|_| {
+        let copied = copy_dir(from, &work, Path::new(""), &mut outputs, false).and_then(|_| {
             // The copy is the sandbox's workspace: its own directory's mode, not 700's parent.
             let mode = std::fs::metadata(from)?.mode() & 0o7777;
             std::fs::set_permissions(&work, std::fs::Permissions::from_mode(mode))
@@ -515,12 +516,21 @@ fn is_build_output(path: &Path, name: &std::ffi::OsStr) -> bool {
 /// Copies the directory `from` to `to` (at `relative` in the copy): files with their modes,
 /// links as links, no `.git`, no sockets, FIFOs or devices; build outputs as empty directories,
 /// where the sandbox shows them, when `outputs` says so.
-fn copy_dir(from: &Path, to: &Path, relative: &Path, outputs: &mut Outputs) -> std::io::Result<()> {
+fn copy_dir(
+    from: &Path,
+    to: &Path,
+    relative: &Path,
+    outputs: &mut Outputs,
+    in_venv: bool,
+) -> std::io::Result<()> {
     std::fs::DirBuilder::new().mode(0o700).create(to)?;
+    let in_venv = in_venv || from.join("pyvenv.cfg").exists();
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();
-        if name == ".git" {
+        // The project's own bytecode is not taken: a run in the workspace could have left it
+        // for code it is not (heal's runs read bytecode, never write it; see testrun/cache.rs).
+        if name == ".git" || (name == "__pycache__" && !in_venv) {
             continue;
         }
         let (source, target) = (entry.path(), to.join(&name));
@@ -540,7 +550,7 @@ fn copy_dir(from: &Path, to: &Path, relative: &Path, outputs: &mut Outputs) -> s
             };
             match layered {
                 true => std::fs::DirBuilder::new().mode(0o700).create(&target)?,
-                false => copy_dir(&source, &target, &at, outputs)?,
+                false => copy_dir(&source, &target, &at, outputs, in_venv)?,
             }
             let mode = entry.metadata()?.mode() & 0o7777;
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
@@ -548,6 +558,16 @@ fn copy_dir(from: &Path, to: &Path, relative: &Path, outputs: &mut Outputs) -> s
             std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
         } else if kind.is_file() {
             std::fs::copy(&source, &target)?;
+            // Its time kept: bytecode made for it is then still taken for it.
+            let modified = nix::sys::stat::stat(&source)?;
+            let time = nix::sys::time::TimeSpec::new;
+            nix::sys::stat::utimensat(
+                nix::fcntl::AT_FDCWD,
+                &target,
+                &time(modified.st_atime, modified.st_atime_nsec),
+                &time(modified.st_mtime, modified.st_mtime_nsec),
+                nix::sys::stat::UtimensatFlags::NoFollowSymlink,
+            )?;
         }
     }
     Ok(())

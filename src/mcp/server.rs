@@ -627,6 +627,7 @@ fn response(shared: &Shared, message: &Value) {
             *shared.context.write().unwrap() = Arc::new(Context {
                 roots,
                 test_env: Vec::new(),
+                caches_of: None,
             });
         }
         Err(err) => warn("mcp", &format!("keeping the roots as they were: {err}")),

@@ -1,53 +1,96 @@
 //! Toolchain caches that outlive a sandboxed run: one directory per workspace and toolchain,
-//! under the user's cache directory (`$XDG_CACHE_HOME/autocoder/run-tests/NAME-HASH/TOOL`).
-//! The sandbox's home is thrown away after each run, and with it Go's build cache; a run that
-//! heal repeats a hundred times would compile everything each time. Per workspace, so one
-//! project's poisoned cache cannot change another's results; in a place no host tool reads.
+//! under the user's cache directory (`$XDG_CACHE_HOME/autocoder/run-tests/NAME-HASH/TOOL`),
+//! keyed by the user's workspace (heal's copies use their workspace's), never read by the
+//! host's own tools. The sandbox's home is thrown away after each run, and with it Go's build
+//! cache; a run that heal repeats a hundred times would compile everything each time.
 //!
-//! Caches keyed by content are kept as they are: Go's build and module caches, jest's cache (its
-//! transforms, by content), and with the network on a cargo home (the crates and checkouts cargo
-//! downloads: the host's registry is read-only inside, and its `config.toml` never shown).
-//! Python's bytecode (Python's and pytest's, `PYTHONPYCACHEPREFIX`) is checked against its
-//! source's mtime in seconds and size only, so an edit of the same size within the second (what
-//! heal makes) would run the old code: before each run, bytecode written in the second its
-//! source was changed is removed (as git treats a "racy" index entry), and so is the bytecode
-//! of sources that are gone (heal's copies). With a prefix Python reads no
-//! `__pycache__`, so a new cache is first seeded with links to the bytecode the interpreter's
-//! own directories hold (its standard library, its packages): else a first run would compile
-//! all of them again.
+//! A result must never depend on what an earlier sandboxed run left in a cache:
+//!
+//! - Go's build and module caches and jest's cache are written by the runs, and keyed by
+//!   content: an entry is found only for the very inputs (every source file's hash, the
+//!   compiler, the flags) it was made from, so what a run forged there is never taken for code
+//!   changed since.
+//! - Python's bytecode (`PYTHONPYCACHEPREFIX`) is checked against its source's modification
+//!   time and size only, or (hash-based, "unchecked") not at all: a run could leave bytecode
+//!   that a later run would take for the user's fixed code. So the cache is read-only to the
+//!   runs: autocoder alone writes it, with links to the bytecode the interpreter's own
+//!   directories hold (its standard library, its packages), which the sandbox can only read
+//!   (seeded from what the interpreter says its search path is, taken only inside those
+//!   directories, never the home nor one holding it). The project's own modules are compiled
+//!   afresh by every run, and in heal's copies nothing is cached: bytecode is read where it
+//!   lies (the copy keeps each file's time), never written.
+//! - cargo's home, with the network on, would hold crates whose sources a build script could
+//!   change for every later run: a run with the network gets a cargo home of its own, gone
+//!   when it ends (without the network the host's registry is read, read-only).
+//!
+//! The whole cache directory is bounded (`AUTOCODER_CACHE_MAX`, 2 GiB by default): checked at
+//! most every ten minutes, the workspaces least recently run are removed until it fits, never
+//! one a run is using. `rm -rf ~/.cache/autocoder` clears it.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::run_document::Framework;
 
-/// The cache directory for `framework` runs in the workspace `root` (with the network on or
-/// off: Go replays a test's result from its cache, and one that passed with the network must
-/// run again without), made if need be; `None` when the framework keeps no cache worth
-/// keeping, or when none can be kept: no cache directory is set (no `XDG_CACHE_HOME`, no
-/// `HOME`), or the one set is not this user's to use (said; the run goes on without).
-pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathBuf> {
-    let tool = match (framework, network) {
-        (Framework::Go, false) => "go",
-        (Framework::Go, true) => "go-network",
-        (Framework::Jest, _) => "jest",
-        (Framework::Pytest | Framework::Unittest, _) => "python",
-        (Framework::Cargo | Framework::Nextest, true) => "cargo-network",
+/// Where the run-tests caches live, below the user's cache directory.
+const BELOW: &str = "autocoder/run-tests";
+
+/// The cache's bound when `AUTOCODER_CACHE_MAX` does not say.
+const DEFAULT_MAX: u64 = 2 << 30;
+
+/// How often the bound is checked at most (a walk of every cache).
+const TRIM_EVERY: Duration = Duration::from_secs(600);
+
+/// A cache a run uses, held (shared) until it ends: the trim removes no workspace's caches a
+/// run holds.
+pub struct Cache {
+    pub dir: PathBuf,
+    /// Whether the runs may write it (Python's is autocoder's alone).
+    pub writable: bool,
+    _held: nix::fcntl::Flock<std::fs::File>,
+}
+
+/// The cache for `framework` runs in the workspace `root` (with the network on or off: Go
+/// replays a test's result from its cache, and one that passed with the network must run again
+/// without), made if need be; `in_copy`: the run is in heal's copy of `root`. `None` when the
+/// framework keeps no cache worth keeping here, or when none can be kept: no cache directory is
+/// set (no `XDG_CACHE_HOME`, no `HOME`), or the one set is not this user's to use (said; the run
+/// goes on without).
+pub fn dir_for(framework: Framework, root: &Path, in_copy: bool, network: bool) -> Option<Cache> {
+    let (tool, writable) = match (framework, network) {
+        (Framework::Go, false) => ("go", true),
+        (Framework::Go, true) => ("go-network", true),
+        (Framework::Jest, _) => ("jest", true),
+        (Framework::Pytest | Framework::Unittest, _) if !in_copy => ("bytecode", false),
         _ => return None,
     };
     let name = root
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let below = Path::new("autocoder/run-tests")
-        .join(format!(
-            "{name}-{:016x}",
-            crate::text::fnv1a(root.as_os_str().as_encoded_bytes().iter().copied())
-        ))
-        .join(tool);
-    match private_dir(&below) {
-        Ok(dir) => Some(dir),
+    let workspace = Path::new(BELOW).join(format!(
+        "{name}-{:016x}",
+        crate::text::fnv1a(root.as_os_str().as_encoded_bytes().iter().copied())
+    ));
+    let made = private_dir(&workspace.join(tool)).and_then(|dir| {
+        let workspace_dir = dir.parent().unwrap_or(&dir).to_path_buf();
+        let held = hold(&workspace_dir, false)?;
+        // Its last use, for the trim: the directory's own time.
+        let now = nix::sys::time::TimeSpec::UTIME_NOW;
+        let _ = nix::sys::stat::futimens(held.as_fd(), &now, &now);
+        Ok(Cache {
+            dir,
+            writable,
+            _held: held,
+        })
+    });
+    match made {
+        Ok(cache) => {
+            trim(&cache.dir);
+            Some(cache)
+        }
         Err(err) => {
             crate::log::warn(
                 "run-tests",
@@ -56,6 +99,111 @@ pub fn dir_for(framework: Framework, root: &Path, network: bool) -> Option<PathB
             None
         }
     }
+}
+
+/// The directory `dir` (never through a link) locked: shared by the runs using it, exclusive
+/// for the trim, which takes it only when no run holds it.
+fn hold(dir: &Path, exclusive: bool) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)?;
+    let how = match exclusive {
+        true => nix::fcntl::FlockArg::LockExclusiveNonblock,
+        false => nix::fcntl::FlockArg::LockShared,
+    };
+    nix::fcntl::Flock::lock(file, how).map_err(|(_, errno)| errno.into())
+}
+
+/// The bound `AUTOCODER_CACHE_MAX` sets (`500M`, `2G`), else 2 GiB.
+fn bound() -> u64 {
+    std::env::var("AUTOCODER_CACHE_MAX")
+        .ok()
+        .and_then(|max| crate::sandbox::policy::parse_size(max.trim()).ok())
+        .unwrap_or(DEFAULT_MAX)
+}
+
+/// Keeps the caches under their bound, at most every `TRIM_EVERY`: the workspaces whose caches
+/// were used longest ago go first, whole, but never one a run holds. `using` is a cache of the
+/// run about to start.
+fn trim(using: &Path) {
+    let Some(base) = using.parent().and_then(Path::parent) else {
+        return;
+    };
+    let stamp = base.join(".trimmed");
+    let due = std::fs::symlink_metadata(&stamp)
+        .and_then(|meta| meta.modified())
+        .map_or(true, |at| {
+            SystemTime::now().duration_since(at).unwrap_or_default() >= TRIM_EVERY
+        });
+    if due {
+        let _ = std::fs::write(&stamp, "");
+        evict(base, bound(), using);
+    }
+}
+
+/// Removes the workspaces' caches below `base` least recently used first until they take
+/// `max` bytes at most, but for those a run holds and the one `using` is in.
+fn evict(base: &Path, max: u64, using: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    let mut workspaces: Vec<(SystemTime, u64, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| {
+            let used = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            (used, size_of(&entry.path()), entry.path())
+        })
+        .collect();
+    let mut total: u64 = workspaces.iter().map(|(_, size, _)| size).sum();
+    workspaces.sort();
+    for (_, size, dir) in workspaces {
+        if total <= max {
+            break;
+        }
+        if using.starts_with(&dir) {
+            continue;
+        }
+        if let Ok(_held) = hold(&dir, true) {
+            if remove_tree(&dir).is_ok() {
+                total = total.saturating_sub(size);
+            }
+        }
+    }
+}
+
+/// The bytes the files below `dir` take, links not followed.
+fn size_of(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => size_of(&entry.path()),
+            _ => entry.metadata().map_or(0, |meta| meta.blocks() * 512),
+        })
+        .sum()
+}
+
+/// Removes `dir` and what is below it, making read-only directories (Go's modules) writable
+/// first; links are removed, never followed.
+fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o700));
+            remove_tree(&entry.path())?;
+        }
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    std::fs::remove_dir_all(dir)
 }
 
 /// `below` the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`), made where missing,
@@ -91,10 +239,11 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
             format!("GOCACHE={}", dir.join("build").display()),
             format!("GOMODCACHE={}", dir.join("mod").display()),
         ],
-        Framework::Pytest | Framework::Unittest => {
-            vec![format!("PYTHONPYCACHEPREFIX={}", dir.display())]
-        }
-        Framework::Cargo | Framework::Nextest => vec![format!("CARGO_HOME={}", dir.display())],
+        // Read, never written: the runs may not write the cache, nor bytecode anywhere else.
+        Framework::Pytest | Framework::Unittest => vec![
+            format!("PYTHONPYCACHEPREFIX={}", dir.display()),
+            "PYTHONDONTWRITEBYTECODE=1".into(),
+        ],
         _ => Vec::new(),
     }
 }
@@ -108,20 +257,25 @@ pub fn needs_seed(dir: &Path) -> bool {
 }
 
 /// Seeds the bytecode cache `dir` with links to the bytecode the interpreter came with: for each
-/// of its `search_path` directories (none that is the workspace `root` or holds it), each
-/// `D/__pycache__/NAME.TAG.pyc` gets the link `dir/D/NAME.TAG.pyc`, where Python looks with the
-/// prefix set (`tag` is the interpreter's cache tag). By descriptors, links in the cache never
-/// followed; at most `MOST_SEEDED` directories looked at and links made together (the search
-/// path is what a program in the sandbox said).
-pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], root: &Path) {
+/// of its `search_path` directories that lies inside one of the `trusted` directories (what the
+/// sandbox can only read, and the interpreter's own virtualenv) and is neither the home nor one
+/// holding it, each `D/__pycache__/NAME.TAG.pyc` gets the link `dir/D/NAME.TAG.pyc`, where
+/// Python looks with the prefix set (`tag` is the interpreter's cache tag). The search path is
+/// what a program in the sandbox said: it chooses no place outside those. By descriptors, links
+/// in the cache never followed; at most `MOST_SEEDED` directories looked at and links made
+/// together.
+pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], trusted: &[PathBuf]) {
     const MOST_SEEDED: usize = 200_000;
     let Some(cache) = open_cache(dir) else {
         return;
     };
     let suffix = format!(".{tag}.pyc");
     let mut budget = MOST_SEEDED;
+    let home = crate::sandbox::native::view::home();
     for entry in search_path {
-        if !entry.is_absolute() || root.starts_with(entry) || entry.starts_with(dir) {
+        let inside = trusted.iter().any(|dir| entry.starts_with(dir));
+        let private = home.as_ref().is_some_and(|home| home.starts_with(entry));
+        if !entry.is_absolute() || !inside || private || entry.starts_with(dir) {
             continue;
         }
         seed_below(cache.as_fd(), entry, &suffix, &mut budget);
@@ -215,98 +369,6 @@ fn open_cache(dir: &Path) -> Option<OwnedFd> {
     crate::sys::open_dir(held.as_fd(), c".").ok()
 }
 
-/// Readies the cache `dir` for a `framework` run: Python's bytecode that could be taken for a
-/// later version of its source is removed. What cannot be removed stays (Python then compiles
-/// that source again, or fails to write its bytecode, and goes on).
-pub fn prepare(framework: Framework, dir: &Path) {
-    if !matches!(framework, Framework::Pytest | Framework::Unittest) {
-        return;
-    }
-    if let Some(cache) = open_cache(dir) {
-        tidy_bytecode(cache.as_fd(), Path::new("/"));
-    }
-}
-
-/// Below the directory `cache` of the bytecode tree, which mirrors the sources' directory
-/// `sources`: removes what mirrors no directory any more and bytecode that is racy. By
-/// descriptors, links never followed: the sandboxed runs write this tree.
-fn tidy_bytecode(cache: BorrowedFd<'_>, sources: &Path) {
-    use nix::dir::Type;
-    let Ok(mut entries) = nix::unistd::dup(cache).and_then(nix::dir::Dir::from_fd) else {
-        return;
-    };
-    // Names and kinds first: removing while reading a directory may skip entries.
-    let listed: Vec<(std::ffi::CString, Option<Type>)> = entries
-        .iter()
-        .filter_map(Result::ok)
-        .map(|entry| (entry.file_name().to_owned(), entry.file_type()))
-        .filter(|(name, _)| name.as_c_str() != c"." && name.as_c_str() != c"..")
-        .collect();
-    for (name, kind) in listed {
-        if sources == Path::new("/") && name.as_bytes() == SEEDED.as_bytes() {
-            continue;
-        }
-        let kind = match kind {
-            Some(kind) => kind,
-            None => match crate::sys::stat_at(cache, &name) {
-                Ok(stat) => match crate::sys::file_kind(&stat) {
-                    nix::sys::stat::SFlag::S_IFDIR => Type::Directory,
-                    nix::sys::stat::SFlag::S_IFREG => Type::File,
-                    nix::sys::stat::SFlag::S_IFLNK => Type::Symlink,
-                    _ => Type::Fifo,
-                },
-                Err(_) => continue,
-            },
-        };
-        let source = sources.join(entry_name(&name));
-        let keep = match kind {
-            Type::Directory => source.is_dir(),
-            Type::File => !racy(cache, &name),
-            // The seed's, or one a run made: it could as well have written bytecode there.
-            Type::Symlink => true,
-            _ => false,
-        };
-        if !keep {
-            let _ = crate::sys::remove_all(cache, &name);
-        } else if kind == Type::Directory {
-            if let Ok(below) = crate::sys::open_dir(cache, &name) {
-                tidy_bytecode(below.as_fd(), &source);
-            }
-        }
-    }
-}
-
-fn entry_name(name: &std::ffi::CStr) -> &std::ffi::OsStr {
-    std::ffi::OsStr::from_bytes(name.to_bytes())
-}
-
-/// Whether the bytecode file `name` could be taken for a later version of its source:
-/// checked by time (PEP 552: magic, flags 0, then the source's mtime in seconds and its size,
-/// 32 bits each, little-endian) and written in the second that mtime names or before it, so
-/// the same-sized edit that second would pass. Unreadable or short ones are racy too.
-fn racy(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> bool {
-    use nix::fcntl::OFlag;
-    use std::io::Read;
-    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let Ok(file) = nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty()) else {
-        return true;
-    };
-    let Ok(stat) = nix::sys::stat::fstat(&file) else {
-        return true;
-    };
-    let mut header = [0u8; 16];
-    if std::fs::File::from(file).read_exact(&mut header).is_err() {
-        return true;
-    }
-    let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap());
-    // Checked by hash (flags 1 or 3): taken only for the very content it was made from.
-    if word(4) != 0 {
-        return false;
-    }
-    // Both in seconds, cut to 32 bits as Python cuts them.
-    (stat.st_mtime as u32).wrapping_sub(word(8)) as i32 <= 0
-}
-
 /// `base/below`, made where missing, readable by this user alone, and the path the sandbox
 /// mounts. `base` and each directory below it must be a directory of this user's, not a link:
 /// one another user owns or could swap (root running with a user's `HOME`) would let the
@@ -359,78 +421,76 @@ fn make_private_dir(base: &Path, below: &Path) -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
 
-    /// A bytecode file whose header names a source changed at `source_mtime` (seconds).
-    fn bytecode(path: &Path, source_mtime: u32) {
-        let mut header = b"\xa7\r\r\n\0\0\0\0".to_vec();
-        header.extend(source_mtime.to_le_bytes());
-        header.extend(26u32.to_le_bytes());
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, header).unwrap();
-    }
-
     #[test]
-    fn what_mirrors_no_source_directory_and_racy_bytecode_go_and_no_link_is_followed() {
-        let sources = tempfile::tempdir().unwrap();
-        let sources = sources.path().canonicalize().unwrap();
-        std::fs::create_dir(sources.join("here")).unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        let mirror = cache.path().join(sources.strip_prefix("/").unwrap());
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs() as u32;
-        bytecode(&mirror.join("here/old.cpython-311.pyc"), now - 60);
-        bytecode(&mirror.join("here/racy.cpython-311.pyc"), now + 3600);
-        bytecode(&mirror.join("gone/kept.cpython-311.pyc"), now - 60);
-        let outside = tempfile::tempdir().unwrap();
-        bytecode(&outside.path().join("x.cpython-311.pyc"), now + 3600);
-        std::os::unix::fs::symlink(outside.path(), mirror.join("here/link")).unwrap();
-
-        prepare(Framework::Pytest, cache.path());
-
-        assert!(mirror.join("here/old.cpython-311.pyc").exists());
-        assert!(!mirror.join("here/racy.cpython-311.pyc").exists());
-        assert!(!mirror.join("gone").exists());
-        assert!(outside.path().join("x.cpython-311.pyc").exists());
-    }
-
-    #[test]
-    fn a_seed_links_the_interpreter_s_bytecode_and_follows_no_link_in_the_cache() {
-        let interpreter = tempfile::tempdir().unwrap();
-        let lib = interpreter.path().canonicalize().unwrap().join("lib");
-        for module in ["os", "json/decoder", "json/__init__"] {
-            let (dir, name) = module.rsplit_once('/').unwrap_or(("", module));
-            let cached = lib.join(dir).join("__pycache__");
+    fn a_seed_links_the_interpreters_bytecode_only_inside_trusted_directories() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        for dir in ["lib/json", "elsewhere"] {
+            let cached = root.join(dir).join("__pycache__");
             std::fs::create_dir_all(&cached).unwrap();
-            std::fs::write(lib.join(dir).join(format!("{name}.py")), "").unwrap();
-            bytecode(&cached.join(format!("{name}.cpython-311.pyc")), 0);
-            bytecode(&cached.join(format!("{name}.cpython-310.pyc")), 0);
+            std::fs::write(cached.join("m.cpython-311.pyc"), "").unwrap();
+            std::fs::write(cached.join("m.cpython-310.pyc"), "").unwrap();
         }
         let cache = tempfile::tempdir().unwrap();
-        let mirror = cache.path().join(lib.strip_prefix("/").unwrap());
-        // A link the sandboxed runs put where a mirrored directory goes.
+        let mirror = |dir: &str| cache.path().join(root.join(dir).strip_prefix("/").unwrap());
+        // A link the sandboxed runs could have put where a mirrored directory goes.
         let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(&mirror).unwrap();
-        std::os::unix::fs::symlink(outside.path(), mirror.join("json")).unwrap();
+        std::fs::create_dir_all(mirror("lib")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), mirror("lib/x")).unwrap();
         assert!(needs_seed(cache.path()));
 
-        seed_python(
-            cache.path(),
-            "cpython-311",
-            &[lib.clone(), "".into()],
-            Path::new("/w"),
-        );
+        let said = [
+            root.join("lib"),
+            root.join("elsewhere"),
+            "/".into(),
+            "".into(),
+        ];
+        seed_python(cache.path(), "cpython-311", &said, &[root.join("lib")]);
 
         assert!(!needs_seed(cache.path()));
-        let os = mirror.join("os.cpython-311.pyc");
+        let link = mirror("lib/json/m.cpython-311.pyc");
         assert_eq!(
-            std::fs::read_link(&os).unwrap(),
-            lib.join("__pycache__/os.cpython-311.pyc")
+            std::fs::read_link(&link).unwrap(),
+            root.join("lib/json/__pycache__/m.cpython-311.pyc")
         );
-        assert!(!mirror.join("os.cpython-310.pyc").exists());
+        assert!(!mirror("lib/json/m.cpython-310.pyc").exists());
+        assert!(
+            !mirror("elsewhere").exists(),
+            "seeded outside what is trusted"
+        );
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
-        prepare(Framework::Pytest, cache.path());
-        assert!(std::fs::symlink_metadata(&os).unwrap().is_symlink());
-        assert!(!needs_seed(cache.path()));
+    }
+
+    #[test]
+    fn past_the_bound_the_least_recently_used_workspaces_go_but_none_in_use() {
+        let base = tempfile::tempdir().unwrap();
+        let workspace = |name: &str, bytes: usize, age: u64| {
+            let dir = base.path().join(name);
+            std::fs::create_dir_all(dir.join("go/build")).unwrap();
+            std::fs::write(dir.join("go/build/x"), vec![1u8; bytes]).unwrap();
+            // Go's modules are read-only.
+            std::fs::create_dir_all(dir.join("go/mod/m")).unwrap();
+            std::fs::set_permissions(
+                dir.join("go/mod/m"),
+                std::os::unix::fs::PermissionsExt::from_mode(0o555),
+            )
+            .unwrap();
+            let then = SystemTime::now() - Duration::from_secs(age);
+            std::fs::File::open(&dir)
+                .unwrap()
+                .set_modified(then)
+                .unwrap();
+            dir
+        };
+        let oldest = workspace("oldest-1", 300_000, 3000);
+        let held = workspace("held-2", 300_000, 2000);
+        let older = workspace("older-3", 300_000, 1000);
+        let newer = workspace("newer-4", 300_000, 10);
+        let using = workspace("using-5", 300_000, 5000);
+        let _run = hold(&held, false).unwrap();
+        evict(base.path(), 950_000, &using.join("go"));
+        assert!(!oldest.exists() && !older.exists());
+        assert!(held.exists(), "a cache a run holds went");
+        assert!(using.exists() && newer.exists());
     }
 }

@@ -129,7 +129,12 @@ fn run_with(
     root: &Path,
 ) -> Result<TestReport, Failure> {
     let cache_root = request.caches_of.as_deref().unwrap_or(root);
-    let cache = cache::dir_for(framework, cache_root, request.sandbox.network);
+    let cache = cache::dir_for(
+        framework,
+        cache_root,
+        cache_root != root,
+        request.sandbox.network,
+    );
     // jest's and vitest's reports come at the end: this reporter says what a timeout stopped.
     let reporter = match request.command {
         None => jest_events::reporter(framework),
@@ -144,8 +149,8 @@ fn run_with(
                 // After vitest's `run`, before the tests selected.
                 command.splice(2..2, flags.iter().cloned());
             }
-            if let Some(dir) = &cache {
-                command.splice(1..1, cache::args(framework, dir));
+            if let Some(cache) = &cache {
+                command.splice(1..1, cache::args(framework, &cache.dir));
             }
             command
         }
@@ -158,8 +163,11 @@ fn run_with(
         sandbox.read_only.push(dir);
     }
     sandbox.command = command.iter().map(OsString::from).collect();
-    if let Some(dir) = &cache {
-        sandbox.read_write.push(dir.clone());
+    if let Some(cache) = &cache {
+        match cache.writable {
+            true => sandbox.read_write.push(cache.dir.clone()),
+            false => sandbox.read_only.push(cache.dir.clone()),
+        }
     }
     // The runner's variables, unless the caller set the same with --env.
     let asked: Vec<String> = sandbox
@@ -168,17 +176,21 @@ fn run_with(
         .map(|request| request.split('=').next().unwrap_or(request).to_string())
         .collect();
     sandbox.env.extend(
-        runner_env(framework, request.sandbox.network, root, cache.as_deref())
-            .into_iter()
-            .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
+        runner_env(
+            framework,
+            request.sandbox.network,
+            root,
+            cache.as_ref().map(|cache| cache.dir.as_path()),
+        )
+        .into_iter()
+        .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
     );
     let policy = sandbox.resolve()?;
-    if let Some(dir) = &cache {
+    if let Some(cache) = &cache {
         let python = matches!(framework, Framework::Pytest | Framework::Unittest);
-        if python && request.command.is_none() && cache::needs_seed(dir) {
-            seed_bytecode(&policy, &command[0], dir, root);
+        if python && request.command.is_none() && cache::needs_seed(&cache.dir) {
+            seed_bytecode(&policy, &command[0], &cache.dir, root);
         }
-        cache::prepare(framework, dir);
     }
     crate::log::note(
         "run-tests",
@@ -538,10 +550,29 @@ fn runner_command(
 }
 
 /// Asks the project's `interpreter`, in the sandbox its tests get, for its bytecode's cache tag
-/// and where it finds modules, and seeds the bytecode cache `dir` from there (see cache.rs).
-/// Nothing is seeded when it cannot say (the runs then compile what they import), and it is
-/// not asked again.
+/// and where it finds modules, and seeds the bytecode cache `dir` from there (see cache.rs):
+/// only inside what the sandbox can read and not write, and the interpreter's own virtualenv as
+/// its path says from outside (`.venv/bin/python`: `.venv`). Nothing is seeded when it cannot
+/// say (the runs then compile what they import), and it is not asked again.
 fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &Path) {
+    let Ok(view) = crate::sandbox::native::view::read_only(policy, false) else {
+        return cache::skip_seed(dir);
+    };
+    let mut trusted = view.dirs;
+    let bin = match interpreter.contains('/') {
+        true => Some(root.join(interpreter)),
+        false => crate::sandbox::lookup_env(&policy.env, "PATH").and_then(|path| {
+            std::env::split_paths(path)
+                .map(|dir| dir.join(interpreter))
+                .find(|candidate| candidate.is_file())
+        }),
+    };
+    let venv = bin
+        .as_deref()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .filter(|venv| venv.join("pyvenv.cfg").is_file());
+    trusted.extend(venv.map(Path::to_path_buf));
     let mut asking = policy.clone();
     asking.command = [
         interpreter,
@@ -563,7 +594,7 @@ fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &P
     match (result.exit_code, lines.next()) {
         (Some(0), Some(tag)) if tag != "None" && !tag.contains('/') => {
             let search_path: Vec<PathBuf> = lines.map(PathBuf::from).collect();
-            cache::seed_python(dir, tag, &search_path, root);
+            cache::seed_python(dir, tag, &search_path, &trusted);
         }
         _ => cache::skip_seed(dir),
     }
@@ -627,6 +658,10 @@ fn runner_env(
         None if matches!(framework, Framework::Pytest | Framework::Unittest) => {
             vars.push("PYTHONDONTWRITEBYTECODE=1".into())
         }
+        // A cargo home of the run's own for what it downloads (see cache.rs).
+        None if network && matches!(framework, Framework::Cargo | Framework::Nextest) => vars.push(
+            format!("CARGO_HOME={}/.cargo", crate::sandbox::PRIVATE_HOME),
+        ),
         None => {}
     }
     if framework == Framework::Go {

@@ -51,6 +51,10 @@ pub struct Context {
     /// `--env` requests for the test runs (`run_tests`): heal's task mode passes its own, so that
     /// the model's runs see what the final one does; the MCP server none.
     pub test_env: Vec<String>,
+    /// The workspace whose toolchain caches the test runs share: heal's copy gives its
+    /// original's, so that no cache is kept for a copy; the MCP server none (its roots are
+    /// workspaces).
+    pub caches_of: Option<std::path::PathBuf>,
 }
 
 /// Where a call's progress goes: (how far, what is happening).
@@ -332,6 +336,7 @@ mod tests {
             Context {
                 roots,
                 test_env: Vec::new(),
+                caches_of: None,
             },
             dir,
         )

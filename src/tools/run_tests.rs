@@ -38,6 +38,10 @@ pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolE
         format!("{timeout}s"),
     ];
     args.extend(context.test_env.iter().map(|flag| format!("--env={flag}")));
+    if let Some(workspace) = &context.caches_of {
+        args.push("--caches-of".into());
+        args.push(workspace.display().to_string());
+    }
     for id in &input.tests {
         // One argument, so that an id starting with `-` stays an id.
         args.push(format!("--tests={id}"));

@@ -894,3 +894,77 @@ fn a_task_writes_nothing_that_runs_outside_the_sandbox_at_any_depth_and_a_build_
         "#!/bin/sh\n"
     );
 }
+
+/// Issue 39, item 8: the tests a task runs keep their caches under the user's workspace, never
+/// under heal's copy (one a run, never removed).
+#[test]
+fn a_tasks_test_runs_keep_no_cache_of_heals_copy() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(1, &[("run_tests", json!({}))]),
+            calls(2, &[("run_tests", json!({}))]),
+            calls(3, &[("finish", json!({"summary": "looked"}))]),
+        ],
+    )]);
+    let cache = crate::util::TempDir::new();
+    let test = with_committed_project("go-sample");
+    let workspace = test.path().to_path_buf();
+    let run = test
+        .args(["heal", "--task", "Look at the tests", "--base-url"])
+        .arg(format!("{}/v1", server.url()))
+        .args(["--model", "fake-coder"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .run();
+    assert_eq!(
+        heal_of(&run)["steps"].as_array().unwrap().len(),
+        2,
+        "{}",
+        run.stderr()
+    );
+    let kept: Vec<String> = std::fs::read_dir(cache.path().join("autocoder/run-tests"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .filter(|entry| entry.file_type().unwrap().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let name = workspace
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].starts_with(&format!("{name}-")), "{kept:?}");
+}
+
+/// Issue 39, item 1, in task mode: a command's output carrying a secret encoded (here a token
+/// heal's environment holds, written in a file no name marks) reaches the model withheld.
+#[test]
+fn a_secret_a_command_prints_encoded_reaches_the_model_withheld() {
+    let server = FakeServer::start(vec![(
+        CHAT,
+        vec![
+            calls(
+                1,
+                &[(
+                    "run_command",
+                    json!({"command": "base64 -w0 settings.py; echo; xxd -p settings.py | tr -d '\\n'; echo; rev settings.py"}),
+                )],
+            ),
+            calls(2, &[("finish", json!({"summary": "looked"}))]),
+        ],
+    )]);
+    let test = calculator(&server, "Look at the settings");
+    test.dir()
+        .write("settings.py", &format!("HOOK = \"{GITHUB_SECRET}\"\n"));
+    let run = test.run();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{}", run.stderr());
+    let result = &results_in(&requests[1])[0].1;
+    assert!(result.contains("[withheld]"), "{result}");
+    for spelled in crate::heal::encodings_of(GITHUB_SECRET) {
+        for request in &requests {
+            assert!(!request.body.contains(&spelled), "{spelled}: {result}");
+        }
+    }
+}

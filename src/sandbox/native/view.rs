@@ -110,9 +110,18 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-/// The view for `policy`; with `own_sysfs`, `/sys` is left to the child, which mounts a sysfs
-/// of the command's own network namespace there.
-pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Failure> {
+/// What the view shows read-only: the system directories (but for `/sys` with `own_sysfs`),
+/// the `--ro` paths, the toolchains and `PATH` directories; the top-level links to recreate;
+/// and what was left out, with why.
+pub struct ReadOnly {
+    pub dirs: Vec<PathBuf>,
+    pub symlinks: Vec<(PathBuf, PathBuf)>,
+    pub left_out: Vec<LeftOut>,
+}
+
+/// The read-only part of `policy`'s view (see `ReadOnly`), with no descriptor opened: what
+/// `plan` mounts, and what the caches may be seeded from.
+pub fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadOnly, Failure> {
     let mut symlinks = Vec::new();
     let mut read_only = Vec::new();
     let system_dirs = SYSTEM_DIRS
@@ -129,12 +138,8 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
             _ => {}
         }
     }
-    check_not_reserved(&policy.workspace, "--workspace")?;
     let mut read_write = vec![policy.workspace.clone()];
     read_write.extend(policy.read_write.iter().cloned());
-    for path in &policy.read_write {
-        check_not_reserved(path, "--rw")?;
-    }
     for path in &policy.read_only {
         check_not_reserved(path, "--ro")?;
         read_only.push(path.clone());
@@ -151,10 +156,7 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
         .chain(path_dirs.iter().filter(|dir| dir.is_absolute()))
         .filter_map(|dir| resolve_without_writable_links(dir, &read_write).ok())
         .collect::<Vec<_>>();
-    // Nor the home, a directory holding it, or one holding keys (a `PATH` of `~:...`).
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .and_then(|home| PathBuf::from(home).canonicalize().ok());
+    let home = home();
     let mut left_out = Vec::new();
     let trusted =
         trusted
@@ -181,7 +183,34 @@ pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Fail
         }
     }
     dedupe_nested(&mut read_only);
+    Ok(ReadOnly {
+        dirs: read_only,
+        symlinks,
+        left_out,
+    })
+}
 
+/// The user's home, canonical: never in view, nor a directory holding it.
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .and_then(|home| PathBuf::from(home).canonicalize().ok())
+}
+
+/// The view for `policy`; with `own_sysfs`, `/sys` is left to the child, which mounts a sysfs
+/// of the command's own network namespace there.
+pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Failure> {
+    check_not_reserved(&policy.workspace, "--workspace")?;
+    let mut read_write = vec![policy.workspace.clone()];
+    read_write.extend(policy.read_write.iter().cloned());
+    for path in &policy.read_write {
+        check_not_reserved(path, "--rw")?;
+    }
+    let ReadOnly {
+        dirs: read_only,
+        symlinks,
+        left_out,
+    } = read_only(policy, own_sysfs)?;
     let mut binds = Vec::new();
     let mut open = |path: &Path, access: Access| -> Result<(), Failure> {
         binds.push(open_bind(policy, path, access)?);
@@ -232,7 +261,7 @@ const CREDENTIAL_DIRS: &[&str] = &[
 
 /// Why `dir` (a toolchain or `PATH` directory) must not be mounted, if it must not: it is the
 /// home (`home`) or holds it, or it holds a credential directory.
-fn exposes_credentials(dir: &Path, home: Option<&Path>) -> Option<String> {
+pub fn exposes_credentials(dir: &Path, home: Option<&Path>) -> Option<String> {
     if home.is_some_and(|home| home.starts_with(dir)) {
         return Some("the home directory, or one that holds it".into());
     }

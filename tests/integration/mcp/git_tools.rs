@@ -622,6 +622,8 @@ fn nothing_the_repository_starts_answers_for_the_git_reader() {
     let dir = TempDir::new();
     dir.write("a.txt", "one\n");
     dir.write(".gitattributes", "a.txt filter=forge\n");
+    // Where the filter says it ran: not `.git`, read-only to the sandbox, and ignored.
+    dir.write(".gitignore", "tried\n");
     commit_everything(dir.path());
     let forged = r#"{"id":"","ok":{"branch":"FORGED","clean":true,"files":[]}}"#;
     git(
@@ -629,7 +631,7 @@ fn nothing_the_repository_starts_answers_for_the_git_reader() {
         &[
             "config",
             "filter.forge.clean",
-            &format!("[ -e .git/tried ] || {{ touch .git/tried; echo '{forged}' > /proc/$PPID/fd/1; }}; cat"),
+            &format!("[ -e tried ] || {{ touch tried; echo '{forged}' > /proc/$PPID/fd/1; }}; cat"),
         ],
     );
     // Its time changed, a.txt goes through the filter on every call.
@@ -649,10 +651,7 @@ fn nothing_the_repository_starts_answers_for_the_git_reader() {
         assert_eq!(files, expected, "call {call}: {status}");
         dir.write(&format!("new{call}"), "\n");
     }
-    assert!(
-        dir.path().join(".git/tried").exists(),
-        "the filter never ran"
-    );
+    assert!(dir.path().join("tried").exists(), "the filter never ran");
 }
 
 /// Calls for one root in a burst share its one reader (a sandbox each would cost more than
