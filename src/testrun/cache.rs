@@ -80,6 +80,12 @@ pub fn dir_for(framework: Framework, root: &Path, in_copy: bool, network: bool) 
         // Its last use, for the trim: the directory's own time.
         let now = nix::sys::time::TimeSpec::UTIME_NOW;
         let _ = nix::sys::stat::futimens(held.as_fd(), &now, &now);
+        // A read-only mount is not id-mapped: the sandbox uid a root run gets must be let in
+        // (its parents stay private to this user).
+        if !writable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        }
         Ok(Cache {
             dir,
             writable,
