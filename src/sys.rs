@@ -32,6 +32,17 @@ pub fn file_kind(stat: &nix::sys::stat::FileStat) -> SFlag {
     SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT
 }
 
+/// Where the process's command line lies in its memory (`arg_start` and `arg_end` of
+/// /proc/self/stat), when it can be read.
+pub fn argument_area() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name, which may hold spaces and parentheses: the 3rd on.
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let field = |number: usize| fields.get(number - 3)?.parse::<usize>().ok();
+    let (start, end) = (field(48)?, field(49)?);
+    (start > 0 && end > start).then_some((start, end))
+}
+
 pub fn errno() -> i32 {
     nix::errno::Errno::last_raw()
 }

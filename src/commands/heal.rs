@@ -86,11 +86,8 @@ pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         ),
         None => None,
     };
-    let secrets = Secrets::collect(
-        model.as_ref().and_then(Model::api_key),
-        &args.env,
-        &workspace,
-    );
+    let model_secrets = model.as_ref().map(Model::secrets).unwrap_or_default();
+    let secrets = Secrets::collect(&model_secrets, &args.env, &workspace);
     let mut events = Events::new(events, secrets.clone());
     let session = match model {
         Some(model) => Some(Arc::new(

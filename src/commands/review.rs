@@ -208,7 +208,7 @@ fn model_session(args: &ReviewArgs, workspace: &Path) -> Result<Session, Failure
              AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone is not enough",
         )
     })?;
-    let secrets = Secrets::collect(model.api_key(), &[], workspace);
+    let secrets = Secrets::collect(&model.secrets(), &[], workspace);
     // A review waits less than a repair: CI is waiting on it.
     Ok(Session::new(model, std::time::Duration::from_secs(120))?.withholding(secrets))
 }

@@ -149,6 +149,18 @@ impl Model {
     pub fn api_key(&self) -> Option<&str> {
         self.api_key.as_deref()
     }
+
+    /// What no request nor record may hold: the key, and a password the base URL carries
+    /// (`http://user:password@host/v1`).
+    pub fn secrets(&self) -> Vec<String> {
+        let password = self
+            .base_url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split('/').next()?.rsplit_once('@'))
+            .and_then(|(userinfo, _)| userinfo.split_once(':'))
+            .map(|(_, password)| password.to_string());
+        self.api_key.iter().cloned().chain(password).collect()
+    }
 }
 
 /// One request: the stable prefix (`system`, byte-identical across attempts so that providers
@@ -235,7 +247,8 @@ pub struct Session {
     http: Client,
     /// The server refused tools once: they are not offered again.
     without_tools: AtomicBool,
-    /// Withheld from every request, however spelled: every text a model is sent passes here.
+    /// Withheld from every request, however spelled, with whatever looks like a secret by its
+    /// shape: every text a model is sent passes here.
     secrets: Secrets,
 }
 
@@ -250,7 +263,7 @@ impl Session {
         } else {
             listens(&model)?;
         }
-        let secrets = Secrets::of(model.api_key.clone());
+        let secrets = Secrets::of(model.secrets());
         Ok(Session {
             model,
             http,
@@ -282,7 +295,7 @@ impl Session {
     /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
     /// refuses the tools is asked again without them.
     pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
-        let system = self.secrets.withhold(prompt.system);
+        let system = self.without_secrets(prompt.system);
         let messages: Vec<Message> = prompt
             .messages
             .iter()
@@ -311,10 +324,16 @@ impl Session {
         }
     }
 
+    /// `text` without the secrets the session knows, however spelled, nor any that looks like
+    /// one by its shape (a token in a file no name marks, a key in a command's output).
+    fn without_secrets(&self, text: &str) -> String {
+        self.secrets.withhold(&crate::secrets::scan::redact(text))
+    }
+
     /// `message` with the secrets withheld from each of its texts.
     fn withheld(&self, message: &Message) -> Message {
         match message {
-            Message::User(text) => Message::User(self.secrets.withhold(text)),
+            Message::User(text) => Message::User(self.without_secrets(text)),
             Message::Assistant(turn) => {
                 let mut turn = turn.clone();
                 self.secrets.withhold_json(&mut turn);
@@ -324,7 +343,7 @@ impl Session {
                 results
                     .iter()
                     .map(|result| ToolResult {
-                        content: self.secrets.withhold(&result.content),
+                        content: self.without_secrets(&result.content),
                         ..result.clone()
                     })
                     .collect(),
@@ -614,6 +633,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(model.api_key(), None);
+    }
+
+    #[test]
+    fn the_key_and_a_password_in_the_base_url_are_the_models_secrets() {
+        let model = configured(
+            ModelFlags::default(),
+            &[
+                (
+                    "AUTOCODER_BASE_URL",
+                    "http://proxy:Pr0xyPassw0rd@127.0.0.1:9/v1",
+                ),
+                ("AUTOCODER_MODEL", "m"),
+                ("AUTOCODER_API_KEY", "sk-key-0123456789"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(model.secrets(), ["sk-key-0123456789", "Pr0xyPassw0rd"]);
     }
 
     #[test]

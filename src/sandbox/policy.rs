@@ -13,6 +13,7 @@ use clap::ValueEnum;
 use super::environment::{self, ToolchainHomes};
 use super::{PRIVATE_HOME, PRIVATE_TMP};
 use crate::error::Failure;
+use crate::workspace::runs_outside::RunsOutside;
 
 /// Open files allowed to the command.
 const OPEN_FILES: u64 = 4096;
@@ -190,19 +191,20 @@ impl PolicyRequest {
             .iter()
             .map(|p| resolve(p, "--ro", &writable))
             .collect::<Result<_, _>>()?;
-        // The workspace's repository is read-only to the command unless `--rw` gives it back:
-        // its hooks, config and remotes run on the host, and autocoder writes its own files there.
+        // What git on the host obeys in the workspace (its repository, the submodules', the
+        // hooks directory and config files it names) is read-only to the command unless `--rw`
+        // gives it back: autocoder writes its own files in `.git` too.
         let git = workspace.join(".git");
-        let git_read_only = match git.symlink_metadata() {
-            Ok(meta) if !meta.file_type().is_symlink() => {
-                let given_back = read_write.contains(&git);
-                if !given_back {
-                    read_only.push(git);
-                }
-                Some(!given_back)
+        let mut git_read_only = None;
+        for obeyed in RunsOutside::of(&workspace).git_obeys(&workspace) {
+            let given_back = read_write.contains(&obeyed);
+            if obeyed == git {
+                git_read_only = Some(!given_back);
             }
-            _ => None,
-        };
+            if !given_back {
+                read_only.push(obeyed);
+            }
+        }
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
         let env = environment::build(

@@ -31,6 +31,9 @@ pub fn is_credential_file(path: &str) -> bool {
         ".dev.vars",
         "local.settings.json",
         "service-account.json",
+        ".vault-token",
+        ".s3cfg",
+        ".boto",
     ];
     const SUFFIXES: &[&str] = &[
         ".env",
@@ -41,6 +44,8 @@ pub fn is_credential_file(path: &str) -> bool {
         ".keystore",
         ".jks",
         ".tfvars",
+        ".tfstate",
+        ".tfstate.backup",
     ];
     // Configuration files named for what they configure, whose name alone says nothing.
     const PATHS: &[&str] = &[".docker/config.json", ".kube/config"];
@@ -56,51 +61,81 @@ pub fn is_credential_file(path: &str) -> bool {
 /// Entries of a workspace looked at, at most, for its credential files.
 const MAX_WALKED: usize = 100_000;
 
-/// The workspace's credential files at any depth, ignored by git or not, with their text:
-/// regular files only, reached through no link. Not in `.git`, build outputs and installed
-/// packages (`node_modules`, a directory with a CACHEDIR.TAG, a virtual environment), whose key
-/// files are others' (certifi's `cacert.pem`).
+/// The workspace's credential files at any depth, ignored by git or not, with their text: each
+/// a regular file, or a link to one inside the workspace (the file it leads to is then the one
+/// given). Not in `.git`, nor in build outputs and installed packages (`node_modules`, cargo's
+/// `target`, a virtual environment, `site-packages`), whose key files are others' (certifi's
+/// `cacert.pem`): told by their names and markers together, so that a marker planted beside a
+/// credential file does not hide it.
 pub fn credential_files(workspace: &Path) -> Vec<(PathBuf, String)> {
     let walk = ignore::WalkBuilder::new(workspace)
         .standard_filters(false)
         .follow_links(false)
         .filter_entry(|entry| {
-            let path = entry.path();
-            !entry.file_type().is_some_and(|t| t.is_dir())
-                || !(entry.file_name() == ".git"
-                    || entry.file_name() == "node_modules"
-                    || path.join("CACHEDIR.TAG").exists()
-                    || path.join("pyvenv.cfg").exists())
+            !entry.file_type().is_some_and(|t| t.is_dir()) || !installed(entry.path())
         })
         .build();
+    let root = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
     let mut found = Vec::new();
     for entry in walk.filter_map(Result::ok).take(MAX_WALKED) {
         let Ok(relative) = entry.path().strip_prefix(workspace) else {
             continue;
         };
-        if !entry.file_type().is_some_and(|t| t.is_file())
+        let kind = entry.file_type();
+        if !kind.is_some_and(|t| t.is_file() || t.is_symlink())
             || !is_credential_file(&relative.to_string_lossy())
         {
             continue;
         }
-        if let Some(text) = crate::workspace::read_regular_file(entry.path(), 1 << 20) {
-            found.push((entry.path().to_path_buf(), text));
+        let file = match kind.is_some_and(|t| t.is_symlink()) {
+            true => match entry.path().canonicalize() {
+                Ok(target) if target.starts_with(&root) => target,
+                _ => continue,
+            },
+            false => entry.path().to_path_buf(),
+        };
+        if let Some(text) = crate::workspace::read_regular_file(&file, 1 << 20) {
+            found.push((file, text));
         }
     }
+    found.sort();
+    found.dedup();
     found
 }
 
-/// The values in a credential file's text: each `KEY=VALUE` (or `KEY: VALUE`) line's value,
-/// unquoted, and every other line (a key file's).
+/// Whether `dir` holds others' installed files: git's, packages', build outputs.
+fn installed(dir: &Path) -> bool {
+    let name = dir.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    match name {
+        ".git" | "node_modules" | "site-packages" | "dist-packages" => true,
+        ".tox" | ".nox" => true,
+        "target" => dir.join("CACHEDIR.TAG").exists(),
+        ".venv" | "venv" => dir.join("pyvenv.cfg").exists(),
+        _ => false,
+    }
+}
+
+/// The values in a credential file's text: each `KEY=VALUE`, `KEY: VALUE` or `"key": "value"`
+/// line's value, unquoted (a base64 value's `=` padding kept), and every other line (a key
+/// file's).
 pub fn values_in(text: &str) -> impl Iterator<Item = String> + '_ {
+    static ASSIGNED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"^(?:export\s+)?["']?[A-Za-z_][\w.-]*["']?\s*(?:=|:)\s*(.*)$"#)
+            .expect("a valid pattern")
+    });
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|line| {
-            line.split_once('=')
-                .or_else(|| line.split_once(": "))
-                .map_or(line, |(_, value)| value)
+            let value = ASSIGNED
+                .captures(line)
+                .and_then(|found| found.get(1))
+                .map_or(line, |value| value.as_str());
+            value
                 .trim()
+                .trim_end_matches(',')
                 .trim_matches(|c| c == '"' || c == '\'')
                 .to_string()
         })
@@ -155,6 +190,19 @@ mod tests {
         );
         write("node_modules/pkg/.env", "TOKEN=from-a-package-0001\n");
         write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+        // A marker planted beside a credential file does not hide it.
+        write("svc/pyvenv.cfg", "home = /usr/bin\n");
+        write(
+            "svc/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        );
+        write("svc/.env", "SVC_TOKEN=svc-secret-000111\n");
+        write("config/production.conf", "PASSWORD=linked-secret-222\n");
+        std::os::unix::fs::symlink(
+            "../config/production.conf",
+            workspace.path().join("deploy/.env"),
+        )
+        .unwrap();
         write(
             ".venv/lib/certifi/cacert.pem",
             "PUBLICCERTIFICATELINE0001\n",
@@ -170,14 +218,24 @@ mod tests {
         found.sort();
         assert_eq!(
             found,
-            ["deploy/.docker/config.json", "services/api/conf/.env"]
+            [
+                "config/production.conf",
+                "deploy/.docker/config.json",
+                "services/api/conf/.env",
+                "svc/.env"
+            ]
         );
     }
 
     #[test]
     fn a_files_values_are_its_assignments_and_its_other_lines() {
-        let values: Vec<String> =
-            values_in("# a comment\nA=\"one\"\nB: 'two'\n\nMIIEkeyline\n").collect();
-        assert_eq!(values, ["one", "two", "MIIEkeyline"]);
+        let values: Vec<String> = values_in(
+            "# a comment\nA=\"one\"\nexport B: 'two'\n\nMIIEkeyline\n  \"auth\": \"Ym90OmdocA==\",\nclient-key-data: LS0tLS1C==\n",
+        )
+        .collect();
+        assert_eq!(
+            values,
+            ["one", "two", "MIIEkeyline", "Ym90OmdocA==", "LS0tLS1C=="]
+        );
     }
 }

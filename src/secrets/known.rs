@@ -12,7 +12,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::files::{credential_files, values_in};
-use super::names::is_credential_name;
+use super::names::is_credential;
 
 /// What a secret is replaced by in everything a model is sent.
 pub const WITHHELD: &str = "[withheld]";
@@ -37,21 +37,21 @@ impl std::fmt::Debug for Secrets {
 impl Secrets {
     /// The secrets to withhold: the values of this environment's credential-looking variables
     /// and of those given to the tests (`--env KEY=VALUE`), the values in the workspace's
-    /// credential files (at any depth), and the key.
-    pub fn collect(api_key: Option<&str>, env_flags: &[String], workspace: &Path) -> Secrets {
+    /// credential files (at any depth), and the model's (`model`: its key, its URL's password).
+    pub fn collect(model: &[String], env_flags: &[String], workspace: &Path) -> Secrets {
         let values = std::env::vars()
-            .filter(|(name, _)| is_credential_name(name))
+            .filter(|(name, value)| is_credential(name, value))
             .map(|(_, value)| value)
             .chain(env_flags.iter().filter_map(|flag| {
                 let (name, value) = flag.split_once('=')?;
-                is_credential_name(name).then(|| value.to_string())
+                is_credential(name, value).then(|| value.to_string())
             }))
             .chain(
                 credential_files(workspace)
                     .into_iter()
                     .flat_map(|(_, text)| values_in(&text).collect::<Vec<_>>()),
             )
-            .chain(api_key.map(str::to_string));
+            .chain(model.iter().cloned());
         Secrets::of(values)
     }
 
@@ -141,14 +141,17 @@ impl Secrets {
     }
 }
 
-/// `--env` requests as the tests get them while a model is in the loop: each credential-looking
-/// variable's value replaced by the stand-in (`KEY` alone, which copies ours, too).
+/// `--env` requests as the tests get them while a model is in the loop: each credential's value
+/// (by its name or its value) replaced by the stand-in (`KEY` alone, which copies ours, too).
 pub fn withheld_env(flags: &[String]) -> Vec<String> {
     flags
         .iter()
         .map(|flag| {
-            let name = flag.split_once('=').map_or(flag.as_str(), |(name, _)| name);
-            match is_credential_name(name) {
+            let (name, value) = match flag.split_once('=') {
+                Some((name, value)) => (name, value.to_string()),
+                None => (flag.as_str(), std::env::var(flag).unwrap_or_default()),
+            };
+            match is_credential(name, &value) {
                 true => format!("{name}={WITHHELD}"),
                 false => flag.clone(),
             }
@@ -293,9 +296,15 @@ mod tests {
             withheld_env(&[
                 "API_TOKEN=abc".into(),
                 "GITHUB_TOKEN".into(),
-                "LANG=C".into()
+                "LANG=C".into(),
+                "REDIS_URL=redis://:Sup3rS3cr3tPw@cache/0".into()
             ]),
-            ["API_TOKEN=[withheld]", "GITHUB_TOKEN=[withheld]", "LANG=C"]
+            [
+                "API_TOKEN=[withheld]",
+                "GITHUB_TOKEN=[withheld]",
+                "LANG=C",
+                "REDIS_URL=[withheld]"
+            ]
         );
     }
 
@@ -308,7 +317,7 @@ mod tests {
             "STRIPE_KEY=sk_live_DEEPSECRET_abcdef123\n",
         )
         .unwrap();
-        let secrets = Secrets::collect(Some("sk-model-key-1234"), &[], workspace.path());
+        let secrets = Secrets::collect(&["sk-model-key-1234".into()], &[], workspace.path());
         assert!(secrets
             .values()
             .contains(&"sk_live_DEEPSECRET_abcdef123".to_string()));

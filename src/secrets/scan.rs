@@ -44,7 +44,9 @@ const FORMATS: &[Format] = &[
     Format { what: "a Google API key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)", near: &[] },
     Format { what: "a Google service account's key", pattern: r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#, near: &[] },
     Format { what: "a JSON web token", pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", near: &[] },
-    Format { what: "a password in a URL", pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", near: &[] },
+    Format { what: "a bearer token", pattern: r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/=-]{20,})", near: &["bearer"] },
+    Format { what: "a password after its name", pattern: r"(?i)(?:^|\s)(?:password|passwd)\s+(\S{8,})", near: &["pass"] },
+    Format { what: "a password in a URL", pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]{3,}@", near: &[] },
     Format { what: "a SendGrid key", pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", near: &[] },
     Format { what: "a Brevo key", pattern: r"(?-u:\b)xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", near: &[] },
     Format { what: "a Mailgun key", pattern: r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)", near: &[] },
@@ -118,7 +120,7 @@ impl Scanner {
             .map(|format| (format, compile(format.pattern)))
             .collect();
         let assignment = compile(
-            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential|auth_?token)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
+            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential|auth_?token|_auth)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
         );
         let any = RegexSet::new(
             formats
@@ -149,7 +151,11 @@ impl Scanner {
         let near = near.to_ascii_lowercase();
         for (format, pattern) in &self.formats {
             let close = format.near.is_empty() || format.near.iter().any(|w| near.contains(w));
-            if close && pattern.find_iter(line).any(|m| counts(format, m.as_str())) {
+            if close
+                && pattern
+                    .captures_iter(line)
+                    .any(|c| counts(format, secret_of(&c)))
+            {
                 return Some(format.what);
             }
         }
@@ -178,6 +184,10 @@ impl Scanner {
             if let Some(plain) = plain {
                 decoded.push((run.range(), plain));
             }
+        }
+        // A JSON string's escaped slashes (`hooks.slack.com\/services\/...`).
+        if line.contains("\\/") {
+            decoded.push((0..line.len(), line.replace("\\/", "/")));
         }
         if self.percent.is_match(line) {
             let bytes = percent_decoded(line);
@@ -275,8 +285,10 @@ fn redact_line(line: &str, near: &str) -> String {
             }
             redacted = pattern
                 .replace_all(&redacted, |found: &regex::Captures| {
-                    match counts(format, &found[0]) {
-                        true => WITHHELD.to_string(),
+                    let secret = secret_of(found);
+                    match counts(format, secret) {
+                        // What the format matched around the secret (`Bearer `) stays.
+                        true => found[0].replacen(secret, WITHHELD, 1),
                         false => found[0].to_string(),
                     }
                 })
@@ -353,6 +365,15 @@ pub fn looks_like_key_body(line: &str) -> bool {
         && body.bytes().any(|b| b.is_ascii_lowercase())
         && body.bytes().any(|b| b.is_ascii_digit())
         && entropy(body) >= 4.5
+}
+
+/// What a format's match holds as the secret: its first group where it has one (the token after
+/// `Bearer `), else all of it.
+fn secret_of<'a>(found: &regex::Captures<'a>) -> &'a str {
+    found
+        .get(1)
+        .unwrap_or_else(|| found.get(0).expect("a match"))
+        .as_str()
 }
 
 /// Whether what `format` matched is a secret: not a published stand-in nor all one character
@@ -574,6 +595,21 @@ mod tests {
                 vec![],
             ),
             (
+                "a password in a URL",
+                join(&["redis://:", "Sup3rS3cr3tPw", "@cache:6379/0"]),
+                vec![],
+            ),
+            (
+                "a bearer token",
+                format!("curl -H 'Authorization: Bearer {hex32}' https://api.internal/v1"),
+                vec![],
+            ),
+            (
+                "a password after its name",
+                format!("machine api.internal login ci password {hex32}"),
+                vec![],
+            ),
+            (
                 "a SendGrid key",
                 join(&["SG.", &long(22), ".", &long(43)]),
                 vec![],
@@ -710,6 +746,28 @@ mod tests {
         // Published stand-ins and one character over and over are no one's.
         assert_eq!(found("AKIAIOSFODNN7EXAMPLE", &[]), None);
         assert_eq!(found("AKIAXXXXXXXXXXXXXXXX", &[]), None);
+    }
+
+    #[test]
+    fn escaped_and_bare_shapes_of_config_files_are_found() {
+        let webhook = [
+            "https:\\/\\/hooks.slack.com\\/services\\/",
+            "T024BE7LD\\/B01ABCDE2FG\\/aB3dE5gH7jK9mN1pQ3sT5vW7",
+        ]
+        .concat();
+        let json = format!("{{\"url\": \"{webhook}\"}}");
+        assert_eq!(found(&json, &[]), Some("a Slack webhook"));
+        assert_eq!(redact(&json), "[withheld]");
+        assert_eq!(
+            found(
+                "//registry.npmjs.org/:_auth=Y2k6UTd2MlhrOUxwNFpyOFR3MU1iNk4=",
+                &[]
+            ),
+            Some("a high-entropy value assigned to a secret-looking name")
+        );
+        // The word `bearer` and a short or plain value are not a token.
+        assert_eq!(found("the bearer token is sent in a header", &[]), None);
+        assert_eq!(found("password required to continue", &[]), None);
     }
 
     #[test]

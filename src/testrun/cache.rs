@@ -279,12 +279,16 @@ pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], trusted: &[Pa
     let mut budget = MOST_SEEDED;
     let home = crate::sandbox::native::view::home();
     for entry in search_path {
+        // As it really is: `..` and links resolved, never taken by name.
+        let Ok(entry) = entry.canonicalize() else {
+            continue;
+        };
         let inside = trusted.iter().any(|dir| entry.starts_with(dir));
-        let private = home.as_ref().is_some_and(|home| home.starts_with(entry));
-        if !entry.is_absolute() || !inside || private || entry.starts_with(dir) {
+        let private = home.as_ref().is_some_and(|home| home.starts_with(&entry));
+        if !inside || private || entry.starts_with(dir) {
             continue;
         }
-        seed_below(cache.as_fd(), entry, &suffix, &mut budget);
+        seed_below(cache.as_fd(), &entry, &suffix, &mut budget);
     }
     mark_seeded(cache.as_fd());
 }
@@ -359,6 +363,9 @@ fn seed_below(cache: BorrowedFd<'_>, sources: &Path, suffix: &str, budget: &mut 
 fn mirror_dir(cache: BorrowedFd<'_>, sources: &Path) -> Option<OwnedFd> {
     let mut dir = crate::sys::open_dir(cache, c".").ok()?;
     for part in sources.components().skip(1) {
+        if !matches!(part, std::path::Component::Normal(_)) {
+            return None;
+        }
         let name = std::ffi::CString::new(part.as_os_str().as_bytes()).ok()?;
         let mode = nix::sys::stat::Mode::from_bits_truncate(0o755);
         let _ = nix::sys::stat::mkdirat(dir.as_fd(), name.as_c_str(), mode);
@@ -448,6 +455,7 @@ mod tests {
         let said = [
             root.join("lib"),
             root.join("elsewhere"),
+            root.join("lib/../elsewhere"),
             "/".into(),
             "".into(),
         ];

@@ -573,6 +573,11 @@ fn seed_bytecode(policy: &SandboxPolicy, interpreter: &str, dir: &Path, root: &P
         .and_then(Path::parent)
         .filter(|venv| venv.join("pyvenv.cfg").is_file());
     trusted.extend(venv.map(Path::to_path_buf));
+    // Compared with the search path's directories as they really are.
+    let trusted: Vec<PathBuf> = trusted
+        .iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .collect();
     let mut asking = policy.clone();
     asking.command = [
         interpreter,

@@ -69,7 +69,10 @@ pub fn check(input: &Input) -> Result<(), ToolError> {
 
 pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     check(&input)?;
-    let confined = context.roots.confine_file(&input.path)?;
+    let confined = context
+        .roots
+        .confine_file(&input.path)?
+        .writable_by_tools()?;
     let editing = exclusive();
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file

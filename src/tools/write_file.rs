@@ -38,7 +38,10 @@ fn yes() -> bool {
 }
 
 pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
-    let confined = context.roots.confine_file(&input.path)?;
+    let confined = context
+        .roots
+        .confine_file(&input.path)?
+        .writable_by_tools()?;
     let _writing = exclusive();
     let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
     Ok(Output {

@@ -42,6 +42,20 @@ pub struct Confined<'a> {
 }
 
 impl<'a> Confined<'a> {
+    /// Refused when what it names is one git on the host obeys (`.git`, the hooks and config
+    /// the repository's config names): a file tool's write there would run as the user at the
+    /// next git command.
+    pub fn writable_by_tools(self) -> Result<Confined<'a>, PathError> {
+        let relative = self.relative.to_string_lossy();
+        match super::runs_outside::RunsOutside::of(self.root).obeyed_by_git(&relative) {
+            true => Err(path_error(format!(
+                "{}: git obeys it (its directory, hooks or config), outside any sandbox: not written",
+                self.display().display()
+            ))),
+            false => Ok(self),
+        }
+    }
+
     /// The path as the user sees it (absolute).
     pub fn display(&self) -> PathBuf {
         self.root.join(&self.relative)

@@ -1,51 +1,77 @@
 //! The files of a project that something on the host runs or obeys, outside any sandbox: git's
-//! own (`.git` in any form, the hooks directory `core.hooksPath` names, `.gitattributes` filters,
-//! `.gitmodules`), editors' tasks (`.vscode/`, `.idea/`), dev containers, CI (`.github/`,
-//! `.gitlab-ci.yml`, `.circleci/`), direnv's `.envrc`, git hook managers (`.husky/`,
-//! `.pre-commit-config.yaml`). heal never changes them and review flags a change to them: a
-//! model's edit there would run as the user at their next `git commit`, `cd` or editor start.
-//! Matched at any depth and in any case (a case-insensitive filesystem takes `.GIT` for `.git`).
-//! Build files (`Makefile`, `package.json`) are not among them: the tests run them, sandboxed.
+//! own (`.git` in any form, the hooks directory `core.hooksPath` names, the files the
+//! repository's config includes, `.gitattributes` filters, `.gitmodules`, `.lfsconfig`),
+//! editors' tasks and startup files (`.vscode/`, `.idea/`, `.zed/`, `*.code-workspace`, `.exrc`,
+//! `.nvim.lua`), dev containers, CI (`.github/`, `.gitlab-ci.yml`, `.circleci/`, Gitea's,
+//! Forgejo's, Buildkite's, Drone's, Woodpecker's, Bitbucket's, Azure's, Jenkins', Travis'), the
+//! shell's on entering a directory (`.envrc`, mise's), git hook managers (`.husky/`,
+//! `.pre-commit-config.yaml`). heal never changes them, review flags a change to them, and the
+//! sandbox holds those git obeys read-only: an edit there would run as the user at their next
+//! `git commit`, `cd`, push or editor start. Matched at any depth and in any case (a
+//! case-insensitive filesystem takes `.GIT` for `.git`). Build files (`Makefile`,
+//! `package.json`) are not among them: the tests run them, sandboxed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Directories whose every file runs (or is obeyed) outside the sandbox, wherever they are.
 const DIRECTORIES: &[&str] = &[
     ".git",
     ".github",
+    ".gitea",
+    ".forgejo",
     ".circleci",
+    ".buildkite",
+    ".woodpecker",
     ".vscode",
     ".idea",
+    ".zed",
     ".devcontainer",
     ".husky",
 ];
 
-/// Files that do, wherever they are.
+/// Files that do, wherever they are (names in lower case).
 const FILES: &[&str] = &[
     ".git",
     ".envrc",
     ".pre-commit-config.yaml",
     ".gitattributes",
     ".gitmodules",
+    ".lfsconfig",
     ".gitlab-ci.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    "bitbucket-pipelines.yml",
+    "azure-pipelines.yml",
+    "jenkinsfile",
+    ".travis.yml",
+    ".exrc",
+    ".nvimrc",
+    ".nvim.lua",
+    ".mise.toml",
+    "mise.toml",
 ];
+
+/// Endings of such files' names (`project.code-workspace`).
+const ENDINGS: &[&str] = &[".code-workspace"];
 
 /// What runs outside the sandbox in one workspace.
 #[derive(Debug, Clone, Default)]
 pub struct RunsOutside {
-    /// The hooks directory the repository's config names, from the workspace's root and in
-    /// lower case, when it is inside the workspace.
-    hooks: Option<String>,
+    /// What the repository's config names inside the workspace, from its root and in lower
+    /// case: the hooks directory, and the files the config is read from (`include.path`).
+    named: Vec<String>,
 }
 
 impl RunsOutside {
-    /// For `workspace` (canonical): the fixed names, and the directory `core.hooksPath` names,
-    /// read as git reads it (the repository's config, the user's, includes; relative to the
-    /// repository's top).
+    /// For `workspace` (canonical): the fixed names, and what the repository's config names,
+    /// read as git reads it (the repository's config, the user's, includes; a relative hooks
+    /// directory from the repository's top).
     pub fn of(workspace: &Path) -> RunsOutside {
-        RunsOutside {
-            hooks: hooks_path(workspace).and_then(|hooks| inside(workspace, &hooks)),
-        }
+        let named = git_config_names(workspace)
+            .iter()
+            .filter_map(|path| inside(workspace, path))
+            .collect();
+        RunsOutside { named }
     }
 
     /// Whether `path` (from the workspace's root, `/`-separated) runs or is obeyed outside.
@@ -55,25 +81,95 @@ impl RunsOutside {
         let Some((name, dirs)) = parts.split_last() else {
             return false;
         };
+        let whole = parts.join("/");
         dirs.iter().any(|dir| DIRECTORIES.contains(dir))
             || FILES.contains(name)
+            || ENDINGS.iter().any(|ending| name.ends_with(ending))
             || self
-                .hooks
-                .as_deref()
-                .is_some_and(|hooks| lower == hooks || lower.starts_with(&format!("{hooks}/")))
+                .named
+                .iter()
+                .any(|named| whole == *named || whole.starts_with(&format!("{named}/")))
+    }
+
+    /// Whether `path` is one git on the host obeys: in `.git` (in any form, at any depth, in any
+    /// case), or the hooks directory and config files the repository's config names.
+    pub fn obeyed_by_git(&self, path: &str) -> bool {
+        let lower = path.to_ascii_lowercase();
+        let parts: Vec<&str> = lower.split('/').filter(|part| !part.is_empty()).collect();
+        let whole = parts.join("/");
+        parts.contains(&".git")
+            || self
+                .named
+                .iter()
+                .any(|named| whole == *named || whole.starts_with(&format!("{named}/")))
     }
 
     /// What a refusal says of `path`.
     pub fn why(&self, path: &str) -> String {
         format!(
-            "{path} runs outside the sandbox (git hooks and attributes, editor tasks, direnv, CI): it is not changed here"
+            "{path} runs outside the sandbox (git hooks, config and attributes, editor tasks, direnv, CI): it is not changed here"
         )
+    }
+
+    /// What git on the host obeys that is in `workspace`, to be held read-only in the sandbox:
+    /// `.git` (a directory, or a file naming one), the submodules' `.git`, and the hooks
+    /// directory and config files the repository's config names. Those that exist there,
+    /// reached through no link.
+    pub fn git_obeys(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut paths = vec![PathBuf::from(".git")];
+        let modules = std::fs::read_to_string(workspace.join(".gitmodules")).unwrap_or_default();
+        paths.extend(modules.lines().filter_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "path").then(|| Path::new(value.trim()).join(".git"))
+        }));
+        paths.extend(self.named.iter().map(PathBuf::from));
+        let mut found: Vec<PathBuf> = paths
+            .into_iter()
+            .filter(|path| {
+                path.components()
+                    .all(|part| matches!(part, std::path::Component::Normal(_)))
+            })
+            .map(|path| workspace.join(path))
+            .filter(|path| reached_without_links(workspace, path))
+            .collect();
+        found.sort();
+        found.dedup();
+        // One inside another is held with it.
+        let mut held: Vec<PathBuf> = Vec::new();
+        for path in found {
+            if !held.iter().any(|outer| path.starts_with(outer)) {
+                held.push(path);
+            }
+        }
+        held
     }
 }
 
-/// `core.hooksPath` as git resolves it for the repository holding `workspace`: `~` expanded,
-/// a relative path taken from the repository's top. None when it is not set or git cannot say.
-fn hooks_path(workspace: &Path) -> Option<std::path::PathBuf> {
+/// Whether `path` (below `root`) exists, and each step from `root` to it is no link.
+fn reached_without_links(root: &Path, path: &Path) -> bool {
+    let Ok(below) = path.strip_prefix(root) else {
+        return false;
+    };
+    let mut at = root.to_path_buf();
+    below.components().all(|part| {
+        at.push(part);
+        at.symlink_metadata()
+            .is_ok_and(|meta| !meta.file_type().is_symlink())
+    })
+}
+
+/// What the config of the repository holding `workspace` names that git obeys: `core.hooksPath`
+/// as git resolves it (`~` expanded, a relative path from the repository's top), and each file
+/// the config is read from (the repository's, the files it includes). Nothing when the
+/// workspace is in no repository, or git cannot say.
+fn git_config_names(workspace: &Path) -> Vec<PathBuf> {
+    // No git asked where there is no repository: a sandbox's start stays quick.
+    if !workspace
+        .ancestors()
+        .any(|dir| dir.join(".git").symlink_metadata().is_ok())
+    {
+        return Vec::new();
+    }
     let git = |args: &[&str]| {
         let output = std::process::Command::new("git")
             .arg("-C")
@@ -83,6 +179,7 @@ fn hooks_path(workspace: &Path) -> Option<std::path::PathBuf> {
             .args(args)
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_CONFIG_PARAMETERS")
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .output()
@@ -91,16 +188,46 @@ fn hooks_path(workspace: &Path) -> Option<std::path::PathBuf> {
         let said = said.trim_end_matches('\n');
         (output.status.success() && !said.is_empty()).then(|| said.to_string())
     };
-    let hooks = std::path::PathBuf::from(git(&["config", "--get", "--path", "core.hooksPath"])?);
-    match hooks.is_absolute() {
-        true => Some(hooks),
-        false => Some(Path::new(&git(&["rev-parse", "--show-toplevel"])?).join(hooks)),
+    let Some(listed) = git(&["config", "--list", "--includes", "--show-origin", "-z"]) else {
+        return Vec::new();
+    };
+    let expand = |path: &str| match path.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
+        None => Some(PathBuf::from(path)),
+    };
+    // Relative paths are from the repository's top, where git runs.
+    let top = git(&["rev-parse", "--show-toplevel"])
+        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    let mut named = Vec::new();
+    let mut hooks = None;
+    // NUL-separated: each entry's origin (`file:PATH`), then `key\nvalue`.
+    let fields: Vec<&str> = listed.split('\0').collect();
+    for pair in fields.chunks(2) {
+        let [origin, entry] = pair else { continue };
+        let origin = origin.strip_prefix("file:").map(|file| top.join(file));
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        let key = key.to_ascii_lowercase();
+        if key == "core.hookspath" {
+            hooks = Some(value.to_string());
+        }
+        // An include, from the file that names it: read even when it sets nothing yet.
+        let include =
+            key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"));
+        if let (true, Some(origin)) = (include, &origin) {
+            let dir = origin.parent().unwrap_or(&top);
+            named.extend(expand(value).map(|path| dir.join(path)));
+        }
+        named.extend(origin);
     }
+    if let Some(hooks) = hooks.filter(|hooks| !hooks.is_empty()) {
+        named.extend(expand(&hooks).map(|path| top.join(path)));
+    }
+    named
 }
 
 /// `path` from the workspace's root, in lower case, when it lies inside it (`..` resolved).
 fn inside(workspace: &Path, path: &Path) -> Option<String> {
-    let mut resolved = std::path::PathBuf::new();
+    let mut resolved = PathBuf::new();
     for component in path.components() {
         match component {
             std::path::Component::ParentDir => {
@@ -113,7 +240,7 @@ fn inside(workspace: &Path, path: &Path) -> Option<String> {
     // Through the links git would follow, as the workspace itself is canonical.
     let resolved = resolved.canonicalize().unwrap_or(resolved);
     let relative = resolved.strip_prefix(workspace).ok()?.to_str()?;
-    Some(relative.trim_end_matches('/').to_ascii_lowercase())
+    (!relative.is_empty()).then(|| relative.trim_end_matches('/').to_ascii_lowercase())
 }
 
 #[cfg(test)]
@@ -123,7 +250,7 @@ mod tests {
     #[test]
     fn what_runs_outside_is_found_at_any_depth_and_in_any_case() {
         let outside = RunsOutside {
-            hooks: Some("tools/githooks".into()),
+            named: vec!["tools/githooks".into(), "shared.gitconfig".into()],
         };
         for path in [
             ".git/hooks/pre-commit",
@@ -131,6 +258,7 @@ mod tests {
             "vendor/lib/.GIT/config",
             "sub/.vscode/tasks.json",
             ".Github/workflows/ci.yml",
+            ".gitea/workflows/ci.yml",
             "web/.husky/pre-push",
             "a/b/.envrc",
             ".pre-commit-config.yaml",
@@ -138,13 +266,18 @@ mod tests {
             ".gitmodules",
             ".devcontainer/devcontainer.json",
             ".idea/workspace.xml",
+            "Jenkinsfile",
+            "shop.code-workspace",
+            ".nvim.lua",
             "Tools/GitHooks/pre-commit",
             "tools/githooks",
+            "shared.gitconfig",
         ] {
             assert!(outside.matches(path), "{path}");
         }
         for path in [
             "Makefile",
+            "package.json",
             "src/git.py",
             "docs/.github.md",
             "tools/githooks-old/x",
@@ -156,7 +289,7 @@ mod tests {
     }
 
     #[test]
-    fn the_hooks_directory_is_read_from_the_repositorys_config_as_git_would() {
+    fn the_hooks_directory_and_included_config_are_read_as_git_reads_them() {
         let repo = tempfile::tempdir().unwrap();
         let root = repo.path().canonicalize().unwrap();
         let git = |args: &[&str]| {
@@ -168,20 +301,42 @@ mod tests {
                 .unwrap();
             assert!(status.success());
         };
+        let named = |dir: &Path| {
+            let mut named = RunsOutside::of(dir).named;
+            named.retain(|path| !path.starts_with(".git/"));
+            named
+        };
         git(&["init", "-q"]);
-        assert!(RunsOutside::of(&root).hooks.is_none());
+        assert!(named(&root).is_empty());
         git(&["config", "core.hooksPath", ".githooks"]);
-        assert_eq!(RunsOutside::of(&root).hooks.as_deref(), Some(".githooks"));
+        std::fs::write(root.join("shared.gitconfig"), "[core]\n").unwrap();
+        git(&["config", "include.path", "../shared.gitconfig"]);
+        assert_eq!(named(&root), ["shared.gitconfig", ".githooks"]);
         // A package of the repository: the path is the repository's, seen from the package.
         std::fs::create_dir_all(root.join("pkg/.githooks")).unwrap();
         git(&["config", "core.hooksPath", "pkg/.githooks/"]);
-        let package = root.join("pkg");
-        assert_eq!(
-            RunsOutside::of(&package).hooks.as_deref(),
-            Some(".githooks")
-        );
+        assert_eq!(named(&root.join("pkg")), [".githooks"]);
         // Outside the workspace: nothing of it to keep.
         git(&["config", "core.hooksPath", "/etc/hooks"]);
-        assert!(RunsOutside::of(&root).hooks.is_none());
+        assert_eq!(named(&root), ["shared.gitconfig"]);
+        // What the sandbox holds read-only: .git, the submodules', what the config names.
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        std::fs::write(
+            root.join(".gitmodules"),
+            "[submodule \"sub\"]\n\tpath = sub\n",
+        )
+        .unwrap();
+        git(&["config", "core.hooksPath", ".githooks"]);
+        std::fs::create_dir_all(root.join(".githooks")).unwrap();
+        let held: Vec<PathBuf> = RunsOutside::of(&root)
+            .git_obeys(&root)
+            .into_iter()
+            .map(|path| path.strip_prefix(&root).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            held,
+            [".git", ".githooks", "shared.gitconfig", "sub/.git"].map(PathBuf::from)
+        );
     }
 }

@@ -1669,3 +1669,34 @@ fn the_hooks_directory_the_repository_names_and_what_runs_outside_at_any_depth_a
     );
     assert!(!run.dir.path().join("sub").exists());
 }
+
+/// A config file the repository's config includes is git's to obey: never heal's to write.
+#[test]
+fn a_config_file_the_repository_includes_is_never_written() {
+    let mut reply = block(
+        "shared.gitconfig",
+        "[core]\n",
+        "[core]\n\tfsmonitor = \"id > /tmp/x\"\n",
+    );
+    reply += FIX_DISCOUNT;
+    reply += FIX_BULK;
+    let server = FakeServer::start(vec![(CHAT, vec![chat(&reply)])]);
+    let test = shop(&server);
+    test.dir().write("shared.gitconfig", "[core]\n");
+    git(
+        test.path(),
+        &["config", "include.path", "../shared.gitconfig"],
+    );
+    let run = test.run().expect_status(0);
+    let heal = heal_of(&run);
+    let edit = &heal["attempts"][0]["edits"][0];
+    assert_eq!(edit["applied"], false, "{heal:#}");
+    assert!(edit["reason"]
+        .as_str()
+        .unwrap()
+        .contains("runs outside the sandbox"));
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("shared.gitconfig")).unwrap(),
+        "[core]\n"
+    );
+}

@@ -948,7 +948,7 @@ fn a_secret_a_command_prints_encoded_reaches_the_model_withheld() {
                 1,
                 &[(
                     "run_command",
-                    json!({"command": "base64 -w0 settings.py; echo; xxd -p settings.py | tr -d '\\n'; echo; rev settings.py"}),
+                    json!({"command": "base64 -w0 settings.py; echo; xxd -p settings.py | tr -d '\\n'; echo; rev settings.py; cat config/settings.yaml"}),
                 )],
             ),
             calls(2, &[("finish", json!({"summary": "looked"}))]),
@@ -957,11 +957,16 @@ fn a_secret_a_command_prints_encoded_reaches_the_model_withheld() {
     let test = calculator(&server, "Look at the settings");
     test.dir()
         .write("settings.py", &format!("HOOK = \"{GITHUB_SECRET}\"\n"));
+    // A token nobody named, in a file no name marks: withheld by its shape.
+    let unnamed = ["ghp_", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9aB3dE5gH7j"].concat();
+    test.dir()
+        .write("config/settings.yaml", &format!("deploy_key: {unnamed}\n"));
     let run = test.run();
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "{}", run.stderr());
     let result = &results_in(&requests[1])[0].1;
     assert!(result.contains("[withheld]"), "{result}");
+    assert!(!requests[1].body.contains(&unnamed), "{result}");
     for spelled in crate::heal::encodings_of(GITHUB_SECRET) {
         for request in &requests {
             assert!(!request.body.contains(&spelled), "{spelled}: {result}");

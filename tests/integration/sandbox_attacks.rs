@@ -6,7 +6,7 @@ use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 
-use crate::util::{autocoder_bin, is_root, Test};
+use crate::util::{autocoder_bin, git, is_root, Test};
 
 /// A directory outside /tmp, our home and the system directories: visible inside the sandbox's
 /// mount namespace, so only Landlock stands between the command and it. (The checkout itself
@@ -1435,4 +1435,65 @@ fn a_network_socket_on_stdin_is_no_way_out() {
         "the command wrote to the connection: {}",
         String::from_utf8_lossy(&got)
     );
+}
+
+/// Issue 39: what git on the host obeys in the workspace is read-only to a sandboxed command:
+/// `.git`, a submodule's `.git` file, the hooks directory and an included config file the
+/// repository's config names; and the command cannot read ours (`--env KEY=SECRET`) in
+/// `/proc/1/cmdline`, its init being a copy of us.
+#[test]
+fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
+    for user in [None, Some(4243)] {
+        let test = match user {
+            Some(uid) => Test::new().run_as_user(uid),
+            None => Test::new(),
+        };
+        let dir = test.path().to_path_buf();
+        test.dir().write(".githooks/pre-commit", "#!/bin/sh\n");
+        test.dir().write("shared.gitconfig", "[core]\n");
+        test.dir().write(
+            ".gitmodules",
+            "[submodule \"sub\"]\n\tpath = sub\n\turl = ../sub\n",
+        );
+        test.dir()
+            .write("sub/.git", "gitdir: ../.git/modules/sub\n");
+        git(&dir, &["init", "-q"]);
+        git(&dir, &["config", "core.hooksPath", ".githooks"]);
+        git(&dir, &["config", "include.path", "../shared.gitconfig"]);
+        let run = test
+            .args(["sandbox", "--env", "PLANTED_TOKEN=do-not-show-0123456789", "--"])
+            .args(["sh", "-c", "for f in .git/config .githooks/pre-commit shared.gitconfig sub/.git; do echo pwned >> $f && echo wrote $f; done; echo ok > mine; tr '\\0' ' ' < /proc/1/cmdline"])
+            .run()
+            .expect_status(0);
+        let result = run.sandbox();
+        assert!(
+            !result.out().contains("wrote"),
+            "user {user:?}: {}",
+            result.out()
+        );
+        assert!(
+            !result.out().contains("do-not-show"),
+            "user {user:?}: {}",
+            result.out()
+        );
+        assert!(
+            dir.join("mine").exists(),
+            "the workspace itself stays writable"
+        );
+        for file in [".githooks/pre-commit", "shared.gitconfig", "sub/.git"] {
+            assert!(
+                !std::fs::read_to_string(dir.join(file))
+                    .unwrap()
+                    .contains("pwned"),
+                "user {user:?}: {file}"
+            );
+        }
+        let read_only = result.layers["filesystem"]["read_only"].to_string();
+        for held in [".git", ".githooks", "shared.gitconfig", "sub/.git"] {
+            assert!(
+                read_only.contains(&format!("{}\"", dir.join(held).display())),
+                "{held}: {read_only}"
+            );
+        }
+    }
 }

@@ -682,9 +682,12 @@ fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
         ("b.txt", "b\n"),
         ("c.txt", "c\n"),
         ("e.txt", "e\n"),
+        ("x.txt", "x\n"),
     ] {
         std::fs::write(dir.join(name), text).unwrap();
     }
+    std::fs::create_dir(dir.join("kept")).unwrap();
+    std::fs::write(dir.join("kept/k"), "k\n").unwrap();
     let sync = TempDir::new();
     if let Some(uid) = user {
         crate::util::chown_tree(sync.path(), uid);
@@ -693,7 +696,7 @@ fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
     let go = sync.path().join("go");
     let script = format!(
         "echo run > a.txt; touch b.txt; rm c.txt; echo run > e.txt; echo new > d.txt; \
-         mkdir sub; echo f > sub/f; : > {started}; \
+         mkdir sub; echo f > sub/f; echo run > x.txt; echo run > kept/k; : > {started}; \
          while [ ! -e {go} ]; do sleep 0.05; done",
         started = started.display(),
         go = go.display()
@@ -705,6 +708,9 @@ fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
             crate::util::wait_until_exists(&started, "the command");
             std::fs::write(dir.join("a.txt"), "mine\n").unwrap();
             std::fs::write(dir.join("c.txt"), "mine too\n").unwrap();
+            // Removed and renamed on the host: not brought back.
+            std::fs::remove_file(dir.join("x.txt")).unwrap();
+            std::fs::rename(dir.join("kept"), dir.join("moved")).unwrap();
             std::fs::write(&go, "").unwrap();
         })
     };
@@ -728,6 +734,10 @@ fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
     assert_eq!(read("e.txt"), "run\n");
     assert_eq!(read("d.txt"), "new\n");
     assert_eq!(read("sub/f"), "f\n");
+    assert!(!dir.join("x.txt").exists() && !dir.join("kept").exists());
+    assert_eq!(read("x.txt.autocoder-run"), "run\n");
+    assert_eq!(read("kept.autocoder-run/k"), "run\n");
+    assert_eq!(read("moved/k"), "k\n");
     let result = run.sandbox();
     let mut conflicts = result.disk.unwrap()["conflicts"]
         .as_array()
@@ -739,6 +749,8 @@ fn disk_keeps_what_the_host_changed_meanwhile(user: Option<u32>) {
         [
             serde_json::json!({"path": "a.txt", "beside": "a.txt.autocoder-run"}),
             serde_json::json!({"path": "c.txt", "beside": null}),
+            serde_json::json!({"path": "kept", "beside": "kept.autocoder-run"}),
+            serde_json::json!({"path": "x.txt", "beside": "x.txt.autocoder-run"}),
         ],
         "user {user:?}"
     );

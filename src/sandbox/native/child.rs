@@ -118,6 +118,10 @@ pub struct ChildPlan<'a> {
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
     pub allow_degraded: bool,
+    /// Where our own command line lies in memory (`sys::argument_area`): the init, which is a
+    /// copy of us, blanks it, so that the command cannot read ours (`--env KEY=SECRET`, a
+    /// model's URL) in `/proc/1/cmdline`.
+    pub our_arguments: Option<(usize, usize)>,
 }
 
 /// A layer failed: with --allow-degraded say so and go on, otherwise give up.
@@ -203,6 +207,11 @@ pub fn run(plan: &ChildPlan<'_>) -> ! {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,
     };
+    if let Some((start, end)) = plan.our_arguments {
+        // SAFETY: our own copy of the arguments' bytes (the clone shares no memory with the
+        // parent), read by nothing here after the plan was made.
+        unsafe { std::ptr::write_bytes(start as *mut u8, 0, end.saturating_sub(start)) };
+    }
     // A panic here is a bug of ours: say so, or its exit status would pass for the command's,
     // and leave at once, since unwinding would run the parent's destructors in this copy of it.
     let status_fd = plan.status_fd.as_raw_fd();

@@ -14,8 +14,10 @@
 //!
 //! The user may edit the workspace while the command runs: nothing the host changed after the
 //! run started (by its inode's change time, against the clock the kernel stamps it with) is
-//! overwritten or removed. Such a conflict keeps the host's file; the run's version is put beside
-//! it (`NAME.autocoder-run`, or `-2`, ...) and the result lists both.
+//! overwritten or removed, nor brought back once the host removed or renamed it (what the command
+//! changed of it carries overlayfs's mark of its origin, and its directory changed meanwhile).
+//! Such a conflict keeps the host's state; the run's version is put beside it
+//! (`NAME.autocoder-run`, or `-2`, ...) and the result lists both.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
@@ -204,7 +206,12 @@ pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
         started: overlay.started,
         conflicts: Vec::new(),
     };
-    merge.dir(overlay.upper.as_fd(), overlay.lower.as_fd(), Path::new(""))?;
+    merge.dir(
+        overlay.upper.as_fd(),
+        overlay.lower.as_fd(),
+        Path::new(""),
+        false,
+    )?;
     Ok(Outcome::WrittenBack(merge.conflicts))
 }
 
@@ -260,8 +267,14 @@ impl Merge {
     }
 
     /// Writes the upper directory `upper` into the workspace's `lower`, at `shown` in the
-    /// workspace.
-    fn dir(&mut self, upper: BorrowedFd, lower: BorrowedFd, shown: &Path) -> Result<(), String> {
+    /// workspace; `made`: `lower` was made for it now, so the host has nothing there.
+    fn dir(
+        &mut self,
+        upper: BorrowedFd,
+        lower: BorrowedFd,
+        shown: &Path,
+        made: bool,
+    ) -> Result<(), String> {
         let failed = |name: &CStr, errno: Errno| {
             let path = shown.join(OsStr::from_bytes(name.to_bytes()));
             format!("cannot write back {}: {errno}", path.display())
@@ -280,10 +293,18 @@ impl Merge {
                 }
             }
         }
+        // The host removed or renamed something here meanwhile: what the command changed of
+        // what it removed is the command's alone now.
+        let dir_changed = !made
+            && nix::sys::stat::fstat(lower)
+                .is_ok_and(|dir| (dir.st_ctime, dir.st_ctime_nsec) >= self.started);
         for name in in_upper {
             let stat = sys::stat_at(upper, &name).map_err(|errno| failed(&name, errno))?;
             let kind = sys::file_kind(&stat);
-            let host_changed = self.touched(lower, &name);
+            let removed = dir_changed
+                && matches!(sys::stat_at(lower, &name), Err(Errno::ENOENT))
+                && copied_up(upper, &name);
+            let host_changed = !made && (removed || self.touched(lower, &name));
             if kind == SFlag::S_IFCHR && stat.st_rdev == 0 {
                 // A whiteout: removed.
                 match host_changed {
@@ -295,7 +316,7 @@ impl Merge {
             if kind == SFlag::S_IFDIR {
                 let host_kind = sys::stat_at(lower, &name).map(|stat| sys::file_kind(&stat));
                 // A directory where the host changed a file of that name: beside it, whole.
-                let target = match host_changed && host_kind.is_ok_and(|k| k != SFlag::S_IFDIR) {
+                let target = match host_changed && !matches!(host_kind, Ok(SFlag::S_IFDIR)) {
                     true => self
                         .conflict(lower, &name, shown, true)?
                         .expect("a free name"),
@@ -359,13 +380,38 @@ impl Merge {
                 nix::sys::stat::fchmod(&lower_dir, open).map_err(failed)?;
             }
         }
-        self.dir(upper_dir.as_fd(), lower_dir.as_fd(), shown)?;
+        self.dir(upper_dir.as_fd(), lower_dir.as_fd(), shown, made)?;
         let now = nix::sys::stat::fstat(&lower_dir).map_err(failed)?;
         if now.st_mode & 0o1777 == mode.bits() {
             return Ok(());
         }
         nix::sys::stat::fchmod(&lower_dir, mode).map_err(failed)
     }
+}
+
+/// Whether the upper layer's `name` was copied up from the workspace (overlayfs marks it with
+/// its origin), rather than made by the command.
+fn copied_up(upper: BorrowedFd, name: &CStr) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(path) = CString::new(
+        [
+            format!("/proc/self/fd/{}/", upper.as_raw_fd()).as_bytes(),
+            name.to_bytes(),
+        ]
+        .concat(),
+    ) else {
+        return false;
+    };
+    // SAFETY: asking the size of an attribute of a path we built; no buffer is written.
+    let size = unsafe {
+        libc::lgetxattr(
+            path.as_ptr(),
+            c"user.overlay.origin".as_ptr(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    size >= 0
 }
 
 /// A name beside `name` in `dir` that nothing has: `NAME.autocoder-run`, then `-2`, ...

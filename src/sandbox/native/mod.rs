@@ -273,6 +273,7 @@ fn run_with(
             .collect::<Result<_, _>>()?,
         envp: environment_block(&policy.env, None)?,
         allow_degraded: policy.allow_degraded,
+        our_arguments: crate::sys::argument_area(),
     };
 
     let mut degraded = Vec::new();

@@ -854,3 +854,50 @@ fn a_pattern_longer_than_any_real_one_is_left_out() {
     let mut session = initialized(dir.path());
     assert_eq!(listed(&mut session, json!({})), [".gitignore", "kept.txt"]);
 }
+
+/// What git on the host obeys is never a file tool's to write: `.git` in any form and case, the
+/// hooks directory and the config files the repository's config names.
+#[test]
+fn file_tools_write_nothing_git_obeys() {
+    let dir = TempDir::new();
+    dir.write("a.py", "x = 1\n");
+    dir.write(".githooks/pre-commit", "#!/bin/sh\n");
+    dir.write("shared.gitconfig", "[core]\n\tautocrlf = false\n");
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["config", "core.hooksPath", ".githooks"]);
+    git(
+        dir.path(),
+        &["config", "include.path", "../shared.gitconfig"],
+    );
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).unwrap();
+    let mut session = initialized(dir.path());
+    for path in [
+        ".git/config",
+        "sub/.GIT/config",
+        ".githooks/pre-commit",
+        "shared.gitconfig",
+    ] {
+        let written = session.call(
+            "write_file",
+            json!({"path": path, "content": "[core]\n\tfsmonitor = \"id > /tmp/x\"\n"}),
+        );
+        assert_eq!(written["isError"], true, "{path}: {written}");
+        assert!(
+            written.to_string().contains("git obeys it"),
+            "{path}: {written}"
+        );
+    }
+    let edited = session.call(
+        "edit_file",
+        json!({"path": "shared.gitconfig", "old_string": "false", "new_string": "true"}),
+    );
+    assert_eq!(edited["isError"], true, "{edited}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".git/config")).unwrap(),
+        config
+    );
+    assert!(!dir.path().join("sub").exists());
+    // A file beside them is written.
+    let written = session.call("write_file", json!({"path": "a.py", "content": "x = 2\n"}));
+    assert_ne!(written["isError"], true, "{written}");
+}
