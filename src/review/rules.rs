@@ -43,7 +43,7 @@ pub const RULES: &[Rule] = &[
     Rule { id: "runs-outside-sandbox", severity: Severity::High, summary: "a file that runs or is obeyed outside the sandbox changed: git hooks (.git, core.hooksPath), .gitattributes, .gitmodules, CI workflows, editor tasks, dev containers, direnv, hook managers" },
     Rule { id: "test-weakened", severity: Severity::High, summary: "a test file deleted, assertions removed, or a skip added" },
     Rule { id: "auth-crypto", severity: Severity::Medium, summary: "authentication, cryptography or permission code changed" },
-    Rule { id: "ci-build-config", severity: Severity::Medium, summary: "CI workflows or build configuration changed" },
+    Rule { id: "ci-build-config", severity: Severity::Medium, summary: "build configuration changed (a Makefile, build.rs, a Dockerfile; CI's own files run outside the sandbox)" },
     Rule { id: "dependencies", severity: Severity::Medium, summary: "a dependency manifest or lock file changed" },
     Rule { id: "migration", severity: Severity::Medium, summary: "a database migration or schema changed" },
     Rule { id: "generated-vendored", severity: Severity::Medium, summary: "a generated or vendored file edited by hand" },
@@ -333,14 +333,8 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
 fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
     let path = file.path();
     let name = path.rsplit('/').next().unwrap_or(path);
-    let ci = path.starts_with(".github/workflows/")
-        || path.starts_with(".github/actions/")
-        || path.starts_with(".circleci/")
-        || name.starts_with("Dockerfile")
-        || matches!(
-            name,
-            ".gitlab-ci.yml" | "Jenkinsfile" | "azure-pipelines.yml" | ".travis.yml"
-        )
+    // CI's own files run outside the sandbox: `check` said so before this.
+    let build = name.starts_with("Dockerfile")
         || matches!(
             name,
             "Makefile"
@@ -359,12 +353,12 @@ fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
         || name.starts_with("webpack.config.")
         || name.starts_with("vite.config.")
         || name.starts_with("rollup.config.");
-    if ci {
+    if build {
         risks.push(risk(
             "ci-build-config",
             path,
             None,
-            format!("{path} configures CI or the build: it runs outside the project's tests"),
+            format!("{path} configures the build: check what it runs"),
         ));
     }
     let manifest = matches!(
@@ -611,6 +605,10 @@ mod tests {
         );
         assert_eq!(
             rules_found(&added("Jenkinsfile", &["pipeline {}"])),
+            ["runs-outside-sandbox"]
+        );
+        assert_eq!(
+            rules_found(&added("build.rs", &["fn main() {}"])),
             ["ci-build-config"]
         );
         assert_eq!(rules_found(&added("Cargo.lock", &["x"])), ["dependencies"]);
