@@ -163,13 +163,15 @@ fn reached_without_links(root: &Path, path: &Path) -> bool {
 /// the config is read from (the repository's, the files it includes). Nothing when the
 /// workspace is in no repository, or git cannot say.
 fn git_config_names(workspace: &Path) -> Vec<PathBuf> {
-    // No git asked where there is no repository: a sandbox's start stays quick.
-    if !workspace
+    // The repository's top, as git finds it; no git asked where there is none (a sandbox's
+    // start stays quick).
+    let Some(top) = workspace
         .ancestors()
-        .any(|dir| dir.join(".git").symlink_metadata().is_ok())
-    {
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+    else {
         return Vec::new();
-    }
+    };
     let git = |args: &[&str]| {
         let output = std::process::Command::new("git")
             .arg("-C")
@@ -195,9 +197,7 @@ fn git_config_names(workspace: &Path) -> Vec<PathBuf> {
         Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
         None => Some(PathBuf::from(path)),
     };
-    // Relative paths are from the repository's top, where git runs.
-    let top = git(&["rev-parse", "--show-toplevel"])
-        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    // Relative paths (`.git/config`, a relative hooks directory) are from the top.
     let mut named = Vec::new();
     let mut hooks = None;
     // NUL-separated: each entry's origin (`file:PATH`), then `key\nvalue`.
