@@ -45,6 +45,7 @@ pub fn run(args: McpArgs) -> Result<i32, Failure> {
         roots,
         test_env: Vec::new(),
         caches_of: None,
+        secrets: Default::default(),
     })
     .map_err(|err| Failure::external(format!("stdio failed: {err}")))?;
     Ok(0)

@@ -12,7 +12,6 @@ use serde::Serialize;
 
 use super::matching;
 use super::tree::Tree;
-use crate::secrets::WITHHELD;
 use crate::testmap::is_test_file;
 use crate::tools::edit_file::{self, closest_lines, Mismatch};
 
@@ -368,16 +367,6 @@ pub fn refusal(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
     }
 }
 
-/// Why a change from `before` to `after` may not be made: it writes the stand-in for a secret
-/// the model was not shown, which would take the secret's place.
-pub fn writes_withheld(path: &str, before: &str, after: &str) -> Option<String> {
-    (after.matches(WITHHELD).count() > before.matches(WITHHELD).count()).then(|| {
-        format!(
-            "the change to {path} writes {WITHHELD}, which stands for a secret you were not shown: leave the lines that hold it as they are"
-        )
-    })
-}
-
 /// Why `path` may not be changed, if it may not.
 fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
     if let Some(refused) = tree.refusal(path) {
@@ -451,7 +440,9 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
                 EditKind::WholeFile => text.as_str(),
                 _ => edit.search.as_str(),
             };
-            let result = if let Some(reason) = writes_withheld(path, before, &edit.replace) {
+            let result = if let Some(reason) =
+                crate::secrets::writes_stand_in(path, before, &edit.replace)
+            {
                 Err(reason)
             } else if edit.kind == EditKind::WholeFile {
                 match current
@@ -704,16 +695,6 @@ mod tests {
             normalized("./shop//pricing.py"),
             Ok("shop/pricing.py".into())
         );
-    }
-
-    #[test]
-    fn writing_the_stand_in_for_a_secret_is_refused() {
-        assert!(writes_withheld("a.py", "TOKEN = 1", "TOKEN = \"[withheld]\"").is_some());
-        // Kept where it was, it is not written anew.
-        assert!(
-            writes_withheld("a.py", "x = \"[withheld]\"", "x = \"[withheld]\"\ny = 2").is_none()
-        );
-        assert!(writes_withheld("a.py", "x = 1", "x = 2").is_none());
     }
 
     #[test]

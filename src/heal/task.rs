@@ -114,6 +114,7 @@ pub fn run(
             .map_err(|err| Failure::external(format!("heal's copy: {err}")))?,
         test_env: request.env.clone(),
         caches_of: Some(request.workspace.clone()),
+        secrets: Default::default(),
     };
     let mut report = HealReport {
         engine: Some("llm"),
@@ -381,7 +382,7 @@ impl Agent<'_> {
             .and_then(Value::as_str)
             .map(str::to_string);
         let refused = match (&path, writes) {
-            (Some(path), true) => self.refusal(path, call),
+            (Some(path), true) => self.refusal(path),
             _ => None,
         };
         let written = match (&path, writes, &refused) {
@@ -446,33 +447,15 @@ impl Agent<'_> {
         (result, interrupted)
     }
 
-    /// Why a write to `path` is refused: by a repair's rules (not `.git`, credential files,
-    /// what runs outside the sandbox, a path through a link; tests may change), or because it
-    /// writes the stand-in for a secret.
-    fn refusal(&self, path: &str, call: &ToolCall) -> Option<String> {
+    /// Why a write to `path` is refused by a repair's rules (not `.git`, credential files, what
+    /// runs outside the sandbox, a path through a link; tests may change). The tools refuse
+    /// the stand-in for a secret themselves.
+    fn refusal(&self, path: &str) -> Option<String> {
         let rules = edits::Rules {
             allow_test_edits: true,
             ..Default::default()
         };
-        if let Some(reason) = edits::refusal(self.tree, path, &rules) {
-            return Some(reason);
-        }
-        let arguments = call.arguments.as_ref().ok()?;
-        let text = |key: &str| {
-            arguments
-                .get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        };
-        let before = match call.name.as_str() {
-            "write_file" => self.tree.read(path).ok().flatten().unwrap_or_default(),
-            _ => text("old_string").to_string(),
-        };
-        let after = match call.name.as_str() {
-            "write_file" => text("content"),
-            _ => text("new_string"),
-        };
-        edits::writes_withheld(path, &before, after)
+        edits::refusal(self.tree, path, &rules)
     }
 
     /// Calls tool `name` on a thread of its own while this one watches for signals: a signal

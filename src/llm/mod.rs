@@ -295,7 +295,7 @@ impl Session {
     /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
     /// refuses the tools is asked again without them.
     pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
-        let system = self.without_secrets(prompt.system);
+        let system = self.secrets.without_secrets(prompt.system);
         let messages: Vec<Message> = prompt
             .messages
             .iter()
@@ -324,16 +324,10 @@ impl Session {
         }
     }
 
-    /// `text` without the secrets the session knows, however spelled, nor any that looks like
-    /// one by its shape (a token in a file no name marks, a key in a command's output).
-    fn without_secrets(&self, text: &str) -> String {
-        self.secrets.withhold(&crate::secrets::scan::redact(text))
-    }
-
     /// `message` with the secrets withheld from each of its texts.
     fn withheld(&self, message: &Message) -> Message {
         match message {
-            Message::User(text) => Message::User(self.without_secrets(text)),
+            Message::User(text) => Message::User(self.secrets.without_secrets(text)),
             Message::Assistant(turn) => {
                 let mut turn = turn.clone();
                 self.secrets.withhold_json(&mut turn);
@@ -343,7 +337,7 @@ impl Session {
                 results
                     .iter()
                     .map(|result| ToolResult {
-                        content: self.without_secrets(&result.content),
+                        content: self.secrets.without_secrets(&result.content),
                         ..result.clone()
                     })
                     .collect(),

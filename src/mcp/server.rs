@@ -628,6 +628,7 @@ fn response(shared: &Shared, message: &Value) {
                 roots,
                 test_env: Vec::new(),
                 caches_of: None,
+                secrets: Default::default(),
             });
         }
         Err(err) => warn("mcp", &format!("keeping the roots as they were: {err}")),
@@ -709,14 +710,20 @@ fn call_tool(shared: &Arc<Shared>, id: Value, params: &Value, cancelled: Arc<Ato
         });
     let call = Call::new(cancelled, progress);
     let context = shared.context.read().unwrap().clone();
+    // The client is a model's agent: nothing it is sent holds a secret.
+    let secrets = context.secrets();
     match tools::invoke(&context, &call, name, arguments) {
-        Ok(output) => result(
-            id,
-            json!({"content": [{"type": "text", "text": output.text}], "structuredContent": output.structured, "isError": false}),
-        ),
+        Ok(mut output) => {
+            secrets.without_secrets_json(&mut output.structured);
+            let text = secrets.without_secrets(&output.text);
+            result(
+                id,
+                json!({"content": [{"type": "text", "text": text}], "structuredContent": output.structured, "isError": false}),
+            )
+        }
         Err(CallError::Tool(err)) => result(
             id,
-            json!({"content": [{"type": "text", "text": err.0}], "isError": true}),
+            json!({"content": [{"type": "text", "text": secrets.without_secrets(&err.0)}], "isError": true}),
         ),
         Err(CallError::UnknownTool(name)) => error(id, -32602, &format!("unknown tool: {name}")),
         Err(CallError::Panicked) => error(

@@ -27,10 +27,66 @@ pub const PRIVATE_TMP: &str = "/tmp";
 pub const PRIVATE_HOME: &str = "/tmp/home";
 
 pub fn run(policy: &SandboxPolicy, backend: BackendKind) -> Result<SandboxResult, Failure> {
-    match backend {
+    let mut result = match backend {
         BackendKind::Native => native::run(policy),
         BackendKind::Docker => docker::run(policy),
+    }?;
+    result.quarantined = quarantine(policy);
+    Ok(result)
+}
+
+/// Moves away what the command made where git on the host would obey it (a `.git`, a hooks
+/// directory or an included config file that was not there, or not that one, before): beside,
+/// as `NAME.autocoder-quarantine`, so that nothing is lost and git obeys none of it. Said on
+/// stderr too.
+fn quarantine(policy: &SandboxPolicy) -> Vec<result::Quarantined> {
+    let mut moved = Vec::new();
+    for (path, before) in &policy.watched {
+        let now = crate::workspace::runs_outside::identity(path);
+        if now.is_none() || now == *before {
+            continue;
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        let free = (1..100)
+            .map(|n| {
+                let mut beside = name.to_os_string();
+                beside.push(match n {
+                    1 => ".autocoder-quarantine".to_string(),
+                    n => format!(".autocoder-quarantine-{n}"),
+                });
+                path.with_file_name(beside)
+            })
+            .find(|beside| beside.symlink_metadata().is_err());
+        let shown = |path: &Path| {
+            path.strip_prefix(&policy.workspace)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        };
+        let outcome = match free {
+            Some(beside) => std::fs::rename(path, &beside).map(|()| beside),
+            None => Err(std::io::Error::other("no free name beside it")),
+        };
+        let said = match &outcome {
+            Ok(beside) => format!(
+                "the command made {}, which git on the host would obey: moved to {}",
+                shown(path),
+                shown(beside)
+            ),
+            Err(err) => format!(
+                "the command made {}, which git on the host would obey, and it could not be moved away ({err}): remove it before running git there",
+                shown(path)
+            ),
+        };
+        crate::log::warn("sandbox", &crate::text::sanitize_for_terminal(&said));
+        moved.push(result::Quarantined {
+            path: shown(path),
+            moved_to: outcome.ok().map(|beside| shown(&beside)),
+        });
     }
+    moved
 }
 
 /// The layer report fields that follow from the policy alone; backends fill in the rest.
@@ -206,6 +262,7 @@ fn result_of(
         disk: policy.disk_bytes.map(|_| result::DiskWriteBack {
             conflicts: ending.disk_conflicts,
         }),
+        quarantined: Vec::new(),
         stderr_mid_line: run.stderr_mid_line,
     }
 }

@@ -78,6 +78,10 @@ pub struct SandboxPolicy {
     /// The workspace's `.git`: read-only (Some(true), among `read_only`), given back with
     /// `--rw` (Some(false)), or none there.
     pub git_read_only: Option<bool>,
+    /// Places git on the host would obey that are missing or reached through a link, with what
+    /// was there before the command (device and inode): what the command made there is moved
+    /// away after it (`sandbox::run`).
+    pub watched: Vec<(PathBuf, Option<(u64, u64)>)>,
 }
 
 /// Told each piece of the command's captured output as it arrives, with its stream (0 stdout, 1
@@ -162,7 +166,7 @@ impl PolicyRequest {
             .iter()
             .map(|p| existing_path(p, "--rw"))
             .collect::<Result<_, _>>()?;
-        let read_write: Vec<PathBuf> = self
+        let mut read_write: Vec<PathBuf> = self
             .read_write
             .iter()
             .enumerate()
@@ -179,10 +183,6 @@ impl PolicyRequest {
                 resolve(p, "--rw", &others)
             })
             .collect::<Result<_, _>>()?;
-        // The workspace's rule holds for every writable path, and each is held as it is.
-        let held = std::iter::once(Ok(held_workspace))
-            .chain(read_write.iter().map(|path| held_writable(path)))
-            .collect::<Result<Vec<_>, _>>()?;
         let writable: Vec<PathBuf> = std::iter::once(workspace.clone())
             .chain(read_write.iter().cloned())
             .collect();
@@ -191,20 +191,31 @@ impl PolicyRequest {
             .iter()
             .map(|p| resolve(p, "--ro", &writable))
             .collect::<Result<_, _>>()?;
-        // What git on the host obeys in the workspace (its repository, the submodules', the
-        // hooks directory and config files it names) is read-only to the command unless `--rw`
-        // gives it back: autocoder writes its own files in `.git` too.
+        // What git on the host obeys in the workspace (its repository, the submodules', the git
+        // directory, hooks directory and config files it names) is read-only to the command
+        // unless `--rw` gives it back (autocoder writes its own files in `.git` too), and the
+        // directories on the way to it are mount points, which cannot be renamed away; what is
+        // missing there is watched (`sandbox::run` moves away what the command made).
         let git = workspace.join(".git");
         let mut git_read_only = None;
-        for obeyed in RunsOutside::of(&workspace).git_obeys(&workspace) {
-            let given_back = read_write.contains(&obeyed);
-            if obeyed == git {
+        let obeyed = RunsOutside::of(&workspace).git_paths(&workspace);
+        for held in obeyed.held {
+            let given_back = read_write.contains(&held);
+            if held == git {
                 git_read_only = Some(!given_back);
             }
             if !given_back {
-                read_only.push(obeyed);
+                read_only.push(held);
             }
         }
+        // With --disk the overlay's write-back holds them (no mount may lie inside it).
+        if self.disk_bytes.is_none() {
+            read_write.extend(obeyed.pinned);
+        }
+        // The workspace's rule holds for every writable path, and each is held as it is.
+        let held = std::iter::once(Ok(held_workspace))
+            .chain(read_write.iter().map(|path| held_writable(path)))
+            .collect::<Result<Vec<_>, _>>()?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let toolchains = ToolchainHomes::discover(home.as_deref());
         let env = environment::build(
@@ -241,6 +252,7 @@ impl PolicyRequest {
             layered,
             watcher: self.watcher,
             git_read_only,
+            watched: obeyed.watched,
         })
     }
 }

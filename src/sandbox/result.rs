@@ -45,6 +45,9 @@ pub struct SandboxResult {
     /// With `--disk`: what writing the changes back met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskWriteBack>,
+    /// What the command made where git on the host would obey it, moved away.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<Quarantined>,
     /// Streamed stderr may have ended without a newline (unknown counts as yes): a result
     /// written after it must start a line of its own, or the command's last words would run
     /// into it (and a line of its own could pass for the result).
@@ -66,6 +69,16 @@ impl SandboxResult {
             self.exit_code.unwrap_or(125)
         }
     }
+}
+
+/// Something the command made where git on the host would obey it: a `.git`, the hooks
+/// directory or a config file the repository names, which was not there before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quarantined {
+    /// From the workspace's root.
+    pub path: String,
+    /// Where it was moved, from the workspace's root; null when it could not be.
+    pub moved_to: Option<String>,
 }
 
 /// What writing a `--disk` run's changes back into the workspace met.

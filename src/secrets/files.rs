@@ -62,8 +62,8 @@ pub fn is_credential_file(path: &str) -> bool {
 const MAX_WALKED: usize = 100_000;
 
 /// The workspace's credential files at any depth, ignored by git or not, with their text: each
-/// a regular file, or a link to one inside the workspace (the file it leads to is then the one
-/// given). Not in `.git`, nor in build outputs and installed packages (`node_modules`, cargo's
+/// a regular file, or a link to one (the link is then the one given: what the tests read through
+/// it is the file's, wherever it is). Not in `.git`, nor in build outputs and installed packages (`node_modules`, cargo's
 /// `target`, a virtual environment, `site-packages`), whose key files are others' (certifi's
 /// `cacert.pem`): told by their names and markers together, so that a marker planted beside a
 /// credential file does not hide it.
@@ -75,9 +75,6 @@ pub fn credential_files(workspace: &Path) -> Vec<(PathBuf, String)> {
             !entry.file_type().is_some_and(|t| t.is_dir()) || !installed(entry.path())
         })
         .build();
-    let root = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
     let mut found = Vec::new();
     for entry in walk.filter_map(Result::ok).take(MAX_WALKED) {
         let Ok(relative) = entry.path().strip_prefix(workspace) else {
@@ -89,15 +86,16 @@ pub fn credential_files(workspace: &Path) -> Vec<(PathBuf, String)> {
         {
             continue;
         }
-        let file = match kind.is_some_and(|t| t.is_symlink()) {
-            true => match entry.path().canonicalize() {
-                Ok(target) if target.starts_with(&root) => target,
-                _ => continue,
-            },
-            false => entry.path().to_path_buf(),
+        let text = match kind.is_some_and(|t| t.is_symlink()) {
+            true => entry
+                .path()
+                .canonicalize()
+                .ok()
+                .and_then(|target| crate::workspace::read_regular_file(&target, 1 << 20)),
+            false => crate::workspace::read_regular_file(entry.path(), 1 << 20),
         };
-        if let Some(text) = crate::workspace::read_regular_file(&file, 1 << 20) {
-            found.push((file, text));
+        if let Some(text) = text {
+            found.push((entry.path().to_path_buf(), text));
         }
     }
     found.sort();
@@ -219,8 +217,8 @@ mod tests {
         assert_eq!(
             found,
             [
-                "config/production.conf",
                 "deploy/.docker/config.json",
+                "deploy/.env",
                 "services/api/conf/.env",
                 "svc/.env"
             ]

@@ -39,6 +39,11 @@ impl Secrets {
     /// and of those given to the tests (`--env KEY=VALUE`), the values in the workspace's
     /// credential files (at any depth), and the model's (`model`: its key, its URL's password).
     pub fn collect(model: &[String], env_flags: &[String], workspace: &Path) -> Secrets {
+        Secrets::collect_in(model, env_flags, &[workspace])
+    }
+
+    /// `collect`, for several workspaces (an MCP server's roots).
+    pub fn collect_in(model: &[String], env_flags: &[String], workspaces: &[&Path]) -> Secrets {
         let values = std::env::vars()
             .filter(|(name, value)| is_credential(name, value))
             .map(|(_, value)| value)
@@ -47,8 +52,9 @@ impl Secrets {
                 is_credential(name, value).then(|| value.to_string())
             }))
             .chain(
-                credential_files(workspace)
-                    .into_iter()
+                workspaces
+                    .iter()
+                    .flat_map(|workspace| credential_files(workspace))
                     .flat_map(|(_, text)| values_in(&text).collect::<Vec<_>>()),
             )
             .chain(model.iter().cloned());
@@ -93,6 +99,32 @@ impl Secrets {
         }
     }
 
+    /// `text` without the secrets known here, however spelled, nor any that looks like one by its
+    /// shape (a token in a file no name marks, a key in a command's output): what a model (or an
+    /// MCP client, a model's agent) may be sent.
+    pub fn without_secrets(&self, text: &str) -> String {
+        self.withhold(&super::scan::redact(text))
+    }
+
+    /// `without_secrets` for every string in `value`.
+    pub fn without_secrets_json(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => {
+                let cleared = self.without_secrets(text);
+                if cleared != *text {
+                    *text = cleared;
+                }
+            }
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|item| self.without_secrets_json(item)),
+            Value::Object(map) => map
+                .values_mut()
+                .for_each(|item| self.without_secrets_json(item)),
+            _ => {}
+        }
+    }
+
     /// `value` with every string in it (object keys too) withheld, before it is written as JSON.
     pub fn withhold_json(&self, value: &mut Value) {
         if self.spellings.is_none() {
@@ -128,8 +160,13 @@ impl Secrets {
         for (path, text) in credential_files(copy) {
             let blanked = self.withhold(&text);
             if blanked != text {
+                // A link (to a file of the copy's or the host's) becomes a file of the copy's.
+                if path.symlink_metadata()?.file_type().is_symlink() {
+                    std::fs::remove_file(&path)?;
+                }
                 std::fs::OpenOptions::new()
                     .write(true)
+                    .create(true)
                     .truncate(true)
                     .custom_flags(libc::O_NOFOLLOW)
                     .open(&path)?
@@ -139,6 +176,16 @@ impl Secrets {
         }
         Ok(changed)
     }
+}
+
+/// Why a change of `path` from `before` to `after` may not be made: it writes the stand-in for a
+/// secret its writer was not shown (a model, an MCP client), which would take the secret's place.
+pub fn writes_stand_in(path: &str, before: &str, after: &str) -> Option<String> {
+    (after.matches(WITHHELD).count() > before.matches(WITHHELD).count()).then(|| {
+        format!(
+            "the change to {path} writes {WITHHELD}, which stands for a secret you were not shown: leave the lines that hold it as they are"
+        )
+    })
 }
 
 /// `--env` requests as the tests get them while a model is in the loop: each credential's value
@@ -180,6 +227,12 @@ fn spellings_of(secret: &str) -> Vec<String> {
             spellings.push(base64_core(&engine, bytes, offset));
         }
     }
+    for offset in 0..5 {
+        let core = base32_core(bytes, offset);
+        spellings.push(core.to_ascii_lowercase());
+        spellings.push(core);
+    }
+    spellings.push(rot13(secret));
     spellings.sort();
     spellings.dedup();
     spellings
@@ -196,6 +249,36 @@ fn base64_core(engine: &impl Engine, bytes: &[u8], offset: usize) -> String {
     let first = (8 * offset).div_ceil(6);
     let end = 8 * (offset + bytes.len()) / 6;
     encoded.get(first..end).unwrap_or_default().to_string()
+}
+
+/// As `base64_core`, for base32 (RFC 4648's alphabet): 5-byte groups, 5 bits a character.
+fn base32_core(bytes: &[u8], offset: usize) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut padded = vec![0u8; offset];
+    padded.extend_from_slice(bytes);
+    let bits = padded.len() * 8;
+    let bit = |at: usize| (padded[at / 8] >> (7 - at % 8)) & 1;
+    let first = (8 * offset).div_ceil(5);
+    let end = bits / 5;
+    (first..end)
+        .map(|char_at| {
+            let value = (0..5).fold(0usize, |value, i| {
+                value << 1 | bit(char_at * 5 + i) as usize
+            });
+            ALPHABET[value] as char
+        })
+        .collect()
+}
+
+/// ROT13: letters turned 13 places, the rest as it is.
+fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            other => other,
+        })
+        .collect()
 }
 
 fn hex(bytes: &[u8], upper: bool) -> String {
@@ -265,6 +348,15 @@ mod tests {
         shown(&hex(SECRET.as_bytes(), true));
         shown(&url_encoded(SECRET.as_bytes(), true));
         shown(&url_encoded(SECRET.as_bytes(), false));
+        shown(&rot13(SECRET));
+        // base32 as Python's base64.b32encode writes it, its padding bits left out.
+        assert_eq!(base32_core(b"hello world", 0), "NBSWY3DPEB3W64TMM");
+        // base32 of a whole file.
+        for before in ["", "K", "KE", "KEY", "KEY="] {
+            let file = format!("{before}{SECRET}\n");
+            let encoded = base32_core(file.as_bytes(), 0);
+            shown(&encoded);
+        }
         // In base64 of a whole file, whatever comes before the value and after it.
         for before in ["", "K", "KE", "KEY=", "STRIPE_KEY="] {
             for engine in [STANDARD, URL_SAFE] {
@@ -288,6 +380,16 @@ mod tests {
             value,
             serde_json::json!({"message": "got n[withheld]", "[withheld]": [1, "[withheld]"]})
         );
+    }
+
+    #[test]
+    fn writing_the_stand_in_for_a_secret_is_refused() {
+        assert!(writes_stand_in("a.py", "TOKEN = 1", "TOKEN = \"[withheld]\"").is_some());
+        // Kept where it was, it is not written anew.
+        assert!(
+            writes_stand_in("a.py", "x = \"[withheld]\"", "x = \"[withheld]\"\ny = 2").is_none()
+        );
+        assert!(writes_stand_in("a.py", "x = 1", "x = 2").is_none());
     }
 
     #[test]

@@ -14,5 +14,5 @@ mod names;
 pub mod scan;
 
 pub use files::{credential_files, is_credential_file};
-pub use known::{withheld_env, Secrets, WITHHELD};
+pub use known::{withheld_env, writes_stand_in, Secrets, WITHHELD};
 pub use names::is_credential_name;

@@ -14,73 +14,125 @@ use regex::{Regex, RegexSet};
 
 use super::known::WITHHELD;
 
-/// A token format: what it is called, its shape, and the words one of which must be near it
-/// (empty: the shape alone says it).
+/// A token format: what it is called, its shape (its first group, where it has one, is the
+/// secret), the words one of which must be near it, and what makes a match a secret.
 struct Format {
     what: &'static str,
     pattern: &'static str,
     near: &'static [&'static str],
+    check: Check,
+}
+
+/// What makes a format's match a secret beyond its shape.
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    /// Not one character over and over, nor a published stand-in.
+    Shape,
+    /// Random characters (letters and digits, hex or both cases), near its provider's name.
+    Random,
+    /// The structure says it (`-u user:PASSWORD`, `<password>…</password>`): any value that
+    /// is not a placeholder, however short or plain.
+    Structure,
+    /// A literal assigned to a password's name: not a placeholder, two kinds of characters or
+    /// more (letters and digits, or symbols), not a name or an expression.
+    Password,
+}
+
+/// A format its shape alone says.
+const fn shape(what: &'static str, pattern: &'static str) -> Format {
+    Format {
+        what,
+        pattern,
+        near: &[],
+        check: Check::Shape,
+    }
+}
+
+/// A format of random characters that needs one of `near` on its line or just before.
+const fn named(what: &'static str, pattern: &'static str, near: &'static [&'static str]) -> Format {
+    Format {
+        what,
+        pattern,
+        near,
+        check: Check::Random,
+    }
+}
+
+/// A value its place in a structure says is a secret.
+const fn structure(what: &'static str, pattern: &'static str) -> Format {
+    Format {
+        what,
+        pattern,
+        near: &[],
+        check: Check::Structure,
+    }
 }
 
 /// The formats, most specific first. Each has a real-looking sample in the tests.
 #[rustfmt::skip]
 const FORMATS: &[Format] = &[
-    Format { what: "a private key", pattern: r"-----BEGIN (?:[A-Z0-9_-]+ )*PRIVATE KEY(?: BLOCK)?-----", near: &[] },
-    Format { what: "an AWS access key", pattern: r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)", near: &[] },
-    Format { what: "an AWS secret key", pattern: r"(?-u:\b)[A-Za-z0-9/+]{40}(?-u:\b)", near: &["aws", "amazon"] },
-    Format { what: "a GitHub token", pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)", near: &[] },
-    Format { what: "a GitLab token", pattern: r"(?-u:\b)(?:gl(?:pat|dt|ptt|rt|cbt|imt|oas|soat|ft|ffct|agent)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20})", near: &[] },
-    Format { what: "a Slack token", pattern: r"(?-u:\b)xox[abeoprs]-[A-Za-z0-9-]{10,}|(?-u:\b)xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+", near: &[] },
-    Format { what: "a Slack webhook", pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", near: &[] },
-    Format { what: "a Discord webhook", pattern: r"discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d{5,}/[A-Za-z0-9_-]{30,}", near: &[] },
-    Format { what: "a Microsoft Teams webhook", pattern: r"\.webhook\.office\.com/webhookb2/[A-Za-z0-9@-]{20,}/IncomingWebhook/[A-Za-z0-9]{32}", near: &[] },
-    Format { what: "a Twilio API key", pattern: r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)", near: &[] },
-    Format { what: "a Twilio auth token", pattern: r"(?-u:\b)[0-9a-f]{32}(?-u:\b)", near: &["twilio"] },
-    Format { what: "a Telegram bot token", pattern: r"(?-u:\b)\d{5,16}:A[A-Za-z0-9_-]{34}(?-u:\b)", near: &["telegr"] },
-    Format { what: "a Stripe key", pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}", near: &[] },
+    shape("a private key", r"-----BEGIN (?:[A-Z0-9_-]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    shape("an AWS access key", r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)"),
+    named("an AWS secret key", r"(?-u:\b)[A-Za-z0-9/+]{40}(?-u:\b)", &["aws", "amazon"]),
+    shape("a GitHub token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)"),
+    shape("a GitLab token", r"(?-u:\b)(?:gl(?:pat|dt|ptt|rt|cbt|imt|oas|soat|ft|ffct|agent)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20})"),
+    shape("a Slack token", r"(?-u:\b)xox[abeoprs]-[A-Za-z0-9-]{10,}|(?-u:\b)xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+"),
+    shape("a Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}"),
+    shape("a Discord webhook", r"discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d{5,}/[A-Za-z0-9_-]{30,}"),
+    shape("a Microsoft Teams webhook", r"\.webhook\.office\.com/webhookb2/[A-Za-z0-9@-]{20,}/IncomingWebhook/[A-Za-z0-9]{32}"),
+    shape("a Twilio API key", r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)"),
+    named("a Twilio auth token", r"(?-u:\b)[0-9a-f]{32}(?-u:\b)", &["twilio"]),
+    shape("a Telegram bot token", r"(?-u:\b)\d{8,10}:AA[A-Za-z0-9_-]{33}(?-u:\b)"),
+    shape("a Google OAuth client secret", r"(?-u:\b)GOCSPX-[A-Za-z0-9_-]{28}(?-u:\b)"),
+    shape("a Stripe key", r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}"),
     // Keys mix cases and digits; a CSS class such as `sk-loading-spinner` does not.
-    Format { what: "an OpenAI or Anthropic key", pattern: r"(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*", near: &[] },
-    Format { what: "a Perplexity key", pattern: r"(?-u:\b)pplx-[A-Za-z0-9]{48}(?-u:\b)", near: &[] },
-    Format { what: "a Google API key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)", near: &[] },
-    Format { what: "a Google service account's key", pattern: r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#, near: &[] },
-    Format { what: "a JSON web token", pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", near: &[] },
-    Format { what: "a bearer token", pattern: r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/=-]{20,})", near: &["bearer"] },
-    Format { what: "a password after its name", pattern: r"(?i)(?:^|\s)(?:password|passwd)\s+(\S{8,})", near: &["pass"] },
-    Format { what: "a password in a URL", pattern: r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]{3,}@", near: &[] },
-    Format { what: "a SendGrid key", pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", near: &[] },
-    Format { what: "a Brevo key", pattern: r"(?-u:\b)xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", near: &[] },
-    Format { what: "a Mailgun key", pattern: r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)", near: &[] },
-    Format { what: "a Mailchimp key", pattern: r"(?-u:\b)[0-9a-f]{32}-us\d{1,2}(?-u:\b)", near: &[] },
-    Format { what: "an npm token", pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", near: &[] },
-    Format { what: "a PyPI token", pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", near: &[] },
-    Format { what: "a RubyGems key", pattern: r"(?-u:\b)rubygems_[a-f0-9]{48}(?-u:\b)", near: &[] },
-    Format { what: "a Docker Hub token", pattern: r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}", near: &[] },
-    Format { what: "a JFrog key", pattern: r"(?-u:\b)AKCp[A-Za-z0-9]{69}(?-u:\b)", near: &[] },
-    Format { what: "a Hugging Face token", pattern: r"(?-u:\b)(?:hf_|api_org_)[A-Za-z0-9]{30,}", near: &[] },
-    Format { what: "a Shopify token", pattern: r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?-u:\b)", near: &[] },
-    Format { what: "a Square token", pattern: r"(?-u:\b)(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}", near: &[] },
-    Format { what: "a Heroku key", pattern: r"(?-u:\b)HRKU-AA[A-Za-z0-9_-]{58}", near: &[] },
-    Format { what: "a Heroku key", pattern: r"(?-u:\b)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?-u:\b)", near: &["heroku"] },
-    Format { what: "a DigitalOcean token", pattern: r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)", near: &[] },
-    Format { what: "a Doppler token", pattern: r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", near: &[] },
-    Format { what: "a Databricks token", pattern: r"(?-u:\b)dapi[a-f0-9]{32}(?:-\d)?(?-u:\b)", near: &[] },
-    Format { what: "an Atlassian token", pattern: r"(?-u:\b)ATATT3[A-Za-z0-9_=-]{180,}", near: &[] },
-    Format { what: "a Linear key", pattern: r"(?-u:\b)lin_api_[A-Za-z0-9]{40}(?-u:\b)", near: &[] },
-    Format { what: "a Postman key", pattern: r"(?-u:\b)PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}(?-u:\b)", near: &[] },
-    Format { what: "a Pulumi token", pattern: r"(?-u:\b)pul-[a-f0-9]{40}(?-u:\b)", near: &[] },
-    Format { what: "a Grafana token", pattern: r"(?-u:\b)(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})", near: &[] },
-    Format { what: "a New Relic key", pattern: r"(?-u:\b)NR(?:AK|II|JS|RA)-[A-Za-z0-9-]{19,32}(?-u:\b)", near: &[] },
-    Format { what: "a Sentry token", pattern: r"(?-u:\b)sntry[su]_[A-Za-z0-9+/=_-]{40,}", near: &[] },
-    Format { what: "a HashiCorp Vault token", pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_-]{24,}", near: &[] },
-    Format { what: "a Terraform Cloud token", pattern: r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", near: &[] },
-    Format { what: "an Okta token", pattern: r"(?-u:\b)00[A-Za-z0-9_=-]{40}(?-u:\b)", near: &["okta"] },
-    Format { what: "a Datadog key", pattern: r"(?-u:\b)[a-z0-9]{40}(?-u:\b)", near: &["datadog", "dd_api_key", "dd_app_key"] },
-    Format { what: "a Cloudflare key", pattern: r"(?-u:\b)[A-Za-z0-9_-]{40}(?-u:\b)", near: &["cloudflare"] },
-    Format { what: "an Alibaba Cloud key", pattern: r"(?-u:\b)LTAI[A-Za-z0-9]{20}(?-u:\b)", near: &[] },
-    Format { what: "a Facebook token", pattern: r"(?-u:\b)EAA[MC][A-Za-z0-9]{100,}", near: &[] },
-    Format { what: "an age secret key", pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", near: &[] },
-    Format { what: "an Azure storage key", pattern: r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", near: &[] },
-    Format { what: "an Azure AD client secret", pattern: r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", near: &[] },
+    shape("an OpenAI or Anthropic key", r"(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|(?-u:\b)sk-(?:ant-(?:api\d+-|admin\d+-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*[A-Z][A-Za-z0-9_-]*"),
+    shape("a Perplexity key", r"(?-u:\b)pplx-[A-Za-z0-9]{48}(?-u:\b)"),
+    shape("a Google API key", r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)"),
+    shape("a Google service account's key", r#""private_key_id"\s*:\s*"[0-9a-f]{40}""#),
+    shape("a JSON web token", r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    named("a bearer token", r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/=-]{20,})", &["bearer"]),
+    named("a password after its name", r"(?i)(?:^|\s)(?:password|passwd)\s+(\S{8,})", &["pass"]),
+    shape("a password in a URL", r"(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]{3,}@"),
+    structure("a basic-auth header", r#"(?i)authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+([A-Za-z0-9+/]{6,}={0,2})"#),
+    structure("a password given to curl", r#"(?-u:\b)curl(?:\s.*?)?\s(?:-u\s*|--user[=\s]+)\\?["']?[^\s:"'\\]+:([^\s"'@\\]+)"#),
+    structure("a password in markup", r"(?i)<(?:password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key)>\s*([^<\s][^<]*?)\s*</"),
+    Format { what: "a password assigned", pattern: r#"(?i)(?:^|[^a-z0-9_])(?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|pass)\\?["']?\s*[:=]\s*\\?["']([^"'\\\s]{8,})\\?["']"#, near: &[], check: Check::Password },
+    Format { what: "a password assigned", pattern: r"(?m)^\s*(?:export\s+)?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|PWD|PASS)\s*=\s*([^\s\x22'#$]{6,})\s*$", near: &[], check: Check::Password },
+    shape("a SendGrid key", r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    shape("a Brevo key", r"(?-u:\b)xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    shape("a Mailgun key", r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)"),
+    shape("a Mailchimp key", r"(?-u:\b)[0-9a-f]{32}-us\d{1,2}(?-u:\b)"),
+    shape("an npm token", r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
+    shape("a PyPI token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    shape("a RubyGems key", r"(?-u:\b)rubygems_[a-f0-9]{48}(?-u:\b)"),
+    shape("a Docker Hub token", r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}"),
+    shape("a JFrog key", r"(?-u:\b)AKCp[A-Za-z0-9]{69}(?-u:\b)"),
+    shape("a Hugging Face token", r"(?-u:\b)(?:hf_|api_org_)[A-Za-z0-9]{30,}"),
+    shape("a Shopify token", r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?-u:\b)"),
+    shape("a Square token", r"(?-u:\b)(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}"),
+    shape("a Heroku key", r"(?-u:\b)HRKU-AA[A-Za-z0-9_-]{58}"),
+    named("a Heroku key", r"(?-u:\b)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?-u:\b)", &["heroku"]),
+    shape("a DigitalOcean token", r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)"),
+    shape("a Doppler token", r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    shape("a Databricks token", r"(?-u:\b)dapi[a-f0-9]{32}(?:-\d)?(?-u:\b)"),
+    shape("an Atlassian token", r"(?-u:\b)ATATT3[A-Za-z0-9_=-]{180,}"),
+    shape("a Linear key", r"(?-u:\b)lin_api_[A-Za-z0-9]{40}(?-u:\b)"),
+    shape("a Postman key", r"(?-u:\b)PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}(?-u:\b)"),
+    shape("a Pulumi token", r"(?-u:\b)pul-[a-f0-9]{40}(?-u:\b)"),
+    shape("a Grafana token", r"(?-u:\b)(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})"),
+    shape("a New Relic key", r"(?-u:\b)NR(?:AK|II|JS|RA)-[A-Za-z0-9-]{19,32}(?-u:\b)"),
+    shape("a Sentry token", r"(?-u:\b)sntry[su]_[A-Za-z0-9+/=_-]{40,}"),
+    shape("a HashiCorp Vault token", r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    shape("a Terraform Cloud token", r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),
+    named("an Okta token", r"(?-u:\b)00[A-Za-z0-9_=-]{40}(?-u:\b)", &["okta"]),
+    named("a Datadog key", r"(?-u:\b)[a-z0-9]{40}(?-u:\b)", &["datadog", "dd_api_key", "dd_app_key"]),
+    named("a Cloudflare key", r"(?-u:\b)[A-Za-z0-9_-]{40}(?-u:\b)", &["cloudflare"]),
+    shape("an Alibaba Cloud key", r"(?-u:\b)LTAI[A-Za-z0-9]{20}(?-u:\b)"),
+    shape("a Facebook token", r"(?-u:\b)EAA[MC][A-Za-z0-9]{100,}"),
+    shape("an age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    shape("an Azure storage key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
+    shape("an Azure AD client secret", r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
 ];
 
 /// Published values that stand for no one's secret: AWS's documented key ids and keys end in
@@ -120,7 +172,7 @@ impl Scanner {
             .map(|format| (format, compile(format.pattern)))
             .collect();
         let assignment = compile(
-            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential|auth_?token|_auth)[\w.-]*["']?\s*[:=]\s*["']?([^"'\s,;)]{12,})"#,
+            r#"(?i)(?-u:\b)[\w.-]*(?:password|passwd|secret|token|api_?key|private_?key|access_?key|credential|auth_?token|_auth)[\w.-]*\\?["']?\s*[:=]\s*(?:\\?["'])?([^"'\s,;)\\]{12,})"#,
         );
         let any = RegexSet::new(
             formats
@@ -235,6 +287,9 @@ pub fn closes_key(line: &str) -> bool {
 /// whole; an encoded value that decodes to a secret goes whole.
 pub fn redact(text: &str) -> String {
     let scanner = &*SCANNER;
+    // One pass over the whole text first: most hold nothing a line needs looking at for.
+    let keys = text.contains("-----BEGIN ");
+    let scan = scanner.any.is_match(text) || may_be_encoded(text);
     let mut out = String::with_capacity(text.len());
     let mut in_key = false;
     let mut before: Vec<&str> = Vec::new();
@@ -247,7 +302,7 @@ pub fn redact(text: &str) -> String {
             in_key = !scanner.pem_end.is_match(body);
             true
         } else {
-            if scanner.pem_begin.is_match(body) {
+            if keys && scanner.pem_begin.is_match(body) {
                 in_key = !scanner.pem_end.is_match(body);
             }
             looks_like_key_body(body)
@@ -259,13 +314,21 @@ pub fn redact(text: &str) -> String {
                 .filter(|c| matches!(c, '+' | '-' | ' '))
                 .collect();
             out.push_str(&format!("{mark}{WITHHELD}{ending}"));
-        } else {
+        } else if scan && (scanner.any.is_match(body) || may_be_encoded(body)) {
             out.push_str(&redact_line(body, &near_text(body, &before)));
             out.push_str(ending);
+        } else {
+            out.push_str(line);
         }
         before.push(body);
     }
     out
+}
+
+/// Whether `text` may hold an encoded value worth decoding (see `Scanner::decoded`).
+fn may_be_encoded(text: &str) -> bool {
+    let scanner = &*SCANNER;
+    scanner.base64_run.is_match(text) || scanner.percent.is_match(text) || text.contains("\\/")
 }
 
 /// One line with its secrets replaced; `near` the text around it.
@@ -379,9 +442,25 @@ fn secret_of<'a>(found: &regex::Captures<'a>) -> &'a str {
 /// Whether what `format` matched is a secret: not a published stand-in nor all one character
 /// (`AKIAXXXXXXXXXXXXXXXX`), and, for a format that needs its provider's name, random too.
 fn counts(format: &Format, found: &str) -> bool {
-    !PUBLISHED.iter().any(|published| found.contains(published))
-        && entropy(found) >= 2.0
-        && (format.near.is_empty() || random(found))
+    let shaped =
+        || !PUBLISHED.iter().any(|published| found.contains(published)) && entropy(found) >= 2.0;
+    match format.check {
+        Check::Shape => shaped(),
+        Check::Random => shaped() && random(found),
+        Check::Structure => {
+            !found.is_empty() && !placeholder(found) && !found.starts_with(['$', '%'])
+        }
+        Check::Password => {
+            let kinds = [
+                found.bytes().any(|b| b.is_ascii_alphabetic()),
+                found.bytes().any(|b| b.is_ascii_digit()),
+                found.bytes().any(|b| !b.is_ascii_alphanumeric()),
+            ];
+            kinds.iter().filter(|kind| **kind).count() >= 2
+                && !placeholder(found)
+                && !found.contains(['(', '[', '{', '.'])
+        }
+    }
 }
 
 /// Whether a value a rule that needs its provider's name matched is random enough to be a key:
@@ -466,6 +545,7 @@ fn placeholder(value: &str) -> bool {
     [
         "changeme",
         "example",
+        "password",
         "placeholder",
         "your",
         "xxxx",
@@ -564,7 +644,42 @@ mod tests {
             ),
             (
                 "a Telegram bot token",
-                join(&["TELEGRAM_BOT = \"123456789:A", &long(34), "\""]),
+                join(&["TELEGRAM_BOT = \"123456789:AA", &long(33), "\""]),
+                vec![],
+            ),
+            (
+                "a Google OAuth client secret",
+                join(&["GOCSPX-", &long(28)]),
+                vec![],
+            ),
+            (
+                "a basic-auth header",
+                "{\"Authorization\": \"Basic YWRtaW46cHc=\"}".into(),
+                vec![],
+            ),
+            (
+                "a password given to curl",
+                "curl -s -u admin:pw https://api.internal/".into(),
+                vec![],
+            ),
+            (
+                "a password given to curl",
+                "curl -u admin:pw https://api.internal/".into(),
+                vec![],
+            ),
+            (
+                "a password in markup",
+                "<password>Ws6yH3jK8nPq</password>".into(),
+                vec![],
+            ),
+            (
+                "a password assigned",
+                "    pw = \"x\"; db_password = \"Ya2mlPassw0rd\"".into(),
+                vec![],
+            ),
+            (
+                "a password assigned",
+                "export DB_PASS=Sup3r!pw".into(),
                 vec![],
             ),
             ("a Stripe key", join(&["sk_live_", &long(24)]), vec![]),
@@ -765,6 +880,18 @@ mod tests {
             ),
             Some("a high-entropy value assigned to a secret-looking name")
         );
+        // Code that handles a password holds none.
+        for code in [
+            "password = request.form[\"password\"]",
+            "user.set_password(\"password123\")",
+            "DB_PASS=${DB_PASS}",
+            "password: str = field(default=\"\")",
+            "<password>${PASSWORD}</password>",
+            "curl -u \"$USER:$PASS\" https://x",
+            "curl --user=ci:$CI_PASS https://x",
+        ] {
+            assert_eq!(found(code, &[]), None, "{code}");
+        }
         // The word `bearer` and a short or plain value are not a token.
         assert_eq!(found("the bearer token is sent in a header", &[]), None);
         assert_eq!(found("password required to continue", &[]), None);
@@ -774,12 +901,9 @@ mod tests {
     fn encoded_secrets_are_found_once_decoded_and_withheld_whole() {
         use base64::engine::general_purpose::STANDARD;
         let token = ["ghp_", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9aB3dE5gH7j"].concat();
-        let basic = format!(
-            "Authorization: Basic {}",
-            STANDARD.encode(format!("ci:{token}"))
-        );
-        assert_eq!(found(&basic, &[]), Some("a GitHub token"));
-        assert_eq!(redact(&basic), "Authorization: Basic [withheld]");
+        let encoded = format!("data = \"{}\"", STANDARD.encode(format!("ci:{token}")));
+        assert_eq!(found(&encoded, &[]), Some("a GitHub token"));
+        assert_eq!(redact(&encoded), "data = \"[withheld]\"");
         let escaped = format!("url = \"https://x/?t={}\"", token.replace('_', "%5F"));
         assert_eq!(found(&escaped, &[]), Some("a GitHub token"));
         assert!(

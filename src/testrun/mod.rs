@@ -949,6 +949,7 @@ mod tests {
             stderr_truncated: false,
             layers: Default::default(),
             disk: None,
+            quarantined: Vec::new(),
             stderr_mid_line: false,
         };
         let mut parsed = Parsed {

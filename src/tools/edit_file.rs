@@ -114,6 +114,9 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
             }));
         }
     };
+    if let Some(refused) = crate::secrets::writes_stand_in(&input.path, &text, &updated) {
+        return Err(tool_error(refused));
+    }
     if !input.dry_run {
         write_atomically(&confined, updated.as_bytes(), false)?;
     }

@@ -55,6 +55,19 @@ pub struct Context {
     /// original's, so that no cache is kept for a copy; the MCP server none (its roots are
     /// workspaces).
     pub caches_of: Option<std::path::PathBuf>,
+    /// What the MCP server withholds from its results (`Context::secrets`), found on first use.
+    pub secrets: std::sync::OnceLock<crate::secrets::Secrets>,
+}
+
+impl Context {
+    /// The secrets of the roots (their credential files' values) and of this environment's
+    /// credential variables: what an MCP client, a model's agent, is never sent.
+    pub fn secrets(&self) -> &crate::secrets::Secrets {
+        self.secrets.get_or_init(|| {
+            let roots: Vec<&std::path::Path> = self.roots.paths().collect();
+            crate::secrets::Secrets::collect_in(&[], &[], &roots)
+        })
+    }
 }
 
 /// Where a call's progress goes: (how far, what is happening).
@@ -337,6 +350,7 @@ mod tests {
                 roots,
                 test_env: Vec::new(),
                 caches_of: None,
+                secrets: Default::default(),
             },
             dir,
         )

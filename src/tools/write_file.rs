@@ -43,6 +43,14 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
         .confine_file(&input.path)?
         .writable_by_tools()?;
     let _writing = exclusive();
+    // What the file holds now, to tell whether the stand-in for a secret is written anew.
+    let before = crate::workspace::jail::open(&confined, libc::O_RDONLY, 0)
+        .ok()
+        .and_then(|file| crate::workspace::read_regular(file, 16 << 20))
+        .unwrap_or_default();
+    if let Some(refused) = crate::secrets::writes_stand_in(&input.path, &before, &input.content) {
+        return Err(super::tool_error(refused));
+    }
     let created = write_atomically(&confined, input.content.as_bytes(), input.create_dirs)?;
     Ok(Output {
         path: confined.shown(&confined.relative),

@@ -19,27 +19,41 @@ const DIRECTORIES: &[&str] = &[
     ".github",
     ".gitea",
     ".forgejo",
+    ".gitlab",
     ".circleci",
     ".buildkite",
     ".woodpecker",
+    ".azure-pipelines",
     ".vscode",
     ".idea",
     ".zed",
+    ".helix",
     ".devcontainer",
     ".husky",
+    ".mise",
+    ".claude",
+    ".cursor",
 ];
 
 /// Files that do, wherever they are (names in lower case).
 const FILES: &[&str] = &[
     ".git",
     ".envrc",
+    ".devcontainer.json",
+    ".mcp.json",
+    ".dir-locals.el",
     ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
     ".gitattributes",
     ".gitmodules",
     ".lfsconfig",
     ".gitlab-ci.yml",
     ".drone.yml",
     ".woodpecker.yml",
+    ".woodpecker.yaml",
     "bitbucket-pipelines.yml",
     "azure-pipelines.yml",
     "jenkinsfile",
@@ -49,10 +63,19 @@ const FILES: &[&str] = &[
     ".nvim.lua",
     ".mise.toml",
     "mise.toml",
+    ".mise.local.toml",
+    "mise.local.toml",
 ];
 
 /// Endings of such files' names (`project.code-workspace`).
 const ENDINGS: &[&str] = &[".code-workspace"];
+
+/// Beginnings of such files' names: `Jenkinsfile.groovy`; lint-staged's configuration, which the
+/// commit hooks run (`.lintstagedrc.json`, `lint-staged.config.js`).
+const BEGINNINGS: &[&str] = &["jenkinsfile", ".lintstagedrc", "lint-staged.config."];
+
+/// Directories two names deep whose files do (mise's `.config/mise/`).
+const NESTED: &[[&str; 2]] = &[[".config", "mise"]];
 
 /// What runs outside the sandbox in one workspace.
 #[derive(Debug, Clone, Default)]
@@ -85,6 +108,12 @@ impl RunsOutside {
         dirs.iter().any(|dir| DIRECTORIES.contains(dir))
             || FILES.contains(name)
             || ENDINGS.iter().any(|ending| name.ends_with(ending))
+            || BEGINNINGS
+                .iter()
+                .any(|beginning| name.starts_with(beginning))
+            || dirs
+                .windows(2)
+                .any(|pair| NESTED.iter().any(|nested| pair == nested))
             || self
                 .named
                 .iter()
@@ -111,11 +140,10 @@ impl RunsOutside {
         )
     }
 
-    /// What git on the host obeys that is in `workspace`, to be held read-only in the sandbox:
-    /// `.git` (a directory, or a file naming one), the submodules' `.git`, and the hooks
-    /// directory and config files the repository's config names. Those that exist there,
-    /// reached through no link.
-    pub fn git_obeys(&self, workspace: &Path) -> Vec<PathBuf> {
+    /// What git on the host obeys in `workspace`, for the sandbox (see `GitPaths`): `.git` (a
+    /// directory, a file naming one, or a link), the submodules' `.git`, and the git directory,
+    /// hooks directory and config files the repository names there.
+    pub fn git_paths(&self, workspace: &Path) -> GitPaths {
         let mut paths = vec![PathBuf::from(".git")];
         let modules = std::fs::read_to_string(workspace.join(".gitmodules")).unwrap_or_default();
         paths.extend(modules.lines().filter_map(|line| {
@@ -123,26 +151,61 @@ impl RunsOutside {
             (key.trim() == "path").then(|| Path::new(value.trim()).join(".git"))
         }));
         paths.extend(self.named.iter().map(PathBuf::from));
-        let mut found: Vec<PathBuf> = paths
-            .into_iter()
-            .filter(|path| {
-                path.components()
-                    .all(|part| matches!(part, std::path::Component::Normal(_)))
-            })
-            .map(|path| workspace.join(path))
-            .filter(|path| reached_without_links(workspace, path))
-            .collect();
-        found.sort();
-        found.dedup();
-        // One inside another is held with it.
-        let mut held: Vec<PathBuf> = Vec::new();
-        for path in found {
-            if !held.iter().any(|outer| path.starts_with(outer)) {
-                held.push(path);
+        paths.retain(|path| {
+            path.components()
+                .all(|part| matches!(part, std::path::Component::Normal(_)))
+        });
+        paths.sort();
+        paths.dedup();
+        let mut found = GitPaths::default();
+        for path in paths {
+            let absolute = workspace.join(&path);
+            // One inside another is held with it.
+            if found.held.iter().any(|outer| absolute.starts_with(outer)) {
+                continue;
+            }
+            match reached_without_links(workspace, &absolute) {
+                true => {
+                    found.pinned.extend(
+                        absolute
+                            .ancestors()
+                            .skip(1)
+                            .take_while(|dir| *dir != workspace)
+                            .map(Path::to_path_buf),
+                    );
+                    found.held.push(absolute);
+                }
+                false => {
+                    let now = identity(&absolute);
+                    found.watched.push((absolute, now));
+                }
             }
         }
-        held
+        found.pinned.sort();
+        found.pinned.dedup();
+        found
     }
+}
+
+/// What git on the host obeys in a workspace, as the sandbox keeps it from a command.
+#[derive(Debug, Default, PartialEq)]
+pub struct GitPaths {
+    /// Those that exist, reached through no link: mounted read-only.
+    pub held: Vec<PathBuf>,
+    /// The directories between the workspace and those: mounted on themselves (writable), so
+    /// that none can be renamed away for a copy the command made.
+    pub pinned: Vec<PathBuf>,
+    /// Those missing, or reached through a link: what is there after the command, if it is not
+    /// what was there before (the device and inode, or nothing), was made by the command.
+    pub watched: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// `path`'s device and inode (of a link, the link's own), or None when nothing is there.
+pub fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    path.symlink_metadata()
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// Whether `path` (below `root`) exists, and each step from `root` to it is no link.
@@ -193,9 +256,26 @@ fn git_config_names(workspace: &Path) -> Vec<PathBuf> {
     let Some(listed) = git(&["config", "--list", "--includes", "--show-origin", "-z"]) else {
         return Vec::new();
     };
-    let expand = |path: &str| match path.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
-        None => Some(PathBuf::from(path)),
+    // `~` is the home of whoever runs git there: the repository's owner, not us (root running
+    // over a user's clone).
+    let owner_home = || {
+        use std::os::unix::fs::MetadataExt;
+        let uid = top.join(".git").symlink_metadata().ok()?.uid();
+        nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+            .ok()
+            .flatten()
+            .map(|user| user.dir)
+    };
+    let expand = |path: &str| -> Option<PathBuf> {
+        let Some(rest) = path.strip_prefix('~') else {
+            return Some(PathBuf::from(path));
+        };
+        let (user, rest) = rest.split_once('/').unwrap_or((rest, ""));
+        let home = match user {
+            "" => owner_home()?,
+            name => nix::unistd::User::from_name(name).ok().flatten()?.dir,
+        };
+        Some(home.join(rest))
     };
     // Relative paths (`.git/config`, a relative hooks directory) are from the top.
     let mut named = Vec::new();
@@ -222,7 +302,24 @@ fn git_config_names(workspace: &Path) -> Vec<PathBuf> {
     if let Some(hooks) = hooks.filter(|hooks| !hooks.is_empty()) {
         named.extend(expand(&hooks).map(|path| top.join(path)));
     }
+    named.extend(git_dir(&top));
     named
+}
+
+/// Where the repository at `top` keeps its git directory, when `.git` is a file naming it
+/// (`gitdir: PATH`, git's `--separate-git-dir`) or a link to it.
+fn git_dir(top: &Path) -> Option<PathBuf> {
+    let dot_git = top.join(".git");
+    let meta = dot_git.symlink_metadata().ok()?;
+    if meta.file_type().is_symlink() {
+        return dot_git.canonicalize().ok();
+    }
+    if !meta.is_file() {
+        return None;
+    }
+    let text = crate::workspace::read_regular_file(&dot_git, 4096)?;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(top.join(named))
 }
 
 /// `path` from the workspace's root, in lower case, when it lies inside it (`..` resolved).
@@ -269,6 +366,12 @@ mod tests {
             "Jenkinsfile",
             "shop.code-workspace",
             ".nvim.lua",
+            "web/lefthook.yml",
+            "Jenkinsfile.groovy",
+            ".lintstagedrc.json",
+            ".claude/settings.json",
+            "pkg/.config/mise/config.toml",
+            ".gitlab/ci/build.yml",
             "Tools/GitHooks/pre-commit",
             "tools/githooks",
             "shared.gitconfig",
@@ -327,16 +430,22 @@ mod tests {
             "[submodule \"sub\"]\n\tpath = sub\n",
         )
         .unwrap();
-        git(&["config", "core.hooksPath", ".githooks"]);
-        std::fs::create_dir_all(root.join(".githooks")).unwrap();
-        let held: Vec<PathBuf> = RunsOutside::of(&root)
-            .git_obeys(&root)
-            .into_iter()
-            .map(|path| path.strip_prefix(&root).unwrap().to_path_buf())
-            .collect();
+        git(&["config", "core.hooksPath", "tools/hooks"]);
+        std::fs::create_dir_all(root.join("tools/hooks")).unwrap();
+        git(&["config", "--add", "include.path", "../local.gitconfig"]);
+        let paths = RunsOutside::of(&root).git_paths(&root);
+        let relative = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .map(|path| path.strip_prefix(&root).unwrap().to_path_buf())
+                .collect()
+        };
         assert_eq!(
-            held,
-            [".git", ".githooks", "shared.gitconfig", "sub/.git"].map(PathBuf::from)
+            relative(&paths.held),
+            [".git", "shared.gitconfig", "sub/.git", "tools/hooks"].map(PathBuf::from)
         );
+        // Their directories cannot be renamed away; what is missing is watched.
+        assert_eq!(relative(&paths.pinned), ["sub", "tools"].map(PathBuf::from));
+        assert_eq!(paths.watched, [(root.join("local.gitconfig"), None)]);
     }
 }

@@ -1439,8 +1439,9 @@ fn a_network_socket_on_stdin_is_no_way_out() {
 
 /// Issue 39: what git on the host obeys in the workspace is read-only to a sandboxed command:
 /// `.git`, a submodule's `.git` file, the hooks directory and an included config file the
-/// repository's config names; and the command cannot read ours (`--env KEY=SECRET`) in
-/// `/proc/1/cmdline`, its init being a copy of us.
+/// repository's config names, none of whose directories can be renamed away; what it names and
+/// is missing, when the command makes it, is moved away after; and the command cannot read ours
+/// (`--env KEY=SECRET`) in `/proc/1/cmdline`, its init being a copy of us.
 #[test]
 fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
     for user in [None, Some(4243)] {
@@ -1449,8 +1450,8 @@ fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
             None => Test::new(),
         };
         let dir = test.path().to_path_buf();
-        test.dir().write(".githooks/pre-commit", "#!/bin/sh\n");
-        test.dir().write("shared.gitconfig", "[core]\n");
+        test.dir().write("tools/hooks/pre-commit", "#!/bin/sh\n");
+        test.dir().write("conf/shared.gitconfig", "[core]\n");
         test.dir().write(
             ".gitmodules",
             "[submodule \"sub\"]\n\tpath = sub\n\turl = ../sub\n",
@@ -1458,16 +1459,39 @@ fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
         test.dir()
             .write("sub/.git", "gitdir: ../.git/modules/sub\n");
         git(&dir, &["init", "-q"]);
-        git(&dir, &["config", "core.hooksPath", ".githooks"]);
-        git(&dir, &["config", "include.path", "../shared.gitconfig"]);
+        git(&dir, &["config", "core.hooksPath", "tools/hooks"]);
+        git(
+            &dir,
+            &["config", "include.path", "../conf/shared.gitconfig"],
+        );
+        git(
+            &dir,
+            &["config", "--add", "include.path", "../local.gitconfig"],
+        );
+        let script =
+            "for f in .git/config tools/hooks/pre-commit conf/shared.gitconfig sub/.git; do \
+                      echo pwned >> $f && echo wrote $f; done; \
+                      for d in tools conf sub; do mv $d $d.old && echo moved $d; done; \
+                      printf '[core]\\n\\tfsmonitor = x\\n' > local.gitconfig; echo ok > mine; \
+                      tr '\\0' ' ' < /proc/1/cmdline";
         let run = test
-            .args(["sandbox", "--env", "PLANTED_TOKEN=do-not-show-0123456789", "--"])
-            .args(["sh", "-c", "for f in .git/config .githooks/pre-commit shared.gitconfig sub/.git; do echo pwned >> $f && echo wrote $f; done; echo ok > mine; tr '\\0' ' ' < /proc/1/cmdline"])
+            .args([
+                "sandbox",
+                "--env",
+                "PLANTED_TOKEN=do-not-show-0123456789",
+                "--",
+            ])
+            .args(["sh", "-c", script])
             .run()
             .expect_status(0);
         let result = run.sandbox();
         assert!(
             !result.out().contains("wrote"),
+            "user {user:?}: {}",
+            result.out()
+        );
+        assert!(
+            !result.out().contains("moved"),
             "user {user:?}: {}",
             result.out()
         );
@@ -1480,7 +1504,11 @@ fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
             dir.join("mine").exists(),
             "the workspace itself stays writable"
         );
-        for file in [".githooks/pre-commit", "shared.gitconfig", "sub/.git"] {
+        for file in [
+            "tools/hooks/pre-commit",
+            "conf/shared.gitconfig",
+            "sub/.git",
+        ] {
             assert!(
                 !std::fs::read_to_string(dir.join(file))
                     .unwrap()
@@ -1489,11 +1517,47 @@ fn what_git_obeys_is_read_only_and_our_command_line_is_not_shown() {
             );
         }
         let read_only = result.layers["filesystem"]["read_only"].to_string();
-        for held in [".git", ".githooks", "shared.gitconfig", "sub/.git"] {
+        for held in [".git", "tools/hooks", "conf/shared.gitconfig", "sub/.git"] {
             assert!(
                 read_only.contains(&format!("{}\"", dir.join(held).display())),
                 "{held}: {read_only}"
             );
         }
+        // What it made where git would look is moved away, and said.
+        assert!(!dir.join("local.gitconfig").exists(), "user {user:?}");
+        assert!(dir.join("local.gitconfig.autocoder-quarantine").exists());
+        assert_eq!(
+            result.quarantined,
+            [
+                serde_json::json!({"path": "local.gitconfig", "moved_to": "local.gitconfig.autocoder-quarantine"})
+            ]
+        );
+        assert!(
+            run.stderr().contains("which git on the host would obey"),
+            "{}",
+            run.stderr()
+        );
     }
+}
+
+/// A `.git` made in a workspace that has none (a package of a monorepo, or no repository at
+/// all) would be the repository git finds there: it is moved away after the command.
+#[test]
+fn a_git_directory_made_where_there_was_none_is_moved_away() {
+    let test = Test::new();
+    let repo = test.path().to_path_buf();
+    test.dir().write("pkg/a.py", "x = 1\n");
+    git(&repo, &["init", "-q"]);
+    let run = test
+        .args(["sandbox", "--workspace", "pkg", "--"])
+        .args([
+            "sh",
+            "-c",
+            "git init -q . 2>/dev/null || mkdir .git; echo x > .git/config",
+        ])
+        .run()
+        .expect_status(0);
+    assert!(!repo.join("pkg/.git").exists());
+    assert!(repo.join("pkg/.git.autocoder-quarantine").exists());
+    assert_eq!(run.sandbox().quarantined.len(), 1);
 }

@@ -406,6 +406,9 @@ pub struct SandboxResult {
     /// With --disk only.
     #[serde(default)]
     pub disk: Option<serde_json::Value>,
+    /// What the command made where git would obey it, moved away; only when there is any.
+    #[serde(default)]
+    pub quarantined: Vec<serde_json::Value>,
 }
 
 impl SandboxResult {

@@ -901,3 +901,43 @@ fn file_tools_write_nothing_git_obeys() {
     let written = session.call("write_file", json!({"path": "a.py", "content": "x = 2\n"}));
     assert_ne!(written["isError"], true, "{written}");
 }
+
+/// The MCP client is a model's agent: no result holds a secret, the workspace's credential
+/// files' values or a token by its shape, and a file written back from a result that withheld
+/// one keeps it.
+#[test]
+fn no_result_holds_a_secret_and_none_is_overwritten_with_its_stand_in() {
+    let dir = TempDir::new();
+    let token = ["ghp_", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9aB3dE5gH7j"].concat();
+    dir.write(".env", "DB_PASSWORD=Zq8WnR4tYb6uPd2s\n");
+    dir.write(
+        "settings.py",
+        &format!("DEPLOY = \"{token}\"\nDEBUG = False\n"),
+    );
+    let mut session = initialized(dir.path());
+    let read = session
+        .call("read_file", json!({"path": ".env"}))
+        .to_string();
+    assert!(!read.contains("Zq8WnR4tYb6uPd2s"), "{read}");
+    assert!(read.contains("[withheld]"), "{read}");
+    let found = session
+        .call("search_text", json!({"pattern": "DEPLOY"}))
+        .to_string();
+    assert!(!found.contains(&token), "{found}");
+    let listed = session
+        .call("run_command", json!({"command": "cat settings.py .env"}))
+        .to_string();
+    assert!(
+        !listed.contains(&token) && !listed.contains("Zq8WnR4tYb6uPd2s"),
+        "{listed}"
+    );
+    // The file as the agent saw it, written back with a change: refused, the secret kept.
+    let written = session.call(
+        "write_file",
+        json!({"path": "settings.py", "content": "DEPLOY = \"[withheld]\"\nDEBUG = True\n"}),
+    );
+    assert_eq!(written["isError"], true, "{written}");
+    assert!(std::fs::read_to_string(dir.path().join("settings.py"))
+        .unwrap()
+        .contains(&token));
+}
