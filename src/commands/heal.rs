@@ -234,7 +234,7 @@ fn conclude(
     crate::log::info("heal", &summary(&healed.report, started.elapsed()));
     events.emit(
         "end",
-        serde_json::json!({"status": healed.report.status.name(), "attempts": healed.report.attempts.len(),
+        serde_json::json!({"status": healed.report.status.map_or("unknown", HealStatus::name), "attempts": healed.report.attempts.len(),
                            "steps": healed.report.steps.len()}),
     );
     let status = healed.report.status;
@@ -247,7 +247,7 @@ fn conclude(
             crate::log::error("heal", &error.message, error.hint.as_deref());
         }
         3
-    } else if status == HealStatus::Green {
+    } else if status == Some(HealStatus::Green) {
         0
     } else {
         1
@@ -255,8 +255,8 @@ fn conclude(
 }
 
 /// The last line said: the status and why, and what the repair took.
-fn summary(report: &heal::record::HealReport, took: std::time::Duration) -> String {
-    let status = report.status.name();
+fn summary(report: &crate::run_document::Heal, took: std::time::Duration) -> String {
+    let status = report.status.map_or("unknown", HealStatus::name);
     let mut line = match report.reason.starts_with(status) {
         true => report.reason.clone(),
         false => format!("{status}: {}", report.reason),

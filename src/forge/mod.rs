@@ -1,11 +1,13 @@
 //! Where issues come from and pull requests go: GitHub's REST API (`github`), issue references
 //! (`issue_ref`), issues written as local Markdown or JSON (each becomes the run document's
-//! `issue`), and the pull request a repair becomes (`pull_request` writes it, `publish` opens it).
+//! `issue`), the pull request a repair becomes (`pull_request` writes it, `publish` opens it),
+//! and a review posted on one (`review_post`).
 
 pub mod github;
 pub mod issue_ref;
 pub mod publish;
 pub mod pull_request;
+pub mod review_post;
 
 use std::path::Path;
 

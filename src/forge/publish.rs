@@ -20,7 +20,8 @@ use crate::forge::pull_request;
 use crate::git::cli::Git;
 use crate::git::commit::{commit, stage, Change, Commit, LeftOut};
 use crate::git::private_temp_path;
-use crate::run_document::{HealStatus, PullRequest, RunDocument};
+use crate::review::rules;
+use crate::run_document::{HealStatus, PullRequest, RunDocument, Verdict};
 
 /// What to publish, and where.
 pub struct Options {
@@ -69,21 +70,21 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         )));
     }
 
-    let review = document.as_value().get("review");
-    let verdict = review
-        .and_then(|review| review.get("verdict"))
-        .and_then(|verdict| verdict.as_str());
+    let review = document.review()?;
+    let verdict = review.as_ref().map(|review| review.verdict);
     // A secret is never committed, pushed or sent, whatever the flags.
-    let secret_found = review
-        .and_then(|review| review.get("risks"))
-        .and_then(Value::as_array)
-        .is_some_and(|risks| risks.iter().any(|risk| risk["rule"] == "secret-added"));
+    let secret_found = review.as_ref().is_some_and(|review| {
+        review
+            .risks
+            .iter()
+            .any(|risk| risk.rule == rules::SECRET_ADDED)
+    });
     if secret_found {
         return Ok(Outcome::Refused(
             "the review found a secret in this change: nothing was committed or pushed, with --draft or without (see review.risks; take it out, rotate it, and run the review again)".into(),
         ));
     }
-    if verdict == Some("block") && !options.draft {
+    if verdict == Some(Verdict::Block) && !options.draft {
         return Ok(Outcome::Refused(
             "the review blocks this change: nothing was pushed (see review.risks; pass --draft to open a draft pull request anyway)".into(),
         ));
@@ -141,7 +142,7 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
 
     let change = match heal
         .as_ref()
-        .and_then(|heal| heal.diff.as_deref())
+        .map(|heal| heal.diff.as_str())
         .filter(|d| !d.trim().is_empty())
     {
         Some(diff) => Change::Diff {
@@ -178,7 +179,16 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         };
         crate::log::warn("open-pr", &warning);
     }
-    let body = pull_request::body(document.as_value(), &diff);
+    let tests = document.tests()?;
+    let body = pull_request::body(
+        &pull_request::Sections {
+            issue: issue.as_ref(),
+            tests: tests.as_ref(),
+            heal: heal.as_ref(),
+            review: review.as_ref(),
+        },
+        &diff,
+    );
 
     // The issue's forge (GitHub Enterprise Server when its address is on another host) is the
     // pull request's, when the repository is the issue's.

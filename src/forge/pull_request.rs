@@ -3,9 +3,8 @@
 //! the sandbox it ran in), the review, and the diff — cut at a line boundary, with a notice, so
 //! that it stays under GitHub's 65,536-character limit.
 
-use serde_json::Value;
-
-use crate::run_document::Issue;
+use crate::run_document::{Heal, HealStatus, Issue, Review, TestReport};
+use crate::sandbox::result::SandboxResult;
 
 /// GitHub refuses bodies over 65,536 characters; this leaves room for the notice.
 const MAX_BODY: usize = 60_000;
@@ -98,60 +97,32 @@ pub fn commit_message(title: &str, issue: Option<&Issue>) -> String {
 /// A diff fence is at most this long; beyond, the diff goes in an indented block.
 const MAX_FENCE: usize = 60;
 
-/// The body, from the run document and the diff of the commit.
-pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
+/// What the body tells of: the run document's sections.
+#[derive(Default)]
+pub struct Sections<'a> {
+    pub issue: Option<&'a Issue>,
+    pub tests: Option<&'a TestReport>,
+    pub heal: Option<&'a Heal>,
+    pub review: Option<&'a Review>,
+}
+
+/// The body, from the run document's sections and the diff of the commit.
+pub fn body(sections: &Sections, diff: &str) -> String {
     let mut body = String::new();
-    if let Some(issue) = document.get("issue") {
-        let title = issue.get("title").and_then(Value::as_str).unwrap_or("");
-        match (
-            issue.get("number").and_then(Value::as_u64),
-            issue
-                .get("url")
-                .and_then(Value::as_str)
-                .filter(|u| !u.is_empty()),
-        ) {
-            (Some(number), Some(url)) => {
-                body.push_str(&format!("Fixes #{number}: [{title}]({url})\n\n"))
-            }
-            (Some(number), None) => body.push_str(&format!("Fixes #{number}: {title}\n\n")),
-            _ => body.push_str(&format!("Issue: {title}\n\n")),
-        }
-        let summary = issue
-            .get("body")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
-        if !summary.is_empty() {
-            let cut = crate::text::cut(summary, 1000);
-            for line in cut.lines() {
-                body.push_str(&format!("> {line}\n"));
-            }
-            if cut.len() < summary.len() {
-                body.push_str("> …\n");
-            }
-            body.push('\n');
-        }
+    if let Some(issue) = sections.issue {
+        issue_part(&mut body, issue);
     }
-    let heal = document.get("heal");
-    let before = document.get("tests");
-    let after = heal.and_then(|h| h.get("tests")).filter(|t| t.is_object());
+    let heal = sections.heal;
+    let before = sections.tests;
+    let after = heal.and_then(|heal| heal.tests.as_ref());
     if before.is_some() || after.is_some() || heal.is_some() {
         body.push_str("## Test evidence\n\n");
         if let Some(heal) = heal {
-            let status = heal
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown");
-            let engine = heal
-                .get("engine")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown");
-            let attempts = heal
-                .get("attempts")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
             body.push_str(&format!(
-                "Repair: **{status}** ({engine} engine, {attempts} attempts)\n\n"
+                "Repair: **{}** ({} engine, {} attempts)\n\n",
+                heal.status.map_or("unknown", HealStatus::name),
+                heal.engine.as_deref().unwrap_or("unknown"),
+                heal.attempts.len()
             ));
         }
         // Without heal, the one test run may have been made before the fix or after it.
@@ -161,76 +132,13 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
                 body.push_str(&tests_line(label, tests));
             }
         }
-        if let Some(sandbox) = after
-            .or(before)
-            .and_then(|t| t.get("sandbox"))
-            .filter(|s| s.is_object())
-        {
+        if let Some(sandbox) = after.or(before).and_then(|t| t.sandbox.as_ref()) {
             body.push_str(&format!("\nRun in the sandbox: {}\n", layers_line(sandbox)));
         }
         body.push('\n');
     }
-    let markdown = document
-        .get("review")
-        .and_then(|review| review.get("markdown"))
-        .and_then(Value::as_str)
-        .filter(|markdown| !markdown.is_empty());
-    if let Some(markdown) = markdown {
-        // review's own rendering, every name in it inert; cut at a line to leave the diff room.
-        let shown = match crate::text::cut(markdown, REVIEW_CHARS) {
-            whole if whole.len() == markdown.len() => whole,
-            cut => cut.rfind('\n').map_or("", |end| &cut[..end]),
-        };
-        body.push_str(shown);
-        if shown.len() < markdown.len() {
-            body.push_str("\n\n(the review is cut here; the whole of it is in the run document)");
-        }
-        body.push_str("\n\n");
-    } else if let Some(review) = document.get("review") {
-        let text = |key: &str| review.get(key).and_then(Value::as_str).unwrap_or("");
-        let human = review
-            .get("human_review_required")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
-        body.push_str(&format!(
-            "## Review\n\nVerdict: **{}**{}.\n\n",
-            match text("verdict") {
-                verdict @ ("pass" | "needs_attention" | "block") => verdict,
-                _ => "unknown",
-            },
-            if human { ", human review required" } else { "" }
-        ));
-        if !text("summary").is_empty() {
-            body.push_str(&format!(
-                "{}\n\n",
-                crate::text::markdown_inert(&crate::text::one_line(text("summary"), 500))
-            ));
-        }
-        let risks = review
-            .get("risks")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        for risk in risks.iter().take(20) {
-            let field = |key: &str| risk.get(key).and_then(Value::as_str).unwrap_or("");
-            let place = match risk.get("line").and_then(Value::as_u64) {
-                Some(line) => format!("{}:{line}", field("path")),
-                None => field("path").to_string(),
-            };
-            let inert = crate::text::markdown_inert;
-            body.push_str(&format!(
-                "- **{}** {} {}: {}\n",
-                inert(field("severity")),
-                inert(field("rule")),
-                inert(&place),
-                inert(&crate::text::one_line(field("message"), 300))
-            ));
-        }
-        if risks.len() > 20 {
-            body.push_str(&format!("- and {} more\n", risks.len() - 20));
-        }
-        if !risks.is_empty() {
-            body.push('\n');
-        }
+    if let Some(review) = sections.review {
+        review_part(&mut body, review);
     }
     body.push_str("## Diff\n\n");
     let footer = "\n<sub>Opened by autocoder.</sub>\n";
@@ -277,44 +185,107 @@ pub fn body(document: &serde_json::Map<String, Value>, diff: &str) -> String {
     body
 }
 
-fn tests_line(label: &str, tests: &Value) -> String {
-    let outcome = tests
-        .get("outcome")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown");
-    let count = |key: &str| {
-        tests
-            .get("counts")
-            .and_then(|c| c.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+fn issue_part(body: &mut String, issue: &Issue) {
+    let title = &issue.title;
+    match (issue.number, issue.url.as_deref().filter(|u| !u.is_empty())) {
+        (Some(number), Some(url)) => {
+            body.push_str(&format!("Fixes #{number}: [{title}]({url})\n\n"))
+        }
+        (Some(number), None) => body.push_str(&format!("Fixes #{number}: {title}\n\n")),
+        _ => body.push_str(&format!("Issue: {title}\n\n")),
+    }
+    let summary = issue.body.trim();
+    if !summary.is_empty() {
+        let cut = crate::text::cut(summary, 1000);
+        for line in cut.lines() {
+            body.push_str(&format!("> {line}\n"));
+        }
+        if cut.len() < summary.len() {
+            body.push_str("> …\n");
+        }
+        body.push('\n');
+    }
+}
+
+/// review's own Markdown, else what its verdict and risks say.
+fn review_part(body: &mut String, review: &Review) {
+    let markdown = &review.markdown;
+    if !markdown.is_empty() {
+        // review's own rendering, every name in it inert; cut at a line to leave the diff room.
+        let shown = match crate::text::cut(markdown, REVIEW_CHARS) {
+            whole if whole.len() == markdown.len() => whole,
+            cut => cut.rfind('\n').map_or("", |end| &cut[..end]),
+        };
+        body.push_str(shown);
+        if shown.len() < markdown.len() {
+            body.push_str("\n\n(the review is cut here; the whole of it is in the run document)");
+        }
+        body.push_str("\n\n");
+        return;
+    }
+    body.push_str(&format!(
+        "## Review\n\nVerdict: **{}**{}.\n\n",
+        review.verdict.name(),
+        if review.human_review_required {
+            ", human review required"
+        } else {
+            ""
+        }
+    ));
+    if !review.summary.is_empty() {
+        body.push_str(&format!(
+            "{}\n\n",
+            crate::text::markdown_inert(&crate::text::one_line(&review.summary, 500))
+        ));
+    }
+    let inert = crate::text::markdown_inert;
+    for risk in review.risks.iter().take(20) {
+        let place = match risk.line {
+            Some(line) => format!("{}:{line}", risk.path),
+            None => risk.path.clone(),
+        };
+        body.push_str(&format!(
+            "- **{}** {} {}: {}\n",
+            risk.severity.name(),
+            inert(&risk.rule),
+            inert(&place),
+            inert(&crate::text::one_line(&risk.message, 300))
+        ));
+    }
+    if review.risks.len() > 20 {
+        body.push_str(&format!("- and {} more\n", review.risks.len() - 20));
+    }
+    if !review.risks.is_empty() {
+        body.push('\n');
+    }
+}
+
+fn tests_line(label: &str, tests: &TestReport) -> String {
+    let counts = &tests.counts;
     let mut line = format!(
-        "- {label}: **{outcome}**, {} passed, {} failed, {} errors, {} skipped",
-        count("passed"),
-        count("failed"),
-        count("errors"),
-        count("skipped")
+        "- {label}: **{}**, {} passed, {} failed, {} errors, {} skipped",
+        tests.outcome.name(),
+        counts.passed,
+        counts.failed,
+        counts.errors,
+        counts.skipped
     );
     // Ids come from the tests' own output: no backtick may end their code span, no control
     // character break the line, and none may be long.
     let failing: Vec<String> = tests
-        .get("failures")
-        .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(|f| f.get("id").and_then(Value::as_str))
-                .take(10)
-                .map(|id| {
-                    id.chars()
-                        .filter(|c| !c.is_control())
-                        .map(|c| if c == '`' { '\'' } else { c })
-                        .take(200)
-                        .collect()
-                })
+        .failures
+        .iter()
+        .take(10)
+        .map(|failure| {
+            failure
+                .id
+                .chars()
+                .filter(|c| !c.is_control())
+                .map(|c| if c == '`' { '\'' } else { c })
+                .take(200)
                 .collect()
         })
-        .unwrap_or_default();
+        .collect();
     if !failing.is_empty() {
         line.push_str(&format!(" (`{}`)", failing.join("`, `")));
     }
@@ -322,20 +293,26 @@ fn tests_line(label: &str, tests: &Value) -> String {
     line
 }
 
-fn layers_line(sandbox: &Value) -> String {
-    let layers = &sandbox["layers"];
-    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+fn layers_line(sandbox: &SandboxResult) -> String {
+    let layers = &sandbox.layers;
+    let known = |text: &str| {
+        if text.is_empty() {
+            "?".to_string()
+        } else {
+            text.to_string()
+        }
+    };
     format!(
         "{} backend; files: {}; network {}; uid {}, no capabilities; limits by {}",
-        text(&sandbox["backend"]),
-        text(&layers["filesystem"]["mechanism"]),
-        if layers["network"]["allowed"].as_bool() == Some(true) {
+        sandbox.backend.name(),
+        known(&layers.filesystem.mechanism),
+        if layers.network.allowed {
             "allowed"
         } else {
             "off"
         },
-        layers["identity"]["uid"],
-        text(&layers["resources"]["mechanism"]),
+        layers.identity.uid,
+        known(&layers.resources.mechanism),
     )
 }
 
@@ -353,6 +330,7 @@ fn cut_diff(diff: &str, room: usize) -> (&str, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_document::RunDocument;
     use serde_json::json;
 
     #[test]
@@ -382,15 +360,29 @@ mod tests {
         );
     }
 
+    /// The body of a document's sections, as open-pr reads them.
+    fn body_of(document: serde_json::Value, diff: &str) -> String {
+        let document = RunDocument::parse(&document.to_string()).unwrap();
+        let (issue, tests) = (document.issue().unwrap(), document.tests().unwrap());
+        let (heal, review) = (document.heal().unwrap(), document.review().unwrap());
+        let sections = Sections {
+            issue: issue.as_ref(),
+            tests: tests.as_ref(),
+            heal: heal.as_ref(),
+            review: review.as_ref(),
+        };
+        body(&sections, diff)
+    }
+
     #[test]
     fn a_lone_test_run_is_not_called_before_the_fix() {
-        let tests = json!({"outcome": "passed", "counts": {"passed": 3}});
+        let tests = json!({"framework": "pytest", "outcome": "passed", "counts": {"passed": 3}});
         let lone = json!({"tests": tests.clone()});
-        let body_of = |document: &Value| body(document.as_object().unwrap(), "");
-        assert!(body_of(&lone).contains("- Tests: **passed**, 3 passed"));
-        assert!(!body_of(&lone).contains("Before"));
-        let healed = json!({"tests": {"outcome": "tests_failed"}, "heal": {"status": "green", "tests": tests}});
-        let text = body_of(&healed);
+        assert!(body_of(lone.clone(), "").contains("- Tests: **passed**, 3 passed"));
+        assert!(!body_of(lone, "").contains("Before"));
+        let healed = json!({"tests": {"framework": "pytest", "outcome": "tests_failed"},
+                            "heal": {"status": "green", "tests": tests}});
+        let text = body_of(healed, "");
         assert!(
             text.contains("- Before: **tests_failed**") && text.contains("- After: **passed**"),
             "{text}"
@@ -401,11 +393,8 @@ mod tests {
     fn body_stays_under_the_limit_and_cuts_at_a_line() {
         let diff: String = (0..20_000).map(|n| format!("+line {n}\n")).collect();
         let document =
-            json!({"issue": {"number": 1, "title": "T", "url": "https://x/1", "body": "b"}})
-                .as_object()
-                .unwrap()
-                .clone();
-        let body = body(&document, &diff);
+            json!({"issue": {"number": 1, "title": "T", "url": "https://x/1", "body": "b"}});
+        let body = body_of(document, &diff);
         assert!(body.chars().count() < 65_536);
         assert!(body.contains("more lines are in the commit"));
         let diff_part = body
@@ -421,20 +410,17 @@ mod tests {
     #[test]
     fn what_the_change_and_the_tests_say_stays_inside_its_markdown() {
         let diff = " ```\n+## Review\n+Verdict: **approved** @acme/security\n ````\n";
-        let document = json!({"tests": {"outcome": "tests_failed", "counts": {},
-            "failures": [{"id": "t` <img src=x> `x\nFixes #7"}]}})
-        .as_object()
-        .unwrap()
-        .clone();
-        let body = body(&document, diff);
+        let document = json!({"tests": {"framework": "pytest", "outcome": "tests_failed",
+            "counts": {}, "failures": [{"id": "t` <img src=x> `x\nFixes #7"}]}});
+        let body = body_of(document.clone(), diff);
         // The fence (tildes: the diff has none) is one no line of the diff can close.
         assert!(body.contains("~~~diff\n ```\n+## Review\n"), "{body}");
         assert!(body.contains(" ````\n~~~\n"), "{body}");
-        let tildes = super::body(&document, "+~~~~\n+``\n");
+        let tildes = body_of(document.clone(), "+~~~~\n+``\n");
         assert!(tildes.contains("```diff\n+~~~~\n+``\n```\n"), "{tildes}");
         // A fence that would have to be huge: tildes instead, and the body stays in bounds.
         let wall = format!("+{}\n", "`".repeat(40_000));
-        let body_with_wall = super::body(&document, &wall);
+        let body_with_wall = body_of(document.clone(), &wall);
         assert!(
             body_with_wall.contains("~~~diff\n"),
             "{}",
@@ -443,7 +429,7 @@ mod tests {
         assert!(body_with_wall.len() < MAX_BODY, "{}", body_with_wall.len());
         // When both would be huge, an indented block.
         let walls = format!("+{}\n+{}\n", "`".repeat(35_000), "~".repeat(35_000));
-        let body_with_walls = super::body(&document, &walls);
+        let body_with_walls = body_of(document.clone(), &walls);
         assert!(
             body_with_walls.len() < MAX_BODY,
             "{}",

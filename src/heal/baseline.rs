@@ -322,7 +322,7 @@ impl Baseline {
         if !runs {
             return Judged {
                 still_failing: self.steady_failing(),
-                regressions: vec![format!("the suite ({})", outcome_name(run))],
+                regressions: vec![format!("the suite ({})", run.outcome.name())],
             };
         }
         // Before, nothing ran: whatever fails now is still to fix, none of it a regression.
@@ -348,13 +348,6 @@ impl Baseline {
             regressions,
         }
     }
-}
-
-fn outcome_name(run: &TestReport) -> String {
-    serde_json::to_value(run.outcome)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// The ids of a run's failures; `build` for a run that did not build.

@@ -8,10 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
 use super::matching;
 use super::tree::Tree;
+use crate::run_document::Applied;
 use crate::testmap::is_test_file;
 use crate::tools::edit_file::{self, closest_lines, Mismatch};
 
@@ -40,19 +39,6 @@ pub enum EditKind {
 pub struct Parsed {
     pub edits: Vec<Edit>,
     pub problems: Vec<String>,
-}
-
-/// What became of one block.
-#[derive(Debug, Clone, Serialize)]
-pub struct Applied {
-    pub path: String,
-    pub applied: bool,
-    /// How the SEARCH text was found (`exact`, `indentation`, ...) or `new_file`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub matched: Option<&'static str>,
-    /// Why it was not applied.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 fn marker(line: &str, symbol: char, word: &str) -> bool {
@@ -503,7 +489,7 @@ pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
                 Ok(how) if !failed => Applied {
                     path: path.to_string(),
                     applied: true,
-                    matched: Some(how),
+                    matched: Some(how.to_string()),
                     reason: None,
                 },
                 Ok(_) => refused(format!(

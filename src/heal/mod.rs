@@ -25,12 +25,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use self::baseline::{run, selectable, signature, Baseline, Live};
-use self::edits::{Applied, Edit};
-use self::record::{AttemptRecord, ErrorShown, Events, HealReport, Tokens};
+use self::edits::Edit;
+use self::record::{new_heal, Events};
 use self::tree::{Contents, Tree};
 use crate::error::Failure;
 use crate::llm::Session;
-use crate::run_document::{Framework, HealStatus, Issue, Outcome, TestFailure, TestReport};
+use crate::run_document::{
+    Attempt, Framework, Heal, HealError, HealMode, HealStatus, Issue, Outcome, Plausible,
+    TestFailure, TestReport, Tokens,
+};
 use crate::sandbox::supervise::TerminationSignals;
 
 pub use self::model::ModelEngine;
@@ -66,7 +69,7 @@ pub struct HealRequest {
 /// How heal ended: the report, whether the model or the environment failed on the way (exit
 /// 3, the report still written), and the signal that interrupted it.
 pub struct Healed {
-    pub report: HealReport,
+    pub report: Heal,
     pub failed: bool,
     pub interrupted: Option<i32>,
 }
@@ -101,7 +104,7 @@ pub struct Context<'a> {
     pub feedback: &'a str,
     pub number: u32,
     /// The attempt before this one, when there was one.
-    pub previous: Option<&'a AttemptRecord>,
+    pub previous: Option<&'a Attempt>,
     pub signals: &'a TerminationSignals,
     /// When the engine's stage runs out of time: a model's answer is not waited for past it.
     pub deadline: Instant,
@@ -184,11 +187,11 @@ pub fn heal(
         }
     }
     let baseline = Baseline::find(&mut request, &tree, events)?;
-    let mut report = HealReport {
+    let mut report = Heal {
         flaky: baseline.flaky.iter().cloned().collect(),
         failing_before: baseline.failing.iter().cloned().collect(),
         tests: Some(baseline.report.clone()),
-        ..HealReport::new("repair", model)
+        ..new_heal(HealMode::Repair, model)
     };
     if let Some(reason) = &baseline.nothing_to_do {
         report.reason = reason.clone();
@@ -276,8 +279,8 @@ pub fn heal(
             Some(signal),
         ),
     };
-    if interrupted.is_some() && report.status == HealStatus::Green {
-        report.status = HealStatus::Red;
+    if interrupted.is_some() && report.status == Some(HealStatus::Green) {
+        report.status = Some(HealStatus::Red);
     }
     finish(
         &request,
@@ -288,7 +291,7 @@ pub fn heal(
         budget_hit,
         stop,
     )?;
-    if report.status != HealStatus::Green && report.reason.is_empty() {
+    if report.status != Some(HealStatus::Green) && report.reason.is_empty() {
         report.reason = "no change made the failing tests pass".into();
     }
     let failed = report.error.is_some();
@@ -333,7 +336,7 @@ struct Repair<'a> {
     /// in `tree`: made when first needed.
     workers: Vec<Tree>,
     baseline: &'a Baseline,
-    report: &'a mut HealReport,
+    report: &'a mut Heal,
     best: Best,
     files: Vec<String>,
     rules: edits::Rules,
@@ -626,17 +629,17 @@ impl Repair<'_> {
     fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
         struct Found {
             best: Best,
-            attempt: Option<AttemptRecord>,
-            shown: record::PlausibleShown,
+            attempt: Option<Attempt>,
+            shown: Plausible,
             place: usize,
         }
         let Some(before) = self.before_green.take() else {
             return Ok(End::Green);
         };
-        let found_of = |tree: &Tree, best: Best, attempt: &AttemptRecord, tried: u64| {
+        let found_of = |tree: &Tree, best: Best, attempt: &Attempt, tried: u64| {
             let diff = tree.diff_of(&best.contents);
             let (tier, place) = attempt.rank.unwrap_or((u8::MAX, usize::MAX));
-            let shown = record::PlausibleShown {
+            let shown = Plausible {
                 change: attempt.change.clone().unwrap_or_default(),
                 tier,
                 lines: diff
@@ -857,7 +860,7 @@ impl Repair<'_> {
                 if self.report.attempts.is_empty() && self.report.candidates_tried == 0 {
                     return Err(failure);
                 }
-                self.report.error = Some(ErrorShown {
+                self.report.error = Some(HealError {
                     message: format!("{:#}", failure.error),
                     hint: failure.hint.clone(),
                 });
@@ -894,7 +897,7 @@ impl Repair<'_> {
         searches: bool,
         number: u32,
         proposal: Proposal,
-    ) -> Result<AttemptRecord, Step> {
+    ) -> Result<Attempt, Step> {
         let tree = match slot {
             0 => &mut *self.tree,
             _ => &mut self.workers[slot - 1],
@@ -909,9 +912,9 @@ impl Repair<'_> {
                        "change": proposal.label}),
             );
         }
-        let attempt = AttemptRecord {
+        let attempt = Attempt {
             number,
-            engine,
+            engine: engine.to_string(),
             change: proposal.label.clone(),
             edits: applied,
             problems: proposal.problems,
@@ -963,13 +966,8 @@ impl Repair<'_> {
     }
 
     /// The tests of an attempt could not be run: the repair ends, with what it found.
-    fn could_not_test(
-        &mut self,
-        searches: bool,
-        attempt: AttemptRecord,
-        failure: &Failure,
-    ) -> Step {
-        self.report.error = Some(ErrorShown {
+    fn could_not_test(&mut self, searches: bool, attempt: Attempt, failure: &Failure) -> Step {
+        self.report.error = Some(HealError {
             message: format!("{:#}", failure.error),
             hint: failure.hint.clone(),
         });
@@ -997,7 +995,7 @@ impl Repair<'_> {
         &mut self,
         engine: &'static str,
         searches: bool,
-        mut attempt: AttemptRecord,
+        mut attempt: Attempt,
         validated: Validated,
     ) -> Result<Step, Failure> {
         let Validated {
@@ -1070,7 +1068,7 @@ impl Repair<'_> {
         }
         self.record(searches, attempt);
         if green {
-            self.report.status = HealStatus::Green;
+            self.report.status = Some(HealStatus::Green);
             self.report.reason = match searches {
                 true => format!("green after {} candidates", self.report.candidates_tried),
                 false => format!(
@@ -1107,7 +1105,7 @@ impl Repair<'_> {
     }
 
     fn cannot_restore(&mut self, err: &str) -> Step {
-        self.report.error = Some(ErrorShown {
+        self.report.error = Some(HealError {
             message: format!(
                 "cannot put heal's copy back to the best change: {}",
                 self.tree.without_copy_path(err)
@@ -1118,7 +1116,7 @@ impl Repair<'_> {
     }
 
     /// Keeps the attempt's record: every one of a model's, only those kept of a search's.
-    fn record(&mut self, searches: bool, attempt: AttemptRecord) {
+    fn record(&mut self, searches: bool, attempt: Attempt) {
         if !searches || attempt.kept {
             self.report.attempts.push(attempt);
         }
@@ -1290,21 +1288,21 @@ fn finish(
     tree: &Tree,
     best: Best,
     baseline: &Baseline,
-    report: &mut HealReport,
+    report: &mut Heal,
     budget_hit: Option<String>,
     stop: Option<String>,
 ) -> Result<(), Failure> {
     report.diff = tree.diff_of(&best.contents);
     report.files_changed = best.contents.keys().cloned().collect();
-    if report.status != HealStatus::Green {
-        report.status = match (&budget_hit, best.contents.is_empty()) {
+    if report.status != Some(HealStatus::Green) {
+        report.status = Some(match (&budget_hit, best.contents.is_empty()) {
             (Some(_), _) => HealStatus::BudgetExhausted,
             (None, true) => HealStatus::NoChange,
             (None, false) => HealStatus::Red,
-        };
+        });
         report.reason = budget_hit.or(stop).unwrap_or_default();
     }
-    report.engine = best.engine;
+    report.engine = best.engine.map(str::to_string);
     report.tests = Some(best.report.unwrap_or_else(|| baseline.report.clone()));
     deliver(request, tree, &best.contents, report)
 }
@@ -1315,13 +1313,13 @@ fn deliver(
     request: &HealRequest,
     tree: &Tree,
     state: &Contents,
-    report: &mut HealReport,
+    report: &mut Heal,
 ) -> Result<(), Failure> {
     if report.diff.is_empty() {
         return Ok(());
     }
     let shown = crate::text::sanitize_for_terminal(&report.files_changed.join(", "));
-    if report.status == HealStatus::Green {
+    if report.status == Some(HealStatus::Green) {
         match tree.apply_to(&request.workspace, state)? {
             tree::Applied::Done => {
                 report.applied = true;
@@ -1338,7 +1336,7 @@ fn deliver(
                 ),
             ),
             tree::Applied::Failed(message) => {
-                report.error = Some(ErrorShown {
+                report.error = Some(HealError {
                     message,
                     hint: Some("make the files writable and apply the patch (git apply)".into()),
                 })
@@ -1406,10 +1404,11 @@ fn write_patch(path: &Path, workspace: &Path, diff: &str, fresh: bool) -> std::i
 
 /// What the model is told about its blocks: each one that did not apply and why, and what could
 /// not be read.
-fn edit_feedback(attempt: &AttemptRecord) -> String {
+fn edit_feedback(attempt: &Attempt) -> String {
     let mut out = String::new();
     let applied = attempt.edits.iter().filter(|e| e.applied).count();
-    let failed: Vec<&Applied> = attempt.edits.iter().filter(|e| !e.applied).collect();
+    let failed: Vec<&crate::run_document::Applied> =
+        attempt.edits.iter().filter(|e| !e.applied).collect();
     for (index, edit) in attempt.edits.iter().enumerate() {
         if let Some(reason) = &edit.reason {
             out.push_str(&format!(

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::edits::{Applied, Edit, EditKind};
-use super::record::Tokens;
+use super::edits::{Edit, EditKind};
 use super::tree::Tree;
 use super::{edits, prompt, Context, Engine, Proposal, Proposed};
 use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
+use crate::run_document::{Applied, Tokens};
 use crate::sandbox::supervise::TerminationSignals;
 use crate::tools::{edit_file, write_file, CATALOGUE};
 

@@ -11,16 +11,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::model::{ask, Asked};
-use super::record::{ErrorShown, Events, HealReport, Tokens};
+use super::record::{new_heal, Events};
 use super::tree::{Contents, Tree};
 use super::{baseline, deliver, edits, prompt, HealRequest, Healed};
 use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
-use crate::run_document::{HealStatus, Outcome};
+use crate::run_document::{
+    Heal, HealError, HealMode, HealStatus, Outcome, Summary, TaskStep, Tokens,
+};
 use crate::sandbox::supervise::TerminationSignals;
 use crate::secrets::Secrets;
 use crate::tools::{self, CallError, CATALOGUE};
@@ -61,26 +62,6 @@ pub struct Task {
     pub context_tokens: u64,
 }
 
-/// One tool call, as the document's `steps` lists it.
-#[derive(Debug, Serialize)]
-pub struct StepRecord {
-    /// The model's reply it was in.
-    pub step: u32,
-    pub tool: String,
-    /// The arguments, long strings cut.
-    pub arguments: Value,
-    pub result_chars: usize,
-    pub is_error: bool,
-    pub seconds: f64,
-}
-
-/// The model's own account of what it did, marked as such.
-#[derive(Debug, Serialize)]
-pub struct Summary {
-    pub by: &'static str,
-    pub text: String,
-}
-
 /// Why the loop ended.
 enum End {
     Finished,
@@ -116,9 +97,9 @@ pub fn run(
         caches_of: Some(request.workspace.clone()),
         secrets: Default::default(),
     };
-    let mut report = HealReport {
-        engine: Some("llm"),
-        ..HealReport::new("task", Some(session))
+    let mut report = Heal {
+        engine: Some("llm".into()),
+        ..new_heal(HealMode::Task, Some(session))
     };
     let tools = offered_tools();
     let tools_chars: usize = tools
@@ -181,7 +162,7 @@ struct Agent<'a> {
     messages: Vec<Message>,
     context: &'a tools::Context,
     tree: &'a mut Tree,
-    report: &'a mut HealReport,
+    report: &'a mut Heal,
     events: &'a mut Events,
     signals: &'a TerminationSignals,
     /// Each call made: (its name and arguments, its result, whether it failed).
@@ -310,7 +291,7 @@ impl Agent<'_> {
                     continue;
                 };
                 self.report.summary = Some(Summary {
-                    by: "model",
+                    by: "model".into(),
                     text: self.secrets.withhold(summary),
                 });
                 results.push(ToolResult {
@@ -431,7 +412,7 @@ impl Agent<'_> {
             content.clone(),
             is_error,
         ));
-        self.report.steps.push(StepRecord {
+        self.report.steps.push(TaskStep {
             step,
             tool: call.name.clone(),
             arguments: shown_arguments(&arguments, self.secrets),
@@ -777,7 +758,7 @@ fn conclude(
     request: &HealRequest,
     tree: &Tree,
     secrets: &Secrets,
-    mut report: HealReport,
+    mut report: Heal,
     end: End,
 ) -> Result<Healed, Failure> {
     let contents = tree.contents();
@@ -794,7 +775,7 @@ fn conclude(
             Some(signal),
         ),
         End::Failed(failure) => {
-            report.error = Some(ErrorShown {
+            report.error = Some(HealError {
                 message: format!("{:#}", failure.error),
                 hint: failure.hint.clone(),
             });
@@ -843,10 +824,7 @@ fn conclude(
                     let failed = tests.counts.failed + tests.counts.errors;
                     reason.push_str(&match tests.outcome {
                         Outcome::TestsFailed => format!("; {failed} tests fail"),
-                        _ => format!(
-                            "; the tests did not pass ({})",
-                            json!(tests.outcome).as_str().unwrap_or_default()
-                        ),
+                        _ => format!("; the tests did not pass ({})", tests.outcome.name()),
                     });
                 }
                 report.tests = Some(tests);
@@ -856,12 +834,12 @@ fn conclude(
             }
         }
     }
-    report.status = match (report.diff.is_empty(), finished && passed, limit) {
+    report.status = Some(match (report.diff.is_empty(), finished && passed, limit) {
         (true, _, _) => HealStatus::NoChange,
         (false, true, _) => HealStatus::Green,
         (false, false, true) => HealStatus::BudgetExhausted,
         (false, false, false) => HealStatus::Red,
-    };
+    });
     report.reason = reason;
     deliver(request, tree, &contents, &mut report)?;
     Ok(Healed {

@@ -2,28 +2,7 @@
 //! non-UTF-8 names) and plain `diff -u`'s, with "\ No newline at end of file", CRLF lines and
 //! zero-context hunks. What review reads is this model, whoever wrote the diff.
 
-/// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Added,
-    Deleted,
-    Modified,
-    Renamed,
-    Copied,
-}
-
-impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Added => "added",
-            Status::Deleted => "deleted",
-            Status::Modified => "modified",
-            Status::Renamed => "renamed",
-            Status::Copied => "copied",
-        }
-    }
-}
+use crate::run_document::FileStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -76,7 +55,7 @@ pub struct FileChange {
     pub old_path: Option<String>,
     /// None for a file deleted.
     pub new_path: Option<String>,
-    pub status: Status,
+    pub status: FileStatus,
     pub binary: bool,
     pub old_mode: Option<String>,
     pub new_mode: Option<String>,
@@ -151,7 +130,7 @@ pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
             let mut file = FileChange {
                 old_path: None,
                 new_path: None,
-                status: Status::Modified,
+                status: FileStatus::Modified,
                 binary: false,
                 old_mode: None,
                 new_mode: None,
@@ -160,9 +139,9 @@ pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
             };
             at = headers_and_hunks(&lines, at, &mut file)?;
             if file.old_path.is_none() {
-                file.status = Status::Added;
+                file.status = FileStatus::Added;
             } else if file.new_path.is_none() {
-                file.status = Status::Deleted;
+                file.status = FileStatus::Deleted;
             }
             files.push(file);
             plain = true;
@@ -212,7 +191,7 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
     let mut file = FileChange {
         old_path: a,
         new_path: b,
-        status: Status::Modified,
+        status: FileStatus::Modified,
         binary: false,
         old_mode: None,
         new_mode: None,
@@ -230,11 +209,11 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
             break;
         }
         if let Some(mode) = line.strip_prefix("new file mode ") {
-            file.status = Status::Added;
+            file.status = FileStatus::Added;
             file.old_path = None;
             file.new_mode = Some(mode.to_string());
         } else if let Some(mode) = line.strip_prefix("deleted file mode ") {
-            file.status = Status::Deleted;
+            file.status = FileStatus::Deleted;
             file.new_path = None;
             file.old_mode = Some(mode.to_string());
         } else if let Some(mode) = line.strip_prefix("old mode ") {
@@ -242,12 +221,12 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
         } else if let Some(mode) = line.strip_prefix("new mode ") {
             file.new_mode = Some(mode.to_string());
         } else if let Some(path) = line.strip_prefix("rename from ") {
-            file.status = Status::Renamed;
+            file.status = FileStatus::Renamed;
             file.old_path = Some(unquoted(path));
         } else if let Some(path) = line.strip_prefix("rename to ") {
             file.new_path = Some(unquoted(path));
         } else if let Some(path) = line.strip_prefix("copy from ") {
-            file.status = Status::Copied;
+            file.status = FileStatus::Copied;
             file.old_path = Some(unquoted(path));
         } else if let Some(path) = line.strip_prefix("copy to ") {
             file.new_path = Some(unquoted(path));
@@ -342,9 +321,11 @@ fn headers_and_hunks(
             at + 1
         ));
     }
-    if file.status == Status::Modified || file.old_path.is_none() && file.new_path.is_none() {
+    if file.status == FileStatus::Modified || file.old_path.is_none() && file.new_path.is_none() {
         let (old, new) = (name(lines[at]), name(lines[at + 1]));
-        if file.status == Status::Modified || (file.old_path.is_none() && file.new_path.is_none()) {
+        if file.status == FileStatus::Modified
+            || (file.old_path.is_none() && file.new_path.is_none())
+        {
             file.old_path = old;
             file.new_path = new;
         }
@@ -544,7 +525,7 @@ mod tests {
     fn git_diffs_with_renames_modes_binaries_and_new_files() {
         let text = "diff --git a/src/a.py b/src/a.py\nindex 1..2 100644\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,3 +1,3 @@ def f():\n x = 1\n-y = 2\n+y = 3\n z = 4\ndiff --git a/old name.txt b/new name.txt\nsimilarity index 90%\nrename from old name.txt\nrename to new name.txt\n--- a/old name.txt\n+++ b/new name.txt\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\ndiff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\ndiff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1234567\nBinary files /dev/null and b/logo.png differ\ndiff --git a/gone.py b/gone.py\ndeleted file mode 100644\n--- a/gone.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n";
         let files = parse(text).unwrap();
-        let summary: Vec<(String, Status, usize, usize, bool)> = files
+        let summary: Vec<(String, FileStatus, usize, usize, bool)> = files
             .iter()
             .map(|f| {
                 (
@@ -559,11 +540,11 @@ mod tests {
         assert_eq!(
             summary,
             [
-                ("src/a.py".to_string(), Status::Modified, 1, 1, false),
-                ("new name.txt".to_string(), Status::Renamed, 1, 1, false),
-                ("run.sh".to_string(), Status::Modified, 0, 0, false),
-                ("logo.png".to_string(), Status::Added, 0, 0, true),
-                ("gone.py".to_string(), Status::Deleted, 0, 2, false),
+                ("src/a.py".to_string(), FileStatus::Modified, 1, 1, false),
+                ("new name.txt".to_string(), FileStatus::Renamed, 1, 1, false),
+                ("run.sh".to_string(), FileStatus::Modified, 0, 0, false),
+                ("logo.png".to_string(), FileStatus::Added, 0, 0, true),
+                ("gone.py".to_string(), FileStatus::Deleted, 0, 2, false),
             ]
         );
         assert_eq!(files[1].old_path.as_deref(), Some("old name.txt"));
@@ -587,7 +568,7 @@ mod tests {
         let files = parse(text).unwrap();
         assert_eq!(
             (files[0].path(), files[0].status),
-            ("café.txt", Status::Added)
+            ("café.txt", FileStatus::Added)
         );
         assert!(parse("just some text\n").unwrap().is_empty());
     }
@@ -641,8 +622,11 @@ mod tests {
     fn diff_r_of_two_directories_names_the_files_and_sees_added_ones() {
         let text = "diff -ruN d1/a.py d2/a.py\n--- d1/a.py\t2024-01-01 00:00:00.000000000 +0000\n+++ d2/a.py\t2024-01-02 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-x\n+y\ndiff -ruN d1/.env d2/.env\n--- d1/.env\t1970-01-01 00:00:00.000000000 +0000\n+++ d2/.env\t2024-01-02 00:00:00.000000000 +0000\n@@ -0,0 +1 @@\n+K=v\n";
         let files = parse(text).unwrap();
-        let seen: Vec<(&str, Status)> = files.iter().map(|f| (f.path(), f.status)).collect();
-        assert_eq!(seen, [("a.py", Status::Modified), (".env", Status::Added)]);
+        let seen: Vec<(&str, FileStatus)> = files.iter().map(|f| (f.path(), f.status)).collect();
+        assert_eq!(
+            seen,
+            [("a.py", FileStatus::Modified), (".env", FileStatus::Added)]
+        );
         let text = "diff --git a/trailing  b/trailing \nnew file mode 100644\n--- /dev/null\n+++ b/trailing \t\n@@ -0,0 +1 @@\n+x\n";
         assert_eq!(parse(text).unwrap()[0].path(), "trailing ");
     }

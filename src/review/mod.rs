@@ -4,103 +4,71 @@
 //! needs is ranked within a budget, each snippet with an evidence id that the risks cite.
 //! Renderers turn the same review into Markdown, SARIF 2.1.0 or reviewdog's diagnostics.
 
+pub mod change;
 pub mod diff;
 pub mod model;
 pub mod render;
 pub mod rules;
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use self::diff::{FileChange, Kind, Status};
-use self::rules::{Risk, Severity};
+use self::change::Change;
+use self::diff::{FileChange, Kind};
+use crate::error::Failure;
+use crate::llm::Session;
+use crate::run_document::{
+    FileShown, FileStatus, Review, Risk, Severity, Snippet, TestMapping, Verdict,
+};
 use crate::testmap::{imports, is_test_file, project_files, same_stem};
 use crate::workspace::runs_outside::RunsOutside;
 
-/// The whole review, as the document's `review`.
-#[derive(Debug, Serialize)]
-pub struct Review {
-    pub verdict: Verdict,
-    pub summary: String,
-    pub files: Vec<FileShown>,
-    pub risks: Vec<Risk>,
-    pub test_mapping: TestMapping,
-    pub context: Vec<Snippet>,
-    /// A model's findings (`--llm`), each citing the context's evidence.
-    pub findings: Vec<Risk>,
-    /// What came of asking the model (`--llm`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<model::ModelReview>,
-    /// The review posted on the pull request (`--post`): its address and comments.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub posted: Option<serde_json::Value>,
-    /// A change a bot made is always for a person to review too.
-    pub human_review_required: bool,
-    /// The review as Markdown, which open-pr puts in the pull request's body.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub markdown: String,
+/// A change to review.
+pub struct ReviewRequest<'a> {
+    /// The project (canonical).
+    pub workspace: PathBuf,
+    pub change: Change,
+    /// The context's size at most, in characters.
+    pub budget: usize,
+    /// The model asked for findings beyond the rules (`--llm`).
+    pub model: Option<&'a Session>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Pass,
-    NeedsAttention,
-    Block,
+/// A review, and the lines of the change's new side a comment can be placed on (GitHub's
+/// review comments are refused elsewhere).
+pub struct Reviewed {
+    pub review: Review,
+    pub commentable: BTreeMap<String, BTreeSet<u32>>,
 }
 
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::NeedsAttention => "needs_attention",
-            Verdict::Block => "block",
+/// Reads the change and reviews it: the rules, then the model's findings when one is asked,
+/// then the Markdown.
+pub fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
+    let files = change::read(&request.workspace, &request.change)?;
+    let commentable = diff::new_side_lines(&files);
+    let mut review = review(&request.workspace, files, request.budget);
+    // Nothing changed: nothing for the model to judge.
+    if let Some(session) = request.model.filter(|_| !review.files.is_empty()) {
+        let (findings, outcome) = model::ask(session, &review)?;
+        if let Some(error) = &outcome.error {
+            crate::log::warn("review", error);
         }
+        review = review.with_model(findings, outcome);
     }
-}
-
-#[derive(Debug, Serialize)]
-pub struct FileShown {
-    pub path: String,
-    pub status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<String>,
-    pub added: usize,
-    pub removed: usize,
-    pub language: Option<&'static str>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub binary: bool,
-    /// Not tracked by git yet: open-pr commits it only when named with --add.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub untracked: bool,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct TestMapping {
-    /// Changed source file → the test files that reach it.
-    pub covered: BTreeMap<String, Vec<String>>,
-    /// Changed source files no test reaches.
-    pub untested: Vec<String>,
-}
-
-/// A piece of the change or its surroundings, citable by its id.
-#[derive(Debug, Serialize)]
-pub struct Snippet {
-    pub evidence_id: String,
-    pub path: String,
-    /// `hunk` (a changed part), `function` (the whole function a hunk changed, as it is now) or
-    /// `test` (a test that reaches a changed file).
-    pub kind: &'static str,
-    pub start_line: u32,
-    pub end_line: u32,
-    pub text: String,
+    crate::log::info(
+        "review",
+        &format!("{}: {}", review.verdict.name(), review.summary),
+    );
+    review.markdown = render::markdown(&review);
+    Ok(Reviewed {
+        review,
+        commentable,
+    })
 }
 
 /// Reviews `files` (the change) of the project at `workspace`, with at most `budget` characters
 /// of context.
-pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
+fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
     let project = project_files(workspace, 50_000);
     let test_mapping = map_tests(workspace, &files, &project);
     let mut risks = rules::check(
@@ -135,7 +103,7 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
     if risks.is_empty() {
         summary.push_str("; no risk found");
     } else {
-        let mut by_rule: Vec<&str> = risks.iter().map(|r| r.rule).collect();
+        let mut by_rule: Vec<&str> = risks.iter().map(|r| r.rule.as_str()).collect();
         by_rule.dedup();
         summary.push_str(&format!(
             "; {} risk{} ({}): {}",
@@ -157,12 +125,12 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         .map(|f| FileShown {
             path: f.path().to_string(),
             status: f.status,
-            old_path: (f.status == Status::Renamed || f.status == Status::Copied)
+            old_path: (f.status == FileStatus::Renamed || f.status == FileStatus::Copied)
                 .then(|| f.old_path.clone())
                 .flatten(),
             added: f.added(),
             removed: f.removed(),
-            language: language(f.path()),
+            language: language(f.path()).map(str::to_string),
             binary: f.binary,
             untracked: f.untracked,
         })
@@ -179,13 +147,18 @@ pub fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review
         posted: None,
         human_review_required: true,
         markdown: String::new(),
+        other: Default::default(),
     }
 }
 
 impl Review {
     /// The review with a model's findings (`model::ask`): said in the summary; they make a
     /// passing change one that needs attention, but never block it alone.
-    pub fn with_model(mut self, findings: Vec<Risk>, outcome: model::ModelReview) -> Review {
+    pub fn with_model(
+        mut self,
+        findings: Vec<Risk>,
+        outcome: crate::run_document::ModelReview,
+    ) -> Review {
         self.summary.push_str(&match &outcome.error {
             Some(_) => "; the model's answer could not be used".to_string(),
             None => format!(
@@ -263,7 +236,7 @@ fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMappi
         })
         .collect();
     let mut mapping = TestMapping::default();
-    for file in files.iter().filter(|f| f.status != Status::Deleted) {
+    for file in files.iter().filter(|f| f.status != FileStatus::Deleted) {
         let path = file.path();
         let Some(lang) = language(path) else { continue };
         if is_test_file(path) {
@@ -374,7 +347,7 @@ fn rank_context(
             let snippet = Snippet {
                 evidence_id: format!("E{number}"),
                 path: file.path().to_string(),
-                kind: "hunk",
+                kind: "hunk".into(),
                 start_line: new_lines().min().unwrap_or(hunk.new_start),
                 end_line: new_lines().max().unwrap_or(hunk.new_start),
                 text,
@@ -396,7 +369,7 @@ fn rank_context(
             let snippet = Snippet {
                 evidence_id: format!("E{number}"),
                 path,
-                kind,
+                kind: kind.into(),
                 start_line: first,
                 end_line: last,
                 text,
@@ -421,7 +394,7 @@ fn rank_context(
         let snippet = Snippet {
             evidence_id: format!("E{number}"),
             path: test.clone(),
-            kind: "test",
+            kind: "test".into(),
             start_line: 1,
             end_line: lines.max(1),
             text: head,

@@ -5,13 +5,11 @@
 //! fails closed to no model findings, said, never to a crash. Secrets are withheld, and a message
 //! is redacted as the rules' are.
 
-use serde::Serialize;
 use serde_json::Value;
 
-use super::rules::{Risk, Severity};
-use super::Review;
 use crate::error::Failure;
 use crate::llm::{Message, NoAnswer, Prompt, Session};
+use crate::run_document::{ModelReview, Review, Risk, Severity};
 use crate::secrets::scan::redact;
 use crate::secrets::Secrets;
 
@@ -34,18 +32,6 @@ tag that matches its opening one. Answer with one JSON object and nothing else, 
 Each finding cites the evidence id of the snippet that shows the problem and a line number \
 inside that snippet's lines; severity is high, medium or low. With nothing to report: \
 {\"findings\": []}.\n";
-
-/// What the model's review came to, for the document.
-#[derive(Debug, Serialize)]
-pub struct ModelReview {
-    pub model: String,
-    /// Findings left out: no valid evidence id, a line outside its snippet, no known severity,
-    /// said twice, or past the first 50.
-    pub dropped: usize,
-    /// Why there are no model findings, when the answer could not be used.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Asks `session`'s model about `review`; its findings, and what came of the asking. Only a
 /// model that cannot be reached or refuses the request is an error; an unusable answer is not.
@@ -194,7 +180,7 @@ fn checked(finding: &Value, review: &Review, secrets: &Secrets) -> Option<Risk> 
     }
     let message: String = words.join(" ").chars().take(MAX_MESSAGE).collect();
     Some(Risk {
-        rule: "model",
+        rule: "model".into(),
         severity,
         path: snippet.path.clone(),
         line: Some(line),

@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 
 use crate::text::markdown_inert as inert;
 
-use super::rules::{Risk, Severity, RULES};
+use super::rules::RULES;
 use super::Review;
+use crate::run_document::{Risk, Severity};
 
 /// Markdown for a pull request's body or a terminal.
 pub fn markdown(review: &Review) -> String {
@@ -69,7 +70,7 @@ pub fn markdown(review: &Review) -> String {
 /// A risk's severity for tools that gate on it: a model's finding is at most medium there, as
 /// it never blocks a change alone.
 fn shown_severity(risk: &Risk) -> Severity {
-    match risk.rule {
+    match risk.rule.as_str() {
         "model" => risk.severity.min(Severity::Medium),
         _ => risk.severity,
     }

@@ -6,29 +6,14 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde::Serialize;
 
-use super::diff::{FileChange, Kind, Line, Status};
+use super::diff::{FileChange, Kind, Line};
+use crate::run_document::{FileStatus, Risk, Severity};
 use crate::testmap::{is_test_file, named_as_test};
 use crate::workspace::runs_outside::RunsOutside;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Low,
-    Medium,
-    High,
-}
-
-impl Severity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Severity::Low => "low",
-            Severity::Medium => "medium",
-            Severity::High => "high",
-        }
-    }
-}
+/// The rule that finds a secret: open-pr never commits a change it found one in.
+pub const SECRET_ADDED: &str = "secret-added";
 
 /// A rule: its id, how grave what it finds is, and what it looks for.
 pub struct Rule {
@@ -39,7 +24,7 @@ pub struct Rule {
 
 /// Every rule, as the README's table lists them.
 pub const RULES: &[Rule] = &[
-    Rule { id: "secret-added", severity: Severity::High, summary: "a key, token or private key in an added line, a high-entropy value assigned to a secret-looking name, or a credential file added" },
+    Rule { id: SECRET_ADDED, severity: Severity::High, summary: "a key, token or private key in an added line, a high-entropy value assigned to a secret-looking name, or a credential file added" },
     Rule { id: "runs-outside-sandbox", severity: Severity::High, summary: "a file that runs or is obeyed outside the sandbox changed: git hooks (.git, core.hooksPath), .gitattributes, .gitmodules, CI workflows, editor tasks, dev containers, direnv, hook managers" },
     Rule { id: "test-weakened", severity: Severity::High, summary: "a test file deleted, assertions removed, or a skip added" },
     Rule { id: "auth-crypto", severity: Severity::Medium, summary: "authentication, cryptography or permission code changed" },
@@ -51,19 +36,6 @@ pub const RULES: &[Rule] = &[
     Rule { id: "untested-change", severity: Severity::Low, summary: "a changed source file that no test maps to (by name or import)" },
 ];
 
-/// What a rule found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Risk {
-    pub rule: &'static str,
-    pub severity: Severity,
-    pub path: String,
-    /// In the new file (for what was removed, the line before it there).
-    pub line: Option<u32>,
-    /// Filled in when the context is ranked: the snippet that shows it.
-    pub evidence_id: String,
-    pub message: String,
-}
-
 fn severity_of(id: &str) -> Severity {
     RULES
         .iter()
@@ -73,7 +45,7 @@ fn severity_of(id: &str) -> Severity {
 
 fn risk(rule: &'static str, path: &str, line: Option<u32>, message: String) -> Risk {
     Risk {
-        rule,
+        rule: rule.into(),
         severity: severity_of(rule),
         path: path.to_string(),
         line,
@@ -172,9 +144,9 @@ pub fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
 fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
     use crate::secrets::scan;
     let path = file.path();
-    if file.status == Status::Added && crate::secrets::is_credential_file(path) {
+    if file.status == FileStatus::Added && crate::secrets::is_credential_file(path) {
         risks.push(risk(
-            "secret-added",
+            SECRET_ADDED,
             path,
             None,
             format!("{path} looks like a credential file and is added"),
@@ -211,7 +183,7 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
                 });
                 if let Some(what) = what {
                     risks.push(risk(
-                        "secret-added",
+                        SECRET_ADDED,
                         path,
                         line.new,
                         format!(
@@ -234,7 +206,7 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
 fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Risk>) {
     let path = file.path();
     let was_test = file.old_path.as_deref().is_some_and(named_as_test);
-    if file.status == Status::Renamed && was_test && !named_as_test(path) {
+    if file.status == FileStatus::Renamed && was_test && !named_as_test(path) {
         risks.push(risk(
             "test-weakened",
             path,
@@ -258,7 +230,7 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
             .or_else(|| line.old.and_then(|old| file.new_side_of(old)));
         whole || new.zip(tests_from).is_some_and(|(new, from)| new >= from)
     };
-    if whole && file.status == Status::Deleted {
+    if whole && file.status == FileStatus::Deleted {
         risks.push(risk(
             "test-weakened",
             path,
@@ -503,7 +475,7 @@ fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
         .flat_map(|h| &h.lines)
         .take(400)
         .any(|l| l.text.contains("DO NOT EDIT") || l.text.contains("@generated"));
-    if file.status != Status::Added && (vendored || generated_name || marked) {
+    if file.status != FileStatus::Added && (vendored || generated_name || marked) {
         risks.push(risk(
             "generated-vendored",
             path,
@@ -519,14 +491,14 @@ mod tests {
     use super::*;
     use crate::secrets::scan::redact;
 
-    fn rules_found(diff: &str) -> Vec<&'static str> {
+    fn rules_found(diff: &str) -> Vec<String> {
         check(
             &parse(diff).unwrap(),
             &[],
             &BTreeMap::new(),
             &RunsOutside::default(),
         )
-        .iter()
+        .into_iter()
         .map(|r| r.rule)
         .collect()
     }
@@ -662,7 +634,7 @@ mod tests {
             "DATABASE_URL=postgres://admin:S3cretPass@db.internal/app",
             "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
         ] {
-            assert!(rules_found(&added("config.yml", &[line])).contains(&"secret-added"), "{line}");
+            assert!(rules_found(&added("config.yml", &[line])).iter().any(|rule| rule == "secret-added"), "{line}");
             assert!(redact(line).contains("[withheld]"), "{line}");
         }
         let key = format!("+-----BEGIN {} PRIVATE KEY-----\n+MIIEowIBAAKCAQEA\n+-----END RSA PRIVATE KEY-----\n+after\n", "RSA");
@@ -731,7 +703,7 @@ mod tests {
             "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
             "conn = \"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4YWJjZA==\"",
         ] {
-            assert!(rules_found(&added("app.py", &[line])).contains(&"secret-added"), "{line}");
+            assert!(rules_found(&added("app.py", &[line])).iter().any(|rule| rule == "secret-added"), "{line}");
             assert!(redact(line).contains("[withheld]"), "{line}");
         }
         // Not keys: a version, a word and a number, a hash that names no secret.
@@ -799,7 +771,7 @@ mod tests {
                 &modules,
                 &RunsOutside::default(),
             )
-            .iter()
+            .into_iter()
             .map(|r| r.rule)
             .collect::<Vec<_>>()
         };
@@ -855,7 +827,7 @@ mod tests {
             let outside = RunsOutside::default();
             check(&parse(diff).unwrap(), &[], &BTreeMap::new(), &outside)
                 .into_iter()
-                .map(|risk| (risk.rule, risk.severity))
+                .map(|risk| (risk.rule.clone(), risk.severity))
                 .collect::<Vec<_>>()
         };
         for path in [
@@ -869,11 +841,14 @@ mod tests {
         ] {
             assert_eq!(
                 found(&added(path, &["x"])),
-                [("runs-outside-sandbox", Severity::High)],
+                [("runs-outside-sandbox".to_string(), Severity::High)],
                 "{path}"
             );
         }
         let renamed = "diff --git a/.envrc b/envrc.txt\nsimilarity index 100%\nrename from .envrc\nrename to envrc.txt\n";
-        assert_eq!(found(renamed), [("runs-outside-sandbox", Severity::High)]);
+        assert_eq!(
+            found(renamed),
+            [("runs-outside-sandbox".to_string(), Severity::High)]
+        );
     }
 }

@@ -16,6 +16,7 @@
 mod heal;
 mod issue;
 mod pull_request;
+mod review;
 mod test_report;
 
 use std::io::{IsTerminal, Read};
@@ -25,9 +26,15 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use self::heal::{Heal, HealStatus};
+pub use self::heal::{
+    Applied, Attempt, Heal, HealError, HealMode, HealModel, HealStatus, Plausible, Summary,
+    TaskStep, Tokens,
+};
 pub use self::issue::{Comment, Issue};
 pub use self::pull_request::PullRequest;
+pub use self::review::{
+    FileShown, FileStatus, ModelReview, Review, Risk, Severity, Snippet, TestMapping, Verdict,
+};
 pub use self::test_report::{Counts, Framework, Outcome, TestFailure, TestReport};
 use crate::error::Failure;
 
@@ -153,6 +160,10 @@ impl RunDocument {
         self.section("heal", "a repair (heal writes one)")
     }
 
+    pub fn review(&self) -> Result<Option<Review>, Failure> {
+        self.section("review", "a review (review writes one)")
+    }
+
     pub fn pr(&self) -> Result<Option<PullRequest>, Failure> {
         self.section("pr", "a pull request (open-pr writes one)")
     }
@@ -173,13 +184,11 @@ impl RunDocument {
         self.set("tests", tests);
     }
 
-    /// Sets `heal` from what heal wrote (its own type, of which `Heal` reads a part).
-    pub fn set_heal<T: Serialize>(&mut self, heal: &T) {
+    pub fn set_heal(&mut self, heal: &Heal) {
         self.set("heal", heal);
     }
 
-    /// Sets `review` from what review wrote.
-    pub fn set_review<T: Serialize>(&mut self, review: &T) {
+    pub fn set_review(&mut self, review: &Review) {
         self.set("review", review);
     }
 
@@ -239,7 +248,8 @@ mod tests {
         let doc = RunDocument::parse(
             r#"{"tests": {"framework": "pytest", "outcome": "tests_failed", "counts": {"failed": 1},
                 "failures": [{"id": "t::a", "message": "boom"}]},
-                "heal": {"status": "green", "diff": "--- a\n", "attempts": []}}"#,
+                "heal": {"status": "green", "diff": "--- a\n", "attempts": [{"number": 1}],
+                         "note": "kept"}}"#,
         )
         .unwrap();
         let tests = doc.tests().unwrap().unwrap();
@@ -250,7 +260,11 @@ mod tests {
         );
         let heal = doc.heal().unwrap().unwrap();
         assert_eq!(heal.status, Some(HealStatus::Green));
-        assert!(heal.other.contains_key("attempts"));
+        assert_eq!(
+            (heal.attempts[0].number, heal.diff.as_str()),
+            (1, "--- a\n")
+        );
+        assert_eq!(heal.other["note"], "kept");
         assert_eq!(doc.pr().unwrap(), None);
         let wrong = RunDocument::parse(r#"{"heal": {"status": "blue"}}"#).unwrap();
         let err = wrong.heal().unwrap_err();

@@ -61,6 +61,19 @@ pub enum Outcome {
     Error,
 }
 
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::TestsFailed => "tests_failed",
+            Outcome::BuildFailed => "build_failed",
+            Outcome::NoTests => "no_tests",
+            Outcome::Timeout => "timeout",
+            Outcome::Error => "error",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Counts {

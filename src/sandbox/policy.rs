@@ -28,6 +28,15 @@ pub enum BackendKind {
     Docker,
 }
 
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Native => "native",
+            BackendKind::Docker => "docker",
+        }
+    }
+}
+
 /// Where the command's stdout and stderr go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {

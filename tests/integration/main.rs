@@ -21,3 +21,4 @@ mod sandbox;
 mod sandbox_attacks;
 mod sandbox_limits;
 mod util;
+mod wire;

@@ -167,15 +167,21 @@ impl Repo {
     }
 }
 
+/// The document a run wrote, its `pr` checked against its shape on the wire.
+#[track_caller]
 fn document(run: &Run) -> Value {
-    serde_json::from_slice(&run.output.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout(), run.stderr()))
+    let document: Value = serde_json::from_slice(&run.output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout(), run.stderr()));
+    if document["pr"].is_object() {
+        crate::wire::check_section("pr", &document["pr"]);
+    }
+    document
 }
 
 fn run_document(extra: Value) -> String {
     let mut doc = json!({"autocoder": 1, "issue": {"source": "github", "number": 42, "title": "Discount doubles",
         "url": "https://github.com/acme/shop/issues/42", "body": "It doubles."},
-        "tests": {"outcome": "tests_failed", "counts": {"passed": 3, "failed": 1, "errors": 0, "skipped": 0},
+        "tests": {"framework": "pytest", "outcome": "tests_failed", "counts": {"passed": 3, "failed": 1, "errors": 0, "skipped": 0},
                   "failures": [{"id": "tests/test_pricing.py::test_discount"}]}});
     for (key, value) in extra.as_object().unwrap() {
         doc[key] = value.clone();
@@ -465,7 +471,7 @@ fn heal_diff_is_what_gets_committed_and_dry_run_pushes_nothing() {
     git(&repo.work, &["checkout", "-q", "--", "pricing.py"]);
     std::fs::write(repo.work.join("notes.txt"), "work in progress\n").unwrap();
     let heal = json!({"heal": {"status": "green", "engine": "llm", "attempts": [{}], "diff": diff,
-        "tests": {"outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
+        "tests": {"framework": "pytest", "outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
     let github = repo.github(vec![]);
     let run = Test::new_like(&repo.test)
         .stdin(run_document(heal))
@@ -1045,7 +1051,7 @@ fn a_project_in_a_subdirectory_is_committed_in_its_repository() {
     // Work elsewhere in the repository stays out.
     std::fs::write(repo.work.join("notes.txt"), "work in progress\n").unwrap();
     let heal = json!({"heal": {"status": "green", "engine": "llm", "attempts": [{}], "diff": diff,
-        "tests": {"outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
+        "tests": {"framework": "pytest", "outcome": "passed", "counts": {"passed": 4, "failed": 0, "errors": 0, "skipped": 0}}}});
     dry_run(run_document(heal), &[]);
     assert_eq!(
         git(&repo.work, &["diff", "--name-only", "HEAD", &scratch]),

@@ -643,6 +643,9 @@ fn the_whole_pipeline_heals_reviews_and_opens_a_pull_request() {
     );
     let opened = dry_run_pr(&reviewed.output.stdout).run().expect_status(0);
     let doc: Value = serde_json::from_slice(&opened.output.stdout).unwrap();
+    for key in ["heal", "review", "pr"] {
+        crate::wire::check_section(key, &doc[key]);
+    }
     let body = doc["pr"]["request"]["body"]["body"].as_str().unwrap();
     assert!(
         body.contains("Repair: **green**")

@@ -14,14 +14,7 @@ use crate::util::{copy_dir, testdata, with_project, Run, Test};
 /// The `tests` object of the document a run wrote.
 #[track_caller]
 fn tests_of(run: &Run) -> Value {
-    let doc: Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
-        panic!(
-            "stdout is not JSON ({err})\n{}\n{}",
-            run.stdout(),
-            run.stderr()
-        )
-    });
-    doc["tests"].clone()
+    crate::util::section_of(run, "tests")
 }
 
 fn ids(report: &Value) -> Vec<String> {

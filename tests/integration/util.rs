@@ -520,7 +520,8 @@ pub fn copy_dir(from: &Path, to: &Path) {
     assert!(status.success());
 }
 
-/// The section `key` of the run document a run wrote on stdout.
+/// The section `key` of the run document a run wrote on stdout, checked against its shape on
+/// the wire (`wire`).
 #[track_caller]
 pub fn section_of(run: &Run, key: &str) -> serde_json::Value {
     let doc: serde_json::Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
@@ -530,6 +531,9 @@ pub fn section_of(run: &Run, key: &str) -> serde_json::Value {
             run.stderr()
         )
     });
+    if !doc[key].is_null() {
+        crate::wire::check_section(key, &doc[key]);
+    }
     doc[key].clone()
 }
 
