@@ -10,7 +10,7 @@ use serde_json::json;
 use super::prompt;
 use super::record::Events;
 use super::tree::Tree;
-use super::HealRequest;
+use super::Settings;
 use crate::error::Failure;
 use crate::run_document::{Framework, Outcome, TestReport};
 use crate::sandbox::policy::{OutputMode, PolicyRequest};
@@ -31,7 +31,7 @@ pub struct Live {
 /// Runs the tests in the copy: `tests` alone, or all when empty, within `timeout`; `live`: said
 /// as it goes.
 pub fn run(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     tests: Vec<String>,
     timeout: Duration,
@@ -42,7 +42,7 @@ pub fn run(
 
 /// As `run`, or with `command` in place of the runner's, its output read as `framework`'s.
 pub fn run_as(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     command: Option<(Framework, String)>,
     tests: Vec<String>,
@@ -154,7 +154,7 @@ const BUILD: &str = "build";
 impl Baseline {
     /// The document's run of this workspace, or a new one, and the failing tests run again.
     pub fn find(
-        request: &mut HealRequest,
+        request: &mut Settings,
         tree: &Tree,
         events: &mut Events,
     ) -> Result<Baseline, Failure> {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::baseline::{run_as, Baseline};
 use super::tree::Tree;
-use super::HealRequest;
+use super::Settings;
 use crate::run_document::{Framework, Outcome};
 
 /// Suites that took longer at the baseline are not measured.
@@ -85,7 +85,7 @@ struct FileReport {
 /// The suite's spectrum in `tree` (in the state the baseline ran), when it can be measured; Err:
 /// the signal that stopped the run.
 pub fn measure(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     baseline: &Baseline,
     deadline: Instant,

@@ -14,6 +14,7 @@ mod mutate;
 mod parallel;
 pub mod prompt;
 pub mod record;
+mod request;
 pub mod task;
 pub mod tree;
 
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use self::baseline::{run, selectable, signature, Baseline, Live};
+use self::baseline::{selectable, signature, Baseline, Live};
 use self::edits::Edit;
 use self::record::{new_heal, Events};
 use self::tree::{Contents, Tree};
@@ -38,10 +39,12 @@ use crate::sandbox::supervise::TerminationSignals;
 
 pub use self::model::ModelEngine;
 pub use self::mutate::MutateEngine;
+pub use self::request::{run, Engines, HealRequest};
 
-/// A repair to make.
+/// What every run of the tests and every engine of a repair share: the project, the issue,
+/// the baseline, the limits.
 #[derive(Clone)]
-pub struct HealRequest {
+pub struct Settings {
     /// The user's project (checked, canonical).
     pub workspace: PathBuf,
     pub issue: Option<Issue>,
@@ -158,8 +161,8 @@ enum End {
 }
 
 /// The repair: `stages` in turn, until one is green.
-pub fn heal(
-    mut request: HealRequest,
+fn heal(
+    mut request: Settings,
     model: Option<&Session>,
     stages: Vec<Stage>,
     events: &mut Events,
@@ -330,7 +333,7 @@ struct Best {
 
 /// The loop's state across stages.
 struct Repair<'a> {
-    request: &'a HealRequest,
+    request: &'a Settings,
     tree: &'a mut Tree,
     /// More copies in the best state, where a search's candidates are tested beside the one
     /// in `tree`: made when first needed.
@@ -1161,7 +1164,7 @@ impl Validated {
 
 /// How long the failing tests may take: a search's candidates get a short time (a mutant may
 /// loop), twice the baseline's and at least 2 s; a model's the whole suite's.
-fn failing_limit(request: &HealRequest, baseline: &Baseline, searches: bool) -> Duration {
+fn failing_limit(request: &Settings, baseline: &Baseline, searches: bool) -> Duration {
     match searches {
         true => (baseline.failing_run * 2).max(Duration::from_secs(2)),
         false => request.test_timeout,
@@ -1173,7 +1176,7 @@ fn failing_limit(request: &HealRequest, baseline: &Baseline, searches: bool) -> 
 /// from `origin`. `live`: the attempt whose runs the live line counts, test by test.
 #[allow(clippy::too_many_arguments)]
 fn validate(
-    request: &HealRequest,
+    request: &Settings,
     baseline: &Baseline,
     best: (bool, usize),
     tree: &Tree,
@@ -1204,7 +1207,7 @@ fn validate(
         say(&shown);
         let started_ms = since(origin);
         let total = failing.len() as u64;
-        let first = run(request, tree, failing, limit, live(&shown, total))?;
+        let first = baseline::run(request, tree, failing, limit, live(&shown, total))?;
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
                    "started_ms": started_ms, "duration_ms": first.duration_ms,
@@ -1237,7 +1240,7 @@ fn validate(
         true => limit,
         false => request.test_timeout,
     };
-    let all = run(request, tree, Vec::new(), whole_limit, live)?;
+    let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
                "started_ms": started_ms, "duration_ms": all.duration_ms,
@@ -1284,7 +1287,7 @@ fn shown_duration(duration: Duration) -> String {
 /// The end: the best state's status, diff and final run, and the change in the user's tree
 /// (green) or in a patch file (not green, or the tree moved meanwhile).
 fn finish(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     best: Best,
     baseline: &Baseline,
@@ -1310,7 +1313,7 @@ fn finish(
 /// The change (`state`, whose diff the report holds) taken to the user's tree when green, else
 /// (or when the tree moved meanwhile) written to a patch file.
 fn deliver(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     state: &Contents,
     report: &mut Heal,

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::model::{ask, Asked};
 use super::record::{new_heal, Events};
 use super::tree::{Contents, Tree};
-use super::{baseline, deliver, edits, prompt, HealRequest, Healed};
+use super::{baseline, deliver, edits, prompt, Healed, Settings};
 use crate::error::Failure;
 use crate::llm::{Message, Prompt, Reply, Session, Tool, ToolCall, ToolResult};
 use crate::run_document::{
@@ -73,14 +73,14 @@ enum End {
 
 /// Runs `task` in a copy of the request's workspace with `session`'s model.
 pub fn run(
-    request: HealRequest,
+    request: Settings,
     task: &Task,
     session: &Arc<Session>,
     events: &mut Events,
 ) -> Result<Healed, Failure> {
     let secrets = session.secrets();
     // What the tests are given holds no credential the model's commands could print.
-    let request = HealRequest {
+    let request = Settings {
         env: crate::secrets::withheld_env(&request.env),
         ..request
     };
@@ -755,7 +755,7 @@ fn shown_arguments(arguments: &Value, secrets: &Secrets) -> Value {
 /// The end: the whole suite run on the change, the status, and the change taken to the user's
 /// tree (green) or to a patch.
 fn conclude(
-    request: &HealRequest,
+    request: &Settings,
     tree: &Tree,
     secrets: &Secrets,
     mut report: Heal,
@@ -851,7 +851,7 @@ fn conclude(
 
 /// A private copy of the workspace whose credential files hold no secret (`layered`: its
 /// build outputs shown to the tests, not copied).
-fn withheld_copy(request: &HealRequest, layered: bool, secrets: &Secrets) -> Result<Tree, Failure> {
+fn withheld_copy(request: &Settings, layered: bool, secrets: &Secrets) -> Result<Tree, Failure> {
     let tree = Tree::copy_of(&request.workspace, layered)?;
     secrets.withhold_in_files(tree.path()).map_err(|err| {
         Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
@@ -862,7 +862,7 @@ fn withheld_copy(request: &HealRequest, layered: bool, secrets: &Secrets) -> Res
 /// A fresh copy of the workspace, withheld as heal's is, with `contents` (the files edit_file
 /// and write_file wrote) in it.
 fn change_alone(
-    request: &HealRequest,
+    request: &Settings,
     secrets: &Secrets,
     contents: &Contents,
 ) -> Result<Tree, Failure> {
