@@ -3,6 +3,7 @@
 use crate::cli::{GlobalArgs, OpenPrArgs};
 use crate::error::Failure;
 use crate::forge::publish::{self, Options, Outcome};
+use crate::forge::pull_request::Sections;
 use crate::output::write_json;
 use crate::run_document::RunDocument;
 
@@ -16,7 +17,10 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     }
     let options = Options {
         workspace: document.workspace(args.workspace.as_deref())?,
-        repo: args.repo,
+        repo: match args.repo {
+            Some(repo) => Some(repo),
+            None => document.repo()?,
+        },
         remote: args.remote,
         base: args.base,
         branch: args.branch,
@@ -26,7 +30,19 @@ pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         dry_run: args.dry_run,
         api_url: args.api_url,
     };
-    let status = match publish::open_pull_request(&document, &options)? {
+    let (issue, tests, review) = (document.issue()?, document.tests()?, document.review()?);
+    // A heal the document holds as null says nothing: it is never green.
+    let heal = match document.has("heal") {
+        true => Some(document.heal()?.unwrap_or_default()),
+        false => None,
+    };
+    let sections = Sections {
+        issue: issue.as_ref(),
+        tests: tests.as_ref(),
+        heal: heal.as_ref(),
+        review: review.as_ref(),
+    };
+    let status = match publish::open_pull_request(&sections, &options)? {
         Outcome::Refused(reason) => {
             crate::log::refusal("open-pr", &reason);
             1

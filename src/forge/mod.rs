@@ -1,8 +1,9 @@
 //! Where issues come from and pull requests go: GitHub's REST API (`github`), issue references
-//! (`issue_ref`), issues written as local Markdown or JSON (each becomes the run document's
-//! `issue`), the pull request a repair becomes (`pull_request` writes it, `publish` opens it),
-//! and a review posted on one (`review_post`).
+//! (`issue_ref`) and fetching what they name (`fetch`), issues written as local Markdown or JSON
+//! (each becomes the run document's `issue`), the pull request a repair becomes
+//! (`pull_request` writes it, `publish` opens it), and a review posted on one (`review_post`).
 
+pub mod fetch;
 pub mod github;
 pub mod issue_ref;
 pub mod publish;

@@ -16,18 +16,18 @@ use serde_json::{json, Value};
 use crate::error::Failure;
 use crate::forge::github::{self, Api, GitHub, NetworkError};
 use crate::forge::issue_ref::{valid_name, IssueRef};
-use crate::forge::pull_request;
+use crate::forge::pull_request::{self, Sections};
 use crate::git::cli::Git;
 use crate::git::commit::{commit, stage, Change, Commit, LeftOut};
 use crate::git::private_temp_path;
 use crate::review::rules;
-use crate::run_document::{HealStatus, PullRequest, RunDocument, Verdict};
+use crate::run_document::{HealStatus, PullRequest, Verdict};
 
 /// What to publish, and where.
 pub struct Options {
     /// The project: the repository's clone, or a directory in it.
     pub workspace: PathBuf,
-    /// The GitHub repository (OWNER/NAME); else the document's `repo`, else its issue's.
+    /// The GitHub repository (OWNER/NAME); else the issue's.
     pub repo: Option<String>,
     /// The remote pushed to.
     pub remote: String,
@@ -52,28 +52,32 @@ pub enum Outcome {
     Opened(PullRequest),
 }
 
-/// Commits the change the document describes, pushes it and opens or updates the pull request.
-pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Outcome, Failure> {
+/// Commits the change the sections describe (heal's diff, else the workspace's tracked
+/// changes), pushes it and opens or updates the pull request.
+pub fn open_pull_request(sections: &Sections, options: &Options) -> Result<Outcome, Failure> {
     // A project in a subdirectory of its repository: the commit is made in the repository,
     // with the change in that subdirectory.
     let (top, under) = Git::top_of(&options.workspace)?;
     Git::check_confined(&top)?;
     let git = Git::open(&top)?;
-    let issue = document.issue()?;
-    let heal = document.heal()?;
+    let Sections {
+        issue,
+        heal,
+        review,
+        ..
+    } = *sections;
     // A heal that says nothing (null, or no status) is not green either.
-    let heal_status = heal.as_ref().and_then(|heal| heal.status);
-    if document.has("heal") && heal_status != Some(HealStatus::Green) && !options.draft {
+    let heal_status = heal.and_then(|heal| heal.status);
+    if heal.is_some() && heal_status != Some(HealStatus::Green) && !options.draft {
         return Ok(Outcome::Refused(format!(
             "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
             heal_status.map_or("unknown", HealStatus::name)
         )));
     }
 
-    let review = document.review()?;
-    let verdict = review.as_ref().map(|review| review.verdict);
+    let verdict = review.map(|review| review.verdict);
     // A secret is never committed, pushed or sent, whatever the flags.
-    let secret_found = review.as_ref().is_some_and(|review| {
+    let secret_found = review.is_some_and(|review| {
         review
             .risks
             .iter()
@@ -92,7 +96,6 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
 
     // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
     let issue_repo = issue
-        .as_ref()
         .and_then(|issue| issue.url.as_deref())
         .and_then(|url| match IssueRef::parse(url).ok()? {
             IssueRef::GitHub {
@@ -108,11 +111,9 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         Failure::usage(format!("the repository has no remote `{remote}`"))
             .with_hint("add it (git remote add ...), or name another with --remote")
     })?;
-    let repo = match options.repo.clone() {
-        Some(repo) => Some(repo),
-        None => document.repo()?,
-    };
-    let repo = repo
+    let repo = options
+        .repo
+        .clone()
         .or_else(|| {
             // The issue's own address, written by fetch-issue before anything ran in a sandbox;
             // never the workspace's remote, which sandboxed code can point anywhere. Its host
@@ -132,16 +133,15 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         .filter(|(o, n)| valid_name(o) && valid_name(n))
         .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
 
-    let title = pull_request::title(options.title.as_deref(), issue.as_ref());
+    let title = pull_request::title(options.title.as_deref(), issue);
     let branch = options
         .branch
         .clone()
-        .unwrap_or_else(|| pull_request::branch_name(issue.as_ref(), &title));
+        .unwrap_or_else(|| pull_request::branch_name(issue, &title));
     git.run(&["check-ref-format", "--branch", &branch], &[], None)
         .map_err(|_| Failure::usage(format!("`{branch}` is not a valid branch name")))?;
 
     let change = match heal
-        .as_ref()
         .map(|heal| heal.diff.as_str())
         .filter(|d| !d.trim().is_empty())
     {
@@ -151,7 +151,7 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         },
         None => Change::TrackedFiles,
     };
-    let message = pull_request::commit_message(&title, issue.as_ref());
+    let message = pull_request::commit_message(&title, issue);
     let Some(staged) = stage(&git, change, &under, &options.add)? else {
         return Ok(Outcome::Refused(
             "there is nothing to commit: no change from HEAD".into(),
@@ -179,16 +179,7 @@ pub fn open_pull_request(document: &RunDocument, options: &Options) -> Result<Ou
         };
         crate::log::warn("open-pr", &warning);
     }
-    let tests = document.tests()?;
-    let body = pull_request::body(
-        &pull_request::Sections {
-            issue: issue.as_ref(),
-            tests: tests.as_ref(),
-            heal: heal.as_ref(),
-            review: review.as_ref(),
-        },
-        &diff,
-    );
+    let body = pull_request::body(sections, &diff);
 
     // The issue's forge (GitHub Enterprise Server when its address is on another host) is the
     // pull request's, when the repository is the issue's.

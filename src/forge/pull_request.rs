@@ -97,8 +97,9 @@ pub fn commit_message(title: &str, issue: Option<&Issue>) -> String {
 /// A diff fence is at most this long; beyond, the diff goes in an indented block.
 const MAX_FENCE: usize = 60;
 
-/// What the body tells of: the run document's sections.
-#[derive(Default)]
+/// What the body tells of, and what publishing reads: the run document's sections. A `heal`
+/// the document holds as null is a heal that says nothing (no status): never green.
+#[derive(Default, Clone, Copy)]
 pub struct Sections<'a> {
     pub issue: Option<&'a Issue>,
     pub tests: Option<&'a TestReport>,
