@@ -1,15 +1,14 @@
 //! `autocoder sandbox`: run one command in the sandbox and write its result document.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::{GlobalArgs, SandboxArgs};
 use crate::error::Failure;
 use crate::output::write_json;
 use crate::sandbox;
-use crate::sandbox::policy::{
-    resolve_without_writable_links, BackendKind, OutputMode, PolicyRequest, SandboxPolicy,
-};
+use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
 use crate::sandbox::result::SandboxDocument;
+use crate::sandbox::result_file::ResultFile;
 
 pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if args.image.is_some() && args.backend != BackendKind::Docker {
@@ -47,7 +46,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let result_file = args
         .result
         .as_ref()
-        .map(|path| open_result(path, &policy))
+        .map(|path| ResultFile::open(path, &policy))
         .transpose()?;
     crate::log::note(
         "sandbox",
@@ -78,7 +77,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         "sandbox",
         &format!("ended after {} ms: {ended}{limit}", result.duration_ms),
     );
-    if let Some(advice) = install_advice(&result) {
+    if let Some(advice) = result.install_advice() {
         crate::log::warn("sandbox", advice);
     }
     for conflict in result.disk.iter().flat_map(|disk| &disk.conflicts) {
@@ -97,38 +96,7 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         );
     }
     let document = SandboxDocument { sandbox: &result };
-    // The file may lie in the workspace, which the command could write: the result goes
-    // through the descriptor opened before (never through a link put there since), over
-    // anything written to it meanwhile, and to stdout if the file was replaced.
-    let result_file = result_file.and_then(|ResultFile { file, watched }| {
-        let Some(watched) = watched else {
-            // The user's own file (or a device, or /dev/stdout): emptied if it is a file.
-            if file.metadata().is_ok_and(|meta| meta.is_file()) {
-                let _ = file.set_len(0);
-            }
-            return Some(file);
-        };
-        let same = file
-            .metadata()
-            .ok()
-            .zip(std::fs::symlink_metadata(&watched).ok())
-            .is_some_and(|(ours, now)| {
-                use std::os::unix::fs::MetadataExt;
-                (ours.dev(), ours.ino()) == (now.dev(), now.ino())
-            });
-        if !same {
-            crate::log::warn(
-                "sandbox",
-                &format!(
-                    "--result {} was replaced while the command ran; the result goes where it \
-                     would without --result",
-                    watched.display()
-                ),
-            );
-        }
-        // What the command wrote there is replaced by the result alone.
-        (same && file.set_len(0).is_ok()).then_some(file)
-    });
+    let result_file = result_file.and_then(ResultFile::into_unchanged);
     match (result_file, args.stream) {
         (Some(file), _) => write_json(file, &document, global.pretty)?,
         (None, true) => {
@@ -140,89 +108,4 @@ pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
     }
     Ok(result.exit_status())
-}
-
-/// What to do when the command tried to install packages into its toolchain: the toolchain's
-/// prefix is read-only in the sandbox, and pip's fallback, the sandbox's private home, is
-/// thrown away when the command ends. Seen in captured output only (streamed output is the
-/// user's to read).
-fn install_advice(result: &sandbox::result::SandboxResult) -> Option<&'static str> {
-    let said = |words: &str| {
-        [&result.stdout, &result.stderr]
-            .into_iter()
-            .flatten()
-            .any(|output| output.contains(words))
-    };
-    (said("pyenv: cannot rehash") || said("normal site-packages is not writeable")).then_some(
-        "the interpreter's prefix is read-only in the sandbox, and what pip puts in the \
-         sandbox's private home is discarded when the command ends; install into the \
-         workspace: a virtual environment (`python3 -m venv .venv`, then `.venv/bin/pip \
-         install ...`), or `pip install --target DIR` with DIR in the workspace (and \
-         PYTHONPATH=DIR)",
-    )
-}
-
-/// The --result file, opened (not emptied yet) before the command runs, and, when it lies
-/// where the sandbox can write, its path (the command could replace the file meanwhile).
-/// There the file must be a regular one reached through no link (one a previous run put
-/// there would have root create, write or empty any file, and a FIFO would hang us); links
-/// elsewhere are followed (`/dev/stdout` is one).
-fn open_result(path: &Path, policy: &SandboxPolicy) -> Result<ResultFile, Failure> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let refused = |err: String| {
-        Failure::usage(format!("cannot write --result {}: {err}", path.display()))
-            .with_hint("give a plain file in an existing, writable directory")
-    };
-    let absolute = std::path::absolute(path).map_err(|err| refused(err.to_string()))?;
-    let writable: Vec<_> = std::iter::once(policy.workspace.clone())
-        .chain(policy.read_write.iter().cloned())
-        .collect();
-    let resolved = resolve_without_writable_links(&absolute, &writable).map_err(|link| {
-        refused(format!(
-            "it goes through {}, a link where the sandbox can write",
-            link.display()
-        ))
-    })?;
-    if !writable.iter().any(|dir| resolved.starts_with(dir)) {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&absolute)
-            .map_err(|err| refused(err.to_string()))?;
-        return Ok(ResultFile {
-            file,
-            watched: None,
-        });
-    }
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&resolved)
-        .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => refused("it is a link, in a place the sandbox can write".into()),
-            // A FIFO without a reader.
-            Some(libc::ENXIO) => {
-                refused("not a regular file, in a place the sandbox can write".into())
-            }
-            _ => refused(err.to_string()),
-        })?;
-    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
-        return Err(refused(
-            "not a regular file, in a place the sandbox can write".into(),
-        ));
-    }
-    Ok(ResultFile {
-        file,
-        watched: Some(resolved),
-    })
-}
-
-/// The --result file, and the path to check it is still there, when the sandbox could have
-/// replaced it.
-struct ResultFile {
-    file: std::fs::File,
-    watched: Option<PathBuf>,
 }

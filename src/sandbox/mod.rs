@@ -11,6 +11,7 @@ pub mod native;
 pub mod policy;
 pub mod reexec;
 pub mod result;
+pub mod result_file;
 pub mod supervise;
 
 use std::ffi::{OsStr, OsString};

@@ -56,6 +56,26 @@ pub struct SandboxResult {
 }
 
 impl SandboxResult {
+    /// What to do when the command tried to install packages into its toolchain: the toolchain's
+    /// prefix is read-only in the sandbox, and pip's fallback, the sandbox's private home, is
+    /// thrown away when the command ends. Seen in captured output only (streamed output is the
+    /// user's to read).
+    pub fn install_advice(&self) -> Option<&'static str> {
+        let said = |words: &str| {
+            [&self.stdout, &self.stderr]
+                .into_iter()
+                .flatten()
+                .any(|output| output.contains(words))
+        };
+        (said("pyenv: cannot rehash") || said("normal site-packages is not writeable")).then_some(
+            "the interpreter's prefix is read-only in the sandbox, and what pip puts in the \
+             sandbox's private home is discarded when the command ends; install into the \
+             workspace: a virtual environment (`python3 -m venv .venv`, then `.venv/bin/pip \
+             install ...`), or `pip install --target DIR` with DIR in the workspace (and \
+             PYTHONPATH=DIR)",
+        )
+    }
+
     /// The exit status `autocoder sandbox` ends with, as timeout(1) does; when we were told to
     /// stop, the status of that signal.
     pub fn exit_status(&self) -> i32 {
