@@ -1,4 +1,4 @@
-//! Writing results: a JSON document to stdout, as one line or indented.
+//! Writing results: a JSON document to stdout, as one line or indented, or a text as it is.
 
 use std::io::{self, Write};
 
@@ -20,6 +20,16 @@ pub fn write_json<W: Write, T: Serialize>(out: W, value: &T, pretty: bool) -> Re
     .and_then(|()| out.write_all(b"\n"))
     .and_then(|()| out.flush());
     match written {
+        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Failure::external(format!("cannot write the result: {err}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes `text` to `out` as it is; a closed pipe is not an error, as for `write_json`.
+pub fn write_text<W: Write>(mut out: W, text: &str) -> Result<(), Failure> {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
             Err(Failure::external(format!("cannot write the result: {err}")))
         }

@@ -2,6 +2,7 @@
 
 use crate::cli::{Engine, GlobalArgs, HealArgs};
 use crate::error::Failure;
+use crate::heal::record::summary;
 use crate::heal::{self, Engines, HealRequest, Settings};
 use crate::llm::{Model, ModelFlags};
 use crate::output::write_json;
@@ -121,31 +122,6 @@ fn conclude(
     } else {
         1
     })
-}
-
-/// The last line said: the status and why, and what the repair took.
-fn summary(report: &crate::run_document::Heal, took: std::time::Duration) -> String {
-    let status = report.status.map_or("unknown", HealStatus::name);
-    let mut line = match report.reason.starts_with(status) {
-        true => report.reason.clone(),
-        false => format!("{status}: {}", report.reason),
-    };
-    let attempts = report.attempts.len();
-    if attempts > 0 && report.candidates_tried == 0 && !line.contains("attempt") {
-        line.push_str(&format!(
-            " · {attempts} attempt{}",
-            if attempts == 1 { "" } else { "s" }
-        ));
-    }
-    if !report.steps.is_empty() {
-        line.push_str(&format!(" · {} tool calls", report.steps.len()));
-    }
-    let tokens = report.tokens.input + report.tokens.output;
-    if tokens > 0 {
-        line.push_str(&format!(" · {tokens} tokens"));
-    }
-    line.push_str(&format!(" · {:.1} s", took.as_secs_f64()));
-    crate::text::sanitize_for_terminal(&line)
 }
 
 /// The model's context window as the environment says (`AUTOCODER_CONTEXT_TOKENS`, else

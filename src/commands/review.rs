@@ -6,14 +6,12 @@ use std::path::Path;
 
 use crate::cli::{FailOn, GlobalArgs, ReviewArgs, ReviewFormat};
 use crate::error::Failure;
-use crate::forge::github::Api;
 use crate::forge::review_post::{post, Target};
-use crate::llm::{Model, ModelFlags, Session};
-use crate::output::write_json;
+use crate::llm::{Model, ModelFlags};
+use crate::output::{write_json, write_text};
 use crate::review::change::Change;
 use crate::review::{self, render, ReviewRequest, Reviewed};
 use crate::run_document::{RunDocument, Severity};
-use crate::secrets::Secrets;
 
 pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let diff_from_stdin = args.diff.as_deref() == Some(Path::new("-"));
@@ -27,23 +25,24 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         Failure::usage(format!("workspace {}: {err}", workspace.display()))
             .with_hint("give the project's directory with --workspace")
     })?;
-    let session = match args.llm {
-        true => Some(model_session(&args, &workspace)?),
+    let model = match args.llm {
+        true => Some(configured_model(&args)?),
         false => None,
     };
+    let target = Target {
+        pr: args.pr,
+        repo: args.repo.clone(),
+        api_url: args.api_url.clone(),
+    };
     // Known before anything is done: a review GitHub would refuse is not sent at all.
-    if args.post && Api::choose(args.api_url.as_deref(), None)?.token.is_none() {
-        return Err(
-            Failure::usage("--post needs a GitHub token, and none is set").with_hint(
-                "set GITHUB_TOKEN (or GH_TOKEN) to a token that may write pull requests",
-            ),
-        );
+    if args.post {
+        target.check()?;
     }
     let request = ReviewRequest {
         change: change(&args, &document, diff_from_stdin)?,
         workspace,
         budget: args.budget,
-        model: session.as_ref(),
+        model,
     };
     let Reviewed {
         mut review,
@@ -52,11 +51,6 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     // A review not posted is still written, with why: nothing found is lost.
     let mut post_failed = None;
     if args.post {
-        let target = Target {
-            pr: args.pr,
-            repo: args.repo.clone(),
-            api_url: args.api_url.clone(),
-        };
         review.posted = Some(match post(&target, &document, &review, &commentable) {
             Ok(posted) => posted,
             Err(failure) if failure.kind == crate::error::Kind::External => {
@@ -80,11 +74,11 @@ pub fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             document.set_review(&review);
             write_json(std::io::stdout(), document.as_value(), global.pretty)?;
         }
-        ReviewFormat::Markdown => print(&review.markdown)?,
+        ReviewFormat::Markdown => write_text(std::io::stdout(), &review.markdown)?,
         ReviewFormat::Sarif => {
             write_json(std::io::stdout(), &render::sarif(&review), global.pretty)?
         }
-        ReviewFormat::Rdjsonl => print(&render::rdjsonl(&review))?,
+        ReviewFormat::Rdjsonl => write_text(std::io::stdout(), &render::rdjsonl(&review))?,
     }
     if let Some(failure) = post_failed {
         crate::log::error(
@@ -152,29 +146,16 @@ impl FailOn {
 }
 
 /// The model `--llm` asks, as `heal` finds it (flags, then the environment).
-fn model_session(args: &ReviewArgs, workspace: &Path) -> Result<Session, Failure> {
+fn configured_model(args: &ReviewArgs) -> Result<Model, Failure> {
     let flags = ModelFlags {
         provider: args.provider,
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
-    let model = Model::configured(&flags, |name| std::env::var(name).ok())?.ok_or_else(|| {
+    Model::configured(&flags, |name| std::env::var(name).ok())?.ok_or_else(|| {
         Failure::usage("--llm needs a model, and none is configured").with_hint(
             "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b, or \
              AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone is not enough",
         )
-    })?;
-    let secrets = Secrets::collect(&model.secrets(), &[], workspace);
-    // A review waits less than a repair: CI is waiting on it.
-    Ok(Session::new(model, std::time::Duration::from_secs(120))?.withholding(secrets))
-}
-
-fn print(text: &str) -> Result<(), Failure> {
-    use std::io::Write;
-    match std::io::stdout().write_all(text.as_bytes()) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::external(format!("cannot write the review: {err}")))
-        }
-        _ => Ok(()),
-    }
+    })
 }

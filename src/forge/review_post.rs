@@ -19,6 +19,20 @@ pub struct Target {
     pub api_url: Option<String>,
 }
 
+impl Target {
+    /// Refuses to post without a token (GitHub would refuse the review).
+    pub fn check(&self) -> Result<(), Failure> {
+        match Api::choose(self.api_url.as_deref(), None)?.token {
+            Some(_) => Ok(()),
+            None => Err(
+                Failure::usage("--post needs a GitHub token, and none is set").with_hint(
+                    "set GITHUB_TOKEN (or GH_TOKEN) to a token that may write pull requests",
+                ),
+            ),
+        }
+    }
+}
+
 /// Posts `review` on the pull request `--pr` or the document's `pr` names, in the repository
 /// `--repo`, the document's `repo` or its pull request's address names; what was posted.
 pub fn post(

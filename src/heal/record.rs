@@ -1,5 +1,6 @@
-//! What heal writes beside its section (`run_document::Heal`): the section's start and the
-//! `--events` file, one JSON line per step. Neither holds a prompt's text, only its hash.
+//! What heal writes beside its section (`run_document::Heal`): the section's start, the
+//! `--events` file, one JSON line per step, and the summary line said at the end. Neither the
+//! section nor the file holds a prompt's text, only its hash.
 
 use std::io::Write;
 use std::time::Instant;
@@ -25,6 +26,31 @@ pub fn new_heal(mode: HealMode, session: Option<&Session>) -> Heal {
         }),
         ..Heal::default()
     }
+}
+
+/// The last line said: the status and why, and what the repair took.
+pub fn summary(report: &Heal, took: std::time::Duration) -> String {
+    let status = report.status.map_or("unknown", HealStatus::name);
+    let mut line = match report.reason.starts_with(status) {
+        true => report.reason.clone(),
+        false => format!("{status}: {}", report.reason),
+    };
+    let attempts = report.attempts.len();
+    if attempts > 0 && report.candidates_tried == 0 && !line.contains("attempt") {
+        line.push_str(&format!(
+            " · {attempts} attempt{}",
+            if attempts == 1 { "" } else { "s" }
+        ));
+    }
+    if !report.steps.is_empty() {
+        line.push_str(&format!(" · {} tool calls", report.steps.len()));
+    }
+    let tokens = report.tokens.input + report.tokens.output;
+    if tokens > 0 {
+        line.push_str(&format!(" · {tokens} tokens"));
+    }
+    line.push_str(&format!(" · {:.1} s", took.as_secs_f64()));
+    crate::text::sanitize_for_terminal(&line)
 }
 
 /// The `--events` file: one JSON object per line, each with the milliseconds since heal began,

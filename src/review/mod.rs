@@ -12,26 +12,31 @@ pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use self::change::Change;
 use self::diff::{FileChange, Kind};
 use crate::error::Failure;
-use crate::llm::Session;
+use crate::llm::{Model, Session};
 use crate::run_document::{
     FileShown, FileStatus, Review, Risk, Severity, Snippet, TestMapping, Verdict,
 };
+use crate::secrets::Secrets;
 use crate::testmap::{imports, is_test_file, project_files, same_stem};
 use crate::workspace::runs_outside::RunsOutside;
 
+/// A review waits less for its model than a repair: CI is waiting on it.
+const MODEL_CALL: Duration = Duration::from_secs(120);
+
 /// A change to review.
-pub struct ReviewRequest<'a> {
+pub struct ReviewRequest {
     /// The project (canonical).
     pub workspace: PathBuf,
     pub change: Change,
     /// The context's size at most, in characters.
     pub budget: usize,
     /// The model asked for findings beyond the rules (`--llm`).
-    pub model: Option<&'a Session>,
+    pub model: Option<Model>,
 }
 
 /// A review, and the lines of the change's new side a comment can be placed on (GitHub's
@@ -48,8 +53,10 @@ pub fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
     let commentable = diff::new_side_lines(&files);
     let mut review = review(&request.workspace, files, request.budget);
     // Nothing changed: nothing for the model to judge.
-    if let Some(session) = request.model.filter(|_| !review.files.is_empty()) {
-        let (findings, outcome) = model::ask(session, &review)?;
+    if let Some(model) = request.model.clone().filter(|_| !review.files.is_empty()) {
+        let secrets = Secrets::collect(&model.secrets(), &[], &request.workspace);
+        let session = Session::new(model, MODEL_CALL)?.withholding(secrets);
+        let (findings, outcome) = model::ask(&session, &review)?;
         if let Some(error) = &outcome.error {
             crate::log::warn("review", error);
         }
