@@ -16,7 +16,7 @@ use crate::sandbox::policy::{parse_duration, parse_size, BackendKind};
 #[derive(Debug, Parser)]
 #[command(name = "autocoder", version, max_term_width = 100)]
 #[command(after_help = "Every command writes JSON to stdout; messages go to stderr.")]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
@@ -26,14 +26,14 @@ pub struct Cli {
 
 impl Cli {
     /// Reads the command line (the program's name first).
-    pub fn read(args: &[OsString]) -> Result<Cli, clap::Error> {
+    pub(crate) fn read(args: &[OsString]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(args)
     }
 }
 
 /// Flags every command accepts.
 #[derive(Debug, Args, Clone)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Run as if started in DIR.
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
@@ -59,7 +59,7 @@ pub struct GlobalArgs {
 // Only the subcommand given is built (building all of them slows every parse down). The
 // descriptions are on the variants, so that `--help` lists them all the same.
 #[command(defer = true)]
-pub enum Command {
+pub(crate) enum Command {
     /// Fetch the issue a repair starts from, into the run document.
     ///
     /// REF is owner/repo#42, an issue or pull request URL, 42 or #42 (in a clone: the repository of
@@ -142,7 +142,7 @@ pub enum Command {
 
 impl Command {
     /// The name used in messages: `autocoder <name>: error: ...`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Command::FetchIssue(_) => "fetch-issue",
             Command::Heal(_) => "heal",
@@ -158,7 +158,7 @@ impl Command {
 }
 
 #[derive(Debug, Args)]
-pub struct GitReaderArgs {
+pub(crate) struct GitReaderArgs {
     /// The linked worktree's own git directory, checked by the server; its `.git` file is not
     /// followed.
     #[arg(long, value_name = "DIR")]
@@ -171,7 +171,7 @@ pub struct GitReaderArgs {
 #[command(
     after_help = "Examples:\n  autocoder sandbox -- make test\n  autocoder sandbox --timeout 60s --memory 1G -- python3 -m pytest -x\n  autocoder sandbox --stream --env CI -- cargo test\n  autocoder sandbox --backend docker --image python:3.12 -- python3 -V"
 )]
-pub struct SandboxArgs {
+pub(crate) struct SandboxArgs {
     /// The directory the command can read and write, and starts in [default: the current
     /// directory].
     #[arg(long, value_name = "DIR")]
@@ -257,7 +257,7 @@ pub struct SandboxArgs {
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42\n  autocoder fetch-issue https://github.com/acme/shop/issues/42\n  autocoder fetch-issue '#42' | autocoder run-tests\n  autocoder fetch-issue bug.md"
 )]
-pub struct FetchIssueArgs {
+pub(crate) struct FetchIssueArgs {
     /// The issue: owner/repo#N, a URL, N, a .md or .json file, or -.
     #[arg(value_name = "REF")]
     pub reference: String,
@@ -273,7 +273,7 @@ pub struct FetchIssueArgs {
 
 /// Which engine makes the changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// The offline engine first, then the model when one is configured.
     Auto,
     /// A language model.
@@ -288,7 +288,7 @@ pub enum Engine {
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder open-pr\n  autocoder heal --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b < /dev/null\n  ANTHROPIC_API_KEY=... autocoder heal --model claude-sonnet-4-5 --max-attempts 2\n  autocoder run-tests | autocoder heal --events heal.jsonl --patch-out fix.patch"
 )]
-pub struct HealArgs {
+pub(crate) struct HealArgs {
     /// The project to repair [default: the run document's workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -379,7 +379,7 @@ pub struct HealArgs {
 
 /// What `review` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReviewFormat {
+pub(crate) enum ReviewFormat {
     /// The run document, with `review`.
     Json,
     /// Markdown, for a pull request's body.
@@ -392,7 +392,7 @@ pub enum ReviewFormat {
 
 /// The least severe risk that makes `review` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOn {
+pub(crate) enum FailOn {
     High,
     Medium,
     Low,
@@ -405,7 +405,7 @@ pub enum FailOn {
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder review | autocoder open-pr\n  autocoder review --base main --format markdown\n  git diff HEAD~3 | autocoder review --diff - --format sarif > review.sarif\n  autocoder review --format rdjsonl | reviewdog -f=rdjsonl -reporter=github-pr-review"
 )]
-pub struct ReviewArgs {
+pub(crate) struct ReviewArgs {
     /// The project [default: the run document's workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -471,7 +471,7 @@ pub struct ReviewArgs {
 #[command(
     after_help = "Examples:\n  autocoder mcp --root ~/src/shop\n  claude mcp add --transport stdio autocoder -- autocoder mcp --root ."
 )]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// A directory the tools may work in (repeatable); relative paths are taken from the first.
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
@@ -483,7 +483,7 @@ pub struct McpArgs {
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder run-tests | autocoder open-pr --dry-run\n  autocoder open-pr --dry-run < run.json\n  autocoder open-pr --repo acme/shop --base develop --draft"
 )]
-pub struct OpenPrArgs {
+pub(crate) struct OpenPrArgs {
     /// The project: the repository's clone or a directory in it [default: the run document's
     /// workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
@@ -536,7 +536,7 @@ pub struct OpenPrArgs {
 #[command(
     after_help = "Examples:\n  autocoder run-tests\n  autocoder run-tests --framework pytest --tests 'tests/test_x.py::test_y'\n  autocoder run-tests --command 'make check' --framework make\n  autocoder run-tests --parse pytest.log --framework pytest\n  autocoder run-tests | jq -r '.tests.failures[].id'"
 )]
-pub struct RunTestsArgs {
+pub(crate) struct RunTestsArgs {
     /// The project [default: the run document's workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -603,7 +603,7 @@ fn parse_cpus(text: &str) -> Result<f64, String> {
 // The flags of `autocoder generate`: no doc comment, which would replace the description on
 // `Command::Generate`.
 #[derive(Debug, Args, Clone)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// What to write.
     #[arg(value_enum)]
     pub what: GenerateWhat,
@@ -614,7 +614,7 @@ pub struct GenerateArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GenerateWhat {
+pub(crate) enum GenerateWhat {
     Man,
     Completions,
 }

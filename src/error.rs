@@ -10,7 +10,7 @@ use std::io::Write;
 use crate::log::{colors_enabled, ColorChoice};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Bad flags or bad input: the user can fix the invocation.
     Usage,
     /// Something outside us failed: network, git, the kernel refusing a sandbox layer.
@@ -25,14 +25,14 @@ pub enum Kind {
 
 /// An error as the user sees it: what happened, and what to do about it.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub kind: Kind,
     pub error: anyhow::Error,
     pub hint: Option<String>,
 }
 
 impl Failure {
-    pub fn new(kind: Kind, error: impl Into<anyhow::Error>) -> Failure {
+    pub(crate) fn new(kind: Kind, error: impl Into<anyhow::Error>) -> Failure {
         Failure {
             kind,
             error: error.into(),
@@ -40,21 +40,21 @@ impl Failure {
         }
     }
 
-    pub fn usage(message: impl fmt::Display) -> Failure {
+    pub(crate) fn usage(message: impl fmt::Display) -> Failure {
         Failure::new(Kind::Usage, anyhow::anyhow!("{message}"))
     }
 
-    pub fn external(message: impl fmt::Display) -> Failure {
+    pub(crate) fn external(message: impl fmt::Display) -> Failure {
         Failure::new(Kind::External, anyhow::anyhow!("{message}"))
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Failure {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Failure {
         self.hint = Some(hint.into());
         self
     }
 
     /// The exit status for this failure when it ends `command`.
-    pub fn exit_status(&self, command: &str) -> i32 {
+    pub(crate) fn exit_status(&self, command: &str) -> i32 {
         exit_status(self.kind, command)
     }
 }
@@ -83,14 +83,14 @@ fn exit_status(kind: Kind, command: &str) -> i32 {
 }
 
 /// Prints `autocoder <command>: error: ...` (and the hint) on stderr; returns the exit status.
-pub fn report(command: &str, failure: &Failure) -> i32 {
+pub(crate) fn report(command: &str, failure: &Failure) -> i32 {
     let message = crate::text::sanitize_for_terminal(&format!("{:#}", failure.error));
     crate::log::error(command, &message, failure.hint.as_deref());
     failure.exit_status(command)
 }
 
 /// Reports a command-line parsing error from clap with our exit statuses.
-pub fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
+pub(crate) fn clap_exit(err: clap::Error, args: &[std::ffi::OsString]) -> i32 {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {

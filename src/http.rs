@@ -15,7 +15,7 @@ const RATE_LIMIT_WAITS: u32 = 2;
 const MAX_BODY: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Get,
     Post,
     Patch,
@@ -23,7 +23,7 @@ pub enum Method {
 
 /// One request. Retried on a network failure or a server error only when `retry` is set: a
 /// request that creates something (a pull request) may have been carried out unanswered.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub method: Method,
     pub url: &'a str,
     pub headers: &'a [(&'a str, &'a str)],
@@ -39,7 +39,7 @@ pub struct Request<'a> {
 
 /// What the server answered.
 #[derive(Debug)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     /// The headers, names lowercased.
     pub headers: Vec<(String, String)>,
@@ -48,7 +48,7 @@ pub struct Response {
 
 impl Response {
     /// The value of header `name` (lowercase).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(key, _)| key == name)
@@ -58,7 +58,7 @@ impl Response {
 
 /// What kept a request from an answer the caller can use.
 #[derive(Debug)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     /// No answer (connection refused, timeout, TLS): a request sent without `retry` may or may
     /// not have been carried out.
     Unreachable(String),
@@ -67,7 +67,7 @@ pub enum HttpError {
 }
 
 /// An HTTP client for one API: its name (in messages), timeouts and rate-limit cap.
-pub struct Client {
+pub(crate) struct Client {
     agent: ureq::Agent,
     name: &'static str,
     max_rate_limit_wait: Duration,
@@ -76,7 +76,11 @@ pub struct Client {
 impl Client {
     /// A client named `name` in messages ("github"), whose requests take at most `timeout`
     /// each, and which waits out a rate limit only when it lifts within `max_rate_limit_wait`.
-    pub fn new(name: &'static str, timeout: Duration, max_rate_limit_wait: Duration) -> Client {
+    pub(crate) fn new(
+        name: &'static str,
+        timeout: Duration,
+        max_rate_limit_wait: Duration,
+    ) -> Client {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(10)))
@@ -93,7 +97,7 @@ impl Client {
 
     /// Sends `request`, retrying and waiting as the module says; returns the first answer that
     /// is neither a server error (when retried) nor a rate limit.
-    pub fn send(&self, request: &Request) -> Result<Response, HttpError> {
+    pub(crate) fn send(&self, request: &Request) -> Result<Response, HttpError> {
         let shown = without_userinfo(request.url);
         crate::log::note(
             self.name,
@@ -219,7 +223,7 @@ fn now() -> u64 {
 }
 
 /// The UTC time of day `wait` from now, for "retry after 14:05:09 UTC".
-pub fn clock_time_in(wait: Duration) -> String {
+pub(crate) fn clock_time_in(wait: Duration) -> String {
     let day = (now() + wait.as_secs()) % 86_400;
     format!(
         "{:02}:{:02}:{:02} UTC",
@@ -230,7 +234,7 @@ pub fn clock_time_in(wait: Duration) -> String {
 }
 
 /// `scheme://host[:port]` of a URL, lowercased: what a token is given to.
-pub fn origin(url: &str) -> Option<String> {
+pub(crate) fn origin(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let host = authority
@@ -240,7 +244,7 @@ pub fn origin(url: &str) -> Option<String> {
 }
 
 /// `url` without a `user:password@` part, for showing.
-pub fn without_userinfo(url: &str) -> String {
+pub(crate) fn without_userinfo(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => {
             let host_end = rest.find('/').unwrap_or(rest.len());

@@ -6,28 +6,28 @@
 //! code in is `sandbox`; the rooms at the bottom (`log`, `text`, `sys`, `http`, `workspace`)
 //! depend on nothing above them.
 
-pub mod cli;
-pub mod commands;
-pub mod error;
-pub mod forge;
-pub mod git;
-pub mod heal;
-pub mod http;
-pub mod llm;
-pub mod log;
-pub mod mcp;
-pub mod output;
-pub mod review;
-pub mod run_document;
-pub mod sandbox;
-pub mod secrets;
-pub mod syntax;
-pub mod sys;
-pub mod testmap;
-pub mod testrun;
-pub mod text;
-pub mod tools;
-pub mod workspace;
+mod cli;
+mod commands;
+mod error;
+mod forge;
+mod git;
+mod heal;
+mod http;
+mod llm;
+mod log;
+mod mcp;
+mod output;
+mod review;
+mod run_document;
+mod sandbox;
+mod secrets;
+mod syntax;
+mod sys;
+mod testmap;
+mod testrun;
+mod text;
+mod tools;
+mod workspace;
 
 use std::ffi::OsString;
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// When to colour messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
@@ -18,7 +18,7 @@ pub enum ColorChoice {
 
 /// How much is said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verbosity {
+pub(crate) enum Verbosity {
     /// Errors and refusals only (`-q`).
     Quiet,
     Normal,
@@ -37,7 +37,7 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 const LIVE_WIDTH: usize = 79;
 
 /// Sets what is said and how; called once from the global flags.
-pub fn init(verbosity: Verbosity, color: ColorChoice) {
+pub(crate) fn init(verbosity: Verbosity, color: ColorChoice) {
     VERBOSITY.store(verbosity as u8, Ordering::Relaxed);
     COLOR.store(color as u8, Ordering::Relaxed);
 }
@@ -59,7 +59,7 @@ fn color_choice() -> ColorChoice {
 }
 
 /// A warning (not with -q).
-pub fn warn(command: &str, message: &str) {
+pub(crate) fn warn(command: &str, message: &str) {
     if verbosity() >= Verbosity::Normal {
         let label = coloured("warning", "\x1b[33m");
         say(&format!("autocoder {command}: {label}: {message}"));
@@ -67,14 +67,14 @@ pub fn warn(command: &str, message: &str) {
 }
 
 /// What the command is doing, when it may look stuck (not with -q).
-pub fn info(command: &str, message: &str) {
+pub(crate) fn info(command: &str, message: &str) {
     if verbosity() >= Verbosity::Normal {
         say(&format!("autocoder {command}: {message}"));
     }
 }
 
 /// A step of a long command (not with -q): the live line on a terminal, a line elsewhere.
-pub fn step(command: &str, message: &str) {
+pub(crate) fn step(command: &str, message: &str) {
     if verbosity() < Verbosity::Normal {
         return;
     }
@@ -86,7 +86,7 @@ pub fn step(command: &str, message: &str) {
 }
 
 /// The step under way, with more said (its time so far): on a terminal only.
-pub fn step_update(command: &str, message: &str) {
+pub(crate) fn step_update(command: &str, message: &str) {
     if verbosity() >= Verbosity::Normal && std::io::stderr().is_terminal() {
         live(command, message);
     }
@@ -103,7 +103,7 @@ fn live(command: &str, message: &str) {
 }
 
 /// A detail (only with -v).
-pub fn note(command: &str, message: &str) {
+pub(crate) fn note(command: &str, message: &str) {
     if verbosity() >= Verbosity::Verbose {
         say(&format!("autocoder {command}: {message}"));
     }
@@ -111,13 +111,13 @@ pub fn note(command: &str, message: &str) {
 
 /// Why a command refused its work while still writing its result (exit 1): shown even with -q,
 /// which keeps what went wrong.
-pub fn refusal(command: &str, message: &str) {
+pub(crate) fn refusal(command: &str, message: &str) {
     let label = coloured("refused", "\x1b[31m");
     say(&format!("autocoder {command}: {label}: {message}"));
 }
 
 /// An error that ends the command, with what to do about it.
-pub fn error(command: &str, message: &str, hint: Option<&str>) {
+pub(crate) fn error(command: &str, message: &str, hint: Option<&str>) {
     let label = coloured("error", "\x1b[31m");
     say(&format!("autocoder {command}: {label}: {message}"));
     if let Some(hint) = hint {
@@ -135,7 +135,7 @@ fn say(line: &str) {
 }
 
 /// Clears the live line, if one is showing: before the command ends.
-pub fn end_live() {
+pub(crate) fn end_live() {
     if LIVE.swap(false, Ordering::Relaxed) {
         let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
     }
@@ -151,7 +151,7 @@ fn coloured(label: &str, colour: &str) -> String {
 }
 
 /// Whether messages on stderr may be coloured under `choice`.
-pub fn colors_enabled(choice: ColorChoice) -> bool {
+pub(crate) fn colors_enabled(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

@@ -9,7 +9,11 @@ use crate::error::Failure;
 /// Writes `value` to `out` as one compact JSON line, or indented with `pretty`.
 ///
 /// A closed pipe (`autocoder ... | head -c0`) is not an error: the reader has what it wanted.
-pub fn write_json<W: Write, T: Serialize>(out: W, value: &T, pretty: bool) -> Result<(), Failure> {
+pub(crate) fn write_json<W: Write, T: Serialize>(
+    out: W,
+    value: &T,
+    pretty: bool,
+) -> Result<(), Failure> {
     let mut out = io::BufWriter::new(out);
     let written = if pretty {
         serde_json::to_writer_pretty(&mut out, value)
@@ -28,7 +32,7 @@ pub fn write_json<W: Write, T: Serialize>(out: W, value: &T, pretty: bool) -> Re
 }
 
 /// Writes `text` to `out` as it is; a closed pipe is not an error, as for `write_json`.
-pub fn write_text<W: Write>(mut out: W, text: &str) -> Result<(), Failure> {
+pub(crate) fn write_text<W: Write>(mut out: W, text: &str) -> Result<(), Failure> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
             Err(Failure::external(format!("cannot write the result: {err}")))

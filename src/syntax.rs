@@ -6,7 +6,7 @@
 use tree_sitter::{Language, Node, Parser, Tree};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
+pub(crate) enum Lang {
     Python,
     JavaScript,
     /// TypeScript's grammar is JavaScript's with types: the same node kinds for the same code.
@@ -18,7 +18,7 @@ pub enum Lang {
 
 impl Lang {
     /// The language of the file at `path`, when one is read.
-    pub fn of(path: &str) -> Option<Lang> {
+    pub(crate) fn of(path: &str) -> Option<Lang> {
         let extension = path.rsplit_once('.').map(|(_, e)| e)?;
         match extension {
             "py" => Some(Lang::Python),
@@ -43,7 +43,7 @@ impl Lang {
     }
 
     /// The node kinds that define a function (or method), whose name is the `name` field.
-    pub fn is_function(self, kind: &str) -> bool {
+    pub(crate) fn is_function(self, kind: &str) -> bool {
         match self {
             Lang::Python => kind == "function_definition",
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => matches!(
@@ -65,14 +65,14 @@ impl Lang {
 }
 
 /// `text` parsed; None when the grammar cannot be loaded or the parse fails outright.
-pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
+pub(crate) fn parse(lang: Lang, text: &str) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&lang.grammar()).ok()?;
     parser.parse(text, None)
 }
 
 /// The functions (and methods) `tree`, a `lang` syntax tree, defines, outermost first.
-pub fn functions(lang: Lang, tree: &Tree) -> Vec<Node<'_>> {
+pub(crate) fn functions(lang: Lang, tree: &Tree) -> Vec<Node<'_>> {
     let mut found = Vec::new();
     let mut stack = vec![tree.root_node()];
     let mut cursor = tree.walk();
@@ -86,14 +86,14 @@ pub fn functions(lang: Lang, tree: &Tree) -> Vec<Node<'_>> {
 }
 
 /// The lines (1-based, inclusive) of the innermost function around `line` (1-based).
-pub fn enclosing_function(lang: Lang, tree: &Tree, line: usize) -> Option<(usize, usize)> {
+pub(crate) fn enclosing_function(lang: Lang, tree: &Tree, line: usize) -> Option<(usize, usize)> {
     innermost_function(lang, tree, line)
         .map(|f| (f.start_position().row + 1, f.end_position().row + 1))
 }
 
 /// The innermost function around `line` (1-based): found going down the nodes that hold the
 /// line (the first of siblings that share it), not by looking at every function.
-pub fn innermost_function(lang: Lang, tree: &Tree, line: usize) -> Option<Node<'_>> {
+pub(crate) fn innermost_function(lang: Lang, tree: &Tree, line: usize) -> Option<Node<'_>> {
     let row = line.checked_sub(1)?;
     let holds = |node: &Node| node.start_position().row <= row && row <= node.end_position().row;
     let mut node = tree.root_node();
@@ -111,7 +111,7 @@ pub fn innermost_function(lang: Lang, tree: &Tree, line: usize) -> Option<Node<'
 }
 
 /// Whether `text` parses without an error.
-pub fn parses(lang: Lang, text: &str) -> bool {
+pub(crate) fn parses(lang: Lang, text: &str) -> bool {
     parse(lang, text).is_some_and(|tree| !tree.root_node().has_error())
 }
 

@@ -17,7 +17,7 @@ use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags};
 use nix::sys::stat::{FileStat, Mode, SFlag};
 use nix::unistd::UnlinkatFlags;
 
-pub type SysResult<T> = Result<T, i32>;
+pub(crate) type SysResult<T> = Result<T, i32>;
 
 fn check(ret: libc::c_long) -> SysResult<libc::c_long> {
     if ret < 0 {
@@ -28,13 +28,13 @@ fn check(ret: libc::c_long) -> SysResult<libc::c_long> {
 }
 
 /// The kind of file `stat` describes (`S_IFDIR`, `S_IFREG`, `S_IFLNK`, ...).
-pub fn file_kind(stat: &nix::sys::stat::FileStat) -> SFlag {
+pub(crate) fn file_kind(stat: &nix::sys::stat::FileStat) -> SFlag {
     SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT
 }
 
 /// Where the process's command line lies in its memory (`arg_start` and `arg_end` of
 /// /proc/self/stat), when it can be read.
-pub fn argument_area() -> Option<(usize, usize)> {
+pub(crate) fn argument_area() -> Option<(usize, usize)> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The fields after the command's name, which may hold spaces and parentheses: the 3rd on.
     let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
@@ -43,13 +43,13 @@ pub fn argument_area() -> Option<(usize, usize)> {
     (start > 0 && end > start).then_some((start, end))
 }
 
-pub fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     nix::errno::Errno::last_raw()
 }
 
 /// Leaves the process at once with `status`, running no destructor nor exit handler: what a
 /// forked child (a copy of the parent's memory) must do.
-pub fn exit_now(status: i32) -> ! {
+pub(crate) fn exit_now(status: i32) -> ! {
     // SAFETY: _exit touches nothing of ours.
     unsafe { libc::_exit(status) }
 }
@@ -72,7 +72,7 @@ struct CloneArgs {
 
 /// Forks with `flags` (namespaces), returning `Some((pid, pidfd))` in the parent and `None` in
 /// the child. Like fork(2), only safe while the process has a single thread.
-pub fn clone3(flags: u64) -> SysResult<Option<(libc::pid_t, OwnedFd)>> {
+pub(crate) fn clone3(flags: u64) -> SysResult<Option<(libc::pid_t, OwnedFd)>> {
     let mut pidfd: RawFd = -1;
     let mut args = CloneArgs {
         flags: flags | libc::CLONE_PIDFD as u64,
@@ -98,9 +98,9 @@ pub fn clone3(flags: u64) -> SysResult<Option<(libc::pid_t, OwnedFd)>> {
     })))
 }
 
-pub const OPEN_TREE_CLONE: u32 = 1;
-pub const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
-pub const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+pub(crate) const OPEN_TREE_CLONE: u32 = 1;
+pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+pub(crate) const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 
 #[repr(C)]
 struct MountAttr {
@@ -111,7 +111,7 @@ struct MountAttr {
 }
 
 /// A detached copy of the mount tree at the file `fd` refers to (opened with `O_PATH`).
-pub fn open_tree_clone(fd: RawFd) -> SysResult<OwnedFd> {
+pub(crate) fn open_tree_clone(fd: RawFd) -> SysResult<OwnedFd> {
     let flags = OPEN_TREE_CLONE
         | libc::O_CLOEXEC as u32
         | libc::AT_RECURSIVE as u32
@@ -122,14 +122,14 @@ pub fn open_tree_clone(fd: RawFd) -> SysResult<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
-pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
-pub const MOUNT_ATTR_NODEV: u64 = 0x4;
-pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+pub(crate) const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub(crate) const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub(crate) const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub(crate) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 /// Sets mount attributes on a detached tree, on all its mounts when `recursive`, and makes it
 /// private; with `idmap`, also gives it the id mapping of that user namespace.
-pub fn set_mount_attributes(
+pub(crate) fn set_mount_attributes(
     tree: RawFd,
     attributes: u64,
     recursive: bool,
@@ -158,7 +158,7 @@ pub fn set_mount_attributes(
 
 /// openat2(2): opens `path` relative to `dir` with `flags` (`O_CLOEXEC` added), `mode` when
 /// creating, and the `resolve` restrictions on how the kernel walks it.
-pub fn openat2(
+pub(crate) fn openat2(
     dir: BorrowedFd<'_>,
     path: &CStr,
     flags: i32,
@@ -174,7 +174,7 @@ pub fn openat2(
 
 /// Opens `path` as an `O_PATH` descriptor, refusing symlinks in any component: the path was
 /// canonicalized, so a symlink there now means someone swapped it since.
-pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
+pub(crate) fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
     open_path_no_symlinks_at(nix::fcntl::AT_FDCWD, path)
 }
 
@@ -182,7 +182,7 @@ pub fn open_path_no_symlinks(path: &CStr) -> SysResult<OwnedFd> {
 /// component is a symbolic link. Without openat2 (Linux < 5.6, or inside a sandbox that refuses
 /// it) the path is walked a component at a time, each opened beneath the last without
 /// following a link.
-pub fn open_path_no_symlinks_at(dir: BorrowedFd<'_>, path: &CStr) -> SysResult<OwnedFd> {
+pub(crate) fn open_path_no_symlinks_at(dir: BorrowedFd<'_>, path: &CStr) -> SysResult<OwnedFd> {
     let resolve = ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_NO_MAGICLINKS;
     match openat2(dir, path, libc::O_PATH, 0, resolve) {
         Err(libc::ENOSYS) => walk_no_symlinks(dir, path.to_bytes()),
@@ -217,14 +217,14 @@ fn walk_no_symlinks(dir: BorrowedFd<'_>, path: &[u8]) -> SysResult<OwnedFd> {
 }
 
 /// Makes the current directory the process's root (`chroot`) and enters it.
-pub fn root_at_current_directory() -> SysResult<()> {
+pub(crate) fn root_at_current_directory() -> SysResult<()> {
     nix::unistd::chroot(c".")
         .and_then(|()| nix::unistd::chdir(c"/"))
         .map_err(|errno| errno as i32)
 }
 
 /// Attaches a detached mount at `target`.
-pub fn move_mount(tree: RawFd, target: &CStr) -> SysResult<()> {
+pub(crate) fn move_mount(tree: RawFd, target: &CStr) -> SysResult<()> {
     // SAFETY: plain system call on valid descriptors and NUL-terminated paths.
     check(unsafe {
         libc::syscall(
@@ -240,7 +240,7 @@ pub fn move_mount(tree: RawFd, target: &CStr) -> SysResult<()> {
 }
 
 /// mount(2) with optional source, type and data.
-pub fn mount(
+pub(crate) fn mount(
     source: &CStr,
     target: &CStr,
     fstype: Option<&CStr>,
@@ -252,7 +252,7 @@ pub fn mount(
 }
 
 /// Closes every descriptor from `first` on, except those in `keep`.
-pub fn close_descriptors_except(first: u32, keep: &[RawFd]) {
+pub(crate) fn close_descriptors_except(first: u32, keep: &[RawFd]) {
     let mut keep: Vec<u32> = keep
         .iter()
         .map(|&fd| fd as u32)
@@ -272,7 +272,7 @@ pub fn close_descriptors_except(first: u32, keep: &[RawFd]) {
 }
 
 /// Drops every capability from the permitted, effective and inheritable sets, and the ambient set.
-pub fn drop_capabilities() -> SysResult<()> {
+pub(crate) fn drop_capabilities() -> SysResult<()> {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -313,7 +313,7 @@ pub fn drop_capabilities() -> SysResult<()> {
 }
 
 /// Sends `signal` to the process behind `pidfd`.
-pub fn pidfd_send_signal(pidfd: RawFd, signal: i32) -> SysResult<()> {
+pub(crate) fn pidfd_send_signal(pidfd: RawFd, signal: i32) -> SysResult<()> {
     // SAFETY: plain system call.
     check(unsafe {
         libc::syscall(
@@ -328,7 +328,7 @@ pub fn pidfd_send_signal(pidfd: RawFd, signal: i32) -> SysResult<()> {
 }
 
 /// A pidfd for an existing child.
-pub fn pidfd_open(pid: libc::pid_t) -> SysResult<OwnedFd> {
+pub(crate) fn pidfd_open(pid: libc::pid_t) -> SysResult<OwnedFd> {
     // SAFETY: plain system call.
     let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
     // SAFETY: the kernel just gave us this descriptor.
@@ -336,7 +336,7 @@ pub fn pidfd_open(pid: libc::pid_t) -> SysResult<OwnedFd> {
 }
 
 /// Writes all of `bytes` to `fd`, or says why not.
-pub fn write_all_checked(fd: RawFd, mut bytes: &[u8]) -> SysResult<()> {
+pub(crate) fn write_all_checked(fd: RawFd, mut bytes: &[u8]) -> SysResult<()> {
     while !bytes.is_empty() {
         // SAFETY: writing from a valid buffer.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
@@ -352,12 +352,12 @@ pub fn write_all_checked(fd: RawFd, mut bytes: &[u8]) -> SysResult<()> {
 }
 
 /// Writes all of `bytes` to `fd`, ignoring errors (used for reports from the child).
-pub fn write_all(fd: RawFd, bytes: &[u8]) {
+pub(crate) fn write_all(fd: RawFd, bytes: &[u8]) {
     let _ = write_all_checked(fd, bytes);
 }
 
 /// The running kernel's Landlock ABI version (0 when Landlock is unavailable).
-pub fn landlock_abi() -> u32 {
+pub(crate) fn landlock_abi() -> u32 {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
     // SAFETY: the version query takes no attribute pointer.
     let ret = unsafe {
@@ -374,7 +374,7 @@ pub fn landlock_abi() -> u32 {
 /// Installs a seccomp filter (no_new_privs must be set). `SPEC_ALLOW` skips forcing the
 /// speculative-store-bypass mitigation on the process, which costs an MSR write on every CPU and
 /// protects a process only from code in its own address space: here the untrusted code itself.
-pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
+pub(crate) fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
     #[repr(C)]
     struct Program {
         len: u16,
@@ -398,7 +398,7 @@ pub fn install_seccomp(program: &[libc::sock_filter]) -> SysResult<()> {
 
 /// The names in the directory open at `dir` (not `.` nor `..`), read through a duplicate of
 /// its descriptor.
-pub fn entry_names(dir: BorrowedFd<'_>) -> nix::Result<Vec<std::ffi::CString>> {
+pub(crate) fn entry_names(dir: BorrowedFd<'_>) -> nix::Result<Vec<std::ffi::CString>> {
     let mut entries = nix::dir::Dir::from_fd(nix::unistd::dup(dir)?)?;
     Ok(entries
         .iter()
@@ -409,7 +409,7 @@ pub fn entry_names(dir: BorrowedFd<'_>) -> nix::Result<Vec<std::ffi::CString>> {
 }
 
 /// Removes `name` from `dir`, a directory with all it holds; nothing there is no error.
-pub fn remove_all(dir: BorrowedFd, name: &CStr) -> Result<(), Errno> {
+pub(crate) fn remove_all(dir: BorrowedFd, name: &CStr) -> Result<(), Errno> {
     match stat_at(dir, name) {
         Err(Errno::ENOENT) => Ok(()),
         Err(errno) => Err(errno),
@@ -425,12 +425,12 @@ pub fn remove_all(dir: BorrowedFd, name: &CStr) -> Result<(), Errno> {
 }
 
 /// `dir/name`'s status, the link itself for a symbolic link.
-pub fn stat_at(dir: BorrowedFd, name: &CStr) -> Result<FileStat, Errno> {
+pub(crate) fn stat_at(dir: BorrowedFd, name: &CStr) -> Result<FileStat, Errno> {
     nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
 }
 
 /// The directory `dir/name`, never through a symbolic link.
-pub fn open_dir(dir: BorrowedFd, name: &CStr) -> Result<OwnedFd, Errno> {
+pub(crate) fn open_dir(dir: BorrowedFd, name: &CStr) -> Result<OwnedFd, Errno> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     nix::fcntl::openat(dir, name, flags, Mode::empty())
 }
@@ -439,7 +439,7 @@ pub fn open_dir(dir: BorrowedFd, name: &CStr) -> Result<OwnedFd, Errno> {
 const MOST_DESCRIPTORS: usize = 253;
 
 /// Sends descriptors in one message on a `SOCK_SEQPACKET` socket.
-pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
+pub(crate) fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
     let payload = [IoSlice::new(b"t")];
     let rights = [ControlMessage::ScmRights(fds)];
     loop {
@@ -458,7 +458,7 @@ pub fn send_fds(socket: RawFd, fds: &[RawFd]) -> SysResult<()> {
 
 /// Receives one message's descriptors from a `SOCK_SEQPACKET` socket; none when the other end
 /// is closed.
-pub fn receive_fds(socket: RawFd) -> SysResult<Vec<OwnedFd>> {
+pub(crate) fn receive_fds(socket: RawFd) -> SysResult<Vec<OwnedFd>> {
     let mut payload = [0u8; 1];
     let mut control = nix::cmsg_space!([RawFd; MOST_DESCRIPTORS]);
     let mut iov = [IoSliceMut::new(&mut payload)];

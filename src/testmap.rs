@@ -11,7 +11,7 @@ use regex::Regex;
 /// Whether a path is a test by the runners' conventions: under `tests`, `test`, `__tests__`,
 /// `spec` or `testdata`, or named `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
 /// `*.test.*`, `*.spec.*`.
-pub fn is_test_file(path: &str) -> bool {
+pub(crate) fn is_test_file(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
     dirs.iter()
@@ -21,7 +21,7 @@ pub fn is_test_file(path: &str) -> bool {
 
 /// Whether a file's own name marks it a test, as runners collect them by default (pytest's
 /// `test_*.py`, Go's `*_test.go`, jest's `*.test.js`), wherever it is.
-pub fn named_as_test(path: &str) -> bool {
+pub(crate) fn named_as_test(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     (name.starts_with("test_") && name.ends_with(".py"))
         || name.ends_with("_test.py")
@@ -33,7 +33,7 @@ pub fn named_as_test(path: &str) -> bool {
 
 /// The project's files, relative and sorted: not ignored (by `.gitignore` files, in a
 /// repository or not), not bytecode; `limit` at most.
-pub fn project_files(root: &Path, limit: usize) -> Vec<String> {
+pub(crate) fn project_files(root: &Path, limit: usize) -> Vec<String> {
     let mut files: Vec<String> = ignore::WalkBuilder::new(root)
         .require_git(false)
         .build()
@@ -66,7 +66,7 @@ static RUST_USE: LazyLock<Regex> = LazyLock::new(|| {
 /// The project files (`files`, sorted) that the test file `test` imports: Python modules,
 /// JavaScript and TypeScript relative imports (ESM's `./util.js` may be `util.ts`), and the
 /// modules of its crate a Rust test uses.
-pub fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
+pub(crate) fn imports(test: &str, text: &str, files: &[String]) -> Vec<String> {
     let mut wanted = Vec::new();
     if test.ends_with(".rs") {
         for capture in RUST_USE.captures_iter(text) {
@@ -149,7 +149,7 @@ fn normalized(path: &Path) -> String {
 
 /// Source files whose name is the test's without its test marks (`test_pricing.py`,
 /// `pricing.test.js`, `pricing_test.go` → `pricing.*`).
-pub fn same_stem(test: &str, files: &[String]) -> Vec<String> {
+pub(crate) fn same_stem(test: &str, files: &[String]) -> Vec<String> {
     let name = test.rsplit('/').next().unwrap_or(test);
     let stem = name.split('.').next().unwrap_or(name);
     // Only a name with a test's mark says what it tests (`lib.rs` under testdata/ does not).

@@ -7,10 +7,10 @@
 /// reader's answers for them). Some clients hand the model the structured result rather than
 /// the text (Codex prefers it), so results bound themselves: lists stop and say how many more
 /// there were, long texts are cut with a note.
-pub const RESULT_BUDGET: usize = 32 << 10;
+pub(crate) const RESULT_BUDGET: usize = 32 << 10;
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
@@ -22,7 +22,7 @@ pub fn cut(text: &str, max: usize) -> &str {
 }
 
 /// The last `max` bytes of `text`, starting at a line boundary when there is one.
-pub fn tail(text: &str, max: usize) -> String {
+pub(crate) fn tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -37,14 +37,14 @@ pub fn tail(text: &str, max: usize) -> String {
 }
 
 /// The first line of `text`, trimmed and cut to `max` bytes at a character boundary.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let line = text.trim().lines().next().unwrap_or("").trim();
     cut(line, max).to_string()
 }
 
 /// Escapes control characters (terminal escape sequences above all) in text that came from
 /// outside: command output, issue bodies, model replies. Newlines and tabs stay.
-pub fn sanitize_for_terminal(text: &str) -> String {
+pub(crate) fn sanitize_for_terminal(text: &str) -> String {
     let mut clean = String::with_capacity(text.len());
     for ch in text.chars() {
         if (ch.is_control() && ch != '\n' && ch != '\t') || is_bidi_control(ch) {
@@ -58,7 +58,7 @@ pub fn sanitize_for_terminal(text: &str) -> String {
 
 /// FNV-1a, 64 bits: a short hash that stays the same across machines and builds (a cache
 /// directory's name, a prompt's identity in the events, a SARIF fingerprint).
-pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
     })
@@ -67,7 +67,7 @@ pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
 /// Text from outside (a file's name, a message naming one) made inert in Markdown, on one line:
 /// control characters and line breaks escaped, and every character Markdown or GitHub gives a
 /// meaning to (emphasis, links, tables, code, HTML, mentions, headings) backslash-escaped.
-pub fn markdown_inert(text: &str) -> String {
+pub(crate) fn markdown_inert(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
@@ -103,12 +103,12 @@ fn json_char_len(c: char) -> usize {
 }
 
 /// How many bytes `text` takes inside a JSON string.
-pub fn json_len(text: &str) -> usize {
+pub(crate) fn json_len(text: &str) -> usize {
     text.chars().map(json_char_len).sum()
 }
 
 /// The longest start of `text` that takes at most `budget` bytes inside a JSON string.
-pub fn json_prefix(text: &str, budget: usize) -> &str {
+pub(crate) fn json_prefix(text: &str, budget: usize) -> &str {
     let mut used = 0;
     for (at, c) in text.char_indices() {
         used += json_char_len(c);
@@ -122,7 +122,7 @@ pub fn json_prefix(text: &str, budget: usize) -> &str {
 /// `text` kept within `budget` bytes of JSON: whole, or its head and tail with a note of what
 /// was cut between them (a command's output: how it started and how it ended), counting
 /// `cut_before` bytes an earlier cut left out there.
-pub fn json_head_and_tail(text: String, budget: usize, cut_before: u64) -> String {
+pub(crate) fn json_head_and_tail(text: String, budget: usize, cut_before: u64) -> String {
     if json_len(&text) <= budget {
         return text;
     }
@@ -143,17 +143,17 @@ pub fn json_head_and_tail(text: String, budget: usize, cut_before: u64) -> Strin
 
 /// What is left of a budget of JSON bytes while a list is filled.
 #[derive(Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     left: usize,
 }
 
 impl Budget {
-    pub fn new(bytes: usize) -> Budget {
+    pub(crate) fn new(bytes: usize) -> Budget {
         Budget { left: bytes }
     }
 
     /// Takes room for `item`; false when it does not fit (and then no later item does either).
-    pub fn take<T: serde::Serialize>(&mut self, item: &T) -> bool {
+    pub(crate) fn take<T: serde::Serialize>(&mut self, item: &T) -> bool {
         let size = serde_json::to_string(item).map_or(usize::MAX, |json| json.len() + 1);
         if size > self.left {
             self.left = 0;

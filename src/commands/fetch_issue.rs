@@ -11,7 +11,7 @@ use crate::forge::issue_ref::IssueRef;
 use crate::output::write_json;
 use crate::run_document::RunDocument;
 
-pub fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: FetchIssueArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let reference = IssueRef::parse(&args.reference)?;
     // With `-` stdin holds the issue; otherwise it may hold the run document so far.
     let mut document = if reference == IssueRef::Stdin {

@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use crate::cli::{Cli, GenerateArgs, GenerateWhat};
 use crate::error::Failure;
 
-pub fn run(args: GenerateArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: GenerateArgs) -> Result<i32, Failure> {
     std::fs::create_dir_all(&args.out_dir).map_err(|err| {
         Failure::usage(format!("cannot create {}: {err}", args.out_dir.display()))
     })?;

@@ -8,7 +8,7 @@ use crate::llm::{Model, ModelFlags};
 use crate::output::write_json;
 use crate::run_document::{HealStatus, RunDocument};
 
-pub fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin("heal")?;
     let workspace = document.workspace(args.workspace.as_deref())?;
     let workspace = crate::sandbox::policy::checked_workspace(&workspace)?.path;

@@ -7,7 +7,7 @@ use crate::error::Failure;
 use crate::tools::Context;
 use crate::workspace::jail::Roots;
 
-pub fn run(args: McpArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: McpArgs) -> Result<i32, Failure> {
     let roots = if !args.root.is_empty() {
         args.root
     } else if let Some(list) = std::env::var_os("ALLOWED_WORKSPACE_ROOTS")

@@ -1,19 +1,19 @@
 //! One thin module per subcommand: flags and document in, library calls, document out.
 
-pub mod fetch_issue;
-pub mod generate;
-pub mod heal;
-pub mod mcp;
-pub mod open_pr;
-pub mod review;
-pub mod run_tests;
-pub mod sandbox;
+pub(crate) mod fetch_issue;
+pub(crate) mod generate;
+pub(crate) mod heal;
+pub(crate) mod mcp;
+pub(crate) mod open_pr;
+pub(crate) mod review;
+pub(crate) mod run_tests;
+pub(crate) mod sandbox;
 
 use crate::cli::{Command, GlobalArgs};
 use crate::error::Failure;
 
 /// Runs a parsed command; returns the exit status for success and negative verdicts.
-pub fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Failure> {
     match command {
         Command::FetchIssue(args) => fetch_issue::run(args, global),
         Command::Heal(args) => heal::run(args, global),

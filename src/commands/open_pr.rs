@@ -7,7 +7,7 @@ use crate::forge::pull_request::Sections;
 use crate::output::write_json;
 use crate::run_document::RunDocument;
 
-pub fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: OpenPrArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let (mut document, empty_pipe) = RunDocument::from_stdin_or_empty_pipe("open-pr")?;
     if empty_pipe {
         return Err(Failure::usage(

@@ -13,7 +13,7 @@ const MAX_OUTPUT: u64 = 8 << 20;
 /// Largest file the tests may write.
 const FILE_SIZE: u64 = 4 << 30;
 
-pub fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin("run-tests")?;
     let workspace = document.workspace(args.workspace.as_deref())?;
     let from_document = args.workspace.is_none() && document.has("workspace");

@@ -10,7 +10,7 @@ use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
 use crate::sandbox::result::SandboxDocument;
 use crate::sandbox::result_file::ResultFile;
 
-pub fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
+pub(crate) fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     if args.image.is_some() && args.backend != BackendKind::Docker {
         return Err(Failure::usage("--image is only used with --backend docker")
             .with_hint("add --backend docker, or drop --image"));

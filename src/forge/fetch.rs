@@ -11,7 +11,7 @@ use crate::git::cli::{output_within, Waited};
 use crate::run_document::Issue;
 
 /// An issue to fetch.
-pub struct FetchRequest {
+pub(crate) struct FetchRequest {
     pub reference: IssueRef,
     /// The reference as given, for errors.
     pub given: String,
@@ -24,13 +24,13 @@ pub struct FetchRequest {
 }
 
 /// The issue, and the GitHub repository it is in (OWNER/NAME) when it came from one.
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub issue: Issue,
     pub repo: Option<String>,
 }
 
 /// Fetches the issue `request` names. An issue on stdin (`-`) is the caller's to read.
-pub fn fetch_issue(request: &FetchRequest) -> Result<Fetched, Failure> {
+pub(crate) fn fetch_issue(request: &FetchRequest) -> Result<Fetched, Failure> {
     let read = |path: &PathBuf| {
         std::fs::read_to_string(request.directory.join(path))
             .map_err(|err| Failure::usage(format!("cannot read {}: {err}", path.display())))

@@ -13,7 +13,7 @@ use crate::http::{self, origin, without_userinfo, HttpError, Method, Request};
 /// The longest wait for a rate limit to lift before giving up with the time to retry.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
-pub struct GitHub {
+pub(crate) struct GitHub {
     http: http::Client,
     api: String,
     token: Option<String>,
@@ -21,7 +21,7 @@ pub struct GitHub {
 
 /// An API base URL: http or https, with a host and no credentials (`--api-url`'s and
 /// `GITHUB_API_URL`'s rule).
-pub fn api_url(text: &str) -> Result<String, String> {
+pub(crate) fn api_url(text: &str) -> Result<String, String> {
     let host = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
@@ -45,7 +45,7 @@ pub fn api_url(text: &str) -> Result<String, String> {
 
 /// The API to call and the token it may be given (optional for public repositories).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Api {
+pub(crate) struct Api {
     pub url: String,
     pub token: Option<String>,
 }
@@ -60,7 +60,7 @@ impl Api {
     /// anywhere, and must not carry a token off to its host.
     ///
     /// `GITHUB_API_URL` must be an API address as `--api-url` must (no credentials in it).
-    pub fn choose(named: Option<&str>, implied: Option<&str>) -> Result<Api, Failure> {
+    pub(crate) fn choose(named: Option<&str>, implied: Option<&str>) -> Result<Api, Failure> {
         if let Ok(url) = std::env::var("GITHUB_API_URL") {
             if !url.trim().is_empty() {
                 api_url(&url).map_err(|problem| {
@@ -117,7 +117,7 @@ impl Api {
 }
 
 impl GitHub {
-    pub fn new(api: &Api) -> GitHub {
+    pub(crate) fn new(api: &Api) -> GitHub {
         GitHub {
             http: http::Client::new("github", Duration::from_secs(60), MAX_RATE_LIMIT_WAIT),
             api: api.url.trim_end_matches('/').to_string(),
@@ -126,7 +126,7 @@ impl GitHub {
     }
 
     /// `GET /repos/{owner}/{repo}/issues/{number}`.
-    pub fn issue(&self, owner: &str, repo: &str, number: u64) -> Result<Value, Failure> {
+    pub(crate) fn issue(&self, owner: &str, repo: &str, number: u64) -> Result<Value, Failure> {
         let url = format!("{}/repos/{owner}/{repo}/issues/{number}", self.api);
         let what = format!("issue {owner}/{repo}#{number}");
         self.get(&url, &what).map(|(value, _)| value)
@@ -134,7 +134,12 @@ impl GitHub {
 
     /// Every comment of an issue, page after page (`Link: <...>; rel="next"`, followed verbatim
     /// while it stays at the API's address: the token goes nowhere else).
-    pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Result<Vec<Value>, Failure> {
+    pub(crate) fn comments(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+    ) -> Result<Vec<Value>, Failure> {
         let mut url = Some(format!(
             "{}/repos/{owner}/{repo}/issues/{number}/comments?per_page=100",
             self.api
@@ -180,7 +185,7 @@ impl GitHub {
     }
 
     /// `GET /repos/{owner}/{repo}`: for its default branch.
-    pub fn repository(&self, owner: &str, repo: &str) -> Result<Value, Failure> {
+    pub(crate) fn repository(&self, owner: &str, repo: &str) -> Result<Value, Failure> {
         self.get(
             &format!("{}/repos/{owner}/{repo}", self.api),
             &format!("repository {owner}/{repo}"),
@@ -189,7 +194,7 @@ impl GitHub {
     }
 
     /// The open pull request whose head is `owner:branch`, if any.
-    pub fn pull_for_head(
+    pub(crate) fn pull_for_head(
         &self,
         owner: &str,
         repo: &str,
@@ -206,7 +211,7 @@ impl GitHub {
     /// `POST /repos/{owner}/{repo}/pulls`: Ok with 201 and the pull request, or 422 and GitHub's
     /// reasons (one already exists, no commits between the branches, ...). A network failure is
     /// not retried here: the caller must look for the pull request first, or make a second one.
-    pub fn create_pull(
+    pub(crate) fn create_pull(
         &self,
         owner: &str,
         repo: &str,
@@ -222,7 +227,7 @@ impl GitHub {
     }
 
     /// `PATCH /repos/{owner}/{repo}/pulls/{number}`.
-    pub fn update_pull(
+    pub(crate) fn update_pull(
         &self,
         owner: &str,
         repo: &str,
@@ -243,7 +248,7 @@ impl GitHub {
 
     /// `POST /repos/{owner}/{repo}/pulls/{number}/reviews`: the review, or GitHub's reasons for
     /// refusing it (a comment on a line outside the diff fails the whole review).
-    pub fn create_review(
+    pub(crate) fn create_review(
         &self,
         owner: &str,
         repo: &str,
@@ -353,7 +358,7 @@ impl GitHub {
 
 /// A response the caller interprets (2xx or 422).
 #[derive(Debug)]
-pub struct ApiResponse {
+pub(crate) struct ApiResponse {
     pub status: u16,
     pub body: Value,
     pub next: Option<String>,
@@ -362,7 +367,7 @@ pub struct ApiResponse {
 /// The request never got an answer (connection refused, timeout): for a POST, it may or may
 /// not have been carried out.
 #[derive(Debug)]
-pub struct NetworkError(String);
+pub(crate) struct NetworkError(String);
 
 impl std::fmt::Display for NetworkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -373,7 +378,7 @@ impl std::fmt::Display for NetworkError {
 impl std::error::Error for NetworkError {}
 
 /// GitHub's `message` (and its `errors[].message`, objects or strings) from a JSON body.
-pub fn api_message(body: &Value) -> String {
+pub(crate) fn api_message(body: &Value) -> String {
     let mut message = body
         .get("message")
         .and_then(Value::as_str)

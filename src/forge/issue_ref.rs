@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Failure;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IssueRef {
+pub(crate) enum IssueRef {
     GitHub {
         owner: String,
         repo: String,
@@ -23,7 +23,7 @@ pub enum IssueRef {
 }
 
 impl IssueRef {
-    pub fn parse(text: &str) -> Result<IssueRef, Failure> {
+    pub(crate) fn parse(text: &str) -> Result<IssueRef, Failure> {
         let text = text.trim();
         let invalid = || {
             Failure::usage(format!("`{text}` is not an issue reference"))
@@ -96,7 +96,7 @@ fn parse_url(rest: &str) -> Option<IssueRef> {
 }
 
 /// GitHub owner and repository names: letters, digits, `-`, `_`, `.`, not `.` or `..`.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name != "."
         && name != ".."
@@ -107,7 +107,7 @@ pub fn valid_name(name: &str) -> bool {
 
 /// `(host, owner, repo)` from a remote URL (`https://github.com/o/r.git`,
 /// `git@github.com:o/r.git`, `ssh://git@host:22/o/r`).
-pub fn repo_from_remote(url: &str) -> Option<(String, String, String)> {
+pub(crate) fn repo_from_remote(url: &str) -> Option<(String, String, String)> {
     let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
     let (authority, path) = if let Some((_, rest)) = url.split_once("://") {
         rest.split_once('/')?

@@ -3,12 +3,12 @@
 //! (each becomes the run document's `issue`), the pull request a repair becomes
 //! (`pull_request` writes it, `publish` opens it), and a review posted on one (`review_post`).
 
-pub mod fetch;
-pub mod github;
-pub mod issue_ref;
-pub mod publish;
-pub mod pull_request;
-pub mod review_post;
+pub(crate) mod fetch;
+pub(crate) mod github;
+pub(crate) mod issue_ref;
+pub(crate) mod publish;
+pub(crate) mod pull_request;
+pub(crate) mod review_post;
 
 use std::path::Path;
 
@@ -19,10 +19,10 @@ use crate::error::Failure;
 use crate::run_document::{Comment, Issue};
 
 /// The default API, when neither `--api-url` nor `GITHUB_API_URL` says otherwise.
-pub const GITHUB_API: &str = "https://api.github.com";
+pub(crate) const GITHUB_API: &str = "https://api.github.com";
 
 /// A GitHub issue and its comments (as the REST API gives them) in the run document's shape.
-pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Issue {
+pub(crate) fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Issue {
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let login = |v: &Value| {
         v.get("user")
@@ -71,7 +71,7 @@ pub fn issue_from_github(repo: &str, issue: &Value, comments: &[Value]) -> Issue
 
 /// An issue written in Markdown: the title from front matter (`title:`) or the first heading,
 /// the rest as the body.
-pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Issue, Failure> {
+pub(crate) fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Issue, Failure> {
     let mut title = None;
     let mut labels: Vec<String> = Vec::new();
     let mut body = text;
@@ -128,7 +128,7 @@ pub fn issue_from_markdown(text: &str, path: Option<&Path>) -> Result<Issue, Fai
 }
 
 /// An issue in JSON: a run document (its `issue`), or an issue object (ours or GitHub's).
-pub fn issue_from_json(text: &str) -> Result<Issue, Failure> {
+pub(crate) fn issue_from_json(text: &str) -> Result<Issue, Failure> {
     let value: Value = serde_json::from_str(text)
         .map_err(|err| Failure::usage(format!("the issue file is not JSON: {err}")))?;
     let not_an_issue = |err: serde_json::Error| {

@@ -24,7 +24,7 @@ use crate::review::rules;
 use crate::run_document::{HealStatus, PullRequest, Verdict};
 
 /// What to publish, and where.
-pub struct Options {
+pub(crate) struct Options {
     /// The project: the repository's clone, or a directory in it.
     pub workspace: PathBuf,
     /// The GitHub repository (OWNER/NAME); else the issue's.
@@ -45,7 +45,7 @@ pub struct Options {
 }
 
 /// How publishing ended, short of an error.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Nothing was pushed, for this reason (heal not green, nothing to commit).
     Refused(String),
     /// The run document's `pr`.
@@ -54,7 +54,10 @@ pub enum Outcome {
 
 /// Commits the change the sections describe (heal's diff, else the workspace's tracked
 /// changes), pushes it and opens or updates the pull request.
-pub fn open_pull_request(sections: &Sections, options: &Options) -> Result<Outcome, Failure> {
+pub(crate) fn open_pull_request(
+    sections: &Sections,
+    options: &Options,
+) -> Result<Outcome, Failure> {
     // A project in a subdirectory of its repository: the commit is made in the repository,
     // with the change in that subdirectory.
     let (top, under) = Git::top_of(&options.workspace)?;

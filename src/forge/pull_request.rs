@@ -11,10 +11,10 @@ const MAX_BODY: usize = 60_000;
 /// The review's Markdown in the body at most, so that the diff has room too.
 const REVIEW_CHARS: usize = 20_000;
 /// Trailer marking commits autocoder made: only those may be replaced on a branch.
-pub const TRAILER: &str = "Generated-by: autocoder";
+pub(crate) const TRAILER: &str = "Generated-by: autocoder";
 
 /// `fix: <issue title>`, or the given title.
-pub fn title(given: Option<&str>, issue: Option<&Issue>) -> String {
+pub(crate) fn title(given: Option<&str>, issue: Option<&Issue>) -> String {
     if let Some(title) = given {
         return title.to_string();
     }
@@ -28,7 +28,7 @@ pub fn title(given: Option<&str>, issue: Option<&Issue>) -> String {
 }
 
 /// `autocoder/issue-42-discount-doubles` (or `autocoder/<slug>` without an issue number).
-pub fn branch_name(issue: Option<&Issue>, title: &str) -> String {
+pub(crate) fn branch_name(issue: Option<&Issue>, title: &str) -> String {
     let source = issue.map_or(title, |issue| issue.title.as_str());
     let mut slug = String::new();
     for ch in source.to_lowercase().chars() {
@@ -84,7 +84,7 @@ fn ascii_letters(ch: char) -> &'static str {
 }
 
 /// The commit message: Conventional Commits, `Fixes #N`, and our trailer.
-pub fn commit_message(title: &str, issue: Option<&Issue>) -> String {
+pub(crate) fn commit_message(title: &str, issue: Option<&Issue>) -> String {
     let mut message = format!("{title}\n\n");
     if let Some(number) = issue.and_then(|issue| issue.number) {
         message.push_str(&format!("Fixes #{number}\n"));
@@ -100,7 +100,7 @@ const MAX_FENCE: usize = 60;
 /// What the body tells of, and what publishing reads: the run document's sections. A `heal`
 /// the document holds as null is a heal that says nothing (no status): never green.
 #[derive(Default, Clone, Copy)]
-pub struct Sections<'a> {
+pub(crate) struct Sections<'a> {
     pub issue: Option<&'a Issue>,
     pub tests: Option<&'a TestReport>,
     pub heal: Option<&'a Heal>,
@@ -108,7 +108,7 @@ pub struct Sections<'a> {
 }
 
 /// The body, from the run document's sections and the diff of the commit.
-pub fn body(sections: &Sections, diff: &str) -> String {
+pub(crate) fn body(sections: &Sections, diff: &str) -> String {
     let mut body = String::new();
     if let Some(issue) = sections.issue {
         issue_part(&mut body, issue);

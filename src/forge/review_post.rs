@@ -12,7 +12,7 @@ use crate::review::render;
 use crate::run_document::{Review, RunDocument};
 
 /// Where to post, as the flags say; what they leave out comes from the run document.
-pub struct Target {
+pub(crate) struct Target {
     pub pr: Option<u64>,
     /// OWNER/NAME.
     pub repo: Option<String>,
@@ -21,7 +21,7 @@ pub struct Target {
 
 impl Target {
     /// Refuses to post without a token (GitHub would refuse the review).
-    pub fn check(&self) -> Result<(), Failure> {
+    pub(crate) fn check(&self) -> Result<(), Failure> {
         match Api::choose(self.api_url.as_deref(), None)?.token {
             Some(_) => Ok(()),
             None => Err(
@@ -35,7 +35,7 @@ impl Target {
 
 /// Posts `review` on the pull request `--pr` or the document's `pr` names, in the repository
 /// `--repo`, the document's `repo` or its pull request's address names; what was posted.
-pub fn post(
+pub(crate) fn post(
     target: &Target,
     document: &RunDocument,
     review: &Review,

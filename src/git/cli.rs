@@ -16,7 +16,7 @@ use wait_timeout::ChildExt;
 
 use crate::error::Failure;
 
-pub struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
     /// Settings that switch off the filter drivers the repository's config names: git would
     /// run them (on `diff`, `add`, `status`) outside any sandbox, and sandboxed code can write
@@ -25,7 +25,7 @@ pub struct Git {
 }
 
 /// Settings that win over anything in the repository's config.
-pub const SAFE_CONFIG: &[&str] = &[
+pub(crate) const SAFE_CONFIG: &[&str] = &[
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "credential.helper=",
@@ -43,13 +43,13 @@ pub const SAFE_CONFIG: &[&str] = &[
 const LOCAL_TIMEOUT: Duration = Duration::from_secs(120);
 const NETWORK_TIMEOUT: Duration = Duration::from_secs(900);
 
-pub enum Waited {
+pub(crate) enum Waited {
     Spawn(std::io::Error),
     TimedOut,
 }
 
 /// Runs `command` with `stdin` fed to it and its output collected, killing it after `timeout`.
-pub fn output_within(
+pub(crate) fn output_within(
     mut command: Command,
     stdin: Option<&str>,
     timeout: Duration,
@@ -112,7 +112,7 @@ pub fn output_within(
 
 impl Git {
     /// The repository containing `dir`.
-    pub fn open(dir: &Path) -> Result<Git, Failure> {
+    pub(crate) fn open(dir: &Path) -> Result<Git, Failure> {
         let mut git = Git {
             dir: dir.to_path_buf(),
             filters_off: Vec::new(),
@@ -159,7 +159,7 @@ impl Git {
     /// The repository `workspace` is in, as git finds it: the nearest directory at or above it
     /// that has a `.git`, and the workspace's path below that top ("" at the top), for a
     /// project in a subdirectory of its repository (a monorepo's package).
-    pub fn top_of(workspace: &Path) -> Result<(PathBuf, String), Failure> {
+    pub(crate) fn top_of(workspace: &Path) -> Result<(PathBuf, String), Failure> {
         let canonical = workspace.canonicalize().map_err(|err| {
             Failure::usage(format!("{}: {err} (the workspace)", workspace.display()))
                 .with_hint("give the project's clone")
@@ -190,7 +190,7 @@ impl Git {
     /// link anywhere in it (a ref, `packed-refs`, an object directory) could make HEAD another
     /// repository's commit, whose files would then go into the commit, the pull request's body
     /// and the push; a linked ref directory would also have `update-ref` write elsewhere.
-    pub fn check_confined(workspace: &Path) -> Result<(), Failure> {
+    pub(crate) fn check_confined(workspace: &Path) -> Result<(), Failure> {
         let git_dir = workspace.join(".git");
         let refuse = |what: String| {
             Failure::usage(format!("{} cannot be used: {what}", git_dir.display())).with_hint(
@@ -261,7 +261,7 @@ impl Git {
     /// reads objects from `borrowed` too: the network steps run in it, so that none of the
     /// settings in the workspace's config (proxies, TLS verification, URL rewrites, programs)
     /// applies to them. The caller removes `dir`.
-    pub fn private_bare(dir: &Path, borrowed: &Git) -> Result<Git, Failure> {
+    pub(crate) fn private_bare(dir: &Path, borrowed: &Git) -> Result<Git, Failure> {
         let objects = borrowed.run(
             &[
                 "rev-parse",
@@ -318,7 +318,7 @@ impl Git {
     }
 
     /// Runs git with extra variables (and stdin); returns its stdout, or its stderr as the error.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         args: &[&str],
         env: &[(&str, &str)],
@@ -360,7 +360,7 @@ impl Git {
     }
 
     /// Like `run`, with extra `-c` settings (for a credential helper of our own).
-    pub fn run_configured(
+    pub(crate) fn run_configured(
         &self,
         config: &[&str],
         args: &[&str],
@@ -378,7 +378,11 @@ impl Git {
     /// for all) from the working tree into the index `env` names, like
     /// `git add --update` but without clean filters (a `.gitattributes` the sandbox wrote could
     /// name a program): each file is hashed as it is.
-    pub fn stage_tracked_changes(&self, under: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+    pub(crate) fn stage_tracked_changes(
+        &self,
+        under: &str,
+        env: &[(&str, &str)],
+    ) -> Result<(), Failure> {
         let listing = self.run(&["ls-files", "-s", "-z", "--", &literal(under)], env, None)?;
         let mut paths = Vec::new();
         let mut entries = Vec::new();
@@ -481,7 +485,7 @@ impl Git {
     }
 
     /// Stages `path` as it is in the working tree (tracked or not), without clean filters.
-    pub fn stage_file(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+    pub(crate) fn stage_file(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
         use std::os::unix::fs::PermissionsExt;
         if path.starts_with('/') || path.split('/').any(|part| part == "..") {
             return Err(
@@ -528,7 +532,7 @@ impl Git {
 
     /// Puts `path` back as it is in HEAD in the index `env` names (plumbing: `git reset` would
     /// refresh the index, and so run clean filters).
-    pub fn unstage(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
+    pub(crate) fn unstage(&self, path: &str, env: &[(&str, &str)]) -> Result<(), Failure> {
         let entry = self.run(&["ls-tree", "HEAD", "--", path], env, None)?;
         let line = match entry.split_once('\t').and_then(|(info, _)| {
             let mut fields = info.split(' ');
@@ -542,7 +546,7 @@ impl Git {
     }
 
     /// A setting from the repository's (and the user's) git config.
-    pub fn config(&self, key: &str) -> Option<String> {
+    pub(crate) fn config(&self, key: &str) -> Option<String> {
         self.run(&["config", "--get", key], &[], None)
             .ok()
             .filter(|v| !v.is_empty())
@@ -550,7 +554,7 @@ impl Git {
 
     /// A setting from the user's own git config (global, then system), not the repository's,
     /// which sandboxed code may have written.
-    pub fn user_config(&self, key: &str) -> Option<String> {
+    pub(crate) fn user_config(&self, key: &str) -> Option<String> {
         ["--global", "--system"].iter().find_map(|scope| {
             self.run(&["config", scope, "--includes", "--get", key], &[], None)
                 .ok()
@@ -562,7 +566,7 @@ impl Git {
 /// The git command among `args`, past the options given to git itself (`-c key=value`).
 /// A pathspec matching the path `path` from the top exactly (and what is below it), whatever
 /// characters it has; the whole tree for "".
-pub fn literal(path: &str) -> String {
+pub(crate) fn literal(path: &str) -> String {
     format!(":(top,literal){path}")
 }
 

@@ -12,7 +12,7 @@ use crate::git::private_temp_path;
 use crate::secrets::is_credential_file;
 
 /// What goes into the commit.
-pub enum Change<'a> {
+pub(crate) enum Change<'a> {
     /// This diff, applied to HEAD; `whose` names it in an error ("heal's diff").
     Diff { diff: &'a str, whose: &'a str },
     /// The tracked files as they are in the working tree.
@@ -20,14 +20,14 @@ pub enum Change<'a> {
 }
 
 /// A commit made, its diff from HEAD, and the changed files it leaves out.
-pub struct Commit {
+pub(crate) struct Commit {
     pub id: String,
     pub diff: String,
     pub left_out: Vec<LeftOut>,
 }
 
 /// A file with a change that is not committed, unless named.
-pub enum LeftOut {
+pub(crate) enum LeftOut {
     /// Staged, but git does not track it yet.
     NewInIndex(String),
     /// It looks like it holds credentials.
@@ -36,7 +36,7 @@ pub enum LeftOut {
 
 /// A change staged as a tree, not yet a commit: what it changes can be looked at first (a
 /// change that holds a secret is never committed).
-pub struct Staged {
+pub(crate) struct Staged {
     head: String,
     tree: String,
     /// Its diff from HEAD.
@@ -47,7 +47,7 @@ pub struct Staged {
 /// Stages `change` made in the directory `under` (a path from the repository's top; "" for the
 /// top), and the files `named` there (tracked or not), on top of HEAD, as a tree of its own (the
 /// user's index is not touched); None when the tree would be HEAD's (nothing to commit).
-pub fn stage(
+pub(crate) fn stage(
     git: &Git,
     change: Change,
     under: &str,
@@ -145,7 +145,7 @@ pub fn stage(
 }
 
 /// Commits what was `staged` with `message`, in no branch.
-pub fn commit(git: &Git, staged: Staged, message: &str) -> Result<Commit, Failure> {
+pub(crate) fn commit(git: &Git, staged: Staged, message: &str) -> Result<Commit, Failure> {
     let Staged {
         head,
         tree,

@@ -25,7 +25,7 @@ const MAX_DIFF: usize = 32 << 10;
 /// What to compare.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DiffRequest {
+pub(crate) struct DiffRequest {
     /// Compare the index (what is staged) instead of the working tree.
     #[serde(default)]
     pub staged: bool,
@@ -44,7 +44,7 @@ pub struct DiffRequest {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct FileStat {
+pub(crate) struct FileStat {
     pub path: String,
     /// The path it was renamed from.
     pub orig_path: Option<String>,
@@ -56,7 +56,7 @@ pub struct FileStat {
 
 /// What changed: per-file counts, and the patch.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Changes {
+pub(crate) struct Changes {
     pub files: Vec<FileStat>,
     /// Changed files left out of `files` (past about 8 KB of counts, 32 KB with stat_only):
     /// ask for fewer paths to see them.
@@ -85,7 +85,7 @@ struct Change {
 }
 
 /// The diff `input` asks for, of `repo`.
-pub fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes, String> {
+pub(crate) fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes, String> {
     // Working-tree files are hashed into objects; those stay in memory, never in the repository.
     let repo = repo.clone().with_object_memory();
     let index = if repo.index_path().exists() {
@@ -777,7 +777,12 @@ impl Format {
 
 /// The patch `git diff` writes for the file at `path` changed from `before` to `after` (None: it
 /// does not exist), made without a repository: heal's change, which `git apply` takes back.
-pub fn text_patch(path: &str, before: Option<&[u8]>, after: Option<&[u8]>, mode: u32) -> String {
+pub(crate) fn text_patch(
+    path: &str,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+    mode: u32,
+) -> String {
     let side = |content: Option<&[u8]>| {
         content.map(|_| patch::Side {
             path: path.as_bytes().to_vec(),

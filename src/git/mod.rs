@@ -3,18 +3,18 @@
 //! sandbox (`reader`) with gix (`status`, `diff`), and the diff model with git's patch writer
 //! (`patch`).
 
-pub mod cli;
-pub mod commit;
-pub mod diff;
-pub mod patch;
-pub mod reader;
-pub mod status;
+pub(crate) mod cli;
+pub(crate) mod commit;
+pub(crate) mod diff;
+pub(crate) mod patch;
+pub(crate) mod reader;
+pub(crate) mod status;
 
 use std::path::PathBuf;
 
 /// A fresh path in the temporary directory for one of this run's private files (an index, a
 /// repository for the network steps); whoever makes it there removes it.
-pub fn private_temp_path(kind: &str) -> PathBuf {
+pub(crate) fn private_temp_path(kind: &str) -> PathBuf {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

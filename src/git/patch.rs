@@ -5,7 +5,7 @@
 
 /// One side of a changed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Side {
+pub(crate) struct Side {
     /// As git stores it: bytes, not always UTF-8.
     pub path: Vec<u8>,
     /// Git's mode: 100644, 100755, 120000 (a link), 160000 (a submodule).
@@ -14,7 +14,7 @@ pub struct Side {
 
 /// What changed in one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
+pub(crate) struct FileDiff {
     /// None for a file added.
     pub old: Option<Side>,
     /// None for a file deleted.
@@ -30,7 +30,7 @@ pub struct FileDiff {
 
 /// A run of changes with the lines of context around them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// Where it starts in the old file, as the patch shows it (1-based; the line before for
     /// an empty range).
     pub old_start: u32,
@@ -43,14 +43,14 @@ pub struct Hunk {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineKind {
+pub(crate) enum LineKind {
     Context,
     Removed,
     Added,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     pub kind: LineKind,
     /// The line with its newline; the last line of a file may have none.
     pub text: Vec<u8>,
@@ -58,7 +58,7 @@ pub struct Line {
 
 impl FileDiff {
     /// The path it is listed under: the new one, or the old one of a file deleted.
-    pub fn path(&self) -> &[u8] {
+    pub(crate) fn path(&self) -> &[u8] {
         self.new
             .as_ref()
             .or(self.old.as_ref())
@@ -66,7 +66,7 @@ impl FileDiff {
     }
 
     /// Lines added and removed; None for a binary file.
-    pub fn counts(&self) -> Option<(u64, u64)> {
+    pub(crate) fn counts(&self) -> Option<(u64, u64)> {
         let hunks = self.hunks.as_ref()?;
         let lines = hunks.iter().flat_map(|hunk| &hunk.lines);
         let count = |kind| lines.clone().filter(|line| line.kind == kind).count() as u64;
@@ -76,7 +76,7 @@ impl FileDiff {
 
 /// How the text is written: the settings that change `git diff`'s text.
 #[derive(Debug, Clone)]
-pub struct Format {
+pub(crate) struct Format {
     /// `core.quotePath` (on unless set off): non-ASCII bytes in names are quoted too.
     pub quote_non_ascii: bool,
     /// The prefixes of the old and new names: `a/` and `b/`; none with `diff.noprefix`; with
@@ -98,7 +98,7 @@ impl Format {
     /// `path` after `prefix`, in double quotes with C escapes when it holds a byte git quotes (a
     /// control character, a quote, a backslash or, unless core.quotePath is off, a non-ASCII
     /// byte).
-    pub fn quoted(&self, prefix: &str, path: &[u8]) -> String {
+    pub(crate) fn quoted(&self, prefix: &str, path: &[u8]) -> String {
         let plain = |byte: u8| {
             ((0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\')
                 || (byte >= 0x80 && !self.quote_non_ascii)
@@ -128,7 +128,7 @@ impl Format {
 }
 
 /// Appends `file`'s patch to `out` as git writes it.
-pub fn write(file: &FileDiff, format: &Format, out: &mut String) {
+pub(crate) fn write(file: &FileDiff, format: &Format, out: &mut String) {
     let (old, new) = (file.old.as_ref(), file.new.as_ref());
     let old_path = old.map_or(file.path(), |side| &side.path);
     let new_path = new.map_or(file.path(), |side| &side.path);
@@ -197,7 +197,7 @@ pub fn write(file: &FileDiff, format: &Format, out: &mut String) {
 }
 
 /// Appends one hunk: its `@@` line, then its lines.
-pub fn write_hunk(hunk: &Hunk, out: &mut String) {
+pub(crate) fn write_hunk(hunk: &Hunk, out: &mut String) {
     let range = |start: u32, count: u32| {
         if count == 1 {
             format!("{start}")

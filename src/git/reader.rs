@@ -118,7 +118,7 @@ fn read_small(path: &Path) -> Option<String> {
 /// rather than hold a worker. One that does not answer in time, or whose call is cancelled, is
 /// stopped: a FIFO where gix expects a file blocks it for good.
 /// `cancelled` says whether the caller gave up.
-pub fn ask(
+pub(crate) fn ask(
     roots: &Roots,
     cancelled: &dyn Fn() -> bool,
     request: &str,
@@ -472,7 +472,7 @@ impl Drop for Reader {
 /// (`NAME ID ARGUMENTS`, the arguments one line of JSON) with one line of JSON, `{"id": ID,
 /// "ok": ...}` or `{"id": ID, "error": ...}`, until stdin ends. Requests: `status`
 /// (`git_status`'s output) and `diff` (`git_diff`'s, for its input).
-pub fn serve_reader(git_dir: Option<PathBuf>) -> Result<(), String> {
+pub(crate) fn serve_reader(git_dir: Option<PathBuf>) -> Result<(), String> {
     // Not dumpable: a program gix starts for the repository (a filter) cannot reach this
     // process's stdin or stdout through /proc to ask or answer in its name.
     let _ = nix::sys::prctl::set_dumpable(false);
@@ -587,7 +587,7 @@ impl Stamp {
 /// (git's `--ignore-submodules=dirty`). In a linked worktree not at all: the reader can read
 /// the main repository there, and a submodule's `.git` the workspace rewrote would have gix
 /// open it (or a repository made to borrow its refs) and tell what its refs hold.
-pub fn submodules(repo: &gix::Repository) -> gix::status::Submodule {
+pub(crate) fn submodules(repo: &gix::Repository) -> gix::status::Submodule {
     let ignore = if repo.git_dir() == repo.common_dir() {
         gix::submodule::config::Ignore::Dirty
     } else {

@@ -17,7 +17,7 @@ use crate::text::{Budget, RESULT_BUDGET};
 const MAX_FILES: usize = 1000;
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
-pub struct Change {
+pub(crate) struct Change {
     pub path: String,
     /// What changed in the index, if anything.
     pub staged: Option<&'static str>,
@@ -28,7 +28,7 @@ pub struct Change {
 }
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
-pub struct Status {
+pub(crate) struct Status {
     /// The branch checked out; none when HEAD is detached.
     pub branch: Option<String>,
     /// The commit HEAD is at; none before the first commit.
@@ -49,7 +49,7 @@ fn failed(err: &dyn std::fmt::Display) -> String {
 
 /// The status of `repo`: where HEAD is, then what changed,
 /// tracked files in path order and then the untracked ones.
-pub fn status(repo: &gix::Repository) -> Result<Status, String> {
+pub(crate) fn status(repo: &gix::Repository) -> Result<Status, String> {
     let mut output = Status::default();
     branch(repo, &mut output)?;
     let (tracked, mut untracked) = changes(repo)?;

@@ -17,20 +17,20 @@ use crate::sandbox::policy::{OutputMode, PolicyRequest};
 use crate::testrun::{self, TestRequest};
 
 /// Whether a run's failures can be selected by id and rerun alone.
-pub fn selectable(framework: Framework) -> bool {
+pub(super) fn selectable(framework: Framework) -> bool {
     !matches!(framework, Framework::Make | Framework::Junit)
 }
 
 /// What heal's live line says while a run goes on (on a terminal): `shown`, and how many tests
 /// have ended ("12/40"; "12 done" when the run's number of tests is not known).
-pub struct Live {
+pub(super) struct Live {
     pub shown: String,
     pub total: Option<u64>,
 }
 
 /// Runs the tests in the copy: `tests` alone, or all when empty, within `timeout`; `live`: said
 /// as it goes.
-pub fn run(
+pub(super) fn run(
     request: &Settings,
     tree: &Tree,
     tests: Vec<String>,
@@ -41,7 +41,7 @@ pub fn run(
 }
 
 /// As `run`, or with `command` in place of the runner's, its output read as `framework`'s.
-pub fn run_as(
+pub(super) fn run_as(
     request: &Settings,
     tree: &Tree,
     command: Option<(Framework, String)>,
@@ -97,7 +97,7 @@ pub fn run_as(
 }
 
 /// What a run's failures look like, to tell progress from none.
-pub fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
+pub(super) fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
     let mut signature: Vec<_> = report
         .failures
         .iter()
@@ -114,7 +114,7 @@ pub fn signature(report: &TestReport) -> Vec<(String, Option<String>, String)> {
 }
 
 /// What the repair starts from.
-pub struct Baseline {
+pub(super) struct Baseline {
     pub report: TestReport,
     /// The ids that failed (a build error counts as one, `build`).
     pub failing: BTreeSet<String>,
@@ -129,13 +129,13 @@ pub struct Baseline {
 }
 
 /// A run judged against the baseline.
-pub struct Judged {
+pub(super) struct Judged {
     pub still_failing: Vec<String>,
     pub regressions: Vec<String>,
 }
 
 impl Judged {
-    pub fn summary(&self, failing_before: usize) -> String {
+    pub(super) fn summary(&self, failing_before: usize) -> String {
         let mut out = format!(
             "{} of {failing_before} failing test{} fixed",
             failing_before - self.still_failing.len().min(failing_before),
@@ -153,7 +153,7 @@ const BUILD: &str = "build";
 
 impl Baseline {
     /// The document's run of this workspace, or a new one, and the failing tests run again.
-    pub fn find(
+    pub(super) fn find(
         request: &mut Settings,
         tree: &Tree,
         events: &mut Events,
@@ -304,7 +304,7 @@ impl Baseline {
 
     /// Which of the baseline's failures still fail in `run`, and which tests it breaks.
     /// The tests that failed and are not flaky: those a repair must make pass.
-    pub fn steady_failing(&self) -> Vec<String> {
+    pub(super) fn steady_failing(&self) -> Vec<String> {
         self.failing
             .iter()
             .filter(|id| !self.flaky.contains(*id))
@@ -312,7 +312,7 @@ impl Baseline {
             .collect()
     }
 
-    pub fn judge(&self, run: &TestReport) -> Judged {
+    pub(super) fn judge(&self, run: &TestReport) -> Judged {
         let failed = failing_ids(run);
         let runs = matches!(
             run.outcome,
@@ -351,7 +351,7 @@ impl Baseline {
 }
 
 /// The ids of a run's failures; `build` for a run that did not build.
-pub fn failing_ids(report: &TestReport) -> BTreeSet<String> {
+pub(super) fn failing_ids(report: &TestReport) -> BTreeSet<String> {
     let mut ids: BTreeSet<String> = report.failures.iter().map(|f| f.id.clone()).collect();
     if report.outcome == Outcome::BuildFailed && ids.is_empty() {
         ids.insert(BUILD.into());

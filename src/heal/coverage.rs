@@ -18,11 +18,11 @@ use crate::run_document::{Framework, Outcome};
 const MAX_SUITE: Duration = Duration::from_secs(20);
 
 /// The suspiciousness of a line run only as its module loaded, outside every test.
-pub const LOADED: f64 = 0.01;
+pub(super) const LOADED: f64 = 0.01;
 
 /// Per file, each executable line's suspiciousness, 0 (no failing test ran it) to 1.
 #[derive(Debug)]
-pub struct Spectrum {
+pub(crate) struct Spectrum {
     files: BTreeMap<String, BTreeMap<usize, f64>>,
     /// Each file's number of lines when measured.
     line_counts: BTreeMap<String, usize>,
@@ -31,13 +31,13 @@ pub struct Spectrum {
 impl Spectrum {
     /// The suspiciousness of `line` of `path`: its own, or the statement's it continues (the
     /// closest executable line above); None for a file not measured.
-    pub fn at(&self, path: &str, line: usize) -> Option<f64> {
+    pub(crate) fn at(&self, path: &str, line: usize) -> Option<f64> {
         let lines = self.files.get(path)?;
         Some(lines.range(..=line).next_back().map_or(0.0, |(_, s)| *s))
     }
 
     /// The highest suspiciousness on lines `first..=last` of `path`.
-    pub fn highest(&self, path: &str, first: usize, last: usize) -> Option<f64> {
+    pub(crate) fn highest(&self, path: &str, first: usize, last: usize) -> Option<f64> {
         let lines = self.files.get(path).filter(|_| first <= last)?;
         Some(
             lines
@@ -49,7 +49,7 @@ impl Spectrum {
 
     /// The spectrum of the files whose lines are still where they were measured (as many as
     /// then): a kept change that adds or removes lines leaves its file unranked.
-    pub fn aligned(&self, tree: &Tree) -> Spectrum {
+    pub(crate) fn aligned(&self, tree: &Tree) -> Spectrum {
         let files = self
             .files
             .iter()
@@ -84,7 +84,7 @@ struct FileReport {
 
 /// The suite's spectrum in `tree` (in the state the baseline ran), when it can be measured; Err:
 /// the signal that stopped the run.
-pub fn measure(
+pub(super) fn measure(
     request: &Settings,
     tree: &Tree,
     baseline: &Baseline,

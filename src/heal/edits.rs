@@ -16,7 +16,7 @@ use crate::tools::edit_file::{self, closest_lines, Mismatch};
 
 /// One block as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
+pub(crate) struct Edit {
     pub path: String,
     pub search: String,
     pub replace: String,
@@ -24,7 +24,7 @@ pub struct Edit {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditKind {
+pub(crate) enum EditKind {
     /// `search` found once (by the cascade in `matching`) and replaced; an empty `search`
     /// creates the file.
     Once,
@@ -36,7 +36,7 @@ pub enum EditKind {
 
 /// The blocks found in a reply, and what could not be read as one.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub edits: Vec<Edit>,
     pub problems: Vec<String>,
 }
@@ -48,7 +48,7 @@ fn marker(line: &str, symbol: char, word: &str) -> bool {
 }
 
 /// The edits in `text`, in every format read.
-pub fn parse(text: &str) -> Parsed {
+pub(crate) fn parse(text: &str) -> Parsed {
     let lines: Vec<&str> = text.lines().collect();
     let mut parsed = search_replace_blocks(&lines);
     let patches = patch_envelopes(&lines);
@@ -304,7 +304,7 @@ fn path_above(lines: &[&str]) -> Option<String> {
 
 /// What may be changed.
 #[derive(Debug, Default)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub allow_test_edits: bool,
     /// The files the failing tests are in, whatever their names: tests too.
     pub test_files: BTreeSet<String>,
@@ -346,7 +346,7 @@ fn normalized(path: &str) -> Result<String, String> {
 }
 
 /// Why `path` may not be changed (its spelling, or what the file is), if it may not.
-pub fn refusal(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
+pub(crate) fn refusal(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
     match normalized(path) {
         Ok(path) => forbidden(tree, &path, rules),
         Err(reason) => Some(reason),
@@ -378,7 +378,7 @@ fn forbidden(tree: &Tree, path: &str, rules: &Rules) -> Option<String> {
 
 /// Applies `edits` to `tree`, each file's blocks together, as `rules` allow; what became of
 /// each, in their order.
-pub fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
+pub(crate) fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Applied> {
     let mut by_file: BTreeMap<String, Vec<(usize, &Edit)>> = BTreeMap::new();
     let mut outcomes: Vec<Option<Applied>> = vec![None; edits.len()];
     for (index, edit) in edits.iter().enumerate() {

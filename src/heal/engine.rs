@@ -11,7 +11,7 @@ use crate::run_document::{Attempt, Issue, TestFailure, Tokens};
 use crate::sandbox::supervise::TerminationSignals;
 
 /// What makes changes: the model, or the offline engine.
-pub trait Engine {
+pub(super) trait Engine {
     fn name(&self) -> &'static str;
     /// Whether it searches through many small candidates (the offline engine), not a few
     /// considered attempts: then the same failures twice do not end it, a repeated change is
@@ -27,7 +27,7 @@ pub trait Engine {
 }
 
 /// What an engine is shown: the state it works from.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub issue: Option<&'a Issue>,
     /// The failures of the best state so far.
     pub failures: &'a [TestFailure],
@@ -49,7 +49,7 @@ pub struct Context<'a> {
 }
 
 /// An engine's answer.
-pub enum Proposed {
+pub(super) enum Proposed {
     Edits(Proposal),
     /// It has nothing more to try.
     Exhausted,
@@ -60,7 +60,7 @@ pub enum Proposed {
 }
 
 #[derive(Default)]
-pub struct Proposal {
+pub(super) struct Proposal {
     pub edits: Vec<Edit>,
     /// What could not be read as an edit.
     pub problems: Vec<String>,
@@ -75,7 +75,7 @@ pub struct Proposal {
 }
 
 /// One engine's turn: how many attempts and how long it may take.
-pub struct Stage {
+pub(super) struct Stage {
     pub engine: Box<dyn Engine>,
     pub attempts: u32,
     pub time: Option<Duration>,

@@ -9,7 +9,7 @@ use crate::tools::edit_file::{self, Mismatch};
 
 /// How the text was found (said in the attempt's record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Matched {
+pub(crate) enum Matched {
     Exact,
     TrailingWhitespace,
     Indentation,
@@ -18,7 +18,7 @@ pub enum Matched {
 }
 
 impl Matched {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Matched::Exact => "exact",
             Matched::TrailingWhitespace => "trailing_whitespace",
@@ -33,7 +33,7 @@ impl Matched {
 type Normal = fn(&str) -> String;
 
 /// `text` with `search` replaced by `replace`, and how it was found.
-pub fn replace_once(
+pub(crate) fn replace_once(
     text: &str,
     search: &str,
     replace: &str,

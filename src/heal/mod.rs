@@ -9,18 +9,18 @@
 mod baseline;
 mod coverage;
 mod deliver;
-pub mod edits;
+pub(crate) mod edits;
 mod engine;
-pub mod matching;
+pub(crate) mod matching;
 mod model;
 mod mutate;
 mod parallel;
-pub mod prompt;
-pub mod record;
+pub(crate) mod prompt;
+pub(crate) mod record;
 mod repair;
 mod request;
-pub mod task;
-pub mod tree;
+pub(crate) mod task;
+pub(crate) mod tree;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,14 +30,14 @@ use self::engine::{Context, Engine, Proposal, Proposed, Stage};
 use self::repair::heal;
 use crate::run_document::{Framework, Heal, Issue, TestReport};
 
-pub use self::model::ModelEngine;
-pub use self::mutate::MutateEngine;
-pub use self::request::{run, Engines, HealRequest};
+pub(crate) use self::model::ModelEngine;
+pub(crate) use self::mutate::MutateEngine;
+pub(crate) use self::request::{run, Engines, HealRequest};
 
 /// What every run of the tests and every engine of a repair share: the project, the issue,
 /// the baseline, the limits.
 #[derive(Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The user's project (checked, canonical).
     pub workspace: PathBuf,
     pub issue: Option<Issue>,
@@ -64,7 +64,7 @@ pub struct Settings {
 
 /// How heal ended: the report, whether the model or the environment failed on the way (exit
 /// 3, the report still written), and the signal that interrupted it.
-pub struct Healed {
+pub(crate) struct Healed {
     pub report: Heal,
     pub failed: bool,
     pub interrupted: Option<i32>,

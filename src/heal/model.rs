@@ -25,7 +25,7 @@ const REPLY_TOKENS: u32 = 4096;
 /// The catalogue's tools a model may call here.
 const TOOLS: [&str; 2] = ["edit_file", "write_file"];
 
-pub struct ModelEngine {
+pub(crate) struct ModelEngine {
     session: Arc<Session>,
     /// The stable prefix, made on the first attempt from the project's files.
     system: Option<String>,
@@ -44,7 +44,7 @@ struct Calls {
 
 impl ModelEngine {
     /// Every message goes through `session`, which withholds its secrets.
-    pub fn new(session: Arc<Session>) -> ModelEngine {
+    pub(crate) fn new(session: Arc<Session>) -> ModelEngine {
         let tools = TOOLS
             .iter()
             .filter_map(|name| CATALOGUE.iter().find(|tool| tool.name == *name))

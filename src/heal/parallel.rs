@@ -18,7 +18,7 @@ use crate::error::Failure;
 use crate::sandbox::supervise::TerminationSignals;
 
 /// What `work` gave for each tree, in order, and the signal that came meanwhile.
-pub fn each<T: Serialize + DeserializeOwned>(
+pub(super) fn each<T: Serialize + DeserializeOwned>(
     trees: &[&Tree],
     signals: &TerminationSignals,
     work: impl Fn(&Tree) -> Result<T, Failure>,

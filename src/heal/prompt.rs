@@ -15,7 +15,7 @@ use crate::run_document::TestFailure;
 use crate::testmap::{imports, is_test_file, same_stem};
 
 /// The prompt's size at most, in characters (about 4 a token).
-pub const MAX_CHARS: usize = 48_000;
+pub(crate) const MAX_CHARS: usize = 48_000;
 /// Files listed in the project summary at most.
 const LISTED_FILES: usize = 200;
 /// A file shown whole up to this many lines; a longer one around its frames.
@@ -74,14 +74,14 @@ export { clamp } from './clamp.js';
 ";
 
 /// The stable prefix: the rules, the format and the project's files.
-pub fn system(files: &[String]) -> String {
+pub(crate) fn system(files: &[String]) -> String {
     let mut out = String::from(RULES);
     out.push_str(&file_list(files));
     out
 }
 
 /// The project's files, listed (the first `LISTED_FILES`).
-pub fn file_list(files: &[String]) -> String {
+pub(crate) fn file_list(files: &[String]) -> String {
     let mut out = String::from("\nThe project's files");
     if files.len() > LISTED_FILES {
         out.push_str(&format!(" (the first {LISTED_FILES} of {})", files.len()));
@@ -95,12 +95,12 @@ pub fn file_list(files: &[String]) -> String {
 }
 
 /// A failure group: one kind at one innermost frame, with the tests that share it.
-pub struct Group<'a> {
+pub(crate) struct Group<'a> {
     pub tests: Vec<&'a TestFailure>,
 }
 
 /// The failures grouped by (kind, innermost frame), in the order they were first seen.
-pub fn groups(failures: &[TestFailure]) -> Vec<Group<'_>> {
+pub(crate) fn groups(failures: &[TestFailure]) -> Vec<Group<'_>> {
     let mut order: Vec<(Option<&str>, Option<&str>, Option<u32>)> = Vec::new();
     let mut by_key: BTreeMap<usize, Vec<&TestFailure>> = BTreeMap::new();
     for failure in failures {
@@ -119,7 +119,7 @@ pub fn groups(failures: &[TestFailure]) -> Vec<Group<'_>> {
 }
 
 /// This attempt's message.
-pub fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
+pub(crate) fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
     let mut out = String::new();
     if let Some(issue) = attempt.issue {
         out.push_str("## The issue\n");
@@ -348,7 +348,7 @@ fn starts_a_definition(line: &str) -> bool {
 }
 
 /// Test output without durations: "in 0.03s", "(12 ms)", "0.004s".
-pub fn without_timings(text: &str) -> String {
+pub(crate) fn without_timings(text: &str) -> String {
     let timing = Regex::new(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b").unwrap();
     timing.replace_all(text, "<time>").into_owned()
 }

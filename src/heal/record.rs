@@ -12,7 +12,7 @@ use crate::run_document::{Heal, HealMode, HealModel, HealStatus};
 use crate::secrets::Secrets;
 
 /// A section of `mode` with nothing found yet, for `session`'s model.
-pub fn new_heal(mode: HealMode, session: Option<&Session>) -> Heal {
+pub(crate) fn new_heal(mode: HealMode, session: Option<&Session>) -> Heal {
     Heal {
         mode,
         status: Some(HealStatus::NoChange),
@@ -29,7 +29,7 @@ pub fn new_heal(mode: HealMode, session: Option<&Session>) -> Heal {
 }
 
 /// The last line said: the status and why, and what the repair took.
-pub fn summary(report: &Heal, took: std::time::Duration) -> String {
+pub(crate) fn summary(report: &Heal, took: std::time::Duration) -> String {
     let status = report.status.map_or("unknown", HealStatus::name);
     let mut line = match report.reason.starts_with(status) {
         true => report.reason.clone(),
@@ -55,14 +55,14 @@ pub fn summary(report: &Heal, took: std::time::Duration) -> String {
 
 /// The `--events` file: one JSON object per line, each with the milliseconds since heal began,
 /// and none with a secret (however spelled) in it.
-pub struct Events {
+pub(crate) struct Events {
     out: Option<std::fs::File>,
     started: Instant,
     secrets: Secrets,
 }
 
 impl Events {
-    pub fn new(out: Option<std::fs::File>, secrets: Secrets) -> Events {
+    pub(crate) fn new(out: Option<std::fs::File>, secrets: Secrets) -> Events {
         Events {
             out,
             started: Instant::now(),
@@ -71,11 +71,11 @@ impl Events {
     }
 
     /// When heal began, which every event's milliseconds count from.
-    pub fn origin(&self) -> Instant {
+    pub(crate) fn origin(&self) -> Instant {
         self.started
     }
 
-    pub fn emit(&mut self, event: &str, mut fields: Value) {
+    pub(crate) fn emit(&mut self, event: &str, mut fields: Value) {
         let Some(out) = &mut self.out else {
             return;
         };
@@ -90,7 +90,7 @@ impl Events {
 }
 
 /// A short, stable hash of a prompt (FNV-1a, 64 bits): equal prompts have equal hashes.
-pub fn prompt_hash(system: &str, user: &str) -> String {
+pub(crate) fn prompt_hash(system: &str, user: &str) -> String {
     let bytes = system.bytes().chain([0]).chain(user.bytes());
     format!("{:016x}", crate::text::fnv1a(bytes))
 }

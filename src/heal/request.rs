@@ -20,7 +20,7 @@ const MODEL_CALL: Duration = Duration::from_secs(600);
 
 /// Which engines make the changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engines {
+pub(crate) enum Engines {
     /// The offline engine first, then the model when one is configured.
     Auto,
     /// The model alone.
@@ -30,7 +30,7 @@ pub enum Engines {
 }
 
 /// A repair (or a task) to carry out.
-pub struct HealRequest {
+pub(crate) struct HealRequest {
     pub settings: Settings,
     pub engines: Engines,
     /// The model the engines and a task use, when one is configured.
@@ -53,7 +53,7 @@ pub struct HealRequest {
 
 impl HealRequest {
     /// Refuses what cannot be carried out, before anything runs.
-    pub fn check(&self) -> Result<(), Failure> {
+    pub(crate) fn check(&self) -> Result<(), Failure> {
         if self
             .task
             .as_deref()
@@ -95,7 +95,7 @@ impl HealRequest {
 
     /// What is withheld from every model request, trace and test: the model's key, the
     /// credentials `--env` passes, the environment's and the workspace's.
-    pub fn secrets(&self) -> Secrets {
+    pub(crate) fn secrets(&self) -> Secrets {
         let model = self.model.as_ref().map(Model::secrets).unwrap_or_default();
         Secrets::collect(&model, &self.settings.env, &self.settings.workspace)
     }
@@ -103,7 +103,7 @@ impl HealRequest {
 
 /// Carries out `request`: the failing tests repaired, or the task done; `events`: the
 /// `--events` trace's file.
-pub fn run(request: HealRequest, events: Option<std::fs::File>) -> Result<Healed, Failure> {
+pub(crate) fn run(request: HealRequest, events: Option<std::fs::File>) -> Result<Healed, Failure> {
     request.check()?;
     let secrets = request.secrets();
     let mut events = Events::new(events, secrets.clone());

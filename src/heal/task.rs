@@ -53,7 +53,7 @@ const FINISH: &str = "Say that the task is done, with a short summary of what wa
 how it was tested. Call it once, last.";
 
 /// What the user asked for, and the loop's limits.
-pub struct Task {
+pub(crate) struct Task {
     pub text: String,
     /// Files or directories to look at first.
     pub paths: Vec<String>,
@@ -72,7 +72,7 @@ enum End {
 }
 
 /// Runs `task` in a copy of the request's workspace with `session`'s model.
-pub fn run(
+pub(crate) fn run(
     request: Settings,
     task: &Task,
     session: &Arc<Session>,

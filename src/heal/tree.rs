@@ -20,7 +20,7 @@ use crate::workspace::write::write_atomically;
 const MAX_FILE: u64 = 16 << 20;
 
 /// What heal changed: each file's content, None for a file that does not exist.
-pub type Contents = BTreeMap<String, Option<String>>;
+pub(crate) type Contents = BTreeMap<String, Option<String>>;
 
 /// The start of every copy's name in the temporary directory.
 const COPY_PREFIX: &str = "autocoder-heal-";
@@ -36,7 +36,7 @@ enum Outputs<'a> {
 }
 
 /// The copy, removed when dropped.
-pub struct Tree {
+pub(crate) struct Tree {
     dir: PathBuf,
     /// Held while the copy is in use: a copy no run holds was left by one that was killed.
     _lock: nix::fcntl::Flock<std::fs::File>,
@@ -58,7 +58,7 @@ impl Tree {
     /// A private copy of `workspace` (a directory of mode 700 in the temporary directory);
     /// `layered`: its build outputs shown through overlays (only runs of `baseline::run` mount
     /// them), else copied.
-    pub fn copy_of(workspace: &Path, layered: bool) -> Result<Tree, Failure> {
+    pub(crate) fn copy_of(workspace: &Path, layered: bool) -> Result<Tree, Failure> {
         let temp = std::env::temp_dir();
         // A copy inside what it copies would copy itself until the names grow too long.
         if temp
@@ -78,7 +78,7 @@ impl Tree {
     }
 
     /// Another copy of this one, in the same state: one more place to test a change in.
-    pub fn another(&self) -> Result<Tree, Failure> {
+    pub(crate) fn another(&self) -> Result<Tree, Failure> {
         let mut tree = Tree::copied(&self.work, &self.workspace, Outputs::Known(&self.layers))?;
         tree.originals = self.originals.clone();
         tree.current = self.current.clone();
@@ -87,7 +87,7 @@ impl Tree {
 
     /// The build outputs the tests see, for the sandbox: the workspace's own, read-only, what a
     /// run writes there gone when it ends.
-    pub fn layered(&self) -> Vec<crate::sandbox::policy::Layered> {
+    pub(crate) fn layered(&self) -> Vec<crate::sandbox::policy::Layered> {
         self.layers
             .iter()
             .map(|at| crate::sandbox::policy::Layered {
@@ -167,17 +167,17 @@ impl Tree {
     }
 
     /// The copy's root, where the tests run.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.work
     }
 
     /// A file beside the copy, private to this run and never seen by the tests.
-    pub fn beside(&self, name: &str) -> PathBuf {
+    pub(crate) fn beside(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
     /// The file's text: as heal wrote it, else as the copy holds it; None when there is none.
-    pub fn read(&self, path: &str) -> Result<Option<String>, String> {
+    pub(crate) fn read(&self, path: &str) -> Result<Option<String>, String> {
         if let Some(content) = self.current.get(path) {
             return Ok(content.clone());
         }
@@ -185,7 +185,7 @@ impl Tree {
     }
 
     /// The file's text in `state` (what `contents` gave; empty: as heal found it).
-    pub fn read_in(&self, state: &Contents, path: &str) -> Result<Option<String>, String> {
+    pub(crate) fn read_in(&self, state: &Contents, path: &str) -> Result<Option<String>, String> {
         match state.get(path).or_else(|| self.originals.get(path)) {
             Some(content) => Ok(content.clone()),
             None => read_file(&self.roots, path),
@@ -193,14 +193,14 @@ impl Tree {
     }
 
     /// Why heal may not write `path`, if it may not: it runs outside the sandbox.
-    pub fn refusal(&self, path: &str) -> Option<String> {
+    pub(crate) fn refusal(&self, path: &str) -> Option<String> {
         self.runs_outside
             .matches(path)
             .then(|| self.runs_outside.why(path))
     }
 
     /// Writes the file in the copy (through the jail: the tests may have put a link there).
-    pub fn write(&mut self, path: &str, text: &str) -> Result<(), String> {
+    pub(crate) fn write(&mut self, path: &str, text: &str) -> Result<(), String> {
         if let Some(refused) = self.refusal(path) {
             return Err(refused);
         }
@@ -222,7 +222,7 @@ impl Tree {
 
     /// Before a tool writes `path` in the copy: the file as it was is remembered (on the first
     /// write), and its name as the diff gives it is returned.
-    pub fn will_write(&mut self, path: &str) -> Result<String, String> {
+    pub(crate) fn will_write(&mut self, path: &str) -> Result<String, String> {
         let confined = self.roots.confine_file(path).map_err(|err| err.0)?;
         let relative = confined.relative.to_string_lossy().into_owned();
         if let Some(refused) = self.refusal(&relative) {
@@ -236,7 +236,7 @@ impl Tree {
     }
 
     /// After a tool wrote `relative` (named by `will_write`): the file as it is now.
-    pub fn wrote(&mut self, relative: &str) -> Result<(), String> {
+    pub(crate) fn wrote(&mut self, relative: &str) -> Result<(), String> {
         let now = read_file(&self.roots, relative)?;
         self.current.insert(relative.to_string(), now);
         Ok(())
@@ -244,18 +244,18 @@ impl Tree {
 
     /// Whether `path` leads through a symbolic link in the copy (a link the project holds, or
     /// one its tests made): an edit there could land in a file other than the one named.
-    pub fn through_link(&self, path: &str) -> bool {
+    pub(crate) fn through_link(&self, path: &str) -> bool {
         through_link(&self.work, path)
     }
 
     /// `text` with the copy's place taken out: the project's own paths, as the model knows them.
-    pub fn without_copy_path(&self, text: &str) -> String {
+    pub(crate) fn without_copy_path(&self, text: &str) -> String {
         let root = self.work.display().to_string();
         text.replace(&format!("{root}/"), "").replace(&root, ".")
     }
 
     /// The changed files as they are now.
-    pub fn contents(&self) -> Contents {
+    pub(crate) fn contents(&self) -> Contents {
         self.current
             .iter()
             .filter(|(path, content)| self.originals.get(*path) != Some(content))
@@ -265,7 +265,7 @@ impl Tree {
 
     /// Puts the copy in `state` (what `contents` gave, of this copy or another): files changed
     /// since are rewritten, files heal created since are removed.
-    pub fn restore(&mut self, state: &Contents) -> Result<(), String> {
+    pub(crate) fn restore(&mut self, state: &Contents) -> Result<(), String> {
         let mut paths: Vec<String> = self.current.keys().cloned().collect();
         paths.extend(
             state
@@ -299,7 +299,7 @@ impl Tree {
 
     /// The change `state` makes (what `contents` gave) from the state heal started in, as
     /// `git diff` writes it.
-    pub fn diff_of(&self, state: &Contents) -> String {
+    pub(crate) fn diff_of(&self, state: &Contents) -> String {
         state
             .iter()
             .map(|(path, now)| {
@@ -315,13 +315,13 @@ impl Tree {
     }
 
     /// The change in the copy now.
-    pub fn diff(&self) -> String {
+    pub(crate) fn diff(&self) -> String {
         self.diff_of(&self.contents())
     }
 
     /// Writes `state` into `workspace` when every file it touches is still as heal found it.
     /// A write that fails takes back those made before it: the tree is never left half changed.
-    pub fn apply_to(&self, workspace: &Path, state: &Contents) -> Result<Applied, Failure> {
+    pub(crate) fn apply_to(&self, workspace: &Path, state: &Contents) -> Result<Applied, Failure> {
         let roots = Roots::new(&[workspace.to_path_buf()])
             .map_err(|err| Failure::external(format!("{}: {err}", workspace.display())))?;
         let mut moved = Vec::new();
@@ -377,7 +377,7 @@ fn through_link(root: &Path, path: &str) -> bool {
 }
 
 /// What became of a change taken to the user's tree.
-pub enum Applied {
+pub(crate) enum Applied {
     Done,
     /// These files changed while heal ran: nothing was written.
     Moved(Vec<String>),

@@ -10,7 +10,7 @@ use crate::http::Client;
 
 const VERSION: &str = "2023-06-01";
 
-pub fn ask(
+pub(super) fn ask(
     http: &Client,
     model: &Model,
     prompt: &Prompt,

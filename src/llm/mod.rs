@@ -22,7 +22,7 @@ use crate::secrets::Secrets;
 
 /// The wire format a model is spoken to in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Provider {
+pub(crate) enum Provider {
     /// Chat completions, as OpenAI and every local server serve them.
     Openai,
     /// Anthropic's Messages API.
@@ -30,7 +30,7 @@ pub enum Provider {
 }
 
 impl Provider {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Provider::Openai => "openai",
             Provider::Anthropic => "anthropic",
@@ -43,7 +43,7 @@ const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 /// A configured model: where it is served, its name and the key for it.
 #[derive(Clone)]
-pub struct Model {
+pub(crate) struct Model {
     pub provider: Provider,
     pub base_url: String,
     /// None: a local server's first model (`GET /models`), looked up on first use.
@@ -65,7 +65,7 @@ impl std::fmt::Debug for Model {
 
 /// What the flags say about the model; the environment fills in the rest.
 #[derive(Debug, Default, Clone)]
-pub struct ModelFlags {
+pub(crate) struct ModelFlags {
     pub provider: Option<Provider>,
     pub model: Option<String>,
     pub base_url: Option<String>,
@@ -77,7 +77,7 @@ impl Model {
     /// names, then `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`. None unless a
     /// model or a base URL is named: a key alone never sends code anywhere. A server named by
     /// `LOCAL_CODER_BASE_URL` gets `LOCAL_CODER_API_KEY` alone: no key meant for another.
-    pub fn configured(
+    pub(crate) fn configured(
         flags: &ModelFlags,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Model>, Failure> {
@@ -146,13 +146,13 @@ impl Model {
     }
 
     /// The key, to withhold from anything written (prompts, events, the document).
-    pub fn api_key(&self) -> Option<&str> {
+    pub(crate) fn api_key(&self) -> Option<&str> {
         self.api_key.as_deref()
     }
 
     /// What no request nor record may hold: the key, and a password the base URL carries
     /// (`http://user:password@host/v1`).
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         let password = self
             .base_url
             .split_once("://")
@@ -165,7 +165,7 @@ impl Model {
 
 /// One request: the stable prefix (`system`, byte-identical across attempts so that providers
 /// cache it), the conversation after it, and the tools the model may call.
-pub struct Prompt<'a> {
+pub(crate) struct Prompt<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [Tool],
@@ -174,7 +174,7 @@ pub struct Prompt<'a> {
 
 /// One message after the system prompt.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub(crate) enum Message {
     User(String),
     /// The model's earlier turn as its provider sent it (`Reply::turn`), sent back unchanged.
     Assistant(Value),
@@ -184,7 +184,7 @@ pub enum Message {
 
 impl Message {
     /// About how much the message sends, in bytes of text.
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         match self {
             Message::User(text) => text.len(),
             Message::Assistant(turn) => turn.to_string().len(),
@@ -195,7 +195,7 @@ impl Message {
 
 /// A tool the model may call: its name, what it does, and the JSON Schema of its arguments.
 #[derive(Debug, Clone)]
-pub struct Tool {
+pub(crate) struct Tool {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: Value,
@@ -204,7 +204,7 @@ pub struct Tool {
 /// A call the model made. Servers that give no id get one made up (`call_1`, ...), which the
 /// turn sent back carries too.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     pub id: String,
     pub name: String,
     /// The arguments as an object, or why they could not be read (invalid JSON).
@@ -213,7 +213,7 @@ pub struct ToolCall {
 
 /// What a call did, for the model's next request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     pub call_id: String,
     pub content: String,
     pub is_error: bool,
@@ -221,7 +221,7 @@ pub struct ToolResult {
 
 /// The model's answer, made one shape.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The answer's text, without reasoning (`<think>` and the servers' reasoning fields).
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
@@ -242,7 +242,7 @@ enum Answer {
 }
 
 /// A client for one model.
-pub struct Session {
+pub(crate) struct Session {
     model: Model,
     http: Client,
     /// The server refused tools once: they are not offered again.
@@ -256,7 +256,7 @@ impl Session {
     /// A session with `model`, whose server is known to answer: a local server unnamed model
     /// is asked for, otherwise the server is connected to, so that a server not started is said
     /// before any test runs.
-    pub fn new(mut model: Model, timeout: Duration) -> Result<Session, Failure> {
+    pub(crate) fn new(mut model: Model, timeout: Duration) -> Result<Session, Failure> {
         let http = Client::new("model", timeout, Duration::from_secs(120));
         if model.name.is_none() {
             model.name = Some(openai::first_model(&http, &model)?);
@@ -273,28 +273,28 @@ impl Session {
     }
 
     /// The session, withholding `secrets` (which hold the key) from every request.
-    pub fn withholding(mut self, secrets: Secrets) -> Session {
+    pub(crate) fn withholding(mut self, secrets: Secrets) -> Session {
         self.secrets = secrets;
         self
     }
 
-    pub fn model(&self) -> &Model {
+    pub(crate) fn model(&self) -> &Model {
         &self.model
     }
 
     /// What every request is sent without.
-    pub fn secrets(&self) -> &Secrets {
+    pub(crate) fn secrets(&self) -> &Secrets {
         &self.secrets
     }
 
     /// Whether tools are still offered (the server has not refused them).
-    pub fn offers_tools(&self) -> bool {
+    pub(crate) fn offers_tools(&self) -> bool {
         !self.without_tools.load(Ordering::Relaxed)
     }
 
     /// Asks once (retrying what the HTTP layer retries) and reads the answer; a server that
     /// refuses the tools is asked again without them.
-    pub fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
+    pub(crate) fn ask(&self, prompt: &Prompt) -> Result<Reply, Failure> {
         let system = self.secrets.without_secrets(prompt.system);
         let messages: Vec<Message> = prompt
             .messages
@@ -515,7 +515,7 @@ fn server_message(body: &str) -> String {
 /// The server answered, with nothing usable in the answer (empty, refused, cut off while
 /// reasoning): a caller may go on without it, as it could not without a server.
 #[derive(Debug)]
-pub struct NoAnswer(String);
+pub(crate) struct NoAnswer(String);
 
 impl std::fmt::Display for NoAnswer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

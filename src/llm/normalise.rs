@@ -17,7 +17,7 @@ use super::{Reply, ToolCall};
 const EDIT_MARKERS: [&str; 3] = ["<<<<<<< SEARCH", "*** Begin Patch", "\n@@"];
 
 /// A chat completion (or Ollama's native `/api/chat` answer).
-pub fn chat_completion(value: &Value) -> Result<Reply, String> {
+pub(super) fn chat_completion(value: &Value) -> Result<Reply, String> {
     if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
         let said = error
             .get("message")
@@ -168,7 +168,7 @@ fn tool_call(
 }
 
 /// An Anthropic message: its text blocks (thinking blocks left out).
-pub fn anthropic_message(value: &Value) -> Result<Reply, String> {
+pub(super) fn anthropic_message(value: &Value) -> Result<Reply, String> {
     if value.get("type").and_then(Value::as_str) == Some("error") {
         let said = value
             .pointer("/error/message")

@@ -8,7 +8,7 @@ use super::{call, normalise, post, Answer, Message, Model, Prompt, Tool};
 use crate::error::Failure;
 use crate::http::{Client, Method};
 
-pub fn ask(
+pub(super) fn ask(
     http: &Client,
     model: &Model,
     prompt: &Prompt,
@@ -88,7 +88,7 @@ fn auth_header(bearer: &Option<String>) -> Vec<(&str, &str)> {
 }
 
 /// The first model a server lists.
-pub fn first_model(http: &Client, model: &Model) -> Result<String, Failure> {
+pub(super) fn first_model(http: &Client, model: &Model) -> Result<String, Failure> {
     let url = format!("{}/models", model.base_url);
     let auth = bearer(model);
     let value = call(

@@ -10,7 +10,7 @@
 //! whenever it says they changed; its answer, read like any other line, narrows the roots
 //! (`roots`). A call may run as a task (`tasks`), which the client polls for its result.
 
-pub mod roots;
-pub mod server;
+pub(crate) mod roots;
+pub(crate) mod server;
 mod tasks;
 mod workers;

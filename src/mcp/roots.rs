@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The directories a `roots/list` result names, (canonical, as named); the rest are reported as
 /// skipped.
-pub fn client_roots(result: &serde_json::Value) -> (Vec<(PathBuf, PathBuf)>, Vec<String>) {
+pub(crate) fn client_roots(result: &serde_json::Value) -> (Vec<(PathBuf, PathBuf)>, Vec<String>) {
     let mut roots = Vec::new();
     let mut skipped = Vec::new();
     let listed = result
@@ -27,7 +27,7 @@ pub fn client_roots(result: &serde_json::Value) -> (Vec<(PathBuf, PathBuf)>, Vec
 }
 
 /// The allowed roots narrowed by the client's; empty when they have nothing in common.
-pub fn narrow(allowed: &[PathBuf], client: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn narrow(allowed: &[PathBuf], client: &[PathBuf]) -> Vec<PathBuf> {
     let mut narrowed: Vec<PathBuf> = Vec::new();
     for wanted in client {
         let inside: Vec<&PathBuf> = if allowed.iter().any(|a| wanted.starts_with(a)) {
@@ -72,7 +72,7 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
 }
 
 /// For the log: the roots, comma-separated.
-pub fn shown(roots: &[impl AsRef<Path>]) -> String {
+pub(crate) fn shown(roots: &[impl AsRef<Path>]) -> String {
     roots
         .iter()
         .map(|r| r.as_ref().display().to_string())

@@ -18,7 +18,7 @@ use crate::workspace::jail::Roots;
 
 /// Protocol revisions we speak, newest first: a client's is echoed when listed, otherwise the
 /// newest is offered (never refused).
-pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The stateless revision whose clients start with `server/discover`.
 const DISCOVER_VERSION: &str = "2026-07-28";
 const INSTRUCTIONS: &str =
@@ -63,7 +63,7 @@ const LOG_LEVELS: [&str; 8] = [
     "emergency",
 ];
 
-pub fn serve(context: Context) -> std::io::Result<()> {
+pub(crate) fn serve(context: Context) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
         allowed: context
             .roots

@@ -50,10 +50,10 @@ struct Task {
 }
 
 /// A task's fault in the client's request: the JSON-RPC error's message (code -32602).
-pub type Refusal = String;
+pub(super) type Refusal = String;
 
 #[derive(Default)]
-pub struct Tasks {
+pub(super) struct Tasks {
     table: Mutex<HashMap<String, Task>>,
     /// Signalled when a task ends (or is cancelled): `tasks/result` waits on it.
     ended: Condvar,
@@ -62,7 +62,7 @@ pub struct Tasks {
 impl Tasks {
     /// A new working task for a call whose `cancelled` flag it sets on `tasks/cancel`; the
     /// client's `ttl` (milliseconds) within bounds. Returns its id and its JSON.
-    pub fn create(
+    pub(super) fn create(
         &self,
         ttl: Option<u64>,
         cancelled: Arc<AtomicBool>,
@@ -91,7 +91,7 @@ impl Tasks {
     /// The call's answer (a JSON-RPC response) for the task: completed, or failed when the
     /// call failed or its result is an error. A cancelled task keeps its status; its answer
     /// (what the call said as it stopped) is still kept. Returns the task's JSON, to tell.
-    pub fn end(&self, id: &str, response: &Value) -> Option<Value> {
+    pub(super) fn end(&self, id: &str, response: &Value) -> Option<Value> {
         let mut table = self.table.lock().unwrap();
         let task = table.get_mut(id)?;
         let answer = match (response.get("result"), response.get("error")) {
@@ -126,7 +126,7 @@ impl Tasks {
     }
 
     /// `tasks/get`.
-    pub fn get(&self, id: &str) -> Result<Value, Refusal> {
+    pub(super) fn get(&self, id: &str) -> Result<Value, Refusal> {
         let mut table = self.table.lock().unwrap();
         forget_expired(&mut table);
         table
@@ -136,7 +136,7 @@ impl Tasks {
     }
 
     /// `tasks/list`: every task kept, oldest first.
-    pub fn list(&self) -> Value {
+    pub(super) fn list(&self) -> Value {
         let mut table = self.table.lock().unwrap();
         forget_expired(&mut table);
         let mut tasks: Vec<(&String, &Task)> = table.iter().collect();
@@ -145,7 +145,7 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: the call is told to stop, and the task is cancelled at once.
-    pub fn cancel(&self, id: &str) -> Result<Value, Refusal> {
+    pub(super) fn cancel(&self, id: &str) -> Result<Value, Refusal> {
         let mut table = self.table.lock().unwrap();
         let task = table.get_mut(id).ok_or_else(|| not_found(id))?;
         if task.status != Status::Working {
@@ -165,7 +165,7 @@ impl Tasks {
 
     /// `tasks/result`: waits until the task has ended and its call has answered, then the
     /// call's answer, `{"result": ...}` (marked as the task's) or `{"error": ...}`.
-    pub fn result(&self, id: &str) -> Result<Value, Refusal> {
+    pub(super) fn result(&self, id: &str) -> Result<Value, Refusal> {
         let mut table = self.table.lock().unwrap();
         loop {
             let task = table.get(id).ok_or_else(|| not_found(id))?;

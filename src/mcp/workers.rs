@@ -16,7 +16,7 @@ type Job = Box<dyn FnOnce() + Send>;
 /// Calls running at once at most; more wait for a worker.
 const MAX_WORKERS: usize = 32;
 
-pub struct Workers {
+pub(super) struct Workers {
     jobs: Option<Sender<Job>>,
     queue: Arc<Mutex<Receiver<Job>>>,
     /// Workers waiting for a job and not yet promised one.
@@ -27,7 +27,7 @@ pub struct Workers {
 }
 
 impl Workers {
-    pub fn new() -> Workers {
+    pub(super) fn new() -> Workers {
         let (jobs, queue) = mpsc::channel();
         Workers {
             jobs: Some(jobs),
@@ -39,7 +39,7 @@ impl Workers {
     }
 
     /// Runs `job` at once on an idle worker, or on a new one when all are busy.
-    pub fn run(&mut self, job: impl FnOnce() + Send + 'static) {
+    pub(super) fn run(&mut self, job: impl FnOnce() + Send + 'static) {
         let reserved = self
             .idle
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -76,7 +76,7 @@ impl Workers {
     /// long again at most (a call that does not stop is left to end with the process). Idle
     /// workers are kept until then: a process a worker started (a git reader) is sent its
     /// death signal when that thread ends, and a call still running may be using it.
-    pub fn finish(mut self, grace: Duration, cancel: impl FnOnce()) {
+    pub(super) fn finish(mut self, grace: Duration, cancel: impl FnOnce()) {
         let all_done = |busy: &AtomicUsize| {
             let deadline = Instant::now() + grace;
             while busy.load(Ordering::SeqCst) > 0 {

@@ -12,7 +12,7 @@ use crate::run_document::FileStatus;
 const MAX_UNTRACKED: u64 = 16 << 20;
 
 /// Where a review's change comes from.
-pub enum Change {
+pub(crate) enum Change {
     /// A unified diff's text, and where it came from ("--diff", "the document's heal.diff"),
     /// for errors.
     Diff { text: String, from: String },
@@ -21,7 +21,7 @@ pub enum Change {
 }
 
 /// The files `change` changes in the project at `workspace`.
-pub fn read(workspace: &Path, change: &Change) -> Result<Vec<FileChange>, Failure> {
+pub(crate) fn read(workspace: &Path, change: &Change) -> Result<Vec<FileChange>, Failure> {
     match change {
         Change::Diff { text, from } => parse(text, from),
         Change::WorkingTree { base } => working_tree(workspace, base.as_deref()),

@@ -5,7 +5,7 @@
 use crate::run_document::FileStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Context,
     Removed,
     Added,
@@ -13,7 +13,7 @@ pub enum Kind {
 
 /// One line of a hunk, with its numbers in the old and new file (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     pub kind: Kind,
     /// Without its `+`/`-`/` ` and line ending.
     pub text: String,
@@ -22,7 +22,7 @@ pub struct Line {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     pub old_start: u32,
     pub new_start: u32,
     pub lines: Vec<Line>,
@@ -30,7 +30,7 @@ pub struct Hunk {
 
 /// The lines of the new side each file's hunks show (added or unchanged), by path: where a
 /// review comment may sit.
-pub fn new_side_lines(
+pub(crate) fn new_side_lines(
     files: &[FileChange],
 ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<u32>> {
     files
@@ -50,7 +50,7 @@ pub fn new_side_lines(
 
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
+pub(crate) struct FileChange {
     /// None for a file added.
     pub old_path: Option<String>,
     /// None for a file deleted.
@@ -67,7 +67,7 @@ pub struct FileChange {
 impl FileChange {
     /// Where the removed line `old` was, as a line of the new file: the line before it that the
     /// hunk keeps (its start when none), so that every risk's line is a line of the new file.
-    pub fn new_side_of(&self, old: u32) -> Option<u32> {
+    pub(crate) fn new_side_of(&self, old: u32) -> Option<u32> {
         self.new_path.as_ref()?;
         self.hunks.iter().find_map(|hunk| {
             let mut last = hunk.new_start;
@@ -82,22 +82,22 @@ impl FileChange {
     }
 
     /// The path it is known by: the new one, or the old one of a file deleted.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.new_path
             .as_deref()
             .or(self.old_path.as_deref())
             .unwrap_or("")
     }
 
-    pub fn added(&self) -> usize {
+    pub(crate) fn added(&self) -> usize {
         self.lines(Kind::Added).count()
     }
 
-    pub fn removed(&self) -> usize {
+    pub(crate) fn removed(&self) -> usize {
         self.lines(Kind::Removed).count()
     }
 
-    pub fn lines(&self, kind: Kind) -> impl Iterator<Item = &Line> {
+    pub(crate) fn lines(&self, kind: Kind) -> impl Iterator<Item = &Line> {
         self.hunks
             .iter()
             .flat_map(|hunk| &hunk.lines)
@@ -106,7 +106,7 @@ impl FileChange {
 }
 
 /// The files a diff changes. Text that is not a diff gives none.
-pub fn parse(text: &str) -> Result<Vec<FileChange>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<FileChange>, String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut files = Vec::new();
     let mut plain = false;

@@ -4,11 +4,11 @@
 //! needs is ranked within a budget, each snippet with an evidence id that the risks cite.
 //! Renderers turn the same review into Markdown, SARIF 2.1.0 or reviewdog's diagnostics.
 
-pub mod change;
-pub mod diff;
-pub mod model;
-pub mod render;
-pub mod rules;
+pub(crate) mod change;
+pub(crate) mod diff;
+pub(crate) mod model;
+pub(crate) mod render;
+pub(crate) mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ use crate::workspace::runs_outside::RunsOutside;
 const MODEL_CALL: Duration = Duration::from_secs(120);
 
 /// A change to review.
-pub struct ReviewRequest {
+pub(crate) struct ReviewRequest {
     /// The project (canonical).
     pub workspace: PathBuf,
     pub change: Change,
@@ -41,14 +41,14 @@ pub struct ReviewRequest {
 
 /// A review, and the lines of the change's new side a comment can be placed on (GitHub's
 /// review comments are refused elsewhere).
-pub struct Reviewed {
+pub(crate) struct Reviewed {
     pub review: Review,
     pub commentable: BTreeMap<String, BTreeSet<u32>>,
 }
 
 /// Reads the change and reviews it: the rules, then the model's findings when one is asked,
 /// then the Markdown.
-pub fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
+pub(crate) fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
     let files = change::read(&request.workspace, &request.change)?;
     let commentable = diff::new_side_lines(&files);
     let mut review = review(&request.workspace, files, request.budget);
@@ -161,7 +161,7 @@ fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
 impl Review {
     /// The review with a model's findings (`model::ask`): said in the summary; they make a
     /// passing change one that needs attention, but never block it alone.
-    pub fn with_model(
+    pub(crate) fn with_model(
         mut self,
         findings: Vec<Risk>,
         outcome: crate::run_document::ModelReview,

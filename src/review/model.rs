@@ -35,7 +35,7 @@ inside that snippet's lines; severity is high, medium or low. With nothing to re
 
 /// Asks `session`'s model about `review`; its findings, and what came of the asking. Only a
 /// model that cannot be reached or refuses the request is an error; an unusable answer is not.
-pub fn ask(session: &Session, review: &Review) -> Result<(Vec<Risk>, ModelReview), Failure> {
+pub(crate) fn ask(session: &Session, review: &Review) -> Result<(Vec<Risk>, ModelReview), Failure> {
     // Snippets are redacted already; the names of files are not (`docs/AKIA….md`).
     let user = redact(&packet(review));
     let asked = session.ask(&Prompt {

@@ -12,7 +12,7 @@ use super::Review;
 use crate::run_document::{Risk, Severity};
 
 /// Markdown for a pull request's body or a terminal.
-pub fn markdown(review: &Review) -> String {
+pub(crate) fn markdown(review: &Review) -> String {
     let mut out = format!(
         "## Review: **{}**\n\n{}.\n\n",
         review.verdict.name(),
@@ -85,7 +85,7 @@ fn level(severity: Severity) -> &'static str {
 }
 
 /// SARIF 2.1.0, one run, the rules that exist and the results found.
-pub fn sarif(review: &Review) -> Value {
+pub(crate) fn sarif(review: &Review) -> Value {
     let mut rules: Vec<Value> = RULES
         .iter()
         .map(|rule| {
@@ -140,7 +140,7 @@ const MAX_BODY: usize = 60_000;
 /// comment for each risk and finding on a line the diff shows (`anchors`, from
 /// `diff::new_side_lines`); the others stay in the body's table, whose note says how many. With
 /// the number of comments.
-pub fn github_review(
+pub(crate) fn github_review(
     review: &Review,
     anchors: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
 ) -> (Value, usize) {
@@ -185,7 +185,7 @@ pub fn github_review(
 }
 
 /// reviewdog's diagnostics, one per line.
-pub fn rdjsonl(review: &Review) -> String {
+pub(crate) fn rdjsonl(review: &Review) -> String {
     let mut out = String::new();
     for risk in review.risks.iter().chain(&review.findings) {
         let severity = match shown_severity(risk) {

@@ -13,17 +13,17 @@ use crate::testmap::{is_test_file, named_as_test};
 use crate::workspace::runs_outside::RunsOutside;
 
 /// The rule that finds a secret: open-pr never commits a change it found one in.
-pub const SECRET_ADDED: &str = "secret-added";
+pub(crate) const SECRET_ADDED: &str = "secret-added";
 
 /// A rule: its id, how grave what it finds is, and what it looks for.
-pub struct Rule {
+pub(crate) struct Rule {
     pub id: &'static str,
     pub severity: Severity,
     pub summary: &'static str,
 }
 
 /// Every rule, as the README's table lists them.
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     Rule { id: SECRET_ADDED, severity: Severity::High, summary: "a key, token or private key in an added line, a high-entropy value assigned to a secret-looking name, or a credential file added" },
     Rule { id: "runs-outside-sandbox", severity: Severity::High, summary: "a file that runs or is obeyed outside the sandbox changed: git hooks (.git, core.hooksPath), .gitattributes, .gitmodules, CI workflows, editor tasks, dev containers, direnv, hook managers" },
     Rule { id: "test-weakened", severity: Severity::High, summary: "a test file deleted, assertions removed, or a skip added" },
@@ -55,7 +55,7 @@ fn risk(rule: &'static str, path: &str, line: Option<u32>, message: String) -> R
 }
 
 /// The risks in `files`; `untested` names the changed source files no test maps to.
-pub fn check(
+pub(crate) fn check(
     files: &[FileChange],
     untested: &[String],
     test_modules: &BTreeMap<String, u32>,
@@ -131,7 +131,7 @@ static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The secrets `files` add (the `secret-added` rule alone): what open-pr never commits.
-pub fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
+pub(crate) fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
     let mut risks = Vec::new();
     for file in files {
         secrets_added(file, &mut risks);

@@ -19,7 +19,7 @@ use super::test_report::{Counts, Outcome, TestReport};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Heal {
+pub(crate) struct Heal {
     pub mode: HealMode,
     pub status: Option<HealStatus>,
     /// The engine whose change was kept (none when nothing was).
@@ -67,7 +67,7 @@ pub struct Heal {
 /// What heal was asked: to make failing tests pass, or to carry out a task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HealMode {
+pub(crate) enum HealMode {
     #[default]
     Repair,
     Task,
@@ -76,7 +76,7 @@ pub enum HealMode {
 /// How a repair ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HealStatus {
+pub(crate) enum HealStatus {
     /// Every test passes.
     Green,
     /// Some still fail.
@@ -88,7 +88,7 @@ pub enum HealStatus {
 }
 
 impl HealStatus {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HealStatus::Green => "green",
             HealStatus::Red => "red",
@@ -101,7 +101,7 @@ impl HealStatus {
 /// The model a repair asked, as shown (its URL without a password).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct HealModel {
+pub(crate) struct HealModel {
     pub provider: String,
     pub name: String,
     pub base_url: String,
@@ -109,7 +109,7 @@ pub struct HealModel {
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Tokens {
+pub(crate) struct Tokens {
     #[serde(rename = "in")]
     pub input: u64,
     #[serde(rename = "out")]
@@ -118,7 +118,7 @@ pub struct Tokens {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct HealError {
+pub(crate) struct HealError {
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
@@ -127,7 +127,7 @@ pub struct HealError {
 /// One attempt: what was asked for, what applied, how the tests went.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub number: u32,
     pub engine: String,
     /// What the change is (the offline engine's: "`q > 50` → `q >= 50` at shop/pricing.py:13").
@@ -161,7 +161,7 @@ pub struct Attempt {
 /// What became of one edit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Applied {
+pub(crate) struct Applied {
     pub path: String,
     pub applied: bool,
     /// How the SEARCH text was found (`exact`, `indentation`, ...) or `new_file`.
@@ -176,7 +176,7 @@ pub struct Applied {
 /// patches, ranked by tier, size and suspiciousness.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Plausible {
+pub(crate) struct Plausible {
     pub change: String,
     /// How likely its kind of change is to be the fix: 1 first.
     pub tier: u8,
@@ -190,7 +190,7 @@ pub struct Plausible {
 /// The model's own account of what it did, marked as such.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub by: String,
     pub text: String,
 }
@@ -198,7 +198,7 @@ pub struct Summary {
 /// One tool call of a task.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TaskStep {
+pub(crate) struct TaskStep {
     /// The model's reply it was in.
     pub step: u32,
     pub tool: String,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Issue {
+pub(crate) struct Issue {
     /// Where it came from: `github`, `markdown` or `json`.
     #[serde(default)]
     pub source: String,
@@ -40,7 +40,7 @@ pub struct Issue {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Comment {
+pub(crate) struct Comment {
     #[serde(default)]
     pub author: String,
     #[serde(default)]

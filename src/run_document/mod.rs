@@ -26,23 +26,23 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use self::heal::{
+pub(crate) use self::heal::{
     Applied, Attempt, Heal, HealError, HealMode, HealModel, HealStatus, Plausible, Summary,
     TaskStep, Tokens,
 };
-pub use self::issue::{Comment, Issue};
-pub use self::pull_request::PullRequest;
-pub use self::review::{
+pub(crate) use self::issue::{Comment, Issue};
+pub(crate) use self::pull_request::PullRequest;
+pub(crate) use self::review::{
     FileShown, FileStatus, ModelReview, Review, Risk, Severity, Snippet, TestMapping, Verdict,
 };
-pub use self::test_report::{Counts, Framework, Outcome, TestFailure, TestReport};
+pub(crate) use self::test_report::{Counts, Framework, Outcome, TestFailure, TestReport};
 use crate::error::Failure;
 
 /// The document format version this build reads and writes.
-pub const VERSION: u64 = 1;
+pub(crate) const VERSION: u64 = 1;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunDocument {
+pub(crate) struct RunDocument {
     fields: Map<String, Value>,
 }
 
@@ -58,14 +58,14 @@ impl RunDocument {
     /// Reads the document a previous stage wrote, or starts a new one when stdin is a terminal or
     /// empty.
     /// `command` names the stage in the message it gives when stdin stays silent.
-    pub fn from_stdin(command: &str) -> Result<RunDocument, Failure> {
+    pub(crate) fn from_stdin(command: &str) -> Result<RunDocument, Failure> {
         RunDocument::from_stdin_or_empty_pipe(command).map(|(document, _)| document)
     }
 
     /// `from_stdin`, also saying whether stdin was a pipe that closed without a byte: in a
     /// pipeline, the stage before failed (and said why), which a stage with effects beyond its
     /// output must not take as "no document".
-    pub fn from_stdin_or_empty_pipe(command: &str) -> Result<(RunDocument, bool), Failure> {
+    pub(crate) fn from_stdin_or_empty_pipe(command: &str) -> Result<(RunDocument, bool), Failure> {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
             return Ok((RunDocument::default(), false));
@@ -93,7 +93,7 @@ impl RunDocument {
     }
 
     /// Parses a document; empty input starts a new one.
-    pub fn parse(text: &str) -> Result<RunDocument, Failure> {
+    pub(crate) fn parse(text: &str) -> Result<RunDocument, Failure> {
         if text.trim().is_empty() {
             return Ok(RunDocument::default());
         }
@@ -124,7 +124,10 @@ impl RunDocument {
 
     /// The workspace a stage works on: the flag's, else the document's, else the current
     /// directory.
-    pub fn workspace(&self, flag: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {
+    pub(crate) fn workspace(
+        &self,
+        flag: Option<&std::path::Path>,
+    ) -> Result<std::path::PathBuf, Failure> {
         if let Some(flag) = flag {
             return Ok(flag.to_path_buf());
         }
@@ -139,65 +142,65 @@ impl RunDocument {
     }
 
     /// Whether the document has the key `key` (null or not).
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.fields.contains_key(key)
     }
 
     /// The GitHub repository the document is about (OWNER/NAME).
-    pub fn repo(&self) -> Result<Option<String>, Failure> {
+    pub(crate) fn repo(&self) -> Result<Option<String>, Failure> {
         self.section("repo", "OWNER/NAME")
     }
 
-    pub fn issue(&self) -> Result<Option<Issue>, Failure> {
+    pub(crate) fn issue(&self) -> Result<Option<Issue>, Failure> {
         self.section("issue", "an issue (fetch-issue writes one)")
     }
 
-    pub fn tests(&self) -> Result<Option<TestReport>, Failure> {
+    pub(crate) fn tests(&self) -> Result<Option<TestReport>, Failure> {
         self.section("tests", "a test report (run-tests writes one)")
     }
 
-    pub fn heal(&self) -> Result<Option<Heal>, Failure> {
+    pub(crate) fn heal(&self) -> Result<Option<Heal>, Failure> {
         self.section("heal", "a repair (heal writes one)")
     }
 
-    pub fn review(&self) -> Result<Option<Review>, Failure> {
+    pub(crate) fn review(&self) -> Result<Option<Review>, Failure> {
         self.section("review", "a review (review writes one)")
     }
 
-    pub fn pr(&self) -> Result<Option<PullRequest>, Failure> {
+    pub(crate) fn pr(&self) -> Result<Option<PullRequest>, Failure> {
         self.section("pr", "a pull request (open-pr writes one)")
     }
 
-    pub fn set_workspace(&mut self, workspace: &Path) {
+    pub(crate) fn set_workspace(&mut self, workspace: &Path) {
         self.set("workspace", &workspace.display().to_string());
     }
 
-    pub fn set_repo(&mut self, repo: &str) {
+    pub(crate) fn set_repo(&mut self, repo: &str) {
         self.set("repo", repo);
     }
 
-    pub fn set_issue(&mut self, issue: &Issue) {
+    pub(crate) fn set_issue(&mut self, issue: &Issue) {
         self.set("issue", issue);
     }
 
-    pub fn set_tests(&mut self, tests: &TestReport) {
+    pub(crate) fn set_tests(&mut self, tests: &TestReport) {
         self.set("tests", tests);
     }
 
-    pub fn set_heal(&mut self, heal: &Heal) {
+    pub(crate) fn set_heal(&mut self, heal: &Heal) {
         self.set("heal", heal);
     }
 
-    pub fn set_review(&mut self, review: &Review) {
+    pub(crate) fn set_review(&mut self, review: &Review) {
         self.set("review", review);
     }
 
-    pub fn set_pr(&mut self, pr: &PullRequest) {
+    pub(crate) fn set_pr(&mut self, pr: &PullRequest) {
         self.set("pr", pr);
     }
 
     /// The whole document, as it is written.
-    pub fn as_value(&self) -> &Map<String, Value> {
+    pub(crate) fn as_value(&self) -> &Map<String, Value> {
         &self.fields
     }
 

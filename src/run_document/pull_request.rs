@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PullRequest {
+pub(crate) struct PullRequest {
     /// Nothing was pushed: the commit and the request are what would have been.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Review {
+pub(crate) struct Review {
     pub verdict: Verdict,
     #[serde(default)]
     pub summary: String,
@@ -47,14 +47,14 @@ fn required() -> bool {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     NeedsAttention,
     Block,
 }
 
 impl Verdict {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::NeedsAttention => "needs_attention",
@@ -68,14 +68,14 @@ impl Verdict {
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     Low,
     Medium,
     High,
 }
 
 impl Severity {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Severity::Low => "low",
             Severity::Medium => "medium",
@@ -86,7 +86,7 @@ impl Severity {
 
 /// What a rule (or the model) found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Risk {
+pub(crate) struct Risk {
     /// The rule's id (`secret-added`, ...), or `model` for a model's finding.
     pub rule: String,
     pub severity: Severity,
@@ -105,7 +105,7 @@ pub struct Risk {
 /// What happened to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FileStatus {
+pub(crate) enum FileStatus {
     Added,
     Deleted,
     Modified,
@@ -114,7 +114,7 @@ pub enum FileStatus {
 }
 
 impl FileStatus {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FileStatus::Added => "added",
             FileStatus::Deleted => "deleted",
@@ -127,7 +127,7 @@ impl FileStatus {
 
 /// A changed file, as the review lists it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FileShown {
+pub(crate) struct FileShown {
     pub path: String,
     pub status: FileStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,7 +147,7 @@ pub struct FileShown {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TestMapping {
+pub(crate) struct TestMapping {
     /// Changed source file → the test files that reach it.
     pub covered: BTreeMap<String, Vec<String>>,
     /// Changed source files no test reaches.
@@ -157,7 +157,7 @@ pub struct TestMapping {
 /// A piece of the change or its surroundings, citable by its id.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Snippet {
+pub(crate) struct Snippet {
     pub evidence_id: String,
     pub path: String,
     /// `hunk` (a changed part), `function` (the whole function a hunk changed, as it is now) or
@@ -171,7 +171,7 @@ pub struct Snippet {
 /// What came of asking a model to review (`--llm`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ModelReview {
+pub(crate) struct ModelReview {
     pub model: String,
     /// Findings left out: no valid evidence id, a line outside its snippet, no known severity,
     /// said twice, or past the first 50.

@@ -19,7 +19,7 @@ use crate::sandbox::result::SandboxResult;
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Framework {
+pub(crate) enum Framework {
     Pytest,
     Unittest,
     Cargo,
@@ -33,7 +33,7 @@ pub enum Framework {
 }
 
 impl Framework {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Framework::Pytest => "pytest",
             Framework::Unittest => "unittest",
@@ -52,7 +52,7 @@ impl Framework {
 /// How the run went, as one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     TestsFailed,
     BuildFailed,
@@ -62,7 +62,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Passed => "passed",
             Outcome::TestsFailed => "tests_failed",
@@ -76,7 +76,7 @@ impl Outcome {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub passed: u64,
     pub failed: u64,
     pub errors: u64,
@@ -88,7 +88,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.passed + self.failed + self.errors + self.skipped + self.xfailed + self.xpassed
     }
 }
@@ -96,7 +96,7 @@ impl Counts {
 /// One failed or erroring test.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct TestFailure {
+pub(crate) struct TestFailure {
     /// An id the runner accepts back (`run-tests --tests ID`).
     pub id: String,
     /// The innermost frame inside the project (not the standard library or dependencies).
@@ -112,7 +112,7 @@ pub struct TestFailure {
 
 /// What a test run found: how it went, the counts and each failure.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct TestReport {
+pub(crate) struct TestReport {
     pub framework: Framework,
     /// What chose the framework: the project file that names it ("tox.ini runs python -m
     /// unittest"), or "given with --framework".

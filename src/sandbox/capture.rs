@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 #[derive(Debug)]
-pub struct OutputCapture {
+pub(crate) struct OutputCapture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     head_cap: usize,
@@ -16,7 +16,7 @@ pub struct OutputCapture {
 }
 
 impl OutputCapture {
-    pub fn new(max_bytes: u64) -> OutputCapture {
+    pub(crate) fn new(max_bytes: u64) -> OutputCapture {
         let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         let head_cap = max / 2;
         OutputCapture {
@@ -28,7 +28,7 @@ impl OutputCapture {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.head_cap - self.head.len();
         if room > 0 {
@@ -46,12 +46,12 @@ impl OutputCapture {
         self.tail.extend(bytes);
     }
 
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.total > (self.head.len() + self.tail.len()) as u64
     }
 
     /// The kept text (lossy UTF-8), with a marker where bytes were dropped.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let omitted = self.total - (self.head.len() + self.tail.len()) as u64;
         let mut bytes = self.head.clone();
         if omitted > 0 {

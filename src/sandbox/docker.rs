@@ -56,7 +56,7 @@ const PASSED: &[&str] = &[
     "LANG", "LANGUAGE", "TERM", "TZ", "NO_COLOR", "HOME", "TMPDIR",
 ];
 
-pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
+pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let started = Instant::now();
     // A little back: status change times come from the kernel's coarse clock, a tick behind.
     let started_at = std::time::SystemTime::now() - std::time::Duration::from_millis(20);

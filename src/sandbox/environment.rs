@@ -31,20 +31,20 @@ const ALLOWED: &[&str] = &[
 
 /// The environment the command starts with, and the names that were withheld.
 #[derive(Debug)]
-pub struct CommandEnvironment {
+pub(crate) struct CommandEnvironment {
     pub vars: Vec<(OsString, OsString)>,
     pub withheld: Vec<String>,
 }
 
 /// Toolchain home directories found for this user, to pass as variables and to allow reading.
 #[derive(Debug, Default)]
-pub struct ToolchainHomes {
+pub(crate) struct ToolchainHomes {
     pub vars: Vec<(&'static str, PathBuf)>,
 }
 
 impl ToolchainHomes {
     /// Finds the homes of rustup, cargo and pyenv, from the environment or their defaults.
-    pub fn discover(home: Option<&Path>) -> ToolchainHomes {
+    pub(crate) fn discover(home: Option<&Path>) -> ToolchainHomes {
         let mut vars = Vec::new();
         for (name, default) in [
             ("CARGO_HOME", ".cargo"),
@@ -93,7 +93,7 @@ impl ToolchainHomes {
 
     /// The directories the command may read. Of cargo's home only the installed binaries and
     /// the download caches: its `credentials.toml` and `config.toml` can hold registry tokens.
-    pub fn readable_dirs(&self) -> Vec<PathBuf> {
+    pub(crate) fn readable_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = Vec::new();
         for (name, dir) in &self.vars {
             if *name == "CARGO_HOME" {
@@ -113,7 +113,7 @@ impl ToolchainHomes {
 
 /// Builds the environment from ours, the toolchain homes, the private home and temp directory,
 /// and the `--env` requests (`KEY=VALUE` sets, `KEY` copies ours).
-pub fn build(
+pub(crate) fn build(
     requests: &[String],
     toolchains: &ToolchainHomes,
     home: &Path,

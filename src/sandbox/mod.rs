@@ -4,15 +4,15 @@
 //! mechanism, not in what the caller sees. The native backend (`native`) is the default; the
 //! docker backend (`docker`) runs the same policy in a container.
 
-pub mod capture;
-pub mod docker;
-pub mod environment;
-pub mod native;
-pub mod policy;
-pub mod reexec;
-pub mod result;
-pub mod result_file;
-pub mod supervise;
+pub(crate) mod capture;
+pub(crate) mod docker;
+pub(crate) mod environment;
+pub(crate) mod native;
+pub(crate) mod policy;
+pub(crate) mod reexec;
+pub(crate) mod result;
+pub(crate) mod result_file;
+pub(crate) mod supervise;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
@@ -23,11 +23,11 @@ use self::result::{Layers, LimitHit, SandboxResult};
 use crate::error::{Failure, Kind};
 
 /// The command's private temporary directory (an empty tmpfs per run).
-pub const PRIVATE_TMP: &str = "/tmp";
+pub(crate) const PRIVATE_TMP: &str = "/tmp";
 /// The command's private home directory, inside the private temporary directory.
-pub const PRIVATE_HOME: &str = "/tmp/home";
+pub(crate) const PRIVATE_HOME: &str = "/tmp/home";
 
-pub fn run(policy: &SandboxPolicy, backend: BackendKind) -> Result<SandboxResult, Failure> {
+pub(crate) fn run(policy: &SandboxPolicy, backend: BackendKind) -> Result<SandboxResult, Failure> {
     let mut result = match backend {
         BackendKind::Native => native::run(policy),
         BackendKind::Docker => docker::run(policy),
@@ -142,7 +142,7 @@ fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
 /// Finds the program to execute the way execvp would, with the sandbox's PATH and the workspace
 /// as the current directory. Missing and non-executable commands are reported here, before
 /// anything starts, with the exit statuses of a shell (127, 126).
-pub fn resolve_command(
+pub(crate) fn resolve_command(
     name: &OsStr,
     env: &[(OsString, OsString)],
     workspace: &Path,
@@ -197,7 +197,7 @@ pub fn resolve_command(
 }
 
 /// Looks a variable up in a command environment.
-pub fn lookup_env<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a OsStr> {
+pub(crate) fn lookup_env<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a OsStr> {
     env.iter()
         .find(|(k, _)| k == key)
         .map(|(_, v)| v.as_os_str())

@@ -21,7 +21,7 @@ const OPEN_FILES: u64 = 4096;
 /// Which engine runs the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BackendKind {
+pub(crate) enum BackendKind {
     /// Landlock, seccomp, namespaces, cgroups or rlimits, in this process tree; no daemon.
     Native,
     /// A container on the local Docker engine.
@@ -29,7 +29,7 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BackendKind::Native => "native",
             BackendKind::Docker => "docker",
@@ -39,7 +39,7 @@ impl BackendKind {
 
 /// Where the command's stdout and stderr go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputMode {
+pub(crate) enum OutputMode {
     /// Captured into the result, each stream capped at this many bytes (head and tail kept).
     Capture { max_bytes: u64 },
     /// Passed straight through to our own stdout and stderr.
@@ -48,7 +48,7 @@ pub enum OutputMode {
 
 /// Everything a backend needs to run one command.
 #[derive(Debug, Clone)]
-pub struct SandboxPolicy {
+pub(crate) struct SandboxPolicy {
     /// Canonical path of the directory the command starts in and may write.
     pub workspace: PathBuf,
     pub timeout: Duration,
@@ -96,10 +96,10 @@ pub struct SandboxPolicy {
 /// Told each piece of the command's captured output as it arrives, with its stream (0 stdout, 1
 /// stderr): for a live count of the tests a run has done.
 #[derive(Clone)]
-pub struct OutputWatcher(pub Arc<WatchOutput>);
+pub(crate) struct OutputWatcher(pub Arc<WatchOutput>);
 
 /// What an `OutputWatcher` calls: the stream and the piece.
-pub type WatchOutput = dyn Fn(usize, &[u8]) + Send + Sync;
+pub(crate) type WatchOutput = dyn Fn(usize, &[u8]) + Send + Sync;
 
 impl std::fmt::Debug for OutputWatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -112,7 +112,7 @@ impl std::fmt::Debug for OutputWatcher {
 /// when it ends. heal's private copies see the project's build outputs (`node_modules`, cargo's
 /// `target`) so, without copying them. Native backend only, in the sandbox's own mount namespace.
 #[derive(Debug, Clone)]
-pub struct Layered {
+pub(crate) struct Layered {
     /// Where, relative to the workspace: an existing directory, reached through no link.
     pub at: PathBuf,
     /// What it shows: a directory (canonical once checked).
@@ -121,7 +121,7 @@ pub struct Layered {
 
 /// What a command asks of the sandbox, before paths are checked and the environment is built.
 #[derive(Debug, Clone)]
-pub struct PolicyRequest {
+pub(crate) struct PolicyRequest {
     pub workspace: PathBuf,
     pub timeout: Duration,
     pub memory_bytes: u64,
@@ -145,7 +145,7 @@ pub struct PolicyRequest {
 impl PolicyRequest {
     /// Checks the paths (they must exist; the workspace as `checked_workspace` says) and builds
     /// the command's environment.
-    pub fn resolve(self) -> Result<SandboxPolicy, Failure> {
+    pub(crate) fn resolve(self) -> Result<SandboxPolicy, Failure> {
         let held_workspace = checked_workspace(&self.workspace)?;
         let workspace = held_workspace.path.clone();
         let layered = self
@@ -317,7 +317,7 @@ fn checked_layer(workspace: &Path, layer: &Layered) -> Result<Layered, Failure> 
 /// descriptor from then on: the sandbox mounts the descriptor, never the name again, so a
 /// directory and a link swapped at the name meanwhile redirect nothing.
 #[derive(Debug, Clone)]
-pub struct HeldPath {
+pub(crate) struct HeldPath {
     /// The kernel's path of what was opened (canonical).
     pub path: PathBuf,
     pub fd: Arc<OwnedFd>,
@@ -329,7 +329,7 @@ pub struct HeldPath {
 /// start-up files, every other project), judged by the directory itself, not its name (a bind
 /// mount of `/` elsewhere is `/`). It is opened once, and what is checked is what was opened;
 /// a relative path is taken from the current directory as it is held, not by its name.
-pub fn checked_workspace(given: &Path) -> Result<HeldPath, Failure> {
+pub(crate) fn checked_workspace(given: &Path) -> Result<HeldPath, Failure> {
     let shown = given.display();
     let c_path = CString::new(given.as_os_str().as_bytes())
         .map_err(|_| Failure::usage(format!("--workspace {shown}: contains a NUL byte")))?;
@@ -408,7 +408,7 @@ fn held_writable(resolved: &Path) -> Result<HeldPath, Failure> {
 /// link that lies inside one of the `writable` directories (canonical paths): the sandbox can
 /// make such links, so a run must not mount wherever they point (a `.venv/bin` on PATH turned
 /// into a link to `/run` would hand the next run the host's sockets). The error is the link.
-pub fn resolve_without_writable_links(
+pub(crate) fn resolve_without_writable_links(
     path: &Path,
     writable: &[PathBuf],
 ) -> Result<PathBuf, PathBuf> {
@@ -492,7 +492,7 @@ fn existing_path(path: &Path, flag: &str) -> Result<PathBuf, Failure> {
 }
 
 /// Parses `512M`, `2G`, `64k`, `1048576`, `1.5G` into bytes (binary multiples).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let invalid = || {
         format!(
             "`{text}` is not a size: use a number with an optional K, M, G or T suffix, e.g. 512M"
@@ -523,7 +523,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// Parses `90s`, `10m`, `1h30m`, `1500ms`, `2.5s`; a plain number is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let invalid = || {
         format!("`{text}` is not a duration: use e.g. 90s, 10m, 1h30m or 1500ms (a plain number is seconds)")
     };

@@ -12,7 +12,7 @@ use std::process::Command;
 /// given to it by name, so that one the sandbox swapped in under its name since cannot stand in
 /// for it. If this process dies (a client that gave up on the server kills it), the child gets
 /// SIGTERM (a sandbox then stops what it started): nothing is left running.
-pub fn own_command(dir_fd: RawFd) -> Result<Command, String> {
+pub(crate) fn own_command(dir_fd: RawFd) -> Result<Command, String> {
     let exe = if Path::new("/proc/self/exe").exists() {
         PathBuf::from("/proc/self/exe")
     } else {

@@ -17,12 +17,12 @@ use super::policy::BackendKind;
 
 /// The wrapper object written by `autocoder sandbox`.
 #[derive(Debug, Serialize)]
-pub struct SandboxDocument<'a> {
+pub(crate) struct SandboxDocument<'a> {
     pub sandbox: &'a SandboxResult,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SandboxResult {
+pub(crate) struct SandboxResult {
     pub backend: BackendKind,
     pub command: Vec<String>,
     /// The command's exit code; null when it was killed by a signal.
@@ -60,7 +60,7 @@ impl SandboxResult {
     /// prefix is read-only in the sandbox, and pip's fallback, the sandbox's private home, is
     /// thrown away when the command ends. Seen in captured output only (streamed output is the
     /// user's to read).
-    pub fn install_advice(&self) -> Option<&'static str> {
+    pub(crate) fn install_advice(&self) -> Option<&'static str> {
         let said = |words: &str| {
             [&self.stdout, &self.stderr]
                 .into_iter()
@@ -78,7 +78,7 @@ impl SandboxResult {
 
     /// The exit status `autocoder sandbox` ends with, as timeout(1) does; when we were told to
     /// stop, the status of that signal.
-    pub fn exit_status(&self) -> i32 {
+    pub(crate) fn exit_status(&self) -> i32 {
         if let Some(signal) = self.interrupted {
             128 + signal
         } else if self.timed_out {
@@ -94,7 +94,7 @@ impl SandboxResult {
 /// Something the command made where git on the host would obey it: a `.git`, the hooks
 /// directory or a config file the repository names, which was not there before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Quarantined {
+pub(crate) struct Quarantined {
     /// From the workspace's root.
     pub path: String,
     /// Where it was moved, from the workspace's root; null when it could not be.
@@ -103,7 +103,7 @@ pub struct Quarantined {
 
 /// What writing a `--disk` run's changes back into the workspace met.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DiskWriteBack {
+pub(crate) struct DiskWriteBack {
     /// Files the user changed on the host while the command ran, which it changed too.
     pub conflicts: Vec<DiskConflict>,
 }
@@ -111,7 +111,7 @@ pub struct DiskWriteBack {
 /// A file the host changed while the command ran, which the command changed too: the host's
 /// is kept, the run's put `beside` it (none when the run removed it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DiskConflict {
+pub(crate) struct DiskConflict {
     /// From the workspace's root.
     pub path: String,
     /// Where the run's version is, from the workspace's root.
@@ -121,7 +121,7 @@ pub struct DiskConflict {
 /// Which limit stopped or cut the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LimitHit {
+pub(crate) enum LimitHit {
     Memory,
     Pids,
     Time,
@@ -134,7 +134,7 @@ pub enum LimitHit {
 /// What isolation was in force: each layer says its mechanism, so a reader can judge the result.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Layers {
+pub(crate) struct Layers {
     pub filesystem: FilesystemLayer,
     pub network: NetworkLayer,
     pub identity: IdentityLayer,
@@ -147,7 +147,7 @@ pub struct Layers {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct FilesystemLayer {
+pub(crate) struct FilesystemLayer {
     /// "landlock", "docker" or "none".
     pub mechanism: String,
     /// The Landlock ABI version in use.
@@ -167,7 +167,7 @@ pub struct FilesystemLayer {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct NetworkLayer {
+pub(crate) struct NetworkLayer {
     pub allowed: bool,
     /// What blocks it: e.g. ["seccomp", "landlock", "mount-namespace"].
     pub mechanisms: Vec<String>,
@@ -175,7 +175,7 @@ pub struct NetworkLayer {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct IdentityLayer {
+pub(crate) struct IdentityLayer {
     /// The host uid the command runs as.
     pub uid: u32,
     pub gid: u32,
@@ -190,7 +190,7 @@ pub struct IdentityLayer {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ResourceLayer {
+pub(crate) struct ResourceLayer {
     /// "cgroup-v1", "cgroup-v2", "rlimit", "docker", or "none" (the command could not join its
     /// cgroups, with --allow-degraded).
     pub mechanism: String,
@@ -216,7 +216,7 @@ pub struct ResourceLayer {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ContainmentLayer {
+pub(crate) struct ContainmentLayer {
     pub pid_namespace: bool,
     pub mount_namespace: bool,
     pub ipc_namespace: bool,
@@ -227,7 +227,7 @@ pub struct ContainmentLayer {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct EnvironmentLayer {
+pub(crate) struct EnvironmentLayer {
     /// Names of the variables the command received (never their values).
     pub passed: Vec<String>,
     /// Names of credential-like variables that were withheld.
@@ -235,7 +235,7 @@ pub struct EnvironmentLayer {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Degradation {
+pub(crate) struct Degradation {
     pub layer: String,
     pub reason: String,
 }

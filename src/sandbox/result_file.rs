@@ -13,7 +13,7 @@ use crate::sandbox::policy::{resolve_without_writable_links, SandboxPolicy};
 
 /// The --result file, and the path to check it is still there, when the sandbox could have
 /// replaced it.
-pub struct ResultFile {
+pub(crate) struct ResultFile {
     file: File,
     watched: Option<PathBuf>,
 }
@@ -24,7 +24,7 @@ impl ResultFile {
     /// There the file must be a regular one reached through no link (one a previous run put
     /// there would have root create, write or empty any file, and a FIFO would hang us); links
     /// elsewhere are followed (`/dev/stdout` is one).
-    pub fn open(path: &Path, policy: &SandboxPolicy) -> Result<ResultFile, Failure> {
+    pub(crate) fn open(path: &Path, policy: &SandboxPolicy) -> Result<ResultFile, Failure> {
         use std::os::unix::fs::OpenOptionsExt;
         let refused = |err: String| {
             Failure::usage(format!("cannot write --result {}: {err}", path.display()))
@@ -81,7 +81,7 @@ impl ResultFile {
 
     /// The file to write the result to, emptied; none when the command replaced it (the result
     /// then goes where it would without --result, said).
-    pub fn into_unchanged(self) -> Option<File> {
+    pub(crate) fn into_unchanged(self) -> Option<File> {
         let ResultFile { file, watched } = self;
         let Some(watched) = watched else {
             // The user's own file (or a device, or /dev/stdout): emptied if it is a file.

@@ -20,7 +20,7 @@ use crate::error::Failure;
 
 /// What happened while a command ran.
 #[derive(Debug)]
-pub struct Supervised {
+pub(crate) struct Supervised {
     /// Lines the sandbox child wrote on its report pipe.
     pub report: Vec<String>,
     pub stdout: Option<OutputCapture>,
@@ -37,7 +37,7 @@ pub struct Supervised {
 }
 
 /// The pipes to read; `None` where the stream is not captured.
-pub struct Streams {
+pub(crate) struct Streams {
     pub stdout: Option<OwnedFd>,
     pub stderr: Option<OwnedFd>,
     pub report: Option<OwnedFd>,
@@ -127,13 +127,13 @@ impl Relay {
 /// Ctrl-\\) or a CI runner's cancellation stops the sandbox and cleans up (its processes, its
 /// cgroups) instead of killing us and leaving them behind. Block them before the command starts;
 /// the command itself starts with an empty signal mask.
-pub struct TerminationSignals {
+pub(crate) struct TerminationSignals {
     fd: SignalFd,
     previous: SigSet,
 }
 
 impl TerminationSignals {
-    pub fn block() -> Result<TerminationSignals, Failure> {
+    pub(crate) fn block() -> Result<TerminationSignals, Failure> {
         let mut set = SigSet::empty();
         for signal in [
             Signal::SIGINT,
@@ -169,7 +169,7 @@ impl TerminationSignals {
     }
 
     /// The signal received since the last call, if any.
-    pub fn take(&self) -> Option<i32> {
+    pub(crate) fn take(&self) -> Option<i32> {
         match self.fd.read_signal() {
             Ok(Some(info)) => Some(info.ssi_signo as i32),
             _ => None,
@@ -185,7 +185,7 @@ impl Drop for TerminationSignals {
 }
 
 /// What to watch, and the limits.
-pub struct Watch<'a> {
+pub(crate) struct Watch<'a> {
     pub pid: libc::pid_t,
     pub pidfd: &'a OwnedFd,
     pub signals: &'a TerminationSignals,
@@ -200,7 +200,11 @@ pub struct Watch<'a> {
     pub watcher: Option<&'a OutputWatcher>,
 }
 
-pub fn supervise(watch: Watch<'_>, mut streams: Streams, mut kill: impl FnMut()) -> Supervised {
+pub(crate) fn supervise(
+    watch: Watch<'_>,
+    mut streams: Streams,
+    mut kill: impl FnMut(),
+) -> Supervised {
     let deadline = watch.started + watch.timeout;
     let mut sinks = Sinks::new(&streams, watch.max_output, watch.watcher);
     // The streams still open, by index: 0 stdout, 1 stderr, 2 the report.
@@ -463,7 +467,7 @@ impl Streams {
 }
 
 /// Waits for our child `pid` to end, and returns its raw wait status.
-pub fn reap(pid: libc::pid_t) -> i32 {
+pub(crate) fn reap(pid: libc::pid_t) -> i32 {
     let mut wait_status = 0;
     // SAFETY: reaping our own child.
     while unsafe { libc::waitpid(pid, &mut wait_status, 0) } < 0

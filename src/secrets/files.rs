@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// Whether `path` (from a project's root, `/`-separated) looks like it holds credentials.
-pub fn is_credential_file(path: &str) -> bool {
+pub(crate) fn is_credential_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     const EXACT: &[&str] = &[
         ".env",
@@ -67,7 +67,7 @@ const MAX_WALKED: usize = 100_000;
 /// `target`, a virtual environment, `site-packages`), whose key files are others' (certifi's
 /// `cacert.pem`): told by their names and markers together, so that a marker planted beside a
 /// credential file does not hide it.
-pub fn credential_files(workspace: &Path) -> Vec<(PathBuf, String)> {
+pub(super) fn credential_files(workspace: &Path) -> Vec<(PathBuf, String)> {
     let walk = ignore::WalkBuilder::new(workspace)
         .standard_filters(false)
         .follow_links(false)
@@ -118,7 +118,7 @@ fn installed(dir: &Path) -> bool {
 /// The values in a credential file's text: each `KEY=VALUE`, `KEY: VALUE` or `"key": "value"`
 /// line's value, unquoted (a base64 value's `=` padding kept), and every other line (a key
 /// file's).
-pub fn values_in(text: &str) -> impl Iterator<Item = String> + '_ {
+pub(super) fn values_in(text: &str) -> impl Iterator<Item = String> + '_ {
     static ASSIGNED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r#"^(?:export\s+)?["']?[A-Za-z_][\w.-]*["']?\s*(?:=|:)\s*(.*)$"#)
             .expect("a valid pattern")

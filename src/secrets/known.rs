@@ -15,14 +15,14 @@ use super::files::{credential_files, values_in};
 use super::names::is_credential;
 
 /// What a secret is replaced by in everything a model is sent.
-pub const WITHHELD: &str = "[withheld]";
+pub(crate) const WITHHELD: &str = "[withheld]";
 
 /// Secrets shorter than this are not withheld, so that a `TOKEN=1` does not blank every 1.
 const SHORTEST: usize = 8;
 
 /// The known secrets, and a matcher of every spelling of each.
 #[derive(Clone, Default)]
-pub struct Secrets {
+pub(crate) struct Secrets {
     values: Vec<String>,
     /// Every spelling of every value, found leftmost-longest; None when there is none.
     spellings: Option<AhoCorasick>,
@@ -38,12 +38,16 @@ impl Secrets {
     /// The secrets to withhold: the values of this environment's credential-looking variables
     /// and of those given to the tests (`--env KEY=VALUE`), the values in the workspace's
     /// credential files (at any depth), and the model's (`model`: its key, its URL's password).
-    pub fn collect(model: &[String], env_flags: &[String], workspace: &Path) -> Secrets {
+    pub(crate) fn collect(model: &[String], env_flags: &[String], workspace: &Path) -> Secrets {
         Secrets::collect_in(model, env_flags, &[workspace])
     }
 
     /// `collect`, for several workspaces (an MCP server's roots).
-    pub fn collect_in(model: &[String], env_flags: &[String], workspaces: &[&Path]) -> Secrets {
+    pub(crate) fn collect_in(
+        model: &[String],
+        env_flags: &[String],
+        workspaces: &[&Path],
+    ) -> Secrets {
         let values = std::env::vars()
             .filter(|(name, value)| is_credential(name, value))
             .map(|(_, value)| value)
@@ -62,7 +66,7 @@ impl Secrets {
     }
 
     /// These values, each of `SHORTEST` characters or more, withheld.
-    pub fn of(values: impl IntoIterator<Item = String>) -> Secrets {
+    pub(crate) fn of(values: impl IntoIterator<Item = String>) -> Secrets {
         let mut values: Vec<String> = values
             .into_iter()
             .filter(|value| value.len() >= SHORTEST)
@@ -85,12 +89,8 @@ impl Secrets {
         Secrets { values, spellings }
     }
 
-    pub fn values(&self) -> &[String] {
-        &self.values
-    }
-
     /// `text` with every spelling of every secret replaced by the stand-in.
-    pub fn withhold(&self, text: &str) -> String {
+    pub(crate) fn withhold(&self, text: &str) -> String {
         match &self.spellings {
             Some(spellings) if spellings.is_match(text) => {
                 spellings.replace_all(text, &vec![WITHHELD; spellings.patterns_len()])
@@ -102,12 +102,12 @@ impl Secrets {
     /// `text` without the secrets known here, however spelled, nor any that looks like one by its
     /// shape (a token in a file no name marks, a key in a command's output): what a model (or an
     /// MCP client, a model's agent) may be sent.
-    pub fn without_secrets(&self, text: &str) -> String {
+    pub(crate) fn without_secrets(&self, text: &str) -> String {
         self.withhold(&super::scan::redact(text))
     }
 
     /// `without_secrets` for every string in `value`.
-    pub fn without_secrets_json(&self, value: &mut Value) {
+    pub(crate) fn without_secrets_json(&self, value: &mut Value) {
         match value {
             Value::String(text) => {
                 let cleared = self.without_secrets(text);
@@ -126,7 +126,7 @@ impl Secrets {
     }
 
     /// `value` with every string in it (object keys too) withheld, before it is written as JSON.
-    pub fn withhold_json(&self, value: &mut Value) {
+    pub(crate) fn withhold_json(&self, value: &mut Value) {
         if self.spellings.is_none() {
             return;
         }
@@ -153,7 +153,7 @@ impl Secrets {
     /// Replaces the secrets in the credential files of `copy` (a private copy of a workspace) by
     /// the stand-in: what the tests and the commands a model chose read there, and print however
     /// encoded, holds none. Whether a file changed.
-    pub fn withhold_in_files(&self, copy: &Path) -> std::io::Result<bool> {
+    pub(crate) fn withhold_in_files(&self, copy: &Path) -> std::io::Result<bool> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let mut changed = false;
@@ -180,7 +180,7 @@ impl Secrets {
 
 /// Why a change of `path` from `before` to `after` may not be made: it writes the stand-in for a
 /// secret its writer was not shown (a model, an MCP client), which would take the secret's place.
-pub fn writes_stand_in(path: &str, before: &str, after: &str) -> Option<String> {
+pub(crate) fn writes_stand_in(path: &str, before: &str, after: &str) -> Option<String> {
     (after.matches(WITHHELD).count() > before.matches(WITHHELD).count()).then(|| {
         format!(
             "the change to {path} writes {WITHHELD}, which stands for a secret you were not shown: leave the lines that hold it as they are"
@@ -190,7 +190,7 @@ pub fn writes_stand_in(path: &str, before: &str, after: &str) -> Option<String> 
 
 /// `--env` requests as the tests get them while a model is in the loop: each credential's value
 /// (by its name or its value) replaced by the stand-in (`KEY` alone, which copies ours, too).
-pub fn withheld_env(flags: &[String]) -> Vec<String> {
+pub(crate) fn withheld_env(flags: &[String]) -> Vec<String> {
     flags
         .iter()
         .map(|flag| {
@@ -421,8 +421,8 @@ mod tests {
         .unwrap();
         let secrets = Secrets::collect(&["sk-model-key-1234".into()], &[], workspace.path());
         assert!(secrets
-            .values()
+            .values
             .contains(&"sk_live_DEEPSECRET_abcdef123".to_string()));
-        assert!(secrets.values().contains(&"sk-model-key-1234".to_string()));
+        assert!(secrets.values.contains(&"sk-model-key-1234".to_string()));
     }
 }

@@ -11,8 +11,8 @@
 mod files;
 mod known;
 mod names;
-pub mod scan;
+pub(crate) mod scan;
 
-pub use files::{credential_files, is_credential_file};
-pub use known::{withheld_env, writes_stand_in, Secrets, WITHHELD};
-pub use names::is_credential_name;
+pub(crate) use files::is_credential_file;
+pub(crate) use known::{withheld_env, writes_stand_in, Secrets, WITHHELD};
+pub(crate) use names::is_credential_name;

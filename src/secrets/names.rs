@@ -27,7 +27,7 @@ const MARKERS: &[&str] = &[
 const ENDINGS: &[&str] = &["_KEY", "_PASS", "_PWD", "_PAT"];
 
 /// Whether a variable's name looks like it holds a credential.
-pub fn is_credential_name(name: &str) -> bool {
+pub(crate) fn is_credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     MARKERS.iter().any(|marker| upper.contains(marker))
         || ENDINGS.iter().any(|ending| upper.ends_with(ending))
@@ -35,7 +35,7 @@ pub fn is_credential_name(name: &str) -> bool {
 
 /// Whether a variable holds a credential, by its name or by its value (a URL with a password,
 /// `REDIS_URL=redis://:pw@host`, or a token by its shape).
-pub fn is_credential(name: &str, value: &str) -> bool {
+pub(super) fn is_credential(name: &str, value: &str) -> bool {
     is_credential_name(name) || super::scan::found(value, &[name]).is_some()
 }
 

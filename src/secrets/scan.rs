@@ -143,7 +143,7 @@ const PUBLISHED: &[&str] = &[
 ];
 
 /// The lines before a line where a provider's name still counts as near it.
-pub const NEAR_LINES: usize = 3;
+pub(crate) const NEAR_LINES: usize = 3;
 
 /// Compiled once: a review reads every line of a change, and a history holds thousands.
 static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::new);
@@ -253,7 +253,7 @@ impl Scanner {
 
 /// What secret `line` holds, if any, as written or once decoded: a known format's name, or an
 /// assignment's. `before` are the lines just before it (a provider's name there counts).
-pub fn found(line: &str, before: &[&str]) -> Option<&'static str> {
+pub(crate) fn found(line: &str, before: &[&str]) -> Option<&'static str> {
     let scanner = &*SCANNER;
     let near = near_text(line, before);
     scanner.found_as_is(line, &near).or_else(|| {
@@ -274,18 +274,18 @@ fn near_text(line: &str, before: &[&str]) -> String {
 }
 
 /// Whether the line opens a private key's block, or closes one.
-pub fn opens_key(line: &str) -> bool {
+pub(crate) fn opens_key(line: &str) -> bool {
     SCANNER.pem_begin.is_match(line)
 }
 
-pub fn closes_key(line: &str) -> bool {
+pub(crate) fn closes_key(line: &str) -> bool {
     SCANNER.pem_end.is_match(line)
 }
 
 /// `text` with every secret it holds replaced by the stand-in: what a snippet of a change shows.
 /// A private key's body lines (between its BEGIN and END lines, or lines that look like one) go
 /// whole; an encoded value that decodes to a secret goes whole.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let scanner = &*SCANNER;
     // One pass over the whole text first: most hold nothing a line needs looking at for.
     let keys = text.contains("-----BEGIN ");
@@ -413,7 +413,7 @@ fn percent_decoded(text: &str) -> Vec<u8> {
 /// Whether a line (a diff's mark, quotes and a `\n` around it allowed) is base64 of random
 /// bytes, as a PEM block's body lines are: such a line is withheld wherever it is shown, since
 /// the block's BEGIN line may lie outside what is shown.
-pub fn looks_like_key_body(line: &str) -> bool {
+pub(crate) fn looks_like_key_body(line: &str) -> bool {
     let body = line
         .trim_start_matches(['+', '-'])
         .trim()

@@ -45,7 +45,7 @@ const TRIM_EVERY: Duration = Duration::from_secs(600);
 
 /// A cache a run uses, held (shared) until it ends: the trim removes no workspace's caches a
 /// run holds.
-pub struct Cache {
+pub(crate) struct Cache {
     pub dir: PathBuf,
     /// Whether the runs may write it (Python's is autocoder's alone).
     pub writable: bool,
@@ -58,7 +58,12 @@ pub struct Cache {
 /// framework keeps no cache worth keeping here, or when none can be kept: no cache directory is
 /// set (no `XDG_CACHE_HOME`, no `HOME`), or the one set is not this user's to use (said; the run
 /// goes on without).
-pub fn dir_for(framework: Framework, root: &Path, in_copy: bool, network: bool) -> Option<Cache> {
+pub(crate) fn dir_for(
+    framework: Framework,
+    root: &Path,
+    in_copy: bool,
+    network: bool,
+) -> Option<Cache> {
     let (tool, writable) = match (framework, network) {
         (Framework::Go, false) => ("go", true),
         (Framework::Go, true) => ("go-network", true),
@@ -214,7 +219,7 @@ fn remove_tree(dir: &Path) -> std::io::Result<()> {
 
 /// `below` the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`), made where missing,
 /// readable by this user alone; the path the sandbox mounts.
-pub fn private_dir(below: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn private_dir(below: &Path) -> std::io::Result<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
@@ -231,7 +236,7 @@ pub fn private_dir(below: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// The runner's flags that send its cache to `dir`, to put after the runner's name.
-pub fn args(framework: Framework, dir: &Path) -> Vec<String> {
+pub(crate) fn args(framework: Framework, dir: &Path) -> Vec<String> {
     match framework {
         Framework::Jest => vec!["--cacheDirectory".into(), dir.display().to_string()],
         _ => Vec::new(),
@@ -239,7 +244,7 @@ pub fn args(framework: Framework, dir: &Path) -> Vec<String> {
 }
 
 /// The variables that send the toolchain's cache to `dir`.
-pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
+pub(crate) fn env(framework: Framework, dir: &Path) -> Vec<String> {
     match framework {
         Framework::Go => vec![
             format!("GOCACHE={}", dir.join("build").display()),
@@ -258,7 +263,7 @@ pub fn env(framework: Framework, dir: &Path) -> Vec<String> {
 const SEEDED: &str = ".seeded";
 
 /// Whether the bytecode cache `dir` is yet to be seeded (see `seed_python`).
-pub fn needs_seed(dir: &Path) -> bool {
+pub(crate) fn needs_seed(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join(SEEDED)).is_err()
 }
 
@@ -270,7 +275,7 @@ pub fn needs_seed(dir: &Path) -> bool {
 /// what a program in the sandbox said: it chooses no place outside those. By descriptors, links
 /// in the cache never followed; at most `MOST_SEEDED` directories looked at and links made
 /// together.
-pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], trusted: &[PathBuf]) {
+pub(crate) fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], trusted: &[PathBuf]) {
     const MOST_SEEDED: usize = 200_000;
     let Some(cache) = open_cache(dir) else {
         return;
@@ -295,7 +300,7 @@ pub fn seed_python(dir: &Path, tag: &str, search_path: &[PathBuf], trusted: &[Pa
 
 /// Marks the bytecode cache `dir` as seeded with nothing: an interpreter that could not say
 /// where it finds modules is not asked again each run.
-pub fn skip_seed(dir: &Path) {
+pub(crate) fn skip_seed(dir: &Path) {
     if let Some(cache) = open_cache(dir) {
         mark_seeded(cache.as_fd());
     }

@@ -9,7 +9,7 @@ use crate::run_document::Framework;
 /// runner gets pytest, falling back to unittest when pytest is not installed), and what in the
 /// project said so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Detected {
+pub(crate) struct Detected {
     pub framework: Framework,
     pub guessed: bool,
     pub reason: String,
@@ -17,7 +17,7 @@ pub struct Detected {
 
 /// The framework for the project at `root`, or None when nothing says. Only reads files: nothing
 /// from the project runs outside the sandbox.
-pub fn detect(root: &Path) -> Option<Detected> {
+pub(crate) fn detect(root: &Path) -> Option<Detected> {
     let sure = |framework, reason: String| {
         Some(Detected {
             framework,
@@ -165,7 +165,7 @@ fn declares_unittest(root: &Path) -> Option<String> {
 
 /// A project's configuration file, when it is a regular file (not a link, which could lead to a
 /// host file, a device like /dev/zero or a FIFO that never ends), cut at 1 MiB.
-pub fn read_project_file(root: &Path, name: &str) -> Option<String> {
+pub(crate) fn read_project_file(root: &Path, name: &str) -> Option<String> {
     crate::workspace::read_regular_file(&root.join(name), 1 << 20)
 }
 
@@ -182,7 +182,7 @@ fn has_python_tests(root: &Path) -> bool {
     })
 }
 
-pub fn makefile_has_test_target(root: &Path) -> bool {
+pub(crate) fn makefile_has_test_target(root: &Path) -> bool {
     ["GNUmakefile", "makefile", "Makefile"].iter().any(|name| {
         read_project_file(root, name).is_some_and(|text| {
             text.lines()

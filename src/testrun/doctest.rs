@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// The file and fence line of a doctest's id, `None` for any other test.
-pub fn parse_id(id: &str) -> Option<(&str, u32)> {
+pub(crate) fn parse_id(id: &str) -> Option<(&str, u32)> {
     let (file, rest) = id.split_once(" - ")?;
     let line = rest
         .strip_suffix(')')?
@@ -20,7 +20,7 @@ pub fn parse_id(id: &str) -> Option<(&str, u32)> {
 
 /// Where the failed doctest `id` is in the source, given where its panic was reported (a
 /// project-relative file and line, if the panic named one in the project).
-pub fn source_location(
+pub(crate) fn source_location(
     id: &str,
     reported: Option<(&str, u32)>,
     root: Option<&Path>,

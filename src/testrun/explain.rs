@@ -11,14 +11,14 @@ use crate::run_document::TestFailure;
 
 /// The reason and, when one fits, a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     pub reason: String,
     pub hint: Option<String>,
 }
 
 /// Why the run whose output is `output` (stdout, then stderr) failed without a test result;
 /// `root` is the workspace, `selected` whether tests were named with `--tests`.
-pub fn why_error(output: &str, root: &Path, selected: bool) -> Explanation {
+pub(crate) fn why_error(output: &str, root: &Path, selected: bool) -> Explanation {
     let lines: Vec<&str> = output
         .lines()
         .map(str::trim)
@@ -98,14 +98,14 @@ fn runner_words(lines: &[&str]) -> String {
 
 /// Files of another user in the workspace that the output says could not be written (whatever
 /// the outcome: a test that fails for it fails for no fault of the code).
-pub fn others_files(output: &str, root: &Path) -> Option<Explanation> {
+pub(crate) fn others_files(output: &str, root: &Path) -> Option<Explanation> {
     let lines: Vec<&str> = output.lines().map(str::trim).collect();
     unwritable_files(&lines, root).filter(|found| found.reason.contains("another user"))
 }
 
 /// A Go module whose `replace` directive names a directory outside the workspace, which the
 /// sandbox does not show: which one, and the flag that shows it.
-pub fn replaced_outside(output: &str, root: &Path) -> Option<Explanation> {
+pub(crate) fn replaced_outside(output: &str, root: &Path) -> Option<Explanation> {
     let line = output.lines().map(str::trim).find(|line| {
         line.contains("replacement directory ") && line.ends_with(" does not exist")
     })?;
@@ -133,7 +133,11 @@ pub fn replaced_outside(output: &str, root: &Path) -> Option<Explanation> {
 
 /// A run its timeout stopped, the tests it stopped in, and whether the output was cut (its
 /// counts are then of the part kept).
-pub fn timed_out(timeout: std::time::Duration, running: &[String], cut: bool) -> Explanation {
+pub(crate) fn timed_out(
+    timeout: std::time::Duration,
+    running: &[String],
+    cut: bool,
+) -> Explanation {
     let shown: Vec<&str> = running.iter().take(5).map(String::as_str).collect();
     let during = match shown.len() {
         0 => String::new(),
@@ -169,7 +173,7 @@ fn seconds(duration: std::time::Duration) -> String {
 
 /// Tests that tried to reach past loopback with the network off: the first failure that says
 /// so (else a plain line of the output, never a runner's JSON), and the flag that lets them.
-pub fn network_off(failures: &[TestFailure], output: &str) -> Option<Explanation> {
+pub(crate) fn network_off(failures: &[TestFailure], output: &str) -> Option<Explanation> {
     const SIGNS: [&str; 7] = [
         "Network is unreachable",
         "network is unreachable",

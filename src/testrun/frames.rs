@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// Whether `path` belongs to a dependency or the language runtime rather than the project.
-pub fn is_foreign(path: &str) -> bool {
+pub(crate) fn is_foreign(path: &str) -> bool {
     const FOREIGN: &[&str] = &[
         "site-packages/",
         "dist-packages/",
@@ -20,7 +20,7 @@ pub fn is_foreign(path: &str) -> bool {
 }
 
 /// `path` relative to the project root when it lies inside it; None when it lies outside.
-pub fn project_relative(path: &str, root: Option<&Path>) -> Option<String> {
+pub(crate) fn project_relative(path: &str, root: Option<&Path>) -> Option<String> {
     if is_foreign(path) {
         return None;
     }

@@ -32,7 +32,7 @@ struct TestState {
     output: String,
 }
 
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let module = root.and_then(module_path);
     // Test results in the order they finished, with their output.

@@ -24,7 +24,7 @@ const VITEST: &str = include_str!("reporters/vitest-events.mjs");
 /// The reporter for a jest or vitest run: the runner's flags that add it (beside the runner's
 /// own), and the directory the sandbox must read it from. `None` when it cannot be kept (said):
 /// the run goes on without it.
-pub fn reporter(framework: Framework) -> Option<(Vec<String>, PathBuf)> {
+pub(crate) fn reporter(framework: Framework) -> Option<(Vec<String>, PathBuf)> {
     use std::os::unix::fs::PermissionsExt;
     let (name, source) = match framework {
         Framework::Jest => ("jest-events.cjs", JEST),
@@ -78,7 +78,7 @@ fn kept_dir() -> std::io::Result<PathBuf> {
 }
 
 /// The reporter's lines taken out of `stderr`: (the rest, the events).
-pub fn split(stderr: &str) -> (String, Vec<&str>) {
+pub(crate) fn split(stderr: &str) -> (String, Vec<&str>) {
     let mut rest = String::with_capacity(stderr.len());
     let mut events = Vec::new();
     for line in stderr.split_inclusive('\n') {
@@ -100,7 +100,7 @@ struct Event {
 
 /// What the events say of a run that wrote no report: the tests that ended, counted as the
 /// report counts them, and those that started and did not end. `None` without events.
-pub fn parse(events: &[&str], root: Option<&Path>) -> Option<Parsed> {
+pub(crate) fn parse(events: &[&str], root: Option<&Path>) -> Option<Parsed> {
     let mut parsed = Parsed::default();
     // Tests that started and have not ended, in the order they started (files run in parallel).
     let mut open: Vec<String> = Vec::new();

@@ -54,7 +54,7 @@ struct Location {
 
 /// Reads the report out of the runner's stdout (the JSON document is its last `{` line, after
 /// anything the tests printed).
-pub fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
     let json = stdout
         .lines()
         .rev()

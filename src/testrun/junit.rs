@@ -12,7 +12,7 @@ use crate::run_document::TestFailure;
 
 /// What a test case ended as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaseStatus {
+pub(crate) enum CaseStatus {
     Passed,
     Failed,
     Error,
@@ -21,7 +21,7 @@ pub enum CaseStatus {
 
 /// One `<testcase>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Case {
+pub(crate) struct Case {
     pub classname: String,
     pub name: String,
     pub file: Option<String>,
@@ -36,7 +36,7 @@ pub struct Case {
 }
 
 /// Reads every test case, calling `each` as each one ends.
-pub fn read_cases<R: BufRead>(input: R, mut each: impl FnMut(Case)) -> Result<(), String> {
+pub(crate) fn read_cases<R: BufRead>(input: R, mut each: impl FnMut(Case)) -> Result<(), String> {
     let mut reader = Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut case: Option<Case> = None;
@@ -158,7 +158,7 @@ fn push_capped(text: &mut String, more: &str) {
 
 /// Reads a JUnit report on its own (`--framework junit`, or any report without a runner that
 /// wrote it): ids are `classname.name`, the usual form in JUnit tools.
-pub fn parse<R: BufRead>(input: R) -> Result<Parsed, String> {
+pub(crate) fn parse<R: BufRead>(input: R) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     read_cases(input, |case| {
         let id = if case.classname.is_empty() {
@@ -183,7 +183,7 @@ pub fn parse<R: BufRead>(input: R) -> Result<Parsed, String> {
 }
 
 /// Counts a case and records its failure (made by `failure`) when it failed or erred.
-pub fn count_case(parsed: &mut Parsed, case: &Case, failure: impl FnOnce() -> TestFailure) {
+pub(crate) fn count_case(parsed: &mut Parsed, case: &Case, failure: impl FnOnce() -> TestFailure) {
     match case.status {
         CaseStatus::Passed => parsed.counts.passed += 1,
         // pytest's report marks an expected failure as a skip of its own type.

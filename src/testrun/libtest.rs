@@ -13,7 +13,7 @@ use super::frames::project_relative;
 use super::report::{for_each_line, Parsed, MAX_DETAILS};
 use crate::run_document::TestFailure;
 
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     // Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
     let mut failed: Vec<TestFailure> = Vec::new();

@@ -6,22 +6,22 @@
 //! The outcome is decided from the exit code first and then checked against what the output
 //! says: a run is never `passed` when the runner crashed or ran no test.
 
-pub mod cache;
-pub mod detect;
-pub mod doctest;
-pub mod explain;
-pub mod frames;
-pub mod gotest;
-pub mod jest_events;
-pub mod jest_json;
-pub mod junit;
-pub mod libtest;
-pub mod nextest;
-pub mod node_tap;
+pub(crate) mod cache;
+pub(crate) mod detect;
+pub(crate) mod doctest;
+pub(crate) mod explain;
+pub(crate) mod frames;
+pub(crate) mod gotest;
+pub(crate) mod jest_events;
+pub(crate) mod jest_json;
+pub(crate) mod junit;
+pub(crate) mod libtest;
+pub(crate) mod nextest;
+pub(crate) mod node_tap;
 mod progress;
-pub mod pytest;
-pub mod report;
-pub mod unittest;
+pub(crate) mod pytest;
+pub(crate) mod report;
+pub(crate) mod unittest;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -36,13 +36,13 @@ use crate::text::tail;
 
 /// How a report's `framework_reason` ends when `--command` replaced the runner's: a later run
 /// (heal's) runs the same command.
-pub const GIVEN_COMMAND: &str = "the command given with --command";
+pub(crate) const GIVEN_COMMAND: &str = "the command given with --command";
 
 /// How much of the runner's output the report keeps at its end.
 const OUTPUT_TAIL: usize = 4000;
 
 /// A test run to make.
-pub struct TestRequest {
+pub(crate) struct TestRequest {
     /// None: detect from the project's files.
     pub framework: Option<Framework>,
     /// Replaces the runner's command (split like a shell would, or run by `sh -c`).
@@ -59,7 +59,7 @@ pub struct TestRequest {
 }
 
 /// Runs the tests and reads the result.
-pub fn run(request: TestRequest) -> Result<TestReport, Failure> {
+pub(crate) fn run(request: TestRequest) -> Result<TestReport, Failure> {
     let root = request.sandbox.workspace.canonicalize().map_err(|err| {
         Failure::usage(format!(
             "--workspace {}: {err}",
@@ -343,7 +343,7 @@ fn run_with(
 
 /// Parses a saved log or report without running anything. JUnit XML is recognised on its own;
 /// other formats need `framework`.
-pub fn parse_file(
+pub(crate) fn parse_file(
     path: &Path,
     framework: Option<Framework>,
     root: &Path,

@@ -28,7 +28,7 @@ struct Event {
     stdout: Option<String>,
 }
 
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut events_seen = false;
     let mut human = Human::default();
@@ -205,7 +205,7 @@ fn status_line(line: &str) -> Option<(Status, &str)> {
 
 /// The skipped count in nextest's summary line on stderr
 /// (`Summary [   0.019s] 5 tests run: 2 passed, 3 failed, 1 skipped`).
-pub fn summary_skipped(stderr: &str) -> Option<u64> {
+pub(crate) fn summary_skipped(stderr: &str) -> Option<u64> {
     let summary = stderr
         .lines()
         .rev()

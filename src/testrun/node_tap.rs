@@ -32,7 +32,7 @@ struct Pending {
     hook_failed: bool,
 }
 
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     // Names of the subtests we are inside, by depth: at the end, those that had not ended.
     let mut names: Vec<String> = Vec::new();

@@ -14,7 +14,10 @@ use crate::sandbox::policy::OutputWatcher;
 const MAX_LINE: usize = 4096;
 
 /// A watcher of a `framework` run's output that tells `done` each new count of ended tests.
-pub fn watcher(framework: Framework, done: Arc<dyn Fn(usize) + Send + Sync>) -> OutputWatcher {
+pub(super) fn watcher(
+    framework: Framework,
+    done: Arc<dyn Fn(usize) + Send + Sync>,
+) -> OutputWatcher {
     // The line begun on each stream (stdout, stderr), and the count.
     let state = Mutex::new(([Vec::new(), Vec::new()], 0));
     OutputWatcher(Arc::new(move |stream, bytes| {

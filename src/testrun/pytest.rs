@@ -13,7 +13,7 @@ use super::report::{for_each_line, Parsed, Progress, MAX_DETAILS, MAX_FAILURES};
 use crate::run_document::{Counts, TestFailure};
 
 /// Reads pytest's JUnit report (written with `-o junit_family=xunit1`, which adds file and line).
-pub fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn from_junit<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     junit::read_cases(input, |case| {
         // A collection error is a test case named after the module, with no class.
@@ -163,7 +163,7 @@ fn syntax_error(text: &str, root: Option<&Path>) -> Option<SyntaxFault> {
 /// A conftest.py that did not load (pytest exits 4 before collecting, on stderr):
 /// `ImportError while loading conftest '/abs/tests/conftest.py'.`, the frames, `E   Kind: msg`.
 /// It is the project's code that failed to build, as a test file that does not import is.
-pub fn conftest_error(stderr: &str, root: Option<&Path>) -> Option<TestFailure> {
+pub(crate) fn conftest_error(stderr: &str, root: Option<&Path>) -> Option<TestFailure> {
     let start = stderr.find("ImportError while loading conftest '")?;
     let text = &stderr[start..];
     let path = text.split('\'').nth(1)?;
@@ -213,7 +213,7 @@ struct Block {
 }
 
 /// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut section = Section::Other;
     let mut blocks: Vec<Block> = Vec::new();

@@ -7,7 +7,7 @@ use crate::text::{cut, one_line};
 
 /// What a parser found in a runner's output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub counts: Counts,
     pub failures: Vec<TestFailure>,
     /// The run did not get as far as running tests (collection, import or compile error).
@@ -27,7 +27,7 @@ pub struct Parsed {
 /// What a runner's per-test lines said (`-v`), for a run stopped before its own report: the
 /// tests that ended, and the one that had started and not ended.
 #[derive(Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub counts: Counts,
     seen: bool,
     failed: Vec<String>,
@@ -35,18 +35,18 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn started(&mut self, id: String) {
+    pub(crate) fn started(&mut self, id: String) {
         self.running = Some(id);
         self.seen = true;
     }
 
     /// The test that started last and has not ended.
-    pub fn running(&self) -> Option<&str> {
+    pub(crate) fn running(&self) -> Option<&str> {
         self.running.as_deref()
     }
 
     /// A test ended (its counts are the caller's to add); a failed one is listed by name.
-    pub fn ended(&mut self, id: String, failed: bool) {
+    pub(crate) fn ended(&mut self, id: String, failed: bool) {
         // A test that fails and then errors in its teardown is one failure.
         if failed && self.failed.last() != Some(&id) {
             self.failed.push(id);
@@ -57,7 +57,7 @@ impl Progress {
 
     /// For a run without its report: the counts, with the failures not listed yet added by
     /// name and the test left running; `None` when no per-test line was seen.
-    pub fn finish(self, parsed: &mut Parsed, runner: &str) -> Option<Counts> {
+    pub(crate) fn finish(self, parsed: &mut Parsed, runner: &str) -> Option<Counts> {
         if !self.seen {
             return None;
         }
@@ -76,17 +76,17 @@ impl Progress {
 }
 
 /// At most this many failures are listed; the rest are counted.
-pub const MAX_FAILURES: usize = 200;
+pub(crate) const MAX_FAILURES: usize = 200;
 /// `details` is cut to this many bytes (at a line boundary).
-pub const MAX_DETAILS: usize = 4000;
+pub(crate) const MAX_DETAILS: usize = 4000;
 /// `message` is cut to this many bytes.
-pub const MAX_MESSAGE: usize = 300;
+pub(crate) const MAX_MESSAGE: usize = 300;
 /// A failure's id and file are cut at this many bytes.
-pub const MAX_ID: usize = 1000;
+pub(crate) const MAX_ID: usize = 1000;
 
 impl Parsed {
     /// Adds a failure, respecting the cap.
-    pub fn push_failure(&mut self, mut failure: TestFailure) {
+    pub(crate) fn push_failure(&mut self, mut failure: TestFailure) {
         if self.failures.len() >= MAX_FAILURES {
             self.failures_omitted += 1;
             return;
@@ -118,7 +118,7 @@ impl Parsed {
 
 impl TestReport {
     /// A report of what `parsed` found; `build_error` is kept only for a build failure.
-    pub fn new(
+    pub(crate) fn new(
         framework: Framework,
         command: Vec<String>,
         outcome: Outcome,
@@ -147,7 +147,7 @@ impl TestReport {
 }
 
 /// `text` cut to `MAX_DETAILS` bytes at a line boundary, with a note of what was cut.
-pub fn cap_details(text: &str) -> String {
+pub(crate) fn cap_details(text: &str) -> String {
     let text = text.trim_end();
     if text.len() <= MAX_DETAILS {
         return text.to_string();
@@ -159,7 +159,7 @@ pub fn cap_details(text: &str) -> String {
 
 /// Calls `each` with every line of a runner's output, as a stream (bounded memory whatever its
 /// size): invalid UTF-8 replaced, colour codes removed, no line end.
-pub fn for_each_line<R: std::io::BufRead>(
+pub(crate) fn for_each_line<R: std::io::BufRead>(
     mut input: R,
     mut each: impl FnMut(&str),
 ) -> Result<(), String> {
@@ -179,7 +179,7 @@ pub fn for_each_line<R: std::io::BufRead>(
 }
 
 /// Removes ANSI escape sequences (colour, cursor movement) from runner output.
-pub fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
     if !line.contains('\x1b') {
         return line.into();
     }

@@ -12,7 +12,7 @@ use super::report::{for_each_line, Parsed, Progress, MAX_DETAILS};
 use crate::run_document::{Counts, TestFailure};
 
 /// Reads unittest's output (its stderr, where it reports).
-pub fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
+pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut current: Option<TestFailure> = None;
     let mut in_traceback = false;

@@ -15,7 +15,7 @@ use crate::llm::{Model, ModelFlags};
 use crate::run_document::{Counts, Outcome};
 use crate::text::json_prefix;
 
-pub const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
+pub(crate) const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
 which works on a private copy of the workspace with the file and test tools, writes or names a test first, and works \
 until the suite passes. A finished, green change is written to the workspace (only the files it changed); otherwise \
 the workspace stays as it was and the change is in patch_file. Returns the status, the model's summary (its own \
@@ -34,7 +34,7 @@ const SHOWN_SUMMARY: usize = 4_000;
 
 /// Whose variables name the model first.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Naming {
+pub(crate) enum Naming {
     /// `AUTOCODER_*`, then local-coder's `LOCAL_CODER_*` (`delegate_task`).
     Autocoder,
     /// local-coder's, when they name a model or a server (`delegate_to_local_coder`, which
@@ -62,7 +62,7 @@ fn hidden(naming: Naming) -> &'static [&'static str] {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// What to build or change, as you would tell a colleague: the behaviour, the files, how to
     /// test it.
     pub task: String,
@@ -79,7 +79,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     /// green, red, no_change or budget_exhausted.
     pub status: String,
     /// Why it ended.
@@ -105,12 +105,12 @@ pub struct Output {
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct TestsShown {
+pub(crate) struct TestsShown {
     pub outcome: Outcome,
     pub counts: Counts,
 }
 
-pub fn call(
+pub(crate) fn call(
     context: &Context,
     call: &Call,
     input: Input,
@@ -210,7 +210,7 @@ pub fn call(
 
 /// The result as text: the status, the summary, the tests and the diff (as the structured
 /// result has it).
-pub fn text(output: &Value) -> String {
+pub(crate) fn text(output: &Value) -> String {
     let field = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
     let mut out = format!("status: {} ({})\n", field("status"), field("reason"));
     if let Some(error) = output.get("error").and_then(Value::as_str) {

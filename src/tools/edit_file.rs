@@ -13,7 +13,7 @@ use crate::text::{json_len, json_prefix, RESULT_BUDGET};
 use crate::workspace::jail;
 use crate::workspace::write::{exclusive, write_atomically};
 
-pub const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
+pub(crate) const DESCRIPTION: &str = "Replace an exact string in a file of the workspace. old_string must match the file's \
 text exactly (whitespace and indentation included) and, unless replace_all is set, exactly once: include enough \
 surrounding lines to make it unique. If it does not match, the error shows the closest lines. Line endings (CRLF or \
 LF, per line) and the file's mode are kept; a hard-linked file becomes a file of its own. Returns the unified diff; \
@@ -27,7 +27,7 @@ const MAX_BYTES: u64 = 16 << 20;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// Path relative to the workspace root (or absolute inside it).
     pub path: String,
     /// The exact text to replace.
@@ -43,7 +43,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     pub replacements: usize,
@@ -53,7 +53,7 @@ pub struct Output {
 }
 
 /// What no edit can be: an empty `old_string`, or one the same as `new_string`.
-pub fn check(input: &Input) -> Result<(), ToolError> {
+pub(crate) fn check(input: &Input) -> Result<(), ToolError> {
     if input.old_string.is_empty() {
         return Err(tool_error(
             "old_string is empty; use write_file to create a file",
@@ -67,7 +67,7 @@ pub fn check(input: &Input) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     check(&input)?;
     let confined = context
         .roots
@@ -149,7 +149,7 @@ pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
 
 /// Why `replace` changed nothing.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Mismatch {
+pub(crate) enum Mismatch {
     /// `old` is not in the text.
     NotFound,
     /// `old` is there `count` times (and `all` was not asked for), on these lines (the first
@@ -160,7 +160,12 @@ pub enum Mismatch {
 /// `text` with `old` replaced by `new`: its one occurrence, or with `all` every one; and how
 /// many were replaced. A replacement's line endings follow the line it goes in (`\n` in `new`
 /// becomes `\r\n` there), and `old` written with `\n` matches CRLF lines too.
-pub fn replace(text: &str, old: &str, new: &str, all: bool) -> Result<(String, usize), Mismatch> {
+pub(crate) fn replace(
+    text: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+) -> Result<(String, usize), Mismatch> {
     let found = find(text, old);
     match found.len() {
         0 => return Err(Mismatch::NotFound),
@@ -271,7 +276,7 @@ fn no_match_hint(path: &str, text: &str, old: &str) -> String {
 /// The three lines of `text` most like `wanted`'s first line that is not blank (numbered from
 /// 1), of those alike by more than half: the first 10,000 lines, each compared on its first 500
 /// characters within a second, as comparing is quadratic in their length.
-pub fn closest_lines<'a>(text: &'a str, wanted: &str) -> Vec<(usize, &'a str)> {
+pub(crate) fn closest_lines<'a>(text: &'a str, wanted: &str) -> Vec<(usize, &'a str)> {
     fn head(line: &str) -> &str {
         let line = line.trim();
         &line[..line

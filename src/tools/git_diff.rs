@@ -5,18 +5,18 @@ use serde_json::Value;
 
 use super::{tool_error, Call, Context, ToolError};
 
-pub const DESCRIPTION: &str = "Show changes in the workspace as a unified diff with per-file added and deleted line \
+pub(crate) const DESCRIPTION: &str = "Show changes in the workspace as a unified diff with per-file added and deleted line \
 counts: by default the working tree against the index (unstaged changes); staged for the index against HEAD; base (a \
 commit, branch or tag) for the working tree against it, or with staged the index against it. Limit it to paths; set \
 stat_only for the counts alone. Untracked files are not in a diff: git_status lists them.";
 
 /// What `git_diff` takes.
-pub type Input = crate::git::diff::DiffRequest;
+pub(crate) type Input = crate::git::diff::DiffRequest;
 /// What `git_diff` returns.
-pub type Output = crate::git::diff::Changes;
+pub(crate) type Output = crate::git::diff::Changes;
 
 /// Checks the request here (paths confined to the root) and has the root's git reader answer.
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
+pub(crate) fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
     let root = context.roots.confine(".")?.display();
     if let Some(base) = &input.base {
         if base.starts_with('-') || base.is_empty() || base.contains('\0') {

@@ -9,13 +9,13 @@ use super::{glob_matcher, Call, Context, ToolError};
 use crate::text::{Budget, RESULT_BUDGET};
 use crate::workspace::walk::{self, Kind};
 
-pub const DESCRIPTION: &str = "List the files and directories under a directory of the workspace (default: its root), \
+pub(crate) const DESCRIPTION: &str = "List the files and directories under a directory of the workspace (default: its root), \
 skipping what .gitignore ignores and the .git directory. Set recursive to walk subdirectories; glob (e.g. `*.py`) \
 filters by path or file name. Paths are relative to the workspace root.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// Directory to list (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
@@ -32,7 +32,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub path: String,
     /// `file`, `dir`, `symlink` or `other` (a FIFO, socket or device).
     pub kind: &'static str,
@@ -40,14 +40,14 @@ pub struct Entry {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     pub entries: Vec<Entry>,
     /// More entries exist than were listed (max_entries, or about 32 KB of them): narrow with
     /// path or glob.
     pub truncated: bool,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let confined = context
         .roots
         .confine(input.path.as_deref().unwrap_or("."))?;

@@ -5,16 +5,16 @@
 //! error, the text mirror of the result cut to size. Every path a tool touches is confined to the
 //! workspace roots (`workspace::jail`); every command runs in the sandbox.
 
-pub mod delegate_task;
-pub mod edit_file;
-pub mod git_diff;
-pub mod git_status;
-pub mod list_files;
-pub mod read_file;
-pub mod run_command;
-pub mod run_tests;
-pub mod search_text;
-pub mod write_file;
+pub(crate) mod delegate_task;
+pub(crate) mod edit_file;
+pub(crate) mod git_diff;
+pub(crate) mod git_status;
+pub(crate) mod list_files;
+pub(crate) mod read_file;
+pub(crate) mod run_command;
+pub(crate) mod run_tests;
+pub(crate) mod search_text;
+pub(crate) mod write_file;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,7 +27,7 @@ use crate::workspace::PathError;
 /// A tool's error, worded for the model that called it: it becomes a result with `isError`,
 /// which the model can act on (a path outside the roots, no match, bad arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError(pub String);
+pub(crate) struct ToolError(pub String);
 
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,12 +41,12 @@ impl From<PathError> for ToolError {
     }
 }
 
-pub fn tool_error(message: impl Into<String>) -> ToolError {
+pub(crate) fn tool_error(message: impl Into<String>) -> ToolError {
     ToolError(message.into())
 }
 
 /// What the tools work on.
-pub struct Context {
+pub(crate) struct Context {
     pub roots: Roots,
     /// `--env` requests for the test runs (`run_tests`): heal's task mode passes its own, so that
     /// the model's runs see what the final one does; the MCP server none.
@@ -62,7 +62,7 @@ pub struct Context {
 impl Context {
     /// The secrets of the roots (their credential files' values) and of this environment's
     /// credential variables: what an MCP client, a model's agent, is never sent.
-    pub fn secrets(&self) -> &crate::secrets::Secrets {
+    pub(crate) fn secrets(&self) -> &crate::secrets::Secrets {
         self.secrets.get_or_init(|| {
             let roots: Vec<&std::path::Path> = self.roots.paths().collect();
             crate::secrets::Secrets::collect_in(&[], &[], &roots)
@@ -71,27 +71,27 @@ impl Context {
 }
 
 /// Where a call's progress goes: (how far, what is happening).
-pub type ProgressSink = Box<dyn Fn(f64, &str) + Send + Sync>;
+pub(crate) type ProgressSink = Box<dyn Fn(f64, &str) + Send + Sync>;
 
 /// One call in progress: whether it was cancelled, and where its progress goes.
-pub struct Call {
+pub(crate) struct Call {
     cancelled: Arc<AtomicBool>,
     progress: Option<ProgressSink>,
 }
 
 impl Call {
-    pub fn new(cancelled: Arc<AtomicBool>, progress: Option<ProgressSink>) -> Call {
+    pub(crate) fn new(cancelled: Arc<AtomicBool>, progress: Option<ProgressSink>) -> Call {
         Call {
             cancelled,
             progress,
         }
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::SeqCst)
     }
 
-    pub fn progress(&self, done: f64, message: &str) {
+    pub(crate) fn progress(&self, done: f64, message: &str) {
         if let Some(report) = &self.progress {
             report(done, message);
         }
@@ -100,14 +100,14 @@ impl Call {
 
 /// Hints about a tool's behaviour, for a client deciding what to ask the user before a call.
 #[derive(Debug, Clone, Copy)]
-pub struct Annotations {
+pub(crate) struct Annotations {
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
     pub open_world: bool,
 }
 
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
@@ -122,26 +122,26 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// The JSON Schema of the tool's arguments.
-    pub fn input_schema(&self) -> Value {
+    pub(crate) fn input_schema(&self) -> Value {
         (self.input_schema)()
     }
 
     /// The JSON Schema of the tool's structured result.
-    pub fn output_schema(&self) -> Value {
+    pub(crate) fn output_schema(&self) -> Value {
         (self.output_schema)()
     }
 }
 
 /// A tool's answer: its structured result, and the same as text (cut near `MAX_TEXT`).
 #[derive(Debug)]
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     pub structured: Value,
     pub text: String,
 }
 
 /// Why a call has no `ToolOutput`.
 #[derive(Debug)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// No tool has this name.
     UnknownTool(String),
     /// The tool refused or failed in a way the model can act on.
@@ -151,10 +151,10 @@ pub enum CallError {
 }
 
 /// A result's text mirror is cut near this size, with a note on how to get the rest.
-pub const MAX_TEXT: usize = 40_000;
+pub(crate) const MAX_TEXT: usize = 40_000;
 
 /// Calls the tool `name` with `arguments` (null counts as none), in `context`.
-pub fn invoke(
+pub(crate) fn invoke(
     context: &Context,
     call: &Call,
     name: &str,
@@ -260,7 +260,7 @@ macro_rules! tool {
 }
 
 /// Every tool, in a stable order.
-pub static CATALOGUE: &[ToolSpec] = &[
+pub(crate) static CATALOGUE: &[ToolSpec] = &[
     tool!(list_files, "List files", None,
             |c, call, a| output(list_files::call(c, call, arguments("list_files", a)?)?),
             schema::<list_files::Output>, read_only: true, destructive: false, idempotent: true),

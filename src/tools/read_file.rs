@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{tool_error, Context, ToolError};
 use crate::workspace::jail;
 
-pub const DESCRIPTION: &str = "Read a text file inside the workspace. Returns its lines numbered from 1 (`N\\tline`), the \
+pub(crate) const DESCRIPTION: &str = "Read a text file inside the workspace. Returns its lines numbered from 1 (`N\\tline`), the \
 file's total line count, and, when the window did not reach the end, the offset to continue from. Read big files a window \
 at a time with offset and limit. Binary files are refused with their size.";
 
@@ -22,7 +22,7 @@ const MAX_BYTES: u64 = 256 << 20;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// Path relative to the workspace root (or absolute inside it).
     pub path: String,
     /// First line to return, counted from 1.
@@ -36,7 +36,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     /// The lines, each as `N\tline`.
@@ -49,7 +49,7 @@ pub struct Output {
 }
 
 /// The text a model reads: the lines, and where to go on when the window stopped early.
-pub fn text(output: &serde_json::Value) -> String {
+pub(crate) fn text(output: &serde_json::Value) -> String {
     let mut text = super::field_text(output, "content");
     if let Some(next) = output
         .get("next_offset")
@@ -72,7 +72,7 @@ pub fn text(output: &serde_json::Value) -> String {
     text
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     if input.path.is_empty() {
         return Err(tool_error("path is empty; give the file to read"));
     }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::{tool_error, Call, Context, ToolError};
 use crate::text::json_head_and_tail;
 
-pub const DESCRIPTION: &str = "Run a command inside the sandbox, in the workspace (network off, only the workspace \
+pub(crate) const DESCRIPTION: &str = "Run a command inside the sandbox, in the workspace (network off, only the workspace \
 writable, limits on memory, processes and time). Give argv (preferred) or command (a shell line run by sh -c). Returns \
 the exit code, whether it timed out or hit a limit, and stdout and stderr (long output keeps its head and tail). Each \
 call starts fresh: no shell state carries over.";
@@ -26,7 +26,7 @@ const OUTPUT_JSON_BYTES: usize = 16 << 10;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// The program and its arguments.
     #[serde(default)]
     pub argv: Option<Vec<String>>,
@@ -47,7 +47,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub timed_out: bool,
@@ -58,7 +58,7 @@ pub struct Output {
     pub duration_ms: u64,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let mut argv = match (input.argv, input.command) {
         (Some(argv), None) if !argv.is_empty() => argv,
         (None, Some(command)) if !command.trim().is_empty() => {
@@ -191,7 +191,7 @@ fn in_sandbox(
 
 /// What a run of this binary reports as its progress.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// Its time so far, each second.
     Clock,
     /// Each line it writes on stderr (heal's steps), as it comes.
@@ -202,7 +202,7 @@ pub enum Progress {
 /// progress at the start and then as `progress` says, and stopping it (SIGTERM) when the call is
 /// cancelled or `limit` passes, without the variables `hidden`; returns the JSON document it
 /// wrote.
-pub fn run_self(
+pub(crate) fn run_self(
     args: &[String],
     root_fd: RawFd,
     stdin: Option<&str>,

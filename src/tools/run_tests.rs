@@ -10,14 +10,14 @@ use super::run_command::{run_self, Progress};
 use super::{tool_error, Call, Context, ToolError};
 use crate::text::{Budget, RESULT_BUDGET};
 
-pub const DESCRIPTION: &str = "Run the project's tests in the sandbox (the runner is detected: pytest, unittest, \
+pub(crate) const DESCRIPTION: &str = "Run the project's tests in the sandbox (the runner is detected: pytest, unittest, \
 cargo, nextest, go, node, jest, vitest, make) and report the outcome (passed, tests_failed, build_failed, no_tests, \
 timeout, error), the counts, and each failure: an id to pass back in tests to run it alone, the file and line inside \
 the project, the kind, a one-line message and the traceback.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// Run only these tests, by the ids a report gave.
     #[serde(default)]
     pub tests: Vec<String>,
@@ -27,7 +27,7 @@ pub struct Input {
     pub timeout_sec: Option<u64>,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
+pub(crate) fn call(context: &Context, call: &Call, input: Input) -> Result<Value, ToolError> {
     let root = context.roots.confine(".")?;
     let timeout = input.timeout_sec.unwrap_or(600).clamp(1, 3600);
     let mut args = vec![

@@ -12,13 +12,13 @@ use crate::text::{Budget, RESULT_BUDGET};
 use crate::workspace::jail::{self, Confined};
 use crate::workspace::walk::{self, Kind};
 
-pub const DESCRIPTION: &str = "Search the workspace's text files for a regular expression (or, with fixed_string, \
+pub(crate) const DESCRIPTION: &str = "Search the workspace's text files for a regular expression (or, with fixed_string, \
 a literal string), skipping what .gitignore ignores. Returns each matching line with its file and line number, and \
 context_lines lines around it. Narrow with path (a directory or file) and glob (e.g. `*.py`).";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// A regular expression (Rust syntax), or a literal with fixed_string.
     pub pattern: String,
     /// Treat the pattern as a literal string.
@@ -43,7 +43,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Match {
+pub(crate) struct Match {
     pub path: String,
     pub line: usize,
     pub text: String,
@@ -52,7 +52,7 @@ pub struct Match {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     pub matches: Vec<Match>,
     /// More matches exist than were returned (max_results, or about 32 KB of lines): narrow
     /// with path or glob, or raise max_results.
@@ -60,7 +60,7 @@ pub struct Output {
     pub files_searched: usize,
 }
 
-pub fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, call: &Call, input: Input) -> Result<Output, ToolError> {
     let source = if input.fixed_string {
         regex::escape(&input.pattern)
     } else {

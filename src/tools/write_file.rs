@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use super::{Context, ToolError};
 use crate::workspace::write::{exclusive, write_atomically};
 
-pub const DESCRIPTION: &str = "Write a file in the workspace, creating it or replacing its whole content. Prefer \
+pub(crate) const DESCRIPTION: &str = "Write a file in the workspace, creating it or replacing its whole content. Prefer \
 edit_file for changes to an existing file. Missing parent directories are created (inside the workspace only; set \
 create_dirs to false to refuse instead). The write is atomic: readers see the old content or the new, never a mix.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(crate) struct Input {
     /// Path relative to the workspace root (or absolute inside it).
     pub path: String,
     /// The complete new content.
@@ -25,7 +25,7 @@ pub struct Input {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
+pub(crate) struct Output {
     /// As the other tools name it: relative in the first root, absolute in the others.
     pub path: String,
     pub bytes: usize,
@@ -37,7 +37,7 @@ fn yes() -> bool {
     true
 }
 
-pub fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
     let confined = context
         .roots
         .confine_file(&input.path)?

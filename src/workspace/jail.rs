@@ -16,7 +16,7 @@ use nix::fcntl::ResolveFlag;
 
 /// The directories the tools may touch.
 #[derive(Debug)]
-pub struct Roots {
+pub(crate) struct Roots {
     roots: Vec<Root>,
 }
 
@@ -32,7 +32,7 @@ struct Root {
 
 /// A path inside a root: the root's descriptor and the path relative to it.
 #[derive(Debug, Clone)]
-pub struct Confined<'a> {
+pub(crate) struct Confined<'a> {
     pub root: &'a Path,
     pub root_fd: BorrowedFd<'a>,
     /// Relative to the root; empty for the root itself.
@@ -45,7 +45,7 @@ impl<'a> Confined<'a> {
     /// Refused when what it names is one git on the host obeys (`.git`, the hooks and config
     /// the repository's config names): a file tool's write there would run as the user at the
     /// next git command.
-    pub fn writable_by_tools(self) -> Result<Confined<'a>, PathError> {
+    pub(crate) fn writable_by_tools(self) -> Result<Confined<'a>, PathError> {
         let relative = self.relative.to_string_lossy();
         match super::runs_outside::RunsOutside::of(self.root).obeyed_by_git(&relative) {
             true => Err(path_error(format!(
@@ -57,18 +57,18 @@ impl<'a> Confined<'a> {
     }
 
     /// The path as the user sees it (absolute).
-    pub fn display(&self) -> PathBuf {
+    pub(crate) fn display(&self) -> PathBuf {
         self.root.join(&self.relative)
     }
 
     /// Another path in the same root.
-    pub fn beside(&self, relative: PathBuf) -> Confined<'a> {
+    pub(crate) fn beside(&self, relative: PathBuf) -> Confined<'a> {
         Confined { relative, ..*self }
     }
 
     /// How a tool's result names `relative` (a path in this root) so that it can be given back
     /// as it is: relative in the first root, absolute in the others.
-    pub fn shown(&self, relative: &Path) -> String {
+    pub(crate) fn shown(&self, relative: &Path) -> String {
         if self.primary {
             relative.to_string_lossy().into_owned()
         } else {
@@ -78,7 +78,7 @@ impl<'a> Confined<'a> {
 }
 
 impl Roots {
-    pub fn new(paths: &[PathBuf]) -> Result<Roots, String> {
+    pub(crate) fn new(paths: &[PathBuf]) -> Result<Roots, String> {
         let spelled: Vec<(PathBuf, Vec<PathBuf>)> = paths
             .iter()
             .map(|path| {
@@ -91,7 +91,7 @@ impl Roots {
 
     /// Roots from (path, how requests may also spell it): the client's spelling of a root it
     /// listed, and the user's of an allowed one.
-    pub fn spelled(paths: &[(PathBuf, Vec<PathBuf>)]) -> Result<Roots, String> {
+    pub(crate) fn spelled(paths: &[(PathBuf, Vec<PathBuf>)]) -> Result<Roots, String> {
         let mut roots = Vec::new();
         for (path, given) in paths {
             let canonical = path
@@ -130,12 +130,12 @@ impl Roots {
         Ok(Roots { roots })
     }
 
-    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &Path> {
         self.roots.iter().map(|root| root.path.as_path())
     }
 
     /// Each root's (canonical path, spellings as given).
-    pub fn spellings(&self) -> impl Iterator<Item = (&Path, &[PathBuf])> {
+    pub(crate) fn spellings(&self) -> impl Iterator<Item = (&Path, &[PathBuf])> {
         self.roots
             .iter()
             .map(|root| (root.path.as_path(), root.given.as_slice()))
@@ -143,7 +143,7 @@ impl Roots {
 
     /// Where the file `path` lies, as `confine`; a path ending in `/` or `/.` names a
     /// directory, which the file tools would otherwise take as the file before it.
-    pub fn confine_file(&self, path: &str) -> Result<Confined<'_>, PathError> {
+    pub(crate) fn confine_file(&self, path: &str) -> Result<Confined<'_>, PathError> {
         if path.ends_with('/') || path.ends_with("/.") {
             return Err(path_error(format!(
                 "{path} names a directory; give the file's path"
@@ -154,7 +154,7 @@ impl Roots {
 
     /// Where `path` (relative to the first root, or absolute inside one) lies. Only lexical
     /// checks here; `open` lets the kernel check the rest.
-    pub fn confine(&self, path: &str) -> Result<Confined<'_>, PathError> {
+    pub(crate) fn confine(&self, path: &str) -> Result<Confined<'_>, PathError> {
         if path.contains('\0') {
             return Err(path_error("the path contains a NUL byte"));
         }
@@ -220,7 +220,7 @@ impl Roots {
 
 /// Opens `confined` with `flags` (and `mode` when creating), the kernel keeping the whole walk
 /// beneath the root.
-pub fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, PathError> {
+pub(crate) fn open(confined: &Confined, flags: i32, mode: u32) -> Result<File, PathError> {
     let shown = confined.display();
     let relative = if confined.relative.as_os_str().is_empty() {
         Path::new(".")

@@ -4,10 +4,10 @@
 //! files sandboxed code may have put in place (configuration, ignore files) without following
 //! links or waiting on FIFOs.
 
-pub mod jail;
-pub mod runs_outside;
-pub mod walk;
-pub mod write;
+pub(crate) mod jail;
+pub(crate) mod runs_outside;
+pub(crate) mod walk;
+pub(crate) mod write;
 
 use std::fs::File;
 use std::io::Read;
@@ -18,7 +18,7 @@ use std::path::Path;
 /// What is wrong with a path, or with what was done at it, worded for whoever gave it (a user
 /// or a model): `src/x.py: no such file or directory`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathError(pub String);
+pub(crate) struct PathError(pub String);
 
 impl std::fmt::Display for PathError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -26,7 +26,7 @@ impl std::fmt::Display for PathError {
     }
 }
 
-pub fn path_error(message: impl Into<String>) -> PathError {
+pub(crate) fn path_error(message: impl Into<String>) -> PathError {
     PathError(message.into())
 }
 
@@ -82,7 +82,7 @@ const HOLDERS: &[&str] = &[
 /// home directory or one holding it. Projects under `/usr/src`, `/opt`, `/srv` or `/var/lib`
 /// stay allowed. Judged by the filesystem objects (device and inode), not names: a bind mount
 /// of `/` (or of the home) elsewhere is `/` (or the home), and is refused.
-pub fn too_wide(target: BorrowedFd) -> Option<&'static str> {
+pub(crate) fn too_wide(target: BorrowedFd) -> Option<&'static str> {
     let meta = metadata(target)?;
     let target_id = (meta.dev(), meta.ino());
     let is = |path: &str| open_dir(Path::new(path)).and_then(|dir| identity(dir.as_fd()));
@@ -154,7 +154,7 @@ fn ancestry(dir: OwnedFd) -> Vec<(u64, u64)> {
 /// The text of the file at `path` when it is a regular file (not a link, which could lead to a
 /// host file, nor a FIFO or device that never ends), cut at `max` bytes: for files sandboxed
 /// code may have put in place.
-pub fn read_regular_file(path: &Path, max: u64) -> Option<String> {
+pub(crate) fn read_regular_file(path: &Path, max: u64) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -165,7 +165,7 @@ pub fn read_regular_file(path: &Path, max: u64) -> Option<String> {
 }
 
 /// The text of an open file when it is a regular one, cut at `max` bytes.
-pub fn read_regular(file: File, max: u64) -> Option<String> {
+pub(crate) fn read_regular(file: File, max: u64) -> Option<String> {
     if !file.metadata().ok()?.is_file() {
         return None;
     }

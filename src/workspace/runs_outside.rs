@@ -79,7 +79,7 @@ const NESTED: &[[&str; 2]] = &[[".config", "mise"]];
 
 /// What runs outside the sandbox in one workspace.
 #[derive(Debug, Clone, Default)]
-pub struct RunsOutside {
+pub(crate) struct RunsOutside {
     /// What the repository's config names inside the workspace, from its root and in lower
     /// case: the hooks directory, and the files the config is read from (`include.path`).
     named: Vec<String>,
@@ -89,7 +89,7 @@ impl RunsOutside {
     /// For `workspace` (canonical): the fixed names, and what the repository's config names,
     /// read as git reads it (the repository's config, the user's, includes; a relative hooks
     /// directory from the repository's top).
-    pub fn of(workspace: &Path) -> RunsOutside {
+    pub(crate) fn of(workspace: &Path) -> RunsOutside {
         let named = git_config_names(workspace)
             .iter()
             .filter_map(|path| inside(workspace, path))
@@ -98,7 +98,7 @@ impl RunsOutside {
     }
 
     /// Whether `path` (from the workspace's root, `/`-separated) runs or is obeyed outside.
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         let lower = path.to_ascii_lowercase();
         let parts: Vec<&str> = lower.split('/').filter(|part| !part.is_empty()).collect();
         let Some((name, dirs)) = parts.split_last() else {
@@ -122,7 +122,7 @@ impl RunsOutside {
 
     /// Whether `path` is one git on the host obeys: in `.git` (in any form, at any depth, in any
     /// case), or the hooks directory and config files the repository's config names.
-    pub fn obeyed_by_git(&self, path: &str) -> bool {
+    pub(crate) fn obeyed_by_git(&self, path: &str) -> bool {
         let lower = path.to_ascii_lowercase();
         let parts: Vec<&str> = lower.split('/').filter(|part| !part.is_empty()).collect();
         let whole = parts.join("/");
@@ -134,7 +134,7 @@ impl RunsOutside {
     }
 
     /// What a refusal says of `path`.
-    pub fn why(&self, path: &str) -> String {
+    pub(crate) fn why(&self, path: &str) -> String {
         format!(
             "{path} runs outside the sandbox (git hooks, config and attributes, editor tasks, direnv, CI): it is not changed here"
         )
@@ -143,7 +143,7 @@ impl RunsOutside {
     /// What git on the host obeys in `workspace`, for the sandbox (see `GitPaths`): `.git` (a
     /// directory, a file naming one, or a link), the submodules' `.git`, and the git directory,
     /// hooks directory and config files the repository names there.
-    pub fn git_paths(&self, workspace: &Path) -> GitPaths {
+    pub(crate) fn git_paths(&self, workspace: &Path) -> GitPaths {
         let mut paths = vec![PathBuf::from(".git")];
         let modules = std::fs::read_to_string(workspace.join(".gitmodules")).unwrap_or_default();
         paths.extend(modules.lines().filter_map(|line| {
@@ -189,7 +189,7 @@ impl RunsOutside {
 
 /// What git on the host obeys in a workspace, as the sandbox keeps it from a command.
 #[derive(Debug, Default, PartialEq)]
-pub struct GitPaths {
+pub(crate) struct GitPaths {
     /// Those that exist, reached through no link: mounted read-only.
     pub held: Vec<PathBuf>,
     /// The directories between the workspace and those: mounted on themselves (writable), so
@@ -201,7 +201,7 @@ pub struct GitPaths {
 }
 
 /// `path`'s device and inode (of a link, the link's own), or None when nothing is there.
-pub fn identity(path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn identity(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     path.symlink_metadata()
         .ok()

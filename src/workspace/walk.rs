@@ -41,7 +41,7 @@ const MAX_WALK_PATTERNS: usize = 20_000;
 const MAX_DEPTH: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     Symlink,
@@ -51,7 +51,7 @@ pub enum Kind {
 
 /// An entry the walk found.
 #[derive(Debug)]
-pub struct Found {
+pub(crate) struct Found {
     /// Relative to the root.
     pub relative: PathBuf,
     pub kind: Kind,
@@ -60,7 +60,7 @@ pub struct Found {
 
 /// How a walk ended.
 #[derive(Debug, Default)]
-pub struct Walked {
+pub(crate) struct Walked {
     /// Directories below the depth cap (MAX_DEPTH) were left out: the walk is not complete.
     pub capped: bool,
 }
@@ -68,7 +68,7 @@ pub struct Walked {
 /// Walks the directory `start` (inside its root), calling `visit` for each entry no ignore file
 /// excludes, until `visit` breaks. `max_depth` 1 visits the start's own entries only.
 /// Directories that cannot be read (permissions) are skipped, as `find` and git do.
-pub fn walk(
+pub(crate) fn walk(
     start: &Confined,
     max_depth: Option<usize>,
     visit: &mut dyn FnMut(&Found) -> ControlFlow<()>,

@@ -22,7 +22,7 @@ use super::{path_error, PathError};
 
 /// Held while a file is written (and, for an edit, from reading it to writing it):
 /// concurrent calls would otherwise each succeed and all but the last be lost.
-pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
     WRITES
         .lock()
@@ -30,7 +30,7 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Replaces the file's content (keeping its mode); returns whether it was created.
-pub fn write_atomically(
+pub(crate) fn write_atomically(
     confined: &Confined,
     content: &[u8],
     create_dirs: bool,
@@ -216,7 +216,7 @@ fn make_dirs(
 /// following a link (missing ones made, mode 700); elsewhere, the directory the user named is
 /// taken as named. `fresh`: only a file that did not exist; otherwise one is emptied. A FIFO or
 /// other file that is not regular is refused, never waited on.
-pub fn create_output(path: &Path, within: &Path, fresh: bool) -> std::io::Result<File> {
+pub(crate) fn create_output(path: &Path, within: &Path, fresh: bool) -> std::io::Result<File> {
     let absolute = lexically_absolute(path)?;
     let name = absolute
         .file_name()

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// How long to wait before answering (cut short when the server stops).
     pub delay: std::time::Duration,
     pub status: u16,
@@ -23,7 +23,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn json(status: u16, body: &str) -> Reply {
+    pub(crate) fn json(status: u16, body: &str) -> Reply {
         Reply {
             delay: std::time::Duration::ZERO,
             status,
@@ -34,7 +34,7 @@ impl Reply {
     }
 
     /// Closes the connection without answering, as if the network failed after the request.
-    pub fn hang_up() -> Reply {
+    pub(crate) fn hang_up() -> Reply {
         Reply {
             delay: std::time::Duration::ZERO,
             status: 0,
@@ -45,25 +45,25 @@ impl Reply {
     }
 
     /// Closes the connection after `bytes` of the body, as if the network failed mid-answer.
-    pub fn cut_after(mut self, bytes: usize) -> Reply {
+    pub(crate) fn cut_after(mut self, bytes: usize) -> Reply {
         self.cut_after = Some(bytes);
         self
     }
 
     /// Answers after `delay`.
-    pub fn delayed(mut self, delay: std::time::Duration) -> Reply {
+    pub(crate) fn delayed(mut self, delay: std::time::Duration) -> Reply {
         self.delay = delay;
         self
     }
 
-    pub fn header(mut self, name: &str, value: &str) -> Reply {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_string(), value.to_string()));
         self
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     pub method: String,
     /// Path and query.
     pub target: String,
@@ -72,7 +72,7 @@ pub struct Request {
     pub body: String,
 }
 
-pub struct FakeServer {
+pub(crate) struct FakeServer {
     base: String,
     requests: Arc<Mutex<Vec<Request>>>,
     scripted: Vec<String>,
@@ -82,7 +82,7 @@ pub struct FakeServer {
 
 impl FakeServer {
     /// Serves `routes`: "METHOD /path?query" → replies.
-    pub fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeServer {
+    pub(crate) fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let scripted = routes.iter().map(|(k, _)| k.to_string()).collect();
@@ -116,11 +116,11 @@ impl FakeServer {
         }
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.base
     }
 
-    pub fn requests(&self) -> Vec<Request> {
+    pub(crate) fn requests(&self) -> Vec<Request> {
         self.requests.lock().unwrap().clone()
     }
 }

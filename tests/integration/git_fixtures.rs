@@ -6,7 +6,7 @@ use std::process::Command;
 use crate::util::{git, TempDir};
 
 /// Makes `dir` a repository whose one commit on main holds everything in it.
-pub fn commit_everything(dir: &Path) {
+pub(crate) fn commit_everything(dir: &Path) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "first"]);
@@ -14,7 +14,7 @@ pub fn commit_everything(dir: &Path) {
 
 /// Leaves `file` with unresolved conflicts: main and a branch `other` change it differently,
 /// and other is merged into main.
-pub fn conflict(dir: &TempDir, file: &str) {
+pub(crate) fn conflict(dir: &TempDir, file: &str) {
     git(dir.path(), &["checkout", "-q", "-b", "other"]);
     dir.write(file, "theirs\n");
     git(dir.path(), &["commit", "-q", "-am", "theirs"]);
@@ -30,7 +30,7 @@ pub fn conflict(dir: &TempDir, file: &str) {
 }
 
 /// A repository in `dir` with one commit on main: a.txt and old.txt.
-pub fn repository(dir: &TempDir) {
+pub(crate) fn repository(dir: &TempDir) {
     dir.write("a.txt", "one\ntwo\n");
     dir.write("old.txt", "stays the same\n");
     commit_everything(dir.path());

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::util::autocoder_as;
 
-pub struct Session {
+pub(crate) struct Session {
     pub child: Child,
     /// None once closed (the server then winds down).
     pub stdin: Option<ChildStdin>,
@@ -20,13 +20,17 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn start(root: &Path) -> Session {
+    pub(crate) fn start(root: &Path) -> Session {
         Session::start_with(&[root], None, None)
     }
 
     /// A server on `roots`, allowed at most `open_files` descriptors if given, run as the user
     /// `user` (from a copy of the binary in `roots[0]`) if given.
-    pub fn start_with(roots: &[&Path], open_files: Option<u64>, user: Option<u32>) -> Session {
+    pub(crate) fn start_with(
+        roots: &[&Path],
+        open_files: Option<u64>,
+        user: Option<u32>,
+    ) -> Session {
         let mut command = autocoder_as(user, roots[0]);
         command.arg("mcp");
         for root in roots {
@@ -51,7 +55,7 @@ impl Session {
     }
 
     /// A server started by `command` (which holds `autocoder mcp` and its flags).
-    pub fn spawn(mut command: Command) -> Session {
+    pub(crate) fn spawn(mut command: Command) -> Session {
         let mut child = command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
@@ -79,20 +83,20 @@ impl Session {
         }
     }
 
-    pub fn send_raw(&mut self, text: &str) {
+    pub(crate) fn send_raw(&mut self, text: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{text}").unwrap();
         stdin.flush().unwrap();
     }
 
-    pub fn send_bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
     }
 
     #[track_caller]
-    pub fn receive(&self) -> Value {
+    pub(crate) fn receive(&self) -> Value {
         let line = self
             .lines
             // A guard against a hang, not a measure: a loaded machine runs a test suite slowly.
@@ -102,7 +106,7 @@ impl Session {
     }
 
     #[track_caller]
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send_raw(
@@ -114,13 +118,13 @@ impl Session {
     }
 
     #[track_caller]
-    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
     }
 
     /// A tool result that must be an error: its text.
     #[track_caller]
-    pub fn call_error(&mut self, tool: &str, arguments: Value) -> String {
+    pub(crate) fn call_error(&mut self, tool: &str, arguments: Value) -> String {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], true, "{result}");
         result["content"][0]["text"].as_str().unwrap().to_string()
@@ -135,7 +139,7 @@ impl Drop for Session {
 }
 
 /// A session past the handshake (protocol 2025-11-25).
-pub fn initialized(root: &Path) -> Session {
+pub(crate) fn initialized(root: &Path) -> Session {
     let mut session = Session::start(root);
     let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");

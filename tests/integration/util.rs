@@ -9,12 +9,12 @@ use std::process::{Command, Output, Stdio};
 /// The binary under test.
 /// A command running autocoder, as the user `uid` when given (through setpriv, from a copy
 /// of the binary put in `copy_into`, a directory that user can read), in no groups but its own.
-pub fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
+pub(crate) fn autocoder_as(uid: Option<u32>, copy_into: &Path) -> Command {
     autocoder_as_member(uid, &[], copy_into)
 }
 
 /// `autocoder_as`, with the supplementary `groups` (the docker group, for one).
-pub fn autocoder_as_member(uid: Option<u32>, groups: &[u32], copy_into: &Path) -> Command {
+pub(crate) fn autocoder_as_member(uid: Option<u32>, groups: &[u32], copy_into: &Path) -> Command {
     let Some(uid) = uid else {
         return Command::new(autocoder_bin());
     };
@@ -36,7 +36,7 @@ pub fn autocoder_as_member(uid: Option<u32>, groups: &[u32], copy_into: &Path) -
 
 /// Starts `command`, whose program is a copy this test just wrote: another test's fork may hold
 /// the copy open for writing a moment longer (ETXTBSY), so that is retried, briefly.
-pub fn spawn_fresh_copy(command: &mut Command) -> std::process::Child {
+pub(crate) fn spawn_fresh_copy(command: &mut Command) -> std::process::Child {
     for _ in 0..100 {
         match command.spawn() {
             Err(err) if err.raw_os_error() == Some(libc::ETXTBSY) => {
@@ -49,14 +49,14 @@ pub fn spawn_fresh_copy(command: &mut Command) -> std::process::Child {
 }
 
 /// Makes a FIFO at `path` (what sandboxed code can leave where a file is expected).
-pub fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
 
 /// The official MCP TypeScript SDK installed with npm (install-test-tools.sh installs it), when
 /// it is.
-pub fn typescript_sdk() -> Option<PathBuf> {
+pub(crate) fn typescript_sdk() -> Option<PathBuf> {
     let out = Command::new("npm")
         .args(["root", "--global"])
         .output()
@@ -66,12 +66,12 @@ pub fn typescript_sdk() -> Option<PathBuf> {
     sdk.join("package.json").exists().then_some(sdk)
 }
 
-pub fn autocoder_bin() -> PathBuf {
+pub(crate) fn autocoder_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_autocoder"))
 }
 
 /// Runs git in `dir` as a developer would (no global config), asserting it succeeds.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     stdout_of(
         Command::new("git")
             .args(args)
@@ -86,7 +86,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 
 /// Runs `command`, asserting it succeeds, and returns what it wrote on stdout.
 #[track_caller]
-pub fn stdout_of(command: &mut Command) -> String {
+pub(crate) fn stdout_of(command: &mut Command) -> String {
     let output = command.output().unwrap();
     assert!(
         output.status.success(),
@@ -97,7 +97,7 @@ pub fn stdout_of(command: &mut Command) -> String {
 }
 
 /// Our own cgroup's directory in the cgroup v1 hierarchy of `controller`, if one is mounted.
-pub fn own_cgroup(controller: &str) -> Option<PathBuf> {
+pub(crate) fn own_cgroup(controller: &str) -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let relative = own.lines().find_map(|line| {
         let mut fields = line.splitn(3, ':');
@@ -117,7 +117,7 @@ pub fn own_cgroup(controller: &str) -> Option<PathBuf> {
 
 /// Waits (at most 20 s) until `path` exists: a sandboxed command's sign that it started.
 #[track_caller]
-pub fn wait_until_exists(path: &Path, what: &str) {
+pub(crate) fn wait_until_exists(path: &Path, what: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !path.exists() {
         assert!(std::time::Instant::now() < deadline, "{what} did not start");
@@ -126,7 +126,7 @@ pub fn wait_until_exists(path: &Path, what: &str) {
 }
 
 /// How many of heal's private copies the process `pid` has in the temporary directory.
-pub fn heal_copies_of(pid: u32) -> usize {
+pub(crate) fn heal_copies_of(pid: u32) -> usize {
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(Result::ok)
@@ -138,16 +138,16 @@ pub fn heal_copies_of(pid: u32) -> usize {
         .count()
 }
 
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: plain getter.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// A test's own directory, removed when the test ends.
-pub struct TempDir(tempfile::TempDir);
+pub(crate) struct TempDir(tempfile::TempDir);
 
 impl TempDir {
-    pub fn new() -> TempDir {
+    pub(crate) fn new() -> TempDir {
         TempDir(
             tempfile::Builder::new()
                 .prefix("autocoder-test-")
@@ -156,11 +156,11 @@ impl TempDir {
         )
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.0.path()
     }
 
-    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, contents: &str) -> PathBuf {
         let path = self.0.path().join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).unwrap();
@@ -171,7 +171,7 @@ impl TempDir {
 }
 
 /// One run of the binary.
-pub struct Test {
+pub(crate) struct Test {
     dir: TempDir,
     args: Vec<OsString>,
     env: Vec<(String, OsString)>,
@@ -182,7 +182,7 @@ pub struct Test {
 }
 
 /// What a run produced.
-pub struct Run {
+pub(crate) struct Run {
     pub output: Output,
     /// The test's directory, kept until the run is dropped so tests can look at files.
     pub dir: TempDir,
@@ -193,7 +193,7 @@ pub struct Run {
 impl Test {
     /// A run in a fresh temp dir (also its working directory) with only PATH, HOME and the
     /// toolchain homes of this machine in the environment.
-    pub fn new() -> Test {
+    pub(crate) fn new() -> Test {
         let mut env = Vec::new();
         for key in [
             "PATH",
@@ -220,21 +220,21 @@ impl Test {
 
     /// A fresh run (in a directory of its own) with the same environment as `other`: for several
     /// runs against one set-up that `other`'s directory holds.
-    pub fn new_like(other: &Test) -> Test {
+    pub(crate) fn new_like(other: &Test) -> Test {
         let mut test = Test::new();
         test.env = other.env.clone();
         test
     }
 
-    pub fn dir(&self) -> &TempDir {
+    pub(crate) fn dir(&self) -> &TempDir {
         &self.dir
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn args<I, S>(mut self, args: I) -> Test
+    pub(crate) fn args<I, S>(mut self, args: I) -> Test
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -243,43 +243,43 @@ impl Test {
         self
     }
 
-    pub fn arg(self, arg: impl Into<OsString>) -> Test {
+    pub(crate) fn arg(self, arg: impl Into<OsString>) -> Test {
         self.args([arg])
     }
 
     /// `sandbox [flags] -- sh -c SCRIPT`
-    pub fn sandbox_sh(self, flags: &[&str], script: &str) -> Test {
+    pub(crate) fn sandbox_sh(self, flags: &[&str], script: &str) -> Test {
         self.args(["sandbox"])
             .args(flags.iter().copied())
             .args(["--", "sh", "-c", script])
     }
 
-    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Test {
+    pub(crate) fn env(mut self, key: &str, value: impl Into<OsString>) -> Test {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.into()));
         self
     }
 
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Test {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Test {
         self.stdin = Some(bytes.into());
         self
     }
 
     /// Runs as an ordinary user (uid and gid `uid`, no groups) through setpriv; the temp dir is
     /// handed over to that user and the binary copied where the user can run it.
-    pub fn run_as_user(mut self, uid: u32) -> Test {
+    pub(crate) fn run_as_user(mut self, uid: u32) -> Test {
         self.as_user = Some(uid);
         self
     }
 
     /// With `run_as_user`: the user is also a member of the group `gid`.
-    pub fn in_group(mut self, gid: u32) -> Test {
+    pub(crate) fn in_group(mut self, gid: u32) -> Test {
         self.groups.push(gid);
         self
     }
 
     #[track_caller]
-    pub fn run(self) -> Run {
+    pub(crate) fn run(self) -> Run {
         if let Some(uid) = self.as_user {
             let bin = self.dir.path().join(".bin");
             std::fs::create_dir_all(&bin).unwrap();
@@ -330,7 +330,7 @@ impl Test {
     }
 }
 
-pub fn chown_tree(path: &Path, uid: u32) {
+pub(crate) fn chown_tree(path: &Path, uid: u32) {
     let status = Command::new("chown")
         .arg("-R")
         .arg(format!("{uid}:{uid}"))
@@ -341,21 +341,21 @@ pub fn chown_tree(path: &Path, uid: u32) {
 }
 
 impl Run {
-    pub fn status(&self) -> i32 {
+    pub(crate) fn status(&self) -> i32 {
         self.output.status.code().unwrap_or(-1)
     }
 
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.output.stdout).into_owned()
     }
 
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
     /// Asserts the exit status, showing both streams when it differs.
     #[track_caller]
-    pub fn expect_status(self, expected: i32) -> Run {
+    pub(crate) fn expect_status(self, expected: i32) -> Run {
         assert_eq!(
             self.status(),
             expected,
@@ -368,7 +368,7 @@ impl Run {
 
     /// The `sandbox` object of the result, checked against the documented shape.
     #[track_caller]
-    pub fn sandbox(&self) -> SandboxResult {
+    pub(crate) fn sandbox(&self) -> SandboxResult {
         let doc: SandboxDocument =
             serde_json::from_slice(&self.output.stdout).unwrap_or_else(|err| {
                 panic!(
@@ -384,13 +384,13 @@ impl Run {
 /// The documented result shape; `deny_unknown_fields` makes every format change deliberate.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxDocument {
+pub(crate) struct SandboxDocument {
     pub sandbox: SandboxResult,
 }
 
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxResult {
+pub(crate) struct SandboxResult {
     pub backend: String,
     pub command: Vec<String>,
     pub exit_code: Option<i32>,
@@ -412,24 +412,24 @@ pub struct SandboxResult {
 }
 
 impl SandboxResult {
-    pub fn out(&self) -> &str {
+    pub(crate) fn out(&self) -> &str {
         self.stdout.as_deref().unwrap_or("")
     }
 
-    pub fn err(&self) -> &str {
+    pub(crate) fn err(&self) -> &str {
         self.stderr.as_deref().unwrap_or("")
     }
 }
 
 /// Exchanges two paths (`renameat2` with `RENAME_EXCHANGE`) over and over on a thread of its
 /// own until stopped or dropped: the race against a check that goes by name twice.
-pub struct PathSwapper {
+pub(crate) struct PathSwapper {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl PathSwapper {
-    pub fn start(a: &Path, b: &Path) -> PathSwapper {
+    pub(crate) fn start(a: &Path, b: &Path) -> PathSwapper {
         use std::os::unix::ffi::OsStrExt;
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
@@ -468,7 +468,7 @@ impl Drop for PathSwapper {
 
 /// `sh -c SCRIPT` in `dir`, in a mount namespace of its own (`unshare -m`, private
 /// propagation), so the mounts the script makes never reach the host's.
-pub fn sh_in_private_mounts(dir: &Path, script: &str) -> Output {
+pub(crate) fn sh_in_private_mounts(dir: &Path, script: &str) -> Output {
     Command::new("unshare")
         .args(["-m", "--propagation", "private", "sh", "-c", script])
         .current_dir(dir)
@@ -477,21 +477,21 @@ pub fn sh_in_private_mounts(dir: &Path, script: &str) -> Output {
 }
 
 /// A path in the repository's testdata.
-pub fn testdata(path: &str) -> PathBuf {
+pub(crate) fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata")
         .join(path)
 }
 
 /// A test whose directory holds a copy of a sample project.
-pub fn with_project(name: &str) -> Test {
+pub(crate) fn with_project(name: &str) -> Test {
     let test = Test::new();
     copy_dir(&testdata(&format!("projects/{name}")), test.path());
     test
 }
 
 /// A test whose directory holds a sample project as a repository with one commit.
-pub fn with_committed_project(name: &str) -> Test {
+pub(crate) fn with_committed_project(name: &str) -> Test {
     let test = with_project(name);
     git(test.path(), &["init", "-q", "-b", "main"]);
     git(test.path(), &["add", "-A"]);
@@ -510,7 +510,7 @@ pub fn with_committed_project(name: &str) -> Test {
     test
 }
 
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     let status = std::process::Command::new("cp")
         .arg("-r")
         .arg(format!("{}/.", from.display()))
@@ -523,7 +523,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// The section `key` of the run document a run wrote on stdout, checked against its shape on
 /// the wire (`wire`).
 #[track_caller]
-pub fn section_of(run: &Run, key: &str) -> serde_json::Value {
+pub(crate) fn section_of(run: &Run, key: &str) -> serde_json::Value {
     let doc: serde_json::Value = serde_json::from_slice(&run.output.stdout).unwrap_or_else(|err| {
         panic!(
             "stdout is not JSON ({err})\n{}\n{}",
@@ -538,7 +538,7 @@ pub fn section_of(run: &Run, key: &str) -> serde_json::Value {
 }
 
 /// `open-pr --dry-run` for acme/shop into main, fed `document`, with an author set.
-pub fn dry_run_pr(document: &[u8]) -> Test {
+pub(crate) fn dry_run_pr(document: &[u8]) -> Test {
     Test::new()
         .stdin(document.to_vec())
         .args([

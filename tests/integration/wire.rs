@@ -14,7 +14,7 @@ use serde_json::Value;
 /// Parses the section `key` a stage wrote into its strict shape; panics naming the field that
 /// did not fit.
 #[track_caller]
-pub fn check_section(key: &str, value: &Value) {
+pub(crate) fn check_section(key: &str, value: &Value) {
     let parsed = match key {
         "issue" => Issue::deserialize(value).map(drop),
         "tests" => TestReport::deserialize(value).map(drop),

@@ -18,7 +18,7 @@ use crate::testmap::{imports, is_test_file, same_stem};
 /// A place to try changes: lines `first..=last` of a file, with how strongly the failures point
 /// at it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Region {
+pub(super) struct Region {
     pub path: String,
     pub first: usize,
     pub last: usize,
@@ -26,7 +26,7 @@ pub struct Region {
 }
 
 /// Per file, the byte ranges of the tests' own functions.
-pub type Protected = BTreeMap<String, Vec<(usize, usize)>>;
+pub(super) type Protected = BTreeMap<String, Vec<(usize, usize)>>;
 
 /// Files parsed at most.
 const MAX_FILES: usize = 2000;
@@ -40,7 +40,7 @@ struct Source {
 
 /// The suspicious regions, most suspicious first, and the byte ranges of test functions found in
 /// source files (a Rust module's unit tests), which are never changed.
-pub fn suspicious(
+pub(super) fn suspicious(
     failures: &[TestFailure],
     files: &[String],
     tree: &Tree,

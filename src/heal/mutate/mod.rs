@@ -27,7 +27,7 @@ use crate::syntax::{self, Lang};
 const PER_STATE: usize = 2000;
 
 #[derive(Default)]
-pub struct MutateEngine {
+pub(crate) struct MutateEngine {
     queue: VecDeque<Candidate>,
     /// The state the queue was made for.
     made_for: Option<Contents>,

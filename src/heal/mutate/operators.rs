@@ -14,7 +14,7 @@ use crate::syntax::Lang;
 
 /// One change: `replacement` for the bytes `start..end` of the file at `path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(super) struct Candidate {
     pub path: String,
     pub start: usize,
     pub end: usize,
@@ -91,7 +91,7 @@ const MAX_RENAMES: usize = 150;
 
 /// The candidates in `text` on the lines `first..=last` (1-based), outside `protected` byte
 /// ranges (the tests' own code).
-pub fn candidates(
+pub(super) fn candidates(
     path: &str,
     lang: Lang,
     text: &str,

@@ -27,13 +27,13 @@ fn common_wrappers(lang: Lang) -> &'static [&'static str] {
 
 /// The names a file calls with one positional argument (`abs(a * b)`), and the methods it calls
 /// with none (`text.lower()`): the calls a variable of the suspicious lines may be missing.
-pub struct Wrappers {
+pub(super) struct Wrappers {
     functions: Vec<String>,
     methods: Vec<String>,
 }
 
 impl Wrappers {
-    pub fn of_file(lang: Lang, text: &str, root: Node) -> Wrappers {
+    pub(super) fn of_file(lang: Lang, text: &str, root: Node) -> Wrappers {
         let mut functions: Vec<String> = common_wrappers(lang)
             .iter()
             .map(|name| name.to_string())
@@ -64,7 +64,7 @@ impl Wrappers {
 }
 
 /// The tier-6 and tier-7 changes of one node.
-pub fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
+pub(super) fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
     let source = |n: Node| &text[n.byte_range()];
     let change = |target: Node, replacement: &str| {
         format!(
@@ -235,7 +235,7 @@ fn replacing(
 
 /// The changes that take names from the suspicious lines: each variable wrapped in a call,
 /// `while True` given each variable, and each slice the lines take put on another variable.
-pub fn of_names(
+pub(super) fn of_names(
     path: &str,
     lang: Lang,
     text: &str,

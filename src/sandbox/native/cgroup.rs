@@ -32,7 +32,7 @@ fn hierarchy(controller: &str) -> PathBuf {
 
 /// Why an ordinary user's run makes no cgroups: what is missing for a cgroup v2 subtree of the
 /// user's own, with the memory and pids controllers, where the run's cgroups could go.
-pub fn refusal_for_ordinary_users() -> String {
+pub(crate) fn refusal_for_ordinary_users() -> String {
     match delegated_v2_cgroup() {
         Ok(dir) => format!(
             "the cgroup v2 subtree {} is delegated to you with the memory and pids controllers, \
@@ -102,7 +102,7 @@ fn delegated_v2_cgroup() -> Result<PathBuf, String> {
 
 /// One run's cgroups, removed on drop (those that were made).
 #[derive(Debug)]
-pub struct RunCgroups {
+pub(crate) struct RunCgroups {
     memory: PathBuf,
     pids: PathBuf,
     cpu: PathBuf,
@@ -112,14 +112,14 @@ pub struct RunCgroups {
 
 /// What the run's cgroups recorded about the run.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct CgroupEvents {
+pub(crate) struct CgroupEvents {
     pub oom_killed: bool,
     pub pids_max_hit: bool,
 }
 
 impl RunCgroups {
     /// The name of this run's cgroups (the same in each hierarchy).
-    pub fn name_for_this_run() -> String {
+    pub(crate) fn name_for_this_run() -> String {
         format!(
             "autocoder-{}-{}",
             std::process::id(),
@@ -132,7 +132,7 @@ impl RunCgroups {
 
     /// Whether the cgroup v1 hierarchies we need are mounted; checked before the child starts,
     /// so that a host without them (cgroup v2 only) does not start it twice.
-    pub fn hierarchies_mounted() -> Result<(), String> {
+    pub(crate) fn hierarchies_mounted() -> Result<(), String> {
         for controller in CONTROLLERS {
             let mount = hierarchy(controller);
             if !mount.join("cgroup.procs").exists() {
@@ -147,7 +147,7 @@ impl RunCgroups {
 
     /// Where the run's cgroups `name` go, once we know we may make them there; or why we may
     /// not.
-    pub fn locate(name: &str) -> Result<RunCgroups, String> {
+    pub(crate) fn locate(name: &str) -> Result<RunCgroups, String> {
         let own = fs::read_to_string("/proc/self/cgroup")
             .map_err(|err| format!("cannot read /proc/self/cgroup: {err}"))?;
         let dir_for = |controller: &str| -> Result<PathBuf, String> {
@@ -180,7 +180,7 @@ impl RunCgroups {
     }
 
     /// Makes the run's cgroups and writes their limits.
-    pub fn create(&self, memory_bytes: u64, pids: u32, cpus: f64) -> Result<(), String> {
+    pub(crate) fn create(&self, memory_bytes: u64, pids: u32, cpus: f64) -> Result<(), String> {
         for dir in [&self.memory, &self.pids, &self.cpu] {
             fs::create_dir(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         }
@@ -206,7 +206,7 @@ impl RunCgroups {
 
     /// What can wait until the command runs: removing the cgroups of runs killed outright, and
     /// opening the files `events` reads.
-    pub fn while_running(&mut self) {
+    pub(crate) fn while_running(&mut self) {
         for dir in [&self.memory, &self.pids, &self.cpu] {
             remove_left_behind(dir.parent().unwrap_or(dir));
         }
@@ -217,7 +217,7 @@ impl RunCgroups {
 
     /// The `tasks` file of each of the run's cgroups, open for writing: what the command joins
     /// them through.
-    pub fn open_tasks_files(&self) -> Result<Vec<OwnedFd>, String> {
+    pub(crate) fn open_tasks_files(&self) -> Result<Vec<OwnedFd>, String> {
         [&self.memory, &self.pids, &self.cpu]
             .into_iter()
             .map(|dir| {
@@ -231,7 +231,7 @@ impl RunCgroups {
             .collect()
     }
 
-    pub fn events(&self) -> CgroupEvents {
+    pub(crate) fn events(&self) -> CgroupEvents {
         let counter = |mut file: &File, key: &str| -> u64 {
             let mut text = String::new();
             file.rewind()

@@ -43,7 +43,7 @@ use super::view::Access;
 use crate::sys;
 
 /// A host path to mount at the same place in the command's view (see `view`).
-pub struct BindPlan {
+pub(crate) struct BindPlan {
     pub path: CString,
     /// `O_PATH` descriptor opened by the parent: the mount is made from it, not from the path.
     pub fd: RawFd,
@@ -53,7 +53,7 @@ pub struct BindPlan {
 }
 
 /// The command's filesystem: a fresh root with only these in it.
-pub struct ViewPlan {
+pub(crate) struct ViewPlan {
     pub binds: Vec<BindPlan>,
     /// Top-level symlinks to recreate (`/bin -> usr/bin`).
     pub symlinks: Vec<(CString, CString)>,
@@ -73,21 +73,21 @@ pub struct ViewPlan {
 
 /// A layered directory of the workspace: `target` shows `lower` (mounted at its own path in the
 /// view first), with what the command writes there in a tmpfs.
-pub struct LayerPlan {
+pub(crate) struct LayerPlan {
     pub target: CString,
     pub lower: CString,
 }
 
 /// How to join the run's cgroups, once the parent has made them.
-pub struct JoinPlan {
+pub(crate) struct JoinPlan {
     /// The `tasks` files of the run's cgroups, open for writing, arrive here once the cgroups
     /// exist with their limits.
     pub ready: RawFd,
 }
 
-pub type Rlimits = Vec<(rlimit::Resource, u64)>;
+pub(crate) type Rlimits = Vec<(rlimit::Resource, u64)>;
 
-pub struct ChildPlan<'a> {
+pub(crate) struct ChildPlan<'a> {
     pub status_fd: BorrowedFd<'a>,
     /// The parent's ends of the pipes we share, closed first: then the pipes tell us when the
     /// parent is gone (end-of-file on ours to read, an error on ours to write).
@@ -202,7 +202,7 @@ fn bring_up_loopback() -> Result<(), String> {
 }
 
 /// Runs in the cloned child; never returns.
-pub fn run(plan: &ChildPlan<'_>) -> ! {
+pub(crate) fn run(plan: &ChildPlan<'_>) -> ! {
     let report = Reporter {
         fd: plan.status_fd,
         allow_degraded: plan.allow_degraded,

@@ -38,7 +38,7 @@ use crate::sys;
 const ASSEMBLY: &str = ".disk";
 
 /// The overlay's layers, held open by the init.
-pub struct Overlay {
+pub(crate) struct Overlay {
     /// The tmpfs's directory holding what the command wrote.
     upper: OwnedFd,
     /// The workspace itself (its mount tree), under the overlay.
@@ -52,29 +52,31 @@ pub struct Overlay {
 
 impl Overlay {
     /// The layers the init reads (upper) and writes (lower) after the command, for Landlock.
-    pub fn layers(&self) -> [(BorrowedFd<'_>, bool); 2] {
+    pub(crate) fn layers(&self) -> [(BorrowedFd<'_>, bool); 2] {
         [(self.upper.as_fd(), false), (self.lower.as_fd(), true)]
     }
 
     /// The descriptors the init holds until the changes are written back.
-    pub fn descriptors(&self) -> [BorrowedFd<'_>; 3] {
+    pub(crate) fn descriptors(&self) -> [BorrowedFd<'_>; 3] {
         [self.upper.as_fd(), self.lower.as_fd(), self.merged.as_fd()]
     }
 }
 
 /// What became of the command's changes.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The tmpfs filled up: nothing was written back.
     Full,
     /// What it changed is in the workspace, but for these conflicts.
     WrittenBack(Vec<Conflict>),
 }
 
-pub use crate::sandbox::result::DiskConflict as Conflict;
+pub(crate) use crate::sandbox::result::DiskConflict as Conflict;
 
 /// Refuses a workspace the overlay would not cover whole: one with a mount inside (the overlay
 /// would hide what is mounted there), or a `--rw` path inside (written past the limit).
-pub fn check_workspace(policy: &crate::sandbox::policy::SandboxPolicy) -> Result<(), Failure> {
+pub(crate) fn check_workspace(
+    policy: &crate::sandbox::policy::SandboxPolicy,
+) -> Result<(), Failure> {
     let inside = |path: &Path| path != policy.workspace && path.starts_with(&policy.workspace);
     let written_past = |path: &&std::path::PathBuf| path.starts_with(&policy.workspace);
     if let Some(path) = policy.read_write.iter().find(written_past) {
@@ -128,7 +130,7 @@ fn unescape_mount_point(field: &str) -> String {
 
 /// Mounts the overlay at `target` (relative to the new root, the current directory) over the
 /// workspace's mount `tree`, its upper layer a tmpfs of `size` bytes.
-pub fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String> {
+pub(crate) fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String> {
     fn failed(what: &str) -> impl Fn(Errno) -> String + '_ {
         move |errno| format!("--disk: cannot {what}: {errno}")
     }
@@ -196,7 +198,7 @@ pub fn mount(tree: &OwnedFd, target: &Path, size: u64) -> Result<Overlay, String
 }
 
 /// After the command: the changes written back into the workspace, unless the tmpfs filled up.
-pub fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
+pub(crate) fn write_back(overlay: &Overlay) -> Result<Outcome, String> {
     let room = nix::sys::statvfs::fstatvfs(&overlay.upper)
         .map_err(|errno| format!("cannot read the upper layer's use: {errno}"))?;
     if room.blocks_available() == 0 || room.files_available() == 0 {

@@ -24,7 +24,7 @@ use super::view::DEVICE_FILES;
 const NEWEST_ABI: ABI = ABI::V10;
 
 #[derive(Debug, Clone, Default)]
-pub struct FsRules {
+pub(crate) struct FsRules {
     /// Everything under `/` may be read: the command's root is an allow-list view of its own.
     pub whole_view_readable: bool,
     pub read_only: Vec<PathBuf>,
@@ -33,7 +33,7 @@ pub struct FsRules {
 }
 
 /// A path the parent opened (a mount's source), with what it is.
-pub struct OpenedPath<'a> {
+pub(crate) struct OpenedPath<'a> {
     pub path: &'a Path,
     pub fd: BorrowedFd<'a>,
     pub is_dir: bool,
@@ -58,7 +58,7 @@ impl FsRules {
     /// Opens the rules' paths (those not in `opened`) and makes the ruleset, with rules for
     /// directories `beyond_view` (held open, readable, and writable where said); `restrict_self`
     /// then enforces it.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         opened: &[OpenedPath],
         beyond_view: &[(BorrowedFd, bool)],
@@ -139,7 +139,7 @@ impl FsRules {
     }
 
     /// Restricts the calling process to a prepared ruleset.
-    pub fn restrict_self(ruleset: RulesetCreated) -> Result<(), String> {
+    pub(crate) fn restrict_self(ruleset: RulesetCreated) -> Result<(), String> {
         let status = ruleset
             .restrict_self()
             .map_err(|err| format!("Landlock: {err}"))?;

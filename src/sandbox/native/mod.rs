@@ -10,13 +10,13 @@
 //! supervises with a pidfd and kills the namespace's init on timeout, which takes every process
 //! inside with it.
 
-pub mod cgroup;
-pub mod child;
-pub mod disk;
-pub mod fs_rules;
-pub mod syscall_filter;
-pub mod trees;
-pub mod view;
+pub(crate) mod cgroup;
+pub(crate) mod child;
+pub(crate) mod disk;
+pub(crate) mod fs_rules;
+pub(crate) mod syscall_filter;
+pub(crate) mod trees;
+pub(crate) mod view;
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -53,7 +53,7 @@ const SANDBOX_UID_LOCKS: &str = "/run/autocoder/sandbox-uids";
 
 /// A uid from `SANDBOX_UIDS`, this run's until it is dropped (the lock on its slot is held).
 /// The docker backend takes one too, for a root-owned workspace.
-pub struct SandboxUid {
+pub(crate) struct SandboxUid {
     pub uid: u32,
     slot: nix::fcntl::Flock<std::fs::File>,
 }
@@ -61,7 +61,7 @@ pub struct SandboxUid {
 impl SandboxUid {
     /// Takes a free uid: the first whose slot can be locked, from a place that depends on our
     /// pid (concurrent runs seldom try the same ones).
-    pub fn take() -> Result<SandboxUid, Failure> {
+    pub(crate) fn take() -> Result<SandboxUid, Failure> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let locks = Path::new(SANDBOX_UID_LOCKS);
         std::fs::DirBuilder::new()
@@ -100,12 +100,12 @@ impl SandboxUid {
     }
 
     /// The locked file: whoever holds a copy of it holds the uid.
-    pub fn lock(&self) -> &std::fs::File {
+    pub(crate) fn lock(&self) -> &std::fs::File {
         &self.slot
     }
 }
 
-pub fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
+pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     if policy.disk_bytes.is_some() {
         disk::check_workspace(policy)?;
     }

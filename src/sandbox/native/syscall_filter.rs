@@ -27,7 +27,7 @@ use seccompiler::{
 };
 
 /// The classic BPF programs for `SECCOMP_SET_MODE_FILTER`, in the order they are installed.
-pub type Program = Vec<Vec<sock_filter>>;
+pub(crate) type Program = Vec<Vec<sock_filter>>;
 
 #[cfg(target_arch = "x86_64")]
 const TARGET: TargetArch = TargetArch::x86_64;
@@ -36,7 +36,7 @@ const TARGET: TargetArch = TargetArch::aarch64;
 
 /// What the filter refuses beyond the always-refused calls.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FilterOptions {
+pub(crate) struct FilterOptions {
     pub network: bool,
     /// With the network off, the command has a network namespace of its own (only `lo`).
     pub loopback: bool,
@@ -216,7 +216,7 @@ fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
 
 /// The rules (but the network's) as a Docker seccomp profile: calls by name, each argument
 /// condition as libseccomp compares it; calls from other architectures are killed.
-pub fn docker_profile() -> serde_json::Value {
+pub(crate) fn docker_profile() -> serde_json::Value {
     use serde_json::json;
     let options = FilterOptions {
         network: true,
@@ -330,7 +330,7 @@ fn name_of(nr: i64) -> Option<&'static str> {
 }
 
 /// The filters for `options`.
-pub fn compile(options: FilterOptions) -> Result<Program, String> {
+pub(crate) fn compile(options: FilterOptions) -> Result<Program, String> {
     let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
     for (nr, rule) in rules(options) {
         let (errno, conditions) = seccompiler_rules(rule)?;

@@ -19,7 +19,7 @@ const TREES_PER_MESSAGE: usize = 200;
 
 /// Who makes the trees, which decides how each path is reached.
 #[derive(Clone, Copy)]
-pub enum Maker {
+pub(crate) enum Maker {
     /// The parent, from its own descriptors, in the host's mount namespace; started as root, it
     /// id-maps the writable trees onto this (uid, gid).
     Parent { map_writable_onto: (u32, u32) },
@@ -29,7 +29,7 @@ pub enum Maker {
 }
 
 /// One detached tree per bind, in the same order.
-pub fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
+pub(crate) fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
     let mut mappings = Mappings::default();
     binds
         .iter()
@@ -84,7 +84,7 @@ pub fn make(binds: &[BindPlan], maker: Maker) -> Result<Vec<OwnedFd>, String> {
 }
 
 /// Sends the trees on `channel` (a `SOCK_SEQPACKET` socket), in order.
-pub fn send(channel: RawFd, trees: &[OwnedFd]) -> Result<(), String> {
+pub(crate) fn send(channel: RawFd, trees: &[OwnedFd]) -> Result<(), String> {
     for chunk in trees.chunks(TREES_PER_MESSAGE) {
         let fds: Vec<RawFd> = chunk.iter().map(AsRawFd::as_raw_fd).collect();
         sys::send_fds(channel, &fds).map_err(|e| {
@@ -98,7 +98,7 @@ pub fn send(channel: RawFd, trees: &[OwnedFd]) -> Result<(), String> {
 }
 
 /// Receives `count` trees from `channel`, in the order sent.
-pub fn receive(channel: RawFd, count: usize) -> Result<Vec<OwnedFd>, String> {
+pub(crate) fn receive(channel: RawFd, count: usize) -> Result<Vec<OwnedFd>, String> {
     let mut trees = Vec::with_capacity(count);
     while trees.len() < count {
         let got = sys::receive_fds(channel).map_err(|e| match e {

@@ -22,12 +22,12 @@ use crate::sys;
 
 /// System directories mounted read-only; top-level symlinks among them (`/bin -> usr/bin` on a
 /// merged-/usr system) are recreated as symlinks.
-pub const SYSTEM_DIRS: &[&str] = &[
+pub(crate) const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys",
 ];
 
 /// Device files the command gets (read and write, no others).
-pub const DEVICE_FILES: &[&str] = &[
+pub(crate) const DEVICE_FILES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -39,7 +39,7 @@ pub const DEVICE_FILES: &[&str] = &[
 const RESERVED: &[&str] = &["/tmp", "/var/tmp", "/proc", "/dev"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     ReadOnly,
     ReadWrite,
     Device,
@@ -51,7 +51,7 @@ pub enum Access {
 
 /// A host path mounted at the same place in the view.
 #[derive(Debug)]
-pub struct Bind {
+pub(crate) struct Bind {
     pub path: PathBuf,
     pub access: Access,
     pub is_dir: bool,
@@ -62,7 +62,7 @@ pub struct Bind {
 }
 
 #[derive(Debug)]
-pub struct SandboxView {
+pub(crate) struct SandboxView {
     /// Mounts, parents before children.
     pub binds: Vec<Bind>,
     /// Top-level symlinks to recreate: (link, target).
@@ -78,7 +78,11 @@ pub struct SandboxView {
 /// `path`, to be mounted with `access`: the workspace and the --rw paths were opened and
 /// checked once, and those descriptors are what is mounted, never their names again; others
 /// are opened with no symbolic link on the way. The docker backend stages its mounts so too.
-pub fn open_bind(policy: &SandboxPolicy, path: &Path, access: Access) -> Result<Bind, Failure> {
+pub(crate) fn open_bind(
+    policy: &SandboxPolicy,
+    path: &Path,
+    access: Access,
+) -> Result<Bind, Failure> {
     let held = policy.held.iter().find(|held| held.path == path);
     let fd = match held {
         Some(held) => held
@@ -105,7 +109,7 @@ pub fn open_bind(policy: &SandboxPolicy, path: &Path, access: Access) -> Result<
 
 /// A directory the command would have been given to read, left out.
 #[derive(Debug, Clone)]
-pub struct LeftOut {
+pub(crate) struct LeftOut {
     pub path: PathBuf,
     pub reason: String,
 }
@@ -113,7 +117,7 @@ pub struct LeftOut {
 /// What the view shows read-only: the system directories (but for `/sys` with `own_sysfs`),
 /// the `--ro` paths, the toolchains and `PATH` directories; the top-level links to recreate;
 /// and what was left out, with why.
-pub struct ReadOnly {
+pub(crate) struct ReadOnly {
     pub dirs: Vec<PathBuf>,
     pub symlinks: Vec<(PathBuf, PathBuf)>,
     pub left_out: Vec<LeftOut>,
@@ -121,7 +125,7 @@ pub struct ReadOnly {
 
 /// The read-only part of `policy`'s view (see `ReadOnly`), with no descriptor opened: what
 /// `plan` mounts, and what the caches may be seeded from.
-pub fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadOnly, Failure> {
+pub(crate) fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadOnly, Failure> {
     let mut symlinks = Vec::new();
     let mut read_only = Vec::new();
     let system_dirs = SYSTEM_DIRS
@@ -191,7 +195,7 @@ pub fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadOnly, Fa
 }
 
 /// The user's home, canonical: never in view, nor a directory holding it.
-pub fn home() -> Option<PathBuf> {
+pub(crate) fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .and_then(|home| PathBuf::from(home).canonicalize().ok())
@@ -199,7 +203,7 @@ pub fn home() -> Option<PathBuf> {
 
 /// The view for `policy`; with `own_sysfs`, `/sys` is left to the child, which mounts a sysfs
 /// of the command's own network namespace there.
-pub fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Failure> {
+pub(crate) fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxView, Failure> {
     check_not_reserved(&policy.workspace, "--workspace")?;
     let mut read_write = vec![policy.workspace.clone()];
     read_write.extend(policy.read_write.iter().cloned());
@@ -261,7 +265,7 @@ const CREDENTIAL_DIRS: &[&str] = &[
 
 /// Why `dir` (a toolchain or `PATH` directory) must not be mounted, if it must not: it is the
 /// home (`home`) or holds it, or it holds a credential directory.
-pub fn exposes_credentials(dir: &Path, home: Option<&Path>) -> Option<String> {
+pub(crate) fn exposes_credentials(dir: &Path, home: Option<&Path>) -> Option<String> {
     if home.is_some_and(|home| home.starts_with(dir)) {
         return Some("the home directory, or one that holds it".into());
     }
