@@ -21,7 +21,7 @@ use crate::git::cli::Git;
 use crate::git::commit::{commit, stage, Change, Commit, LeftOut};
 use crate::git::private_temp_path;
 use crate::review::rules;
-use crate::run_document::{HealStatus, PullRequest, Verdict};
+use crate::run_document::{HealStatus, Issue, PullRequest, Verdict};
 
 /// What to publish, and where.
 pub(crate) struct Options {
@@ -63,79 +63,16 @@ pub(crate) fn open_pull_request(
     let (top, under) = Git::top_of(&options.workspace)?;
     Git::check_confined(&top)?;
     let git = Git::open(&top)?;
-    let Sections {
-        issue,
-        heal,
-        review,
-        ..
-    } = *sections;
-    // A heal that says nothing (null, or no status) is not green either.
-    let heal_status = heal.and_then(|heal| heal.status);
-    if heal.is_some() && heal_status != Some(HealStatus::Green) && !options.draft {
-        return Ok(Outcome::Refused(format!(
-            "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
-            heal_status.map_or("unknown", HealStatus::name)
-        )));
+    if let Some(reason) = refusal(sections, options.draft) {
+        return Ok(Outcome::Refused(reason));
     }
-
-    let verdict = review.map(|review| review.verdict);
-    // A secret is never committed, pushed or sent, whatever the flags.
-    let secret_found = review.is_some_and(|review| {
-        review
-            .risks
-            .iter()
-            .any(|risk| risk.rule == rules::SECRET_ADDED)
-    });
-    if secret_found {
-        return Ok(Outcome::Refused(
-            "the review found a secret in this change: nothing was committed or pushed, with --draft or without (see review.risks; take it out, rotate it, and run the review again)".into(),
-        ));
-    }
-    if verdict == Some(Verdict::Block) && !options.draft {
-        return Ok(Outcome::Refused(
-            "the review blocks this change: nothing was pushed (see review.risks; pass --draft to open a draft pull request anyway)".into(),
-        ));
-    }
-
-    // The repository (and, on GitHub Enterprise Server, the API) the issue's address names.
-    let issue_repo = issue
-        .and_then(|issue| issue.url.as_deref())
-        .and_then(|url| match IssueRef::parse(url).ok()? {
-            IssueRef::GitHub {
-                owner,
-                repo,
-                api_url,
-                ..
-            } => Some((owner, repo, api_url)),
-            _ => None,
-        });
+    let issue = sections.issue;
     let remote = options.remote.clone();
     let remote_url = git.config(&format!("remote.{remote}.url")).ok_or_else(|| {
         Failure::usage(format!("the repository has no remote `{remote}`"))
             .with_hint("add it (git remote add ...), or name another with --remote")
     })?;
-    let repo = options
-        .repo
-        .clone()
-        .or_else(|| {
-            // The issue's own address, written by fetch-issue before anything ran in a sandbox;
-            // never the workspace's remote, which sandboxed code can point anywhere. Its host
-            // then names the API too.
-            let (owner, repo, _) = issue_repo.as_ref()?;
-            Some(format!("{owner}/{repo}"))
-        })
-        .ok_or_else(|| {
-            Failure::usage("cannot tell which GitHub repository to open the pull request in")
-                .with_hint(
-                    "pass --repo OWNER/NAME (the workspace's remote is not used for this: \
-                     sandboxed code could have changed it)",
-                )
-        })?;
-    let (owner, name) = repo
-        .split_once('/')
-        .filter(|(o, n)| valid_name(o) && valid_name(n))
-        .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
-
+    let target = Target::of(options, issue)?;
     let title = pull_request::title(options.title.as_deref(), issue);
     let branch = options
         .branch
@@ -143,60 +80,22 @@ pub(crate) fn open_pull_request(
         .unwrap_or_else(|| pull_request::branch_name(issue, &title));
     git.run(&["check-ref-format", "--branch", &branch], &[], None)
         .map_err(|_| Failure::usage(format!("`{branch}` is not a valid branch name")))?;
-
-    let change = match heal
-        .map(|heal| heal.diff.as_str())
-        .filter(|d| !d.trim().is_empty())
-    {
-        Some(diff) => Change::Diff {
-            diff,
-            whose: "heal's diff",
-        },
-        None => Change::TrackedFiles,
+    let commit = match commit_change(&git, sections, options, &under, &title)? {
+        Ok(commit) => commit,
+        Err(reason) => return Ok(Outcome::Refused(reason)),
     };
-    let message = pull_request::commit_message(&title, issue);
-    let Some(staged) = stage(&git, change, &under, &options.add)? else {
-        return Ok(Outcome::Refused(
-            "there is nothing to commit: no change from HEAD".into(),
-        ));
+    let body = pull_request::body(sections, &commit.diff);
+    let api = Api::choose(options.api_url.as_deref(), target.api_url.as_deref())?;
+    let request = |base: &str| {
+        json!({"title": title, "head": branch, "base": base, "body": body,
+               "draft": options.draft, "maintainer_can_modify": true})
     };
-    // Looked at again here: the review may not have run, or may have seen another change.
-    if let Some(found) = secret_in(&staged.diff) {
-        return Ok(Outcome::Refused(format!(
-            "{found}: nothing was committed or pushed, with --draft or without (take it out, rotate it, and try again)"
-        )));
-    }
-    let Commit {
-        id: commit,
-        diff,
-        left_out,
-    } = commit(&git, staged, &message)?;
-    for file in left_out {
-        let warning = match file {
-            LeftOut::NewInIndex(path) => format!(
-                "{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"
-            ),
-            LeftOut::Secret(path) => {
-                format!("{path} looks like it holds credentials: left out of the commit")
-            }
-        };
-        crate::log::warn("open-pr", &warning);
-    }
-    let body = pull_request::body(sections, &diff);
-
-    // The issue's forge (GitHub Enterprise Server when its address is on another host) is the
-    // pull request's, when the repository is the issue's.
-    let issue_api = issue_repo
-        .as_ref()
-        .filter(|(owner, name, _)| format!("{owner}/{name}") == repo)
-        .and_then(|(_, _, api_url)| api_url.as_deref());
-    let api = Api::choose(options.api_url.as_deref(), issue_api)?;
     if options.dry_run {
         git.run(
             &[
                 "update-ref",
                 &format!("refs/autocoder/dry-run/{branch}"),
-                &commit,
+                &commit.id,
             ],
             &[],
             None,
@@ -205,22 +104,23 @@ pub(crate) fn open_pull_request(
             .base
             .clone()
             .unwrap_or_else(|| remote_default_branch(&git, &remote));
-        let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": options.draft, "maintainer_can_modify": true});
         let url = format!(
-            "{}/repos/{owner}/{name}/pulls",
-            api.url.trim_end_matches('/')
+            "{}/repos/{}/{}/pulls",
+            api.url.trim_end_matches('/'),
+            target.owner,
+            target.name
         );
         return Ok(Outcome::Opened(PullRequest {
+            request: Some(json!({"method": "POST", "url": url, "body": request(&base)})),
             branch,
             base,
-            commit,
+            commit: commit.id,
             draft: options.draft,
             dry_run: true,
-            request: Some(json!({"method": "POST", "url": url, "body": request})),
             ..PullRequest::default()
         }));
     }
-
+    let (owner, name) = (target.owner.as_str(), target.name.as_str());
     let forge_host = git_host(&api.url);
     let client = GitHub::new(&api);
     let base = match &options.base {
@@ -237,26 +137,24 @@ pub(crate) fn open_pull_request(
     let url = push_url(&remote_url, forge_host, owner, name);
     crate::log::note(
         "open-pr",
-        &format!("pushing commit {commit} to {branch} at {url}, for {base}"),
+        &format!(
+            "pushing commit {} to {branch} at {url}, for {base}",
+            commit.id
+        ),
     );
+    let branches = Branches {
+        head: &branch,
+        base: &base,
+    };
+    let token = api.token.as_deref();
     push(
-        &git,
-        &remote,
-        &url,
-        forge_host,
-        &Branches {
-            head: &branch,
-            base: &base,
-        },
-        &commit,
-        api.token.as_deref(),
+        &git, &remote, &url, forge_host, &branches, &commit.id, token,
     )?;
-    let request = json!({"title": title, "head": branch, "base": base, "body": body, "draft": options.draft, "maintainer_can_modify": true});
     crate::log::note(
         "open-pr",
         &format!("opening (or updating) the pull request in {owner}/{name}"),
     );
-    let (pull, created) = create_or_update(&client, owner, name, &branch, &request)?;
+    let (pull, created) = create_or_update(&client, owner, name, &branch, &request(&base))?;
     Ok(Outcome::Opened(PullRequest {
         number: pull.get("number").and_then(Value::as_u64),
         url: pull
@@ -265,7 +163,7 @@ pub(crate) fn open_pull_request(
             .map(String::from),
         branch,
         base,
-        commit,
+        commit: commit.id,
         created: Some(created),
         updated: Some(!created),
         draft: pull
@@ -274,6 +172,130 @@ pub(crate) fn open_pull_request(
             .unwrap_or(options.draft),
         ..PullRequest::default()
     }))
+}
+
+/// Why nothing may be pushed, from what heal and the review said: a heal not green or a
+/// blocking review (unless `draft`), a secret the review found (whatever the flags).
+fn refusal(sections: &Sections, draft: bool) -> Option<String> {
+    // A heal that says nothing (null, or no status) is not green either.
+    let heal_status = sections.heal.and_then(|heal| heal.status);
+    if sections.heal.is_some() && heal_status != Some(HealStatus::Green) && !draft {
+        return Some(format!(
+            "heal is {}, not green: nothing was pushed (pass --draft to open a draft pull request anyway)",
+            heal_status.map_or("unknown", HealStatus::name)
+        ));
+    }
+    let review = sections.review?;
+    if review
+        .risks
+        .iter()
+        .any(|risk| risk.rule == rules::SECRET_ADDED)
+    {
+        return Some(
+            "the review found a secret in this change: nothing was committed or pushed, with --draft or without (see review.risks; take it out, rotate it, and run the review again)".into(),
+        );
+    }
+    (review.verdict == Verdict::Block && !draft).then(|| {
+        "the review blocks this change: nothing was pushed (see review.risks; pass --draft to open a draft pull request anyway)".into()
+    })
+}
+
+/// The GitHub repository the pull request goes to, and the API the issue's address implies for
+/// it (GitHub Enterprise Server when that address is on another host).
+struct Target {
+    owner: String,
+    name: String,
+    api_url: Option<String>,
+}
+
+impl Target {
+    /// `--repo`, else the issue's own address (written by fetch-issue before anything ran in a
+    /// sandbox); never the workspace's remote, which sandboxed code can point anywhere.
+    fn of(options: &Options, issue: Option<&Issue>) -> Result<Target, Failure> {
+        let issue_repo = issue
+            .and_then(|issue| issue.url.as_deref())
+            .and_then(|url| match IssueRef::parse(url).ok()? {
+                IssueRef::GitHub {
+                    owner,
+                    repo,
+                    api_url,
+                    ..
+                } => Some((owner, repo, api_url)),
+                _ => None,
+            });
+        let repo = options
+            .repo
+            .clone()
+            .or_else(|| {
+                let (owner, repo, _) = issue_repo.as_ref()?;
+                Some(format!("{owner}/{repo}"))
+            })
+            .ok_or_else(|| {
+                Failure::usage("cannot tell which GitHub repository to open the pull request in")
+                    .with_hint(
+                        "pass --repo OWNER/NAME (the workspace's remote is not used for this: \
+                         sandboxed code could have changed it)",
+                    )
+            })?;
+        let (owner, name) = repo
+            .split_once('/')
+            .filter(|(o, n)| valid_name(o) && valid_name(n))
+            .ok_or_else(|| Failure::usage(format!("`{repo}` is not OWNER/NAME")))?;
+        // The issue's forge is the pull request's when the repository is the issue's.
+        let api_url = issue_repo
+            .filter(|(issue_owner, issue_name, _)| issue_owner == owner && issue_name == name)
+            .and_then(|(_, _, api_url)| api_url);
+        Ok(Target {
+            owner: owner.to_string(),
+            name: name.to_string(),
+            api_url,
+        })
+    }
+}
+
+/// The change committed (heal's diff, else the tracked changes under `under`), or why not:
+/// nothing to commit, or a secret in it.
+fn commit_change(
+    git: &Git,
+    sections: &Sections,
+    options: &Options,
+    under: &str,
+    title: &str,
+) -> Result<Result<Commit, String>, Failure> {
+    let change = match sections
+        .heal
+        .map(|heal| heal.diff.as_str())
+        .filter(|d| !d.trim().is_empty())
+    {
+        Some(diff) => Change::Diff {
+            diff,
+            whose: "heal's diff",
+        },
+        None => Change::TrackedFiles,
+    };
+    let Some(staged) = stage(git, change, under, &options.add)? else {
+        return Ok(Err("there is nothing to commit: no change from HEAD".into()));
+    };
+    // Looked at again here: the review may not have run, or may have seen another change.
+    if let Some(found) = secret_in(&staged.diff) {
+        return Ok(Err(format!(
+            "{found}: nothing was committed or pushed, with --draft or without (take it out, rotate it, and try again)"
+        )));
+    }
+    let message = pull_request::commit_message(title, sections.issue);
+    let commit = commit(git, staged, &message)?;
+    for file in &commit.left_out {
+        let warning = match file {
+            LeftOut::NewInIndex(path) => format!(
+                "{path} is new (staged, not tracked): left out of the commit; name it with --add {path}"
+            ),
+            LeftOut::Secret(path) => {
+                format!("{path} looks like it holds credentials: left out of the commit")
+            }
+        };
+        crate::log::warn("open-pr", &warning);
+    }
+    Ok(Ok(commit))
 }
 
 /// The host git reaches the forge at, from the API's address: github.com for api.github.com, the
