@@ -123,11 +123,76 @@ pub(crate) fn run(request: TestRequest) -> Result<TestReport, Failure> {
     Ok(report)
 }
 
+/// Runs `framework`'s runner on the project at `root` in the sandbox, and reads its output.
 fn run_with(
     framework: Framework,
     request: &TestRequest,
     root: &Path,
 ) -> Result<TestReport, Failure> {
+    let (policy, command) = policy_for(framework, request, root)?;
+    crate::log::note(
+        "run-tests",
+        &format!(
+            "{} in {}: {}",
+            framework.name(),
+            root.display(),
+            shell_words::join(&command)
+        ),
+    );
+    let result = crate::sandbox::run(&policy, BackendKind::Native)
+        .map_err(|failure| runner_missing(framework, request.command.is_some(), failure))?;
+
+    let stdout = result.stdout.as_deref().unwrap_or("");
+    let (stderr, events) = jest_events::split(result.stderr.as_deref().unwrap_or(""));
+    let stderr = stderr.as_str();
+    if let Some(missing) = not_installed(framework, &result, stderr, &command[0]) {
+        return Err(missing);
+    }
+    let parsed = parsed_of(framework, request, root, &result, (stdout, stderr), &events)?;
+    let outcome = classify(framework, &result, &parsed, !request.tests.is_empty());
+    let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
+    output.push_str(stdout);
+    if !stdout.is_empty() && !stdout.ends_with('\n') {
+        output.push('\n');
+    }
+    output.push_str(stderr);
+    let mut sandbox_result = result.clone();
+    sandbox_result.stdout = None;
+    sandbox_result.stderr = None;
+    let why = match outcome {
+        Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
+        Outcome::Timeout => Some(explain::timed_out(
+            policy.timeout,
+            &parsed.running,
+            result.stdout_truncated || result.stderr_truncated,
+        )),
+        Outcome::Passed | Outcome::NoTests => None,
+        _ => explain::others_files(&output, root)
+            .or_else(|| explain::replaced_outside(&output, root))
+            .or_else(|| {
+                (!request.sandbox.network)
+                    .then(|| explain::network_off(&parsed.failures, &output))
+                    .flatten()
+            }),
+    };
+    Ok(TestReport {
+        reason: why.as_ref().map(|why| why.reason.clone()),
+        hint: why.and_then(|why| why.hint),
+        exit_code: result.exit_code,
+        duration_ms: result.duration_ms,
+        output_tail: tail(&output, OUTPUT_TAIL),
+        sandbox: Some(sandbox_result),
+        ..TestReport::new(framework, command, outcome, parsed)
+    })
+}
+
+/// The sandbox's policy for the run, and the command it runs: the runner's (with autocoder's
+/// reporter and cache flags) or the one given, with the runner's variables and caches.
+fn policy_for(
+    framework: Framework,
+    request: &TestRequest,
+    root: &Path,
+) -> Result<(SandboxPolicy, Vec<String>), Failure> {
     let cache_root = request.caches_of.as_deref().unwrap_or(root);
     let cache = cache::dir_for(
         framework,
@@ -192,41 +257,49 @@ fn run_with(
             seed_bytecode(&policy, &command[0], &cache.dir, root);
         }
     }
-    crate::log::note(
-        "run-tests",
-        &format!(
-            "{} in {}: {}",
-            framework.name(),
-            root.display(),
-            shell_words::join(&command)
-        ),
-    );
-    let result = crate::sandbox::run(&policy, BackendKind::Native)
-        .map_err(|failure| runner_missing(framework, request.command.is_some(), failure))?;
+    Ok((policy, command))
+}
 
-    let stdout = result.stdout.as_deref().unwrap_or("");
-    let (stderr, events) = jest_events::split(result.stderr.as_deref().unwrap_or(""));
-    let stderr = stderr.as_str();
-    if framework == Framework::Nextest
-        && result.exit_code != Some(0)
-        && stderr.contains("no such command: `nextest`")
-    {
-        return Err(Failure::new(
-            Kind::RunnerMissing,
-            anyhow::anyhow!("cargo-nextest is not installed"),
-        )
-        .with_hint("install it: cargo install --locked cargo-nextest"));
+/// The runner is not installed where the command looked (cargo-nextest, pytest for this
+/// interpreter): said so, with how to install it.
+fn not_installed(
+    framework: Framework,
+    result: &SandboxResult,
+    stderr: &str,
+    program: &str,
+) -> Option<Failure> {
+    let failed = result.exit_code != Some(0);
+    if framework == Framework::Nextest && failed && stderr.contains("no such command: `nextest`") {
+        return Some(
+            Failure::new(
+                Kind::RunnerMissing,
+                anyhow::anyhow!("cargo-nextest is not installed"),
+            )
+            .with_hint("install it: cargo install --locked cargo-nextest"),
+        );
     }
-    if framework == Framework::Pytest
-        && result.exit_code != Some(0)
-        && stderr.contains("No module named pytest")
-    {
-        return Err(Failure::new(
-            Kind::RunnerMissing,
-            anyhow::anyhow!("pytest is not installed for {}", command[0]),
-        )
-        .with_hint(format!("install it: {} -m pip install pytest", command[0])));
-    }
+    (framework == Framework::Pytest && failed && stderr.contains("No module named pytest")).then(
+        || {
+            Failure::new(
+                Kind::RunnerMissing,
+                anyhow::anyhow!("pytest is not installed for {program}"),
+            )
+            .with_hint(format!("install it: {program} -m pip install pytest"))
+        },
+    )
+}
+
+/// What the run's output says: its tests and failures, with what the runner's output leaves
+/// unsaid made explicit (a runner that stopped before its report, found nothing to run, or a
+/// test that started and never ended).
+fn parsed_of(
+    framework: Framework,
+    request: &TestRequest,
+    root: &Path,
+    result: &SandboxResult,
+    (stdout, stderr): (&str, &str),
+    events: &[&str],
+) -> Result<Parsed, Failure> {
     let mut parsed = match parse_output(framework, stdout, stderr, &request.tests, root) {
         // jest and vitest write no report when they stop before running anything (a preset
         // or config that does not load): the run is an error, in the runner's own words.
@@ -235,7 +308,7 @@ fn run_with(
                 && result.exit_code != Some(0) =>
         {
             // What had ended and what was running, when a test had started.
-            match jest_events::parse(&events, Some(root)) {
+            match jest_events::parse(events, Some(root)) {
                 Some(parsed) => Parsed {
                     crashed: true,
                     ..parsed
@@ -304,41 +377,7 @@ fn run_with(
             });
         }
     }
-    let outcome = classify(framework, &result, &parsed, !request.tests.is_empty());
-    let mut output = String::with_capacity(stdout.len() + stderr.len() + 1);
-    output.push_str(stdout);
-    if !stdout.is_empty() && !stdout.ends_with('\n') {
-        output.push('\n');
-    }
-    output.push_str(stderr);
-    let mut sandbox_result = result.clone();
-    sandbox_result.stdout = None;
-    sandbox_result.stderr = None;
-    let why = match outcome {
-        Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
-        Outcome::Timeout => Some(explain::timed_out(
-            policy.timeout,
-            &parsed.running,
-            result.stdout_truncated || result.stderr_truncated,
-        )),
-        Outcome::Passed | Outcome::NoTests => None,
-        _ => explain::others_files(&output, root)
-            .or_else(|| explain::replaced_outside(&output, root))
-            .or_else(|| {
-                (!request.sandbox.network)
-                    .then(|| explain::network_off(&parsed.failures, &output))
-                    .flatten()
-            }),
-    };
-    Ok(TestReport {
-        reason: why.as_ref().map(|why| why.reason.clone()),
-        hint: why.and_then(|why| why.hint),
-        exit_code: result.exit_code,
-        duration_ms: result.duration_ms,
-        output_tail: tail(&output, OUTPUT_TAIL),
-        sandbox: Some(sandbox_result),
-        ..TestReport::new(framework, command, outcome, parsed)
-    })
+    Ok(parsed)
 }
 
 /// Parses a saved log or report without running anything. JUnit XML is recognised on its own;
@@ -469,75 +508,8 @@ fn runner_command(
             command.push("./...".into());
             return command;
         }
-        Framework::Node => {
-            let mut command: Vec<String> = ["node", "--test", "--test-reporter=tap"]
-                .map(String::from)
-                .into();
-            for id in tests {
-                let leaf = id.rsplit(" > ").next().unwrap_or(id);
-                command.push(format!("--test-name-pattern=^{}$", regex_escape(leaf)));
-            }
-            // The files the project's own `npm test` gives node (globs expanded by the shell,
-            // as npm does); without them node runs every file that looks like a test.
-            if let Some(files) = node_test_files(root) {
-                return vec![
-                    "sh".into(),
-                    "-c".into(),
-                    format!("exec {} {files}", shell_words::join(&command)),
-                ];
-            }
-            return command;
-        }
-        Framework::Jest | Framework::Vitest => {
-            let name = if framework == Framework::Jest {
-                "jest"
-            } else {
-                "vitest"
-            };
-            // The project's own copy when it has one, else the one on PATH.
-            let local = format!("node_modules/.bin/{name}");
-            let bin = if root.join(&local).exists() {
-                local
-            } else {
-                name.to_string()
-            };
-            let mut command = vec![bin];
-            if framework == Framework::Jest {
-                // Without tests jest writes no report; with this flag, one that counts none.
-                command.extend(
-                    [
-                        "--json",
-                        "--ci",
-                        "--testLocationInResults",
-                        "--passWithNoTests",
-                    ]
-                    .map(String::from),
-                );
-            } else {
-                command.extend(["run", "--reporter=json", "--globals"].map(String::from));
-            }
-            if !tests.is_empty() {
-                // Ids are `file > describe > ... > title`; the runners match the rest, joined
-                // with spaces, against -t, and file patterns as arguments.
-                // jest takes file patterns as regular expressions, vitest as plain substrings.
-                let mut files: Vec<String> = tests
-                    .iter()
-                    .map(|id| id.split(" > ").next().unwrap_or(id))
-                    .map(|file| match framework {
-                        Framework::Jest => regex_escape(file),
-                        _ => file.to_string(),
-                    })
-                    .collect();
-                files.dedup();
-                let names: Vec<String> = tests
-                    .iter()
-                    .map(|id| regex_escape(&id.split(" > ").skip(1).collect::<Vec<_>>().join(" ")))
-                    .collect();
-                command.extend(files);
-                command.extend(["-t".into(), format!("^({})$", names.join("|"))]);
-            }
-            return command;
-        }
+        Framework::Node => return node_command(tests, root),
+        Framework::Jest | Framework::Vitest => return jest_command(framework, tests, root),
         Framework::Junit => Vec::new(),
     };
     if !matches!(
@@ -545,6 +517,79 @@ fn runner_command(
         Framework::Make | Framework::Cargo | Framework::Nextest
     ) {
         command.extend(tests.iter().cloned());
+    }
+    command
+}
+
+/// `node --test`'s command: by TAP, the tests selected by their names' last part.
+fn node_command(tests: &[String], root: &Path) -> Vec<String> {
+    let mut command: Vec<String> = ["node", "--test", "--test-reporter=tap"]
+        .map(String::from)
+        .into();
+    for id in tests {
+        let leaf = id.rsplit(" > ").next().unwrap_or(id);
+        command.push(format!("--test-name-pattern=^{}$", regex_escape(leaf)));
+    }
+    // The files the project's own `npm test` gives node (globs expanded by the shell,
+    // as npm does); without them node runs every file that looks like a test.
+    match node_test_files(root) {
+        Some(files) => vec![
+            "sh".into(),
+            "-c".into(),
+            format!("exec {} {files}", shell_words::join(&command)),
+        ],
+        None => command,
+    }
+}
+
+/// jest's or vitest's command: the project's own copy when it has one, else the one on PATH,
+/// writing its JSON report; tests selected by file and name.
+fn jest_command(framework: Framework, tests: &[String], root: &Path) -> Vec<String> {
+    let name = if framework == Framework::Jest {
+        "jest"
+    } else {
+        "vitest"
+    };
+    let local = format!("node_modules/.bin/{name}");
+    let bin = if root.join(&local).exists() {
+        local
+    } else {
+        name.to_string()
+    };
+    let mut command = vec![bin];
+    if framework == Framework::Jest {
+        // Without tests jest writes no report; with this flag, one that counts none.
+        command.extend(
+            [
+                "--json",
+                "--ci",
+                "--testLocationInResults",
+                "--passWithNoTests",
+            ]
+            .map(String::from),
+        );
+    } else {
+        command.extend(["run", "--reporter=json", "--globals"].map(String::from));
+    }
+    if !tests.is_empty() {
+        // Ids are `file > describe > ... > title`; the runners match the rest, joined
+        // with spaces, against -t, and file patterns as arguments.
+        // jest takes file patterns as regular expressions, vitest as plain substrings.
+        let mut files: Vec<String> = tests
+            .iter()
+            .map(|id| id.split(" > ").next().unwrap_or(id))
+            .map(|file| match framework {
+                Framework::Jest => regex_escape(file),
+                _ => file.to_string(),
+            })
+            .collect();
+        files.dedup();
+        let names: Vec<String> = tests
+            .iter()
+            .map(|id| regex_escape(&id.split(" > ").skip(1).collect::<Vec<_>>().join(" ")))
+            .collect();
+        command.extend(files);
+        command.extend(["-t".into(), format!("^({})$", names.join("|"))]);
     }
     command
 }
