@@ -422,59 +422,7 @@ pub(crate) fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Appli
         let mut results = Vec::new();
         let mut failed = false;
         for (_, edit) in blocks.iter() {
-            let before = match edit.kind {
-                EditKind::WholeFile => text.as_str(),
-                _ => edit.search.as_str(),
-            };
-            let result = if let Some(reason) =
-                crate::secrets::writes_stand_in(path, before, &edit.replace)
-            {
-                Err(reason)
-            } else if edit.kind == EditKind::WholeFile {
-                match current
-                    .as_deref()
-                    .map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace))
-                {
-                    Ok(()) => {
-                        text = in_line_endings_of(current.as_deref(), &edit.replace);
-                        Ok(if current.is_some() {
-                            "whole_file"
-                        } else {
-                            "new_file"
-                        })
-                    }
-                    Err(reason) => Err(reason),
-                }
-            } else if edit.search.trim().is_empty() {
-                if current.is_none() || text.trim().is_empty() {
-                    text = edit.replace.clone();
-                    Ok("new_file")
-                } else {
-                    Err(format!(
-                        "the SEARCH part is empty but {path} exists: quote the lines to replace"
-                    ))
-                }
-            } else if current.is_none() {
-                Err(format!(
-                    "{path} does not exist (to create it, leave the SEARCH part empty)"
-                ))
-            } else if edit.kind == EditKind::Every {
-                match edit_file::replace(&text, &edit.search, &edit.replace, true) {
-                    Ok((updated, _)) => {
-                        text = updated;
-                        Ok("exact")
-                    }
-                    Err(mismatch) => Err(mismatch_reason(path, &text, &edit.search, mismatch)),
-                }
-            } else {
-                match matching::replace_once(&text, &edit.search, &edit.replace) {
-                    Ok((updated, how)) => {
-                        text = updated;
-                        Ok(how.name())
-                    }
-                    Err(mismatch) => Err(mismatch_reason(path, &text, &edit.search, mismatch)),
-                }
-            };
+            let result = apply_one(path, edit, current.as_deref(), &mut text);
             failed |= result.is_err();
             results.push(result);
         }
@@ -507,6 +455,64 @@ pub(crate) fn apply(tree: &mut Tree, edits: &[Edit], rules: &Rules) -> Vec<Appli
         }
     }
     outcomes
+}
+
+/// Applies one block to `text`, the file's content so far (`current`: as it was, None when it
+/// does not exist): how it matched, or why not.
+fn apply_one(
+    path: &str,
+    edit: &Edit,
+    current: Option<&str>,
+    text: &mut String,
+) -> Result<&'static str, String> {
+    let before = match edit.kind {
+        EditKind::WholeFile => text.as_str(),
+        _ => edit.search.as_str(),
+    };
+    if let Some(reason) = crate::secrets::writes_stand_in(path, before, &edit.replace) {
+        Err(reason)
+    } else if edit.kind == EditKind::WholeFile {
+        match current.map_or(Ok(()), |old| whole_file_fits(path, old, &edit.replace)) {
+            Ok(()) => {
+                *text = in_line_endings_of(current, &edit.replace);
+                Ok(if current.is_some() {
+                    "whole_file"
+                } else {
+                    "new_file"
+                })
+            }
+            Err(reason) => Err(reason),
+        }
+    } else if edit.search.trim().is_empty() {
+        if current.is_none() || text.trim().is_empty() {
+            *text = edit.replace.clone();
+            Ok("new_file")
+        } else {
+            Err(format!(
+                "the SEARCH part is empty but {path} exists: quote the lines to replace"
+            ))
+        }
+    } else if current.is_none() {
+        Err(format!(
+            "{path} does not exist (to create it, leave the SEARCH part empty)"
+        ))
+    } else if edit.kind == EditKind::Every {
+        match edit_file::replace(text, &edit.search, &edit.replace, true) {
+            Ok((updated, _)) => {
+                *text = updated;
+                Ok("exact")
+            }
+            Err(mismatch) => Err(mismatch_reason(path, text, &edit.search, mismatch)),
+        }
+    } else {
+        match matching::replace_once(text, &edit.search, &edit.replace) {
+            Ok((updated, how)) => {
+                *text = updated;
+                Ok(how.name())
+            }
+            Err(mismatch) => Err(mismatch_reason(path, text, &edit.search, mismatch)),
+        }
+    }
 }
 
 /// Whether `new` can be the whole of a file that held `old`: not a snippet that leaves most of

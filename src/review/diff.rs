@@ -336,86 +336,98 @@ fn headers_and_hunks(
         let Some(header) = line.strip_prefix("@@ -") else {
             break;
         };
-        let (old_start, old_count, new_start, new_count) = hunk_header(header)
-            .ok_or_else(|| format!("line {}: a hunk header that cannot be read: {line}", at + 1))?;
-        let mut hunk = Hunk {
-            old_start,
-            new_start,
-            lines: Vec::new(),
-        };
-        let (mut old_left, mut new_left) = (old_count, new_count);
-        let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
-        if old_count == 0 {
-            old_no = old_start.saturating_add(1);
-        }
-        if new_count == 0 {
-            new_no = new_start.saturating_add(1);
-        }
-        at += 1;
-        while at < lines.len() && (old_left > 0 || new_left > 0) {
-            let raw = lines[at];
-            let text = raw.strip_suffix('\r').unwrap_or(raw);
-            let (kind, rest) = match text.chars().next() {
-                Some('+') => (Kind::Added, &text[1..]),
-                Some('-') => (Kind::Removed, &text[1..]),
-                Some(' ') => (Kind::Context, &text[1..]),
-                // An empty context line whose space was lost.
-                None => (Kind::Context, ""),
-                Some('\\') => {
-                    at += 1;
-                    continue;
-                }
-                _ => break,
-            };
-            let (old, new) = match kind {
-                Kind::Added => {
-                    new_left = new_left.saturating_sub(1);
-                    new_no = new_no.saturating_add(1);
-                    (None, Some(new_no - 1))
-                }
-                Kind::Removed => {
-                    old_left = old_left.saturating_sub(1);
-                    old_no = old_no.saturating_add(1);
-                    (Some(old_no - 1), None)
-                }
-                Kind::Context => {
-                    old_left = old_left.saturating_sub(1);
-                    new_left = new_left.saturating_sub(1);
-                    old_no = old_no.saturating_add(1);
-                    new_no = new_no.saturating_add(1);
-                    (Some(old_no - 1), Some(new_no - 1))
-                }
-            };
-            hunk.lines.push(Line {
-                kind,
-                text: rest.to_string(),
-                old,
-                new,
-            });
-            at += 1;
-        }
-        // "\ No newline at end of file" after the hunk's last line.
-        while at < lines.len() && lines[at].starts_with('\\') {
-            at += 1;
-        }
-        // A changed line past the count its header gives would be read by nothing: a corrupt
-        // diff (or one made to hide a line), as `git apply` calls it.
-        if let Some(line) = lines.get(at) {
-            let header = line.starts_with("--- ")
-                && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "));
-            // `git format-patch` ends with `-- ` and git's version.
-            let signature = line.trim_end_matches('\r') == "-- ";
-            if (line.starts_with('+') || line.starts_with('-')) && !header && !signature {
-                return Err(format!(
-                    "line {}: a changed line past the end of its hunk (its `@@` header counts \
-                     fewer lines): the diff is corrupt",
-                    at + 1
-                ));
-            }
-        }
+        let (hunk, next) = read_hunk(lines, at, header)?;
         file.hunks.push(hunk);
+        at = next;
     }
     Ok(at)
+}
+
+/// The hunk whose header (after `@@ -`) is on line `at`, and the line after it.
+fn read_hunk(lines: &[&str], mut at: usize, header: &str) -> Result<(Hunk, usize), String> {
+    let (old_start, old_count, new_start, new_count) = hunk_header(header).ok_or_else(|| {
+        format!(
+            "line {}: a hunk header that cannot be read: {}",
+            at + 1,
+            lines[at].trim_end_matches('\r')
+        )
+    })?;
+    let mut hunk = Hunk {
+        old_start,
+        new_start,
+        lines: Vec::new(),
+    };
+    let (mut old_left, mut new_left) = (old_count, new_count);
+    let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
+    if old_count == 0 {
+        old_no = old_start.saturating_add(1);
+    }
+    if new_count == 0 {
+        new_no = new_start.saturating_add(1);
+    }
+    at += 1;
+    while at < lines.len() && (old_left > 0 || new_left > 0) {
+        let raw = lines[at];
+        let text = raw.strip_suffix('\r').unwrap_or(raw);
+        let (kind, rest) = match text.chars().next() {
+            Some('+') => (Kind::Added, &text[1..]),
+            Some('-') => (Kind::Removed, &text[1..]),
+            Some(' ') => (Kind::Context, &text[1..]),
+            // An empty context line whose space was lost.
+            None => (Kind::Context, ""),
+            Some('\\') => {
+                at += 1;
+                continue;
+            }
+            _ => break,
+        };
+        let (old, new) = match kind {
+            Kind::Added => {
+                new_left = new_left.saturating_sub(1);
+                new_no = new_no.saturating_add(1);
+                (None, Some(new_no - 1))
+            }
+            Kind::Removed => {
+                old_left = old_left.saturating_sub(1);
+                old_no = old_no.saturating_add(1);
+                (Some(old_no - 1), None)
+            }
+            Kind::Context => {
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
+                old_no = old_no.saturating_add(1);
+                new_no = new_no.saturating_add(1);
+                (Some(old_no - 1), Some(new_no - 1))
+            }
+        };
+        hunk.lines.push(Line {
+            kind,
+            text: rest.to_string(),
+            old,
+            new,
+        });
+        at += 1;
+    }
+    // "\ No newline at end of file" after the hunk's last line.
+    while at < lines.len() && lines[at].starts_with('\\') {
+        at += 1;
+    }
+    // A changed line past the count its header gives would be read by nothing: a corrupt
+    // diff (or one made to hide a line), as `git apply` calls it.
+    if let Some(line) = lines.get(at) {
+        let header =
+            line.starts_with("--- ") && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "));
+        // `git format-patch` ends with `-- ` and git's version.
+        let signature = line.trim_end_matches('\r') == "-- ";
+        if (line.starts_with('+') || line.starts_with('-')) && !header && !signature {
+            return Err(format!(
+                "line {}: a changed line past the end of its hunk (its `@@` header counts \
+                 fewer lines): the diff is corrupt",
+                at + 1
+            ));
+        }
+    }
+    Ok((hunk, at))
 }
 
 /// Whether a `diff -u` date is the epoch's, in any time zone (`1970-01-01 00:00:00 +0000`,

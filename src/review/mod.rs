@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use self::change::Change;
-use self::diff::{FileChange, Kind};
+use self::diff::{FileChange, Hunk, Kind};
 use crate::error::Failure;
 use crate::llm::{Model, Session};
 use crate::run_document::{
@@ -324,41 +324,9 @@ fn rank_context(
     };
     let mut number = 0;
     for file in files {
-        let credentials = crate::secrets::is_credential_file(file.path());
         for hunk in &file.hunks {
-            let mut text = String::new();
-            for line in &hunk.lines {
-                let mark = match line.kind {
-                    Kind::Added => '+',
-                    Kind::Removed => '-',
-                    Kind::Context => ' ',
-                };
-                text.push(mark);
-                text.push_str(&line.text);
-                text.push('\n');
-            }
-            let text = if credentials {
-                "[withheld: a credential file]\n".to_string()
-            } else {
-                crate::secrets::scan::redact(&text)
-            };
-            // The new file's lines: a hunk that only removes shows the line where it did.
-            let mut numbers = Vec::new();
-            let mut last = hunk.new_start;
-            for line in &hunk.lines {
-                last = line.new.unwrap_or(last);
-                numbers.push(last);
-            }
-            let new_lines = || hunk.lines.iter().filter_map(|l| l.new);
             number += 1;
-            let snippet = Snippet {
-                evidence_id: format!("E{number}"),
-                path: file.path().to_string(),
-                kind: "hunk".into(),
-                start_line: new_lines().min().unwrap_or(hunk.new_start),
-                end_line: new_lines().max().unwrap_or(hunk.new_start),
-                text,
-            };
+            let (snippet, numbers) = hunk_snippet(file, hunk, format!("E{number}"));
             push(snippet, numbers, &mut snippets);
         }
     }
@@ -409,6 +377,44 @@ fn rank_context(
         push(snippet, (1..=lines.max(1)).collect(), &mut snippets);
     }
     snippets
+}
+
+/// A hunk of `file` as evidence: its lines marked as a diff shows them (none of a credential
+/// file's), and the new file's line each one shows (a removed line: the one before it).
+fn hunk_snippet(file: &FileChange, hunk: &Hunk, evidence_id: String) -> (Snippet, Vec<u32>) {
+    let mut text = String::new();
+    for line in &hunk.lines {
+        let mark = match line.kind {
+            Kind::Added => '+',
+            Kind::Removed => '-',
+            Kind::Context => ' ',
+        };
+        text.push(mark);
+        text.push_str(&line.text);
+        text.push('\n');
+    }
+    let text = if crate::secrets::is_credential_file(file.path()) {
+        "[withheld: a credential file]\n".to_string()
+    } else {
+        crate::secrets::scan::redact(&text)
+    };
+    // The new file's lines: a hunk that only removes shows the line where it did.
+    let mut numbers = Vec::new();
+    let mut last = hunk.new_start;
+    for line in &hunk.lines {
+        last = line.new.unwrap_or(last);
+        numbers.push(last);
+    }
+    let new_lines = || hunk.lines.iter().filter_map(|l| l.new);
+    let snippet = Snippet {
+        evidence_id,
+        path: file.path().to_string(),
+        kind: "hunk".into(),
+        start_line: new_lines().min().unwrap_or(hunk.new_start),
+        end_line: new_lines().max().unwrap_or(hunk.new_start),
+        text,
+    };
+    (snippet, numbers)
 }
 
 /// The functions the hunks of `files` add or change lines in, whole, as the workspace at `root`
