@@ -34,6 +34,44 @@ enum End {
     Interrupted(i32),
 }
 
+impl End {
+    /// The limit that was hit, else why the repair stopped short of green, and the signal that
+    /// interrupted it.
+    fn into_parts(self) -> (Option<String>, Option<String>, Option<i32>) {
+        match self {
+            End::Green => (None, None, None),
+            End::Budget(why) => (Some(why), None, None),
+            End::Spent(why) | End::Failed(why) => (None, Some(why), None),
+            End::Interrupted(signal) => (
+                None,
+                Some(format!(
+                    "interrupted by signal {signal}; nothing was written to the workspace"
+                )),
+                Some(signal),
+            ),
+        }
+    }
+}
+
+/// With a model in the loop, the tests of every attempt (which its edits may make print
+/// anything, however encoded) read no secret: the credential files of the copy `tree` hold the
+/// stand-in, and so do the credential-looking variables given with --env. A run of the
+/// workspace itself is then no baseline for the copy.
+fn withhold_secrets(request: &mut Settings, tree: &Tree, session: &Session) -> Result<(), Failure> {
+    let files_withheld = session
+        .secrets()
+        .withhold_in_files(tree.path())
+        .map_err(|err| {
+            Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
+        })?;
+    let env = crate::secrets::withheld_env(&request.env);
+    if files_withheld || env != request.env {
+        request.baseline = None;
+        request.env = env;
+    }
+    Ok(())
+}
+
 /// The repair: `stages` in turn, until one is green.
 pub(super) fn heal(
     mut request: Settings,
@@ -46,22 +84,8 @@ pub(super) fn heal(
     let signals = TerminationSignals::block()?;
     let deadline = Instant::now() + request.timeout;
     let mut tree = Tree::copy_of(&request.workspace, true)?;
-    // With a model in the loop, the tests of every attempt (which its edits may make print
-    // anything, however encoded) read no secret: the credential files hold the stand-in, and
-    // so do the credential-looking variables given with --env. A run of the workspace itself is
-    // then no baseline for the copy.
     if let Some(session) = model {
-        let files_withheld = session
-            .secrets()
-            .withhold_in_files(tree.path())
-            .map_err(|err| {
-                Failure::external(format!("cannot withhold the secrets in heal's copy: {err}"))
-            })?;
-        let env = crate::secrets::withheld_env(&request.env);
-        if files_withheld || env != request.env {
-            request.baseline = None;
-            request.env = env;
-        }
+        withhold_secrets(&mut request, &tree, session)?;
     }
     let baseline = Baseline::find(&mut request, &tree, events)?;
     let mut report = Heal {
@@ -96,15 +120,10 @@ pub(super) fn heal(
     let mut repair = Repair {
         spectrum: spectrum.as_ref(),
         loops_in_a_row: 0,
-        best: Best {
-            contents: Contents::new(),
-            score: (
-                baseline.report.outcome == Outcome::BuildFailed,
-                baseline.failing.len(),
-            ),
-            report: None,
-            engine: None,
-        },
+        best: Best::start((
+            baseline.report.outcome == Outcome::BuildFailed,
+            baseline.failing.len(),
+        )),
         last_signature: signature(&baseline.report),
         request: &request,
         tree: &mut tree,
@@ -134,28 +153,9 @@ pub(super) fn heal(
             _ => break,
         }
     }
-    let best = std::mem::replace(
-        &mut repair.best,
-        Best {
-            contents: Contents::new(),
-            score: (false, 0),
-            report: None,
-            engine: None,
-        },
-    );
+    let best = std::mem::replace(&mut repair.best, Best::start((false, 0)));
     drop(repair);
-    let (budget_hit, stop, interrupted) = match end {
-        End::Green => (None, None, None),
-        End::Budget(why) => (Some(why), None, None),
-        End::Spent(why) | End::Failed(why) => (None, Some(why), None),
-        End::Interrupted(signal) => (
-            None,
-            Some(format!(
-                "interrupted by signal {signal}; nothing was written to the workspace"
-            )),
-            Some(signal),
-        ),
-    };
+    let (budget_hit, stop, interrupted) = end.into_parts();
     if interrupted.is_some() && report.status == Some(HealStatus::Green) {
         report.status = Some(HealStatus::Red);
     }
@@ -203,6 +203,71 @@ struct Best {
     report: Option<TestReport>,
     /// The engine that made it.
     engine: Option<&'static str>,
+}
+
+impl Best {
+    /// The state heal starts in (no change), with its `score`.
+    fn start(score: (bool, usize)) -> Best {
+        Best {
+            contents: Contents::new(),
+            score,
+            report: None,
+            engine: None,
+        }
+    }
+}
+
+/// Which of a batch's tested candidates `done` is kept: green first, then a change the whole
+/// suite ran on that breaks nothing, by how many failing tests it leaves; the first of equals.
+fn likeliest(baseline: &Baseline, done: &[(Attempt, Validated)]) -> usize {
+    let rank = |validated: &Validated| {
+        let judged = baseline.judge(&validated.report);
+        let clean = validated.whole_suite && judged.regressions.is_empty();
+        (
+            !(clean && judged.still_failing.is_empty()),
+            !clean,
+            validated.report.outcome == Outcome::BuildFailed,
+            judged.still_failing.len(),
+        )
+    };
+    (0..done.len())
+        .min_by_key(|index| rank(&done[*index].1))
+        .unwrap_or(0)
+}
+
+/// A plausible change a search found: the state, its attempt (none for the first, already
+/// recorded), how it is shown, and its place among the suspicious regions.
+struct Found {
+    best: Best,
+    attempt: Option<Attempt>,
+    shown: Plausible,
+    place: usize,
+}
+
+/// `best`, made by `attempt`, as a plausible change found after `tried` candidates.
+fn found_of(tree: &Tree, best: Best, attempt: &Attempt, tried: u64) -> Found {
+    let diff = tree.diff_of(&best.contents);
+    let (tier, place) = attempt.rank.unwrap_or((u8::MAX, usize::MAX));
+    let shown = Plausible {
+        change: attempt.change.clone().unwrap_or_default(),
+        tier,
+        lines: diff
+            .lines()
+            .filter(|line| {
+                (line.starts_with('+') || line.starts_with('-'))
+                    && !line.starts_with("+++")
+                    && !line.starts_with("---")
+            })
+            .count(),
+        found_after: tried,
+        diff,
+    };
+    Found {
+        best,
+        attempt: None,
+        shown,
+        place,
+    }
 }
 
 /// The loop's state across stages.
@@ -406,41 +471,8 @@ impl Repair<'_> {
                 Err(failure) => broken = Some((attempt, failure)),
             }
         }
-        // A candidate cut short may have been slowed down by its batch or a loaded machine, not
-        // looping: it is tested again, alone, with twice the time (a load spike once took
-        // a fix for a loop); until a few in a row loop alone too (a bug whose mutants loop).
         if broken.is_none() && signal.is_none() {
-            for (slot, (attempt, validated)) in done.iter_mut().enumerate() {
-                if validated.report.outcome != Outcome::Timeout
-                    || validated.whole_suite
-                    || self.loops_in_a_row >= LOOPS_BELIEVED
-                {
-                    continue;
-                }
-                let tree = std::iter::once(&*self.tree)
-                    .chain(&self.workers)
-                    .nth(slot)
-                    .expect("a copy per candidate");
-                let again = Instant::now();
-                if let Ok(mut retried) = validate(
-                    request,
-                    baseline,
-                    score,
-                    tree,
-                    limit * 2,
-                    origin,
-                    &|_| {},
-                    None,
-                ) {
-                    self.loops_in_a_row = match retried.report.outcome {
-                        Outcome::Timeout => self.loops_in_a_row + 1,
-                        _ => 0,
-                    };
-                    retried.runs.splice(0..0, validated.runs.drain(..));
-                    *validated = retried;
-                }
-                attempt.test_seconds += again.elapsed().as_secs_f64();
-            }
+            self.retry_cut_short(&mut done, score, limit, origin);
         }
         for (attempt, validated) in &done {
             self.emit_runs(attempt.number, validated);
@@ -455,21 +487,7 @@ impl Repair<'_> {
         if let Some(signal) = signal {
             return Ok(self.undo(0).unwrap_or(Step::End(End::Interrupted(signal))));
         }
-        // Green first, then a change the whole suite ran on that breaks nothing, by how many
-        // failing tests it leaves; the first of equals.
-        let rank = |validated: &Validated| {
-            let judged = baseline.judge(&validated.report);
-            let clean = validated.whole_suite && judged.regressions.is_empty();
-            (
-                !(clean && judged.still_failing.is_empty()),
-                !clean,
-                validated.report.outcome == Outcome::BuildFailed,
-                judged.still_failing.len(),
-            )
-        };
-        let chosen = (0..done.len())
-            .min_by_key(|index| rank(&done[*index].1))
-            .unwrap_or(0);
+        let chosen = likeliest(baseline, &done);
         for (index, (attempt, validated)) in done.iter().enumerate() {
             if index != chosen {
                 let judged = baseline.judge(&validated.report);
@@ -498,44 +516,57 @@ impl Repair<'_> {
         })
     }
 
+    /// A candidate cut short may have been slowed down by its batch or a loaded machine, not
+    /// looping: it is tested again, alone, with twice the time (a load spike once took a fix
+    /// for a loop); until a few in a row loop alone too (a bug whose mutants loop).
+    fn retry_cut_short(
+        &mut self,
+        done: &mut [(Attempt, Validated)],
+        score: (bool, usize),
+        limit: Duration,
+        origin: Instant,
+    ) {
+        for (slot, (attempt, validated)) in done.iter_mut().enumerate() {
+            if validated.report.outcome != Outcome::Timeout
+                || validated.whole_suite
+                || self.loops_in_a_row >= LOOPS_BELIEVED
+            {
+                continue;
+            }
+            let tree = std::iter::once(&*self.tree)
+                .chain(&self.workers)
+                .nth(slot)
+                .expect("a copy per candidate");
+            let again = Instant::now();
+            if let Ok(mut retried) = validate(
+                self.request,
+                self.baseline,
+                score,
+                tree,
+                limit * 2,
+                origin,
+                &|_| {},
+                None,
+            ) {
+                self.loops_in_a_row = match retried.report.outcome {
+                    Outcome::Timeout => self.loops_in_a_row + 1,
+                    _ => 0,
+                };
+                retried.runs.splice(0..0, validated.runs.drain(..));
+                *validated = retried;
+            }
+            attempt.test_seconds += again.elapsed().as_secs_f64();
+        }
+    }
+
     /// After a search's first green change, the next candidates at its place (its tier's, then
     /// the next tiers'), each tested on the state before it, until `until` (once
     /// `MIN_ALTERNATIVES` were tried), `PLAUSIBLE` are green or `MAX_ALTERNATIVES` were tried:
     /// the plausible patches, ranked by tier, size (the diff's lines) and suspiciousness
     /// (place, then the order they were tried in). The best is kept.
     fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
-        struct Found {
-            best: Best,
-            attempt: Option<Attempt>,
-            shown: Plausible,
-            place: usize,
-        }
         let Some(before) = self.before_green.take() else {
             return Ok(End::Green);
-        };
-        let found_of = |tree: &Tree, best: Best, attempt: &Attempt, tried: u64| {
-            let diff = tree.diff_of(&best.contents);
-            let (tier, place) = attempt.rank.unwrap_or((u8::MAX, usize::MAX));
-            let shown = Plausible {
-                change: attempt.change.clone().unwrap_or_default(),
-                tier,
-                lines: diff
-                    .lines()
-                    .filter(|line| {
-                        (line.starts_with('+') || line.starts_with('-'))
-                            && !line.starts_with("+++")
-                            && !line.starts_with("---")
-                    })
-                    .count(),
-                found_after: tried,
-                diff,
-            };
-            Found {
-                best,
-                attempt: None,
-                shown,
-                place,
-            }
         };
         let Some(first) = self.report.attempts.last() else {
             return Ok(End::Green);
@@ -640,13 +671,20 @@ impl Repair<'_> {
                 found.push(alternative);
             }
         }
+        Ok(self.keep_likeliest(before, found, end))
+    }
+
+    /// Of the plausible changes `found` (the first green one first), the likeliest kept as the
+    /// best (the copy put in its state), the others said in `heal.plausible`; `end`: how the
+    /// search ended, unless the copy cannot be put back.
+    fn keep_likeliest(&mut self, before: Best, mut found: Vec<Found>, end: End) -> End {
         found.sort_by_key(|f| (f.shown.tier, f.shown.lines, f.place, f.shown.found_after));
         let chosen = found.remove(0);
         if let Err(err) = self.tree.restore(&chosen.best.contents) {
             self.cannot_restore(&err);
             // The copy holds none of them for sure: the state before, as the best, is safe.
             self.best = before;
-            return Ok(End::Failed("the copy could not be put back".into()));
+            return End::Failed("the copy could not be put back".into());
         }
         if let Some(attempt) = chosen.attempt {
             crate::log::info(
@@ -677,7 +715,7 @@ impl Repair<'_> {
         self.report.plausible = std::iter::once(chosen.shown)
             .chain(found.into_iter().map(|f| f.shown))
             .collect();
-        Ok(end)
+        end
     }
 
     /// The engine's next change, on the best state so far, numbered and counted; or how the
