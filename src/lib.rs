@@ -1,10 +1,11 @@
 //! autocoder: closed-loop code repair as composable JSON steps.
 //!
-//! Each subcommand is a thin adapter in `commands/`: it reads and writes the run document
-//! (`run_document`), calls the library's rooms (`testrun`, `forge`, `git`, `tools`, `mcp`), and
-//! maps its failures onto the exit statuses of `error`. The sandbox every step runs untrusted
-//! code in is `sandbox`; the rooms at the bottom (`log`, `text`, `sys`, `http`, `workspace`)
-//! depend on nothing above them.
+//! Each subcommand is a thin adapter in `commands/`: it reads the run document
+//! (`run_document`, typed sections), calls its stage's one entry point
+//! (`forge::fetch::fetch_issue`, `testrun::run`, `heal::run`, `review::run`,
+//! `forge::publish::open_pull_request`), writes the stage's section, and maps its failures onto
+//! the exit statuses of `error`. The sandbox every step runs untrusted code in is `sandbox`; the
+//! rooms at the bottom (`log`, `text`, `sys`, `http`, `workspace`) depend on nothing above them.
 
 mod cli;
 mod commands;

@@ -31,11 +31,12 @@ pub(crate) fn write_json<W: Write, T: Serialize>(
     }
 }
 
-/// Writes `text` to `out` as it is; a closed pipe is not an error, as for `write_json`.
-pub(crate) fn write_text<W: Write>(mut out: W, text: &str) -> Result<(), Failure> {
+/// Writes `text` (`what` it is, for the error) to `out` as it is; a closed pipe is not an
+/// error, as for `write_json`.
+pub(crate) fn write_text<W: Write>(mut out: W, text: &str, what: &str) -> Result<(), Failure> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Failure::external(format!("cannot write the result: {err}")))
+            Err(Failure::external(format!("cannot write {what}: {err}")))
         }
         _ => Ok(()),
     }

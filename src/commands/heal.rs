@@ -23,10 +23,6 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         (None, Engine::Auto) => Engines::Auto,
         (None, Engine::Mutate) => Engines::Offline,
     };
-    let model = match engines {
-        Engines::Offline => None,
-        _ => Model::configured(&flags, |name| std::env::var(name).ok())?,
-    };
     // The document's test run is the baseline only when it was run here.
     let ran_here = document.has("workspace")
         && document
@@ -38,7 +34,7 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         Some(tokens) => tokens,
         None => context_tokens_of_env()?,
     };
-    let request = HealRequest {
+    let mut request = HealRequest {
         settings: Settings {
             workspace: workspace.clone(),
             issue: document.issue()?,
@@ -58,7 +54,7 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             ),
         },
         engines,
-        model,
+        model: None,
         task: args.task,
         paths: args.paths,
         max_steps: args.max_steps,
@@ -67,6 +63,10 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         max_attempts: args.max_attempts,
         mutate_time: args.mutate_time,
     };
+    request.check_task()?;
+    if engines != Engines::Offline {
+        request.model = Model::configured(&flags, |name| std::env::var(name).ok())?;
+    }
     // Said now, not after the baseline's runs.
     request.check()?;
     let request = HealRequest {

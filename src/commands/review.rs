@@ -25,8 +25,8 @@ pub(crate) fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure>
         Failure::usage(format!("workspace {}: {err}", workspace.display()))
             .with_hint("give the project's directory with --workspace")
     })?;
-    let model = match args.llm {
-        true => Some(configured_model(&args)?),
+    let session = match args.llm {
+        true => Some(review::session(configured_model(&args)?, &workspace)?),
         false => None,
     };
     let target = Target {
@@ -42,7 +42,7 @@ pub(crate) fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure>
         change: change(&args, &document, diff_from_stdin)?,
         workspace,
         budget: args.budget,
-        model,
+        model: session.as_ref(),
     };
     let Reviewed {
         mut review,
@@ -61,6 +61,10 @@ pub(crate) fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure>
             Err(failure) => return Err(failure),
         });
     }
+    crate::log::info(
+        "review",
+        &format!("{}: {}", review.verdict.name(), review.summary),
+    );
     let worst = review.risks.iter().map(|r| r.severity).max();
     let fails = match (args.fail_on, worst) {
         (FailOn::Never, _) | (_, None) => false,
@@ -74,11 +78,13 @@ pub(crate) fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure>
             document.set_review(&review);
             write_json(std::io::stdout(), document.as_value(), global.pretty)?;
         }
-        ReviewFormat::Markdown => write_text(std::io::stdout(), &review.markdown)?,
+        ReviewFormat::Markdown => write_text(std::io::stdout(), &review.markdown, "the review")?,
         ReviewFormat::Sarif => {
             write_json(std::io::stdout(), &render::sarif(&review), global.pretty)?
         }
-        ReviewFormat::Rdjsonl => write_text(std::io::stdout(), &render::rdjsonl(&review))?,
+        ReviewFormat::Rdjsonl => {
+            write_text(std::io::stdout(), &render::rdjsonl(&review), "the review")?
+        }
     }
     if let Some(failure) = post_failed {
         crate::log::error(

@@ -54,19 +54,7 @@ pub(crate) struct HealRequest {
 impl HealRequest {
     /// Refuses what cannot be carried out, before anything runs.
     pub(crate) fn check(&self) -> Result<(), Failure> {
-        if self
-            .task
-            .as_deref()
-            .is_some_and(|task| task.trim().is_empty())
-        {
-            return Err(Failure::usage("--task is empty").with_hint("say what to build or change"));
-        }
-        if self.task.is_some() && self.engines == Engines::Offline {
-            return Err(Failure::usage(
-                "--task needs a model; the offline engine repairs failing tests only",
-            )
-            .with_hint("leave out --engine mutate, and name a model (--model, --base-url)"));
-        }
+        self.check_task()?;
         let needs_model = match self.task {
             Some(_) => Some("--task"),
             None => (self.engines == Engines::Model).then_some("--engine llm"),
@@ -89,6 +77,24 @@ impl HealRequest {
         }
         for path in &self.paths {
             path_in(&self.settings.workspace, path)?;
+        }
+        Ok(())
+    }
+
+    /// The task's part of `check`, which needs no model to be looked for first.
+    pub(crate) fn check_task(&self) -> Result<(), Failure> {
+        if self
+            .task
+            .as_deref()
+            .is_some_and(|task| task.trim().is_empty())
+        {
+            return Err(Failure::usage("--task is empty").with_hint("say what to build or change"));
+        }
+        if self.task.is_some() && self.engines == Engines::Offline {
+            return Err(Failure::usage(
+                "--task needs a model; the offline engine repairs failing tests only",
+            )
+            .with_hint("leave out --engine mutate, and name a model (--model, --base-url)"));
         }
         Ok(())
     }

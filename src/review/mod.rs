@@ -29,14 +29,20 @@ use crate::workspace::runs_outside::RunsOutside;
 const MODEL_CALL: Duration = Duration::from_secs(120);
 
 /// A change to review.
-pub(crate) struct ReviewRequest {
+pub(crate) struct ReviewRequest<'a> {
     /// The project (canonical).
     pub workspace: PathBuf,
     pub change: Change,
     /// The context's size at most, in characters.
     pub budget: usize,
-    /// The model asked for findings beyond the rules (`--llm`).
-    pub model: Option<Model>,
+    /// The model asked for findings beyond the rules (`--llm`), as `session` gives it.
+    pub model: Option<&'a Session>,
+}
+
+/// The session `model` is asked in, withholding the secrets of `workspace` and the model's own.
+pub(crate) fn session(model: Model, workspace: &Path) -> Result<Session, Failure> {
+    let secrets = Secrets::collect(&model.secrets(), &[], workspace);
+    Session::new(model, MODEL_CALL).map(|session| session.withholding(secrets))
 }
 
 /// A review, and the lines of the change's new side a comment can be placed on (GitHub's
@@ -53,19 +59,13 @@ pub(crate) fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
     let commentable = diff::new_side_lines(&files);
     let mut review = review(&request.workspace, files, request.budget);
     // Nothing changed: nothing for the model to judge.
-    if let Some(model) = request.model.clone().filter(|_| !review.files.is_empty()) {
-        let secrets = Secrets::collect(&model.secrets(), &[], &request.workspace);
-        let session = Session::new(model, MODEL_CALL)?.withholding(secrets);
-        let (findings, outcome) = model::ask(&session, &review)?;
+    if let Some(session) = request.model.filter(|_| !review.files.is_empty()) {
+        let (findings, outcome) = model::ask(session, &review)?;
         if let Some(error) = &outcome.error {
             crate::log::warn("review", error);
         }
         review = review.with_model(findings, outcome);
     }
-    crate::log::info(
-        "review",
-        &format!("{}: {}", review.verdict.name(), review.summary),
-    );
     review.markdown = render::markdown(&review);
     Ok(Reviewed {
         review,

@@ -2,7 +2,7 @@
 //! command runs (a path that cannot be written fails the call before the command has had its
 //! effects) and, when it lies where the command could write, checked after: the result goes
 //! through the descriptor opened before (never through a link put there since), over anything
-//! written to it meanwhile, and nowhere if the file was replaced.
+//! written to it meanwhile; where it would go without --result if the file was replaced.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
