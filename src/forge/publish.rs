@@ -342,6 +342,26 @@ struct Branches<'a> {
     base: &'a str,
 }
 
+/// Whether `commit`'s parent is on `base` as fetched into FETCH_HEAD: else the commits between
+/// would go along with the fix, unseen in the body's diff.
+fn parent_on_base(git: &Git, commit: &str, base: &str) -> Result<(), Failure> {
+    let parent = format!("{commit}^");
+    match git.run(
+        &["merge-base", "--is-ancestor", &parent, "FETCH_HEAD"],
+        &[],
+        None,
+    ) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Failure::usage(format!(
+            "HEAD has commits that are not on {base} at the forge: the pull request would carry \
+             them along with the fix; nothing was pushed"
+        ))
+        .with_hint(format!(
+            "push them yourself first, or run open-pr on a checkout of {base} (--base names another branch)"
+        ))),
+    }
+}
+
 /// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
 fn push(
     git: &Git,
@@ -406,23 +426,7 @@ test \"$h$p\" = 11 && echo username=x-access-token && echo \"password=$AUTOCODER
         ))
         .with_hint("check --base, and that the token may read the repository")
     })?;
-    let parent = format!("{commit}^");
-    if git
-        .run(
-            &["merge-base", "--is-ancestor", &parent, "FETCH_HEAD"],
-            &[],
-            None,
-        )
-        .is_err()
-    {
-        return Err(Failure::usage(format!(
-            "HEAD has commits that are not on {base} at the forge: the pull request would carry \
-             them along with the fix; nothing was pushed"
-        ))
-        .with_hint(format!(
-            "push them yourself first, or run open-pr on a checkout of {base} (--base names another branch)"
-        )));
-    }
+    parent_on_base(git, commit, base)?;
     let reference = format!("refs/heads/{branch}");
     let existing = git.run_configured(
         &config,

@@ -148,6 +148,33 @@ impl Judged {
     }
 }
 
+/// The whole suite run in `tree`, as the baseline's first run (the document held none).
+fn first_run(request: &Settings, tree: &Tree, events: &mut Events) -> Result<TestReport, Failure> {
+    // testrun would name heal's copy, and flags heal does not take.
+    if request.framework.is_none() && testrun::detect::detect(tree.path()).is_none() {
+        return Err(Failure::usage(format!(
+            "cannot tell which test framework {} uses",
+            request.workspace.display()
+        ))
+        .with_hint(
+            "run its tests first and pipe them in: autocoder run-tests --framework \
+             pytest (or --command '…') | autocoder heal",
+        ));
+    }
+    let shown = "running the tests to see what fails";
+    crate::log::step("heal", shown);
+    let started_ms = events.origin().elapsed().as_millis() as u64;
+    let live = Live {
+        shown: shown.into(),
+        total: None,
+    };
+    let report = run(request, tree, Vec::new(), request.test_timeout, Some(live))?;
+    let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
+    events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts,
+                                "started_ms": started_ms, "duration_ms": report.duration_ms, "wall_ms": wall_ms}));
+    Ok(report)
+}
+
 /// The id a run that did not build stands under.
 const BUILD: &str = "build";
 
@@ -160,31 +187,7 @@ impl Baseline {
     ) -> Result<Baseline, Failure> {
         let report = match request.baseline.take() {
             Some(report) => report,
-            None => {
-                // testrun would name heal's copy, and flags heal does not take.
-                if request.framework.is_none() && testrun::detect::detect(tree.path()).is_none() {
-                    return Err(Failure::usage(format!(
-                        "cannot tell which test framework {} uses",
-                        request.workspace.display()
-                    ))
-                    .with_hint(
-                        "run its tests first and pipe them in: autocoder run-tests --framework \
-                         pytest (or --command '…') | autocoder heal",
-                    ));
-                }
-                let shown = "running the tests to see what fails";
-                crate::log::step("heal", shown);
-                let started_ms = events.origin().elapsed().as_millis() as u64;
-                let live = Live {
-                    shown: shown.into(),
-                    total: None,
-                };
-                let report = run(request, tree, Vec::new(), request.test_timeout, Some(live))?;
-                let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
-                events.emit("tests", json!({"attempt": 0, "scope": "all", "outcome": report.outcome, "counts": report.counts,
-                                            "started_ms": started_ms, "duration_ms": report.duration_ms, "wall_ms": wall_ms}));
-                report
-            }
+            None => first_run(request, tree, events)?,
         };
         request.framework = Some(report.framework);
         request.framework_reason = Some(report.framework_reason.clone());
@@ -248,58 +251,64 @@ impl Baseline {
             && selectable(baseline.report.framework)
             && request.command.is_none()
         {
-            let ids: Vec<String> = baseline.failing.iter().cloned().collect();
-            let shown = format!(
-                "running the {} failing test{} again, to tell flaky ones",
-                ids.len(),
-                if ids.len() == 1 { "" } else { "s" }
-            );
-            crate::log::step("heal", &shown);
-            let started_ms = events.origin().elapsed().as_millis() as u64;
-            let live = Live {
-                shown,
-                total: Some(ids.len() as u64),
-            };
-            let again = run(request, tree, ids, request.test_timeout, Some(live))?;
-            let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
-            events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts,
-                                        "started_ms": started_ms, "duration_ms": again.duration_ms, "wall_ms": wall_ms}));
-            if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
-                baseline.interrupted = Some(signal);
-                baseline.nothing_to_do = Some(format!(
-                    "interrupted by signal {signal} before the first attempt"
-                ));
-                return Ok(baseline);
-            }
-            baseline.failing_run = Duration::from_millis(again.duration_ms);
-            let failed_again = failing_ids(&again);
-            baseline.flaky = baseline
-                .failing
-                .iter()
-                .filter(|id| !failed_again.contains(*id) && again.outcome != Outcome::Error)
-                .cloned()
-                .collect();
-            if !baseline.flaky.is_empty() {
-                crate::log::warn(
-                    "heal",
-                    &format!(
-                        "flaky (failed, then passed): {}",
-                        baseline
-                            .flaky
-                            .iter()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-            if baseline.flaky.len() == baseline.failing.len() {
-                baseline.nothing_to_do = Some(
-                    "the failing tests passed when run again: they are flaky, not broken".into(),
-                );
-            }
+            baseline.tell_flaky(request, tree, events)?;
         }
         Ok(baseline)
+    }
+
+    /// The failing tests run again: those that pass are flaky (and when all are, there is
+    /// nothing to do).
+    fn tell_flaky(
+        &mut self,
+        request: &Settings,
+        tree: &Tree,
+        events: &mut Events,
+    ) -> Result<(), Failure> {
+        let ids: Vec<String> = self.failing.iter().cloned().collect();
+        let shown = format!(
+            "running the {} failing test{} again, to tell flaky ones",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" }
+        );
+        crate::log::step("heal", &shown);
+        let started_ms = events.origin().elapsed().as_millis() as u64;
+        let live = Live {
+            shown,
+            total: Some(ids.len() as u64),
+        };
+        let again = run(request, tree, ids, request.test_timeout, Some(live))?;
+        let wall_ms = events.origin().elapsed().as_millis() as u64 - started_ms;
+        events.emit("tests", json!({"attempt": 0, "scope": "failing", "outcome": again.outcome, "counts": again.counts,
+                                    "started_ms": started_ms, "duration_ms": again.duration_ms, "wall_ms": wall_ms}));
+        if let Some(signal) = again.sandbox.as_ref().and_then(|s| s.interrupted) {
+            self.interrupted = Some(signal);
+            self.nothing_to_do = Some(format!(
+                "interrupted by signal {signal} before the first attempt"
+            ));
+            return Ok(());
+        }
+        self.failing_run = Duration::from_millis(again.duration_ms);
+        let failed_again = failing_ids(&again);
+        self.flaky = self
+            .failing
+            .iter()
+            .filter(|id| !failed_again.contains(*id) && again.outcome != Outcome::Error)
+            .cloned()
+            .collect();
+        if !self.flaky.is_empty() {
+            crate::log::warn(
+                "heal",
+                &format!(
+                    "flaky (failed, then passed): {}",
+                    self.flaky.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+        if self.flaky.len() == self.failing.len() {
+            self.nothing_to_do =
+                Some("the failing tests passed when run again: they are flaky, not broken".into());
+        }
+        Ok(())
     }
 
     /// Which of the baseline's failures still fail in `run`, and which tests it breaks.

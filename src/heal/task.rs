@@ -257,6 +257,11 @@ impl Agent<'_> {
         if reply.tool_calls.is_empty() {
             return self.no_call(step, &reply);
         }
+        self.run_calls(step, &reply)
+    }
+
+    /// The calls of a reply, `finish` last; the end, when they end the loop.
+    fn run_calls(&mut self, step: u32, reply: &Reply) -> Option<End> {
         let readable = reply.tool_calls.iter().any(|call| call.arguments.is_ok());
         let mut results = Vec::new();
         let mut finished = false;
