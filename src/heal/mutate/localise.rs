@@ -5,6 +5,7 @@
 //! they did not run ranks low. The tests' own code is never a place to change.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use tree_sitter::Node;
@@ -38,6 +39,14 @@ struct Source {
     tree: tree_sitter::Tree,
 }
 
+/// A traceback's frame: a file's name and a line (`File "a/b.py", line 3`, `a/b.rs:3`).
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"([A-Za-z0-9_./-]+\.[A-Za-z]{1,5})"?(?:, line |:)(\d+)"#).expect("a valid pattern")
+});
+
+/// How suspicious each region is, by (path, first line, last line).
+type Weights = BTreeMap<(String, usize, usize), f64>;
+
 /// The suspicious regions, most suspicious first, and the byte ranges of test functions found in
 /// source files (a Rust module's unit tests), which are never changed.
 pub(super) fn suspicious(
@@ -46,8 +55,48 @@ pub(super) fn suspicious(
     tree: &Tree,
     spectrum: Option<&Spectrum>,
 ) -> (Vec<Region>, Protected) {
-    // Every file of a language read, parsed once (a few milliseconds each).
-    let sources: BTreeMap<&str, Source> = files
+    let sources = parse_sources(files, tree);
+    let mut weights = Weights::new();
+    let mut protected = Protected::new();
+    let mut callee_names: BTreeMap<String, f64> = BTreeMap::new();
+    for failure in failures {
+        weigh_failure(
+            failure,
+            &sources,
+            &mut weights,
+            &mut protected,
+            &mut callee_names,
+        );
+    }
+    weigh_callees(&sources, &protected, &callee_names, &mut weights);
+    if let Some(spectrum) = spectrum {
+        weigh_by_spectrum(&sources, spectrum, &mut weights);
+    }
+    // Nothing pointed at: the whole of each source file a failing test imports, or is named for.
+    if weights.is_empty() {
+        weigh_imported(failures, files, &sources, &mut weights);
+    }
+    let mut regions: Vec<Region> = weights
+        .into_iter()
+        .map(|((path, first, last), weight)| Region {
+            path,
+            first,
+            last,
+            weight,
+        })
+        .collect();
+    regions.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then(a.path.cmp(&b.path))
+            .then(a.first.cmp(&b.first))
+    });
+    (regions, protected)
+}
+
+/// Every file of a language read, parsed once (a few milliseconds each).
+fn parse_sources<'a>(files: &'a [String], tree: &Tree) -> BTreeMap<&'a str, Source> {
+    files
         .iter()
         .take(MAX_FILES)
         .filter_map(|path| {
@@ -69,74 +118,86 @@ pub(super) fn suspicious(
             }
             Some((path.as_str(), Source { lang, text, tree }))
         })
-        .collect();
-    let frame = Regex::new(r#"([A-Za-z0-9_./-]+\.[A-Za-z]{1,5})"?(?:, line |:)(\d+)"#).unwrap();
-    let mut weights: BTreeMap<(String, usize, usize), f64> = BTreeMap::new();
-    let mut protected = Protected::new();
-    let mut callee_names: BTreeMap<String, f64> = BTreeMap::new();
+        .collect()
+}
 
-    for failure in failures {
-        // Frames: the project's own source files named in the traceback.
-        let mut framed = false;
-        let places = frame
-            .captures_iter(&failure.details)
-            .filter_map(|c| Some((c.get(1)?.as_str().to_string(), c[2].parse::<usize>().ok()?)))
-            .chain(failure.file.clone().zip(failure.line.map(|l| l as usize)));
-        for (named, line) in places {
-            let named = named.trim_start_matches("./");
-            let Some((path, source)) = sources
-                .iter()
-                .find(|(f, _)| named == **f || named.ends_with(&format!("/{f}")))
-            else {
-                continue;
-            };
-            if is_test_file(path) {
-                continue;
-            }
-            let (first, last) = crate::syntax::enclosing_function(source.lang, &source.tree, line)
-                .unwrap_or((line.saturating_sub(3).max(1), line + 3));
-            *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
-            framed = true;
-        }
-        // The functions the failing test calls. The test is in a test file or the file its
-        // runner names: a function of the project's own code may have the test's name.
-        let name = test_name(&failure.id);
-        let mut found_test = false;
-        let holds_tests = |path: &str| {
-            is_test_file(path)
-                || failure.file.as_deref() == Some(path)
-                || failure.id.starts_with(&format!("{path}::"))
+/// One failure's evidence: the project's frames in its traceback (their functions), and the
+/// functions its test calls (`callee_names`; the test itself protected).
+fn weigh_failure(
+    failure: &TestFailure,
+    sources: &BTreeMap<&str, Source>,
+    weights: &mut Weights,
+    protected: &mut Protected,
+    callee_names: &mut BTreeMap<String, f64>,
+) {
+    // Frames: the project's own source files named in the traceback.
+    let mut framed = false;
+    let places = FRAME
+        .captures_iter(&failure.details)
+        .filter_map(|c| Some((c.get(1)?.as_str().to_string(), c[2].parse::<usize>().ok()?)))
+        .chain(failure.file.clone().zip(failure.line.map(|l| l as usize)));
+    for (named, line) in places {
+        let named = named.trim_start_matches("./");
+        let Some((path, source)) = sources
+            .iter()
+            .find(|(f, _)| named == **f || named.ends_with(&format!("/{f}")))
+        else {
+            continue;
         };
-        for (path, source) in sources.iter().filter(|(path, _)| holds_tests(path)) {
-            for function in functions(source) {
-                if name.is_none() || function_name(source, function) != name {
-                    continue;
-                }
-                found_test = true;
-                protected
-                    .entry(path.to_string())
-                    .or_default()
-                    .push((function.start_byte(), function.end_byte()));
-                for called in calls(source, function) {
-                    *callee_names.entry(called).or_default() += if framed { 0.5 } else { 1.0 };
-                }
+        if is_test_file(path) {
+            continue;
+        }
+        let (first, last) = crate::syntax::enclosing_function(source.lang, &source.tree, line)
+            .unwrap_or((line.saturating_sub(3).max(1), line + 3));
+        *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
+        framed = true;
+    }
+    // The functions the failing test calls. The test is in a test file or the file its
+    // runner names: a function of the project's own code may have the test's name.
+    let name = test_name(&failure.id);
+    let mut found_test = false;
+    let holds_tests = |path: &str| {
+        is_test_file(path)
+            || failure.file.as_deref() == Some(path)
+            || failure.id.starts_with(&format!("{path}::"))
+    };
+    for (path, source) in sources.iter().filter(|(path, _)| holds_tests(path)) {
+        for function in functions(source) {
+            if name.is_none() || function_name(source, function) != name {
+                continue;
+            }
+            found_test = true;
+            protected
+                .entry(path.to_string())
+                .or_default()
+                .push((function.start_byte(), function.end_byte()));
+            for called in calls(source, function) {
+                *callee_names.entry(called).or_default() += if framed { 0.5 } else { 1.0 };
             }
         }
-        if !found_test {
-            // The test's line, when the runner named it.
-            if let (Some(file), Some(line)) = (&failure.file, failure.line) {
-                if let Some(source) = sources.get(file.as_str()) {
-                    for called in calls_on_line(source, line as usize) {
-                        *callee_names.entry(called).or_default() += 1.0;
-                    }
+    }
+    if !found_test {
+        // The test's line, when the runner named it.
+        if let (Some(file), Some(line)) = (&failure.file, failure.line) {
+            if let Some(source) = sources.get(file.as_str()) {
+                for called in calls_on_line(source, line as usize) {
+                    *callee_names.entry(called).or_default() += 1.0;
                 }
             }
         }
     }
-    // The definitions of the called functions in the project's own code, and one level of
-    // what they call.
+}
+
+/// The definitions of the called functions in the project's own code (a protected test's
+/// own excepted), and one level of what they call.
+fn weigh_callees(
+    sources: &BTreeMap<&str, Source>,
+    protected: &Protected,
+    callee_names: &BTreeMap<String, f64>,
+    weights: &mut Weights,
+) {
     let mut second: BTreeMap<String, f64> = BTreeMap::new();
-    for (path, source) in &sources {
+    for (path, source) in sources {
         if is_test_file(path) {
             continue;
         }
@@ -167,7 +228,7 @@ pub(super) fn suspicious(
             }
         }
     }
-    for (path, source) in &sources {
+    for (path, source) in sources {
         if is_test_file(path) || second.is_empty() {
             continue;
         }
@@ -183,74 +244,65 @@ pub(super) fn suspicious(
             }
         }
     }
-    if let Some(spectrum) = spectrum {
-        // Each function's body (a `def` line runs as its module loads), by its top line.
-        let mut ran = Vec::new();
-        for (path, source) in &sources {
-            if is_test_file(path) {
-                continue;
-            }
-            for function in functions(source) {
-                let (first, last) = (
-                    function.start_position().row + 1,
-                    function.end_position().row + 1,
-                );
-                if let Some(highest) = spectrum.highest(path, body(first, last), last) {
-                    ran.push(((path.to_string(), first, last), highest));
-                }
-            }
+}
+
+/// The failing tests' coverage (`spectrum`): the functions near the top of it become places;
+/// the frames' and callees' rank lower when the failing tests did not run them.
+fn weigh_by_spectrum(sources: &BTreeMap<&str, Source>, spectrum: &Spectrum, weights: &mut Weights) {
+    // Each function's body (a `def` line runs as its module loads), by its top line.
+    let mut ran = Vec::new();
+    for (path, source) in sources {
+        if is_test_file(path) {
+            continue;
         }
-        // Those near the top become places; the frames' and callees' rank lower when the
-        // failing tests did not run them.
-        let top = ran.iter().map(|(_, highest)| *highest).fold(0.0, f64::max);
-        for (place, highest) in ran {
-            if highest > LOADED && highest >= top / 2.0 {
-                *weights.entry(place).or_default() += 3.0 * highest;
-            }
-        }
-        for ((path, first, last), weight) in weights.iter_mut() {
-            if spectrum.highest(path, body(*first, *last), *last) == Some(0.0) {
-                *weight *= 0.2;
+        for function in functions(source) {
+            let (first, last) = (
+                function.start_position().row + 1,
+                function.end_position().row + 1,
+            );
+            if let Some(highest) = spectrum.highest(path, body(first, last), last) {
+                ran.push(((path.to_string(), first, last), highest));
             }
         }
     }
-    // Nothing pointed at: the whole of each source file a failing test imports, or is named for.
-    if weights.is_empty() {
-        for failure in failures {
-            let test_file = failure
-                .file
-                .as_deref()
-                .unwrap_or_else(|| failure.id.split("::").next().unwrap_or(""));
-            let Some(source) = sources.get(test_file) else {
-                continue;
-            };
-            let named = imports(test_file, &source.text, files)
-                .into_iter()
-                .chain(same_stem(test_file, files));
-            for path in named {
-                if let Some(found) = sources.get(path.as_str()) {
-                    let lines = found.text.lines().count().max(1);
-                    *weights.entry((path, 1, lines)).or_default() += 0.1;
-                }
+    let top = ran.iter().map(|(_, highest)| *highest).fold(0.0, f64::max);
+    for (place, highest) in ran {
+        if highest > LOADED && highest >= top / 2.0 {
+            *weights.entry(place).or_default() += 3.0 * highest;
+        }
+    }
+    for ((path, first, last), weight) in weights.iter_mut() {
+        if spectrum.highest(path, body(*first, *last), *last) == Some(0.0) {
+            *weight *= 0.2;
+        }
+    }
+}
+
+/// The whole of each source file a failing test imports, or is named for.
+fn weigh_imported(
+    failures: &[TestFailure],
+    files: &[String],
+    sources: &BTreeMap<&str, Source>,
+    weights: &mut Weights,
+) {
+    for failure in failures {
+        let test_file = failure
+            .file
+            .as_deref()
+            .unwrap_or_else(|| failure.id.split("::").next().unwrap_or(""));
+        let Some(source) = sources.get(test_file) else {
+            continue;
+        };
+        let named = imports(test_file, &source.text, files)
+            .into_iter()
+            .chain(same_stem(test_file, files));
+        for path in named {
+            if let Some(found) = sources.get(path.as_str()) {
+                let lines = found.text.lines().count().max(1);
+                *weights.entry((path, 1, lines)).or_default() += 0.1;
             }
         }
     }
-    let mut regions: Vec<Region> = weights
-        .into_iter()
-        .map(|((path, first, last), weight)| Region {
-            path,
-            first,
-            last,
-            weight,
-        })
-        .collect();
-    regions.sort_by(|a, b| {
-        b.weight
-            .total_cmp(&a.weight)
-            .then(a.path.cmp(&b.path))
-            .then(a.first.cmp(&b.first))
-    });
-    (regions, protected)
 }
 
 /// The first line of the body of a function on lines `first..=last`: the next, unless it is
