@@ -229,52 +229,75 @@ fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candi
             place: 0,
         });
     };
-    let kind = node.kind();
-    let parent = node.parent();
-    let in_expression = parent.is_some_and(|p| is_operator_expression(lang, p.kind()));
-    if !node.is_named() && in_expression {
-        let context = parent.unwrap();
-        for (from, to) in BOUNDARY {
-            if kind == *from {
-                push(1, node, to.to_string(), context);
-            }
-        }
-        for (from, to) in FLIPPED {
-            if kind == *from {
-                push(2, node, to.to_string(), context);
-            }
-        }
-        for (from, to) in ARITHMETIC {
-            let python_only = matches!(*to, "//" | "and" | "or");
-            if kind == *from && (lang == Lang::Python || !python_only) {
-                push(3, node, to.to_string(), context);
-            }
-        }
-        // An operand too many (`total * 1.1`): each side alone.
-        if ARITHMETIC_OPERATORS.contains(&kind) {
-            for side in ["left", "right"] {
-                if let Some(operand) = context.child_by_field_name(side) {
-                    push(3, context, source(operand).to_string(), context);
-                }
-            }
-        }
-        if NON_COMMUTATIVE.contains(&kind) {
-            if let (Some(left), Some(right)) = (
-                context.child_by_field_name("left"),
-                context.child_by_field_name("right"),
-            ) {
-                let swapped = format!(
-                    "{}{}{}",
-                    source(right),
-                    &text[left.end_byte()..right.start_byte()],
-                    source(left)
-                );
-                push(3, context, swapped, context);
-            }
-        }
-        return;
+    let expression = node
+        .parent()
+        .filter(|parent| !node.is_named() && is_operator_expression(lang, parent.kind()));
+    match expression {
+        Some(context) => operator_changes(lang, text, node, context, &mut push),
+        None => operand_changes(lang, text, node, &mut push),
     }
-    match kind {
+}
+
+/// A candidate: its tier, the node replaced, its replacement, and the node shown around it.
+type Push<'a, 'n> = dyn FnMut(u8, Node<'n>, String, Node<'n>) + 'a;
+
+/// The changes of an operator token `node` of the expression `context`: a boundary moved, a
+/// comparison flipped, another arithmetic operator, an operand too many, the operands swapped.
+fn operator_changes<'n>(
+    lang: Lang,
+    text: &str,
+    node: Node<'n>,
+    context: Node<'n>,
+    push: &mut Push<'_, 'n>,
+) {
+    let source = |n: Node| &text[n.byte_range()];
+    let kind = node.kind();
+    for (from, to) in BOUNDARY {
+        if kind == *from {
+            push(1, node, to.to_string(), context);
+        }
+    }
+    for (from, to) in FLIPPED {
+        if kind == *from {
+            push(2, node, to.to_string(), context);
+        }
+    }
+    for (from, to) in ARITHMETIC {
+        let python_only = matches!(*to, "//" | "and" | "or");
+        if kind == *from && (lang == Lang::Python || !python_only) {
+            push(3, node, to.to_string(), context);
+        }
+    }
+    // An operand too many (`total * 1.1`): each side alone.
+    if ARITHMETIC_OPERATORS.contains(&kind) {
+        for side in ["left", "right"] {
+            if let Some(operand) = context.child_by_field_name(side) {
+                push(3, context, source(operand).to_string(), context);
+            }
+        }
+    }
+    if NON_COMMUTATIVE.contains(&kind) {
+        if let (Some(left), Some(right)) = (
+            context.child_by_field_name("left"),
+            context.child_by_field_name("right"),
+        ) {
+            let swapped = format!(
+                "{}{}{}",
+                source(right),
+                &text[left.end_byte()..right.start_byte()],
+                source(left)
+            );
+            push(3, context, swapped, context);
+        }
+    }
+}
+
+/// The changes of a named node: a number one off, a negation dropped, an index one off, a name
+/// for its sibling (`min`/`max`, `true`/`false`, …).
+fn operand_changes<'n>(lang: Lang, text: &str, node: Node<'n>, push: &mut Push<'_, 'n>) {
+    let source = |n: Node| &text[n.byte_range()];
+    let parent = node.parent();
+    match node.kind() {
         "integer" | "number" | "integer_literal" | "int_literal" => {
             let digits = source(node);
             if let Ok(value) = digits.parse::<i64>() {
