@@ -18,10 +18,9 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
         base_url: args.base_url.clone(),
     };
     let engines = match (&args.task, args.engine) {
-        (Some(_), Engine::Mutate) => Engines::Offline,
+        (_, Engine::Mutate) => Engines::Offline,
         (Some(_), _) | (None, Engine::Llm) => Engines::Model,
         (None, Engine::Auto) => Engines::Auto,
-        (None, Engine::Mutate) => Engines::Offline,
     };
     // The document's test run is the baseline only when it was run here.
     let ran_here = document.has("workspace")
@@ -69,15 +68,9 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     }
     // Said now, not after the baseline's runs.
     request.check()?;
-    let request = HealRequest {
-        settings: Settings {
-            baseline: match document.tests()? {
-                Some(tests) if ran_here && tests.sandbox.is_some() => Some(tests),
-                _ => None,
-            },
-            ..request.settings
-        },
-        ..request
+    request.settings.baseline = match document.tests()? {
+        Some(tests) if ran_here && tests.sandbox.is_some() => Some(tests),
+        _ => None,
     };
     let events = match &args.events {
         Some(path) => Some(

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::error::Failure;
 use crate::forge::github::{Api, GitHub};
+use crate::forge::issue_ref::valid_name;
 use crate::review::render;
 use crate::run_document::{Review, RunDocument};
 
@@ -72,17 +73,9 @@ pub(crate) fn post(
             .with_hint("give --repo OWNER/NAME")
     })?;
     // GitHub's own characters only: the names go into the request's path.
-    let part = |text: &str| {
-        !text.is_empty()
-            && text != "."
-            && text != ".."
-            && text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    };
     let (owner, name) = repo
         .split_once('/')
-        .filter(|(owner, name)| part(owner) && part(name))
+        .filter(|(owner, name)| valid_name(owner) && valid_name(name))
         .ok_or_else(|| {
             Failure::usage(format!(
                 "`{}` is not OWNER/NAME",
