@@ -572,7 +572,7 @@ impl Drop for PrivateRepo {
 
 /// The first secret the change `diff` adds, said without its value: by the review's own rules.
 fn secret_in(diff: &str) -> Option<String> {
-    let files = match crate::review::diff::parse(diff) {
+    let files = match crate::git::patch::parse(diff) {
         Ok(files) => files,
         Err(err) => {
             return Some(format!(

@@ -17,7 +17,8 @@ use gix::ObjectId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::patch::{self, FileDiff, Hunk, Line, LineKind};
+use super::patch::{self, FileDiff, Hunk, LineKind};
+use crate::run_document::FileStatus;
 use crate::text::{Budget, RESULT_BUDGET};
 /// The diff text kept; beyond it, the counts still cover every file.
 const MAX_DIFF: usize = 32 << 10;
@@ -594,7 +595,7 @@ fn file_diffs(
 fn stat_of(diffs: &[FileDiff]) -> FileStat {
     let first = &diffs[0];
     let path = |side: Option<&patch::Side>| side.map(|side| side.path.to_str_lossy().into_owned());
-    let new_path = String::from_utf8_lossy(first.path()).into_owned();
+    let new_path = first.path().into_owned();
     let old_path = path(first.old.as_ref()).filter(|old| *old != new_path);
     let counts = diffs
         .iter()
@@ -692,15 +693,27 @@ fn file_diff(
     };
     let model = |side: &Side| patch::Side {
         path: side.path.to_vec(),
-        mode: side.mode.bits(),
+        mode: Some(side.mode.bits()),
     };
     Ok(FileDiff {
         old: old.map(model),
         new: new.map(model),
+        status: status(old.is_some(), new.is_some(), old_path != new_path),
         similarity,
         index,
         hunks,
+        untracked: false,
     })
+}
+
+/// What happened to a file with these sides (git's diff shows no copies).
+fn status(old: bool, new: bool, moved: bool) -> FileStatus {
+    match (old, new) {
+        (false, _) => FileStatus::Added,
+        (_, false) => FileStatus::Deleted,
+        _ if moved => FileStatus::Renamed,
+        _ => FileStatus::Modified,
+    }
 }
 
 /// The raw content of a side's blob (empty for a missing side).
@@ -786,12 +799,13 @@ pub(crate) fn text_patch(
     let side = |content: Option<&[u8]>| {
         content.map(|_| patch::Side {
             path: path.as_bytes().to_vec(),
-            mode,
+            mode: Some(mode),
         })
     };
     let file = FileDiff {
         old: side(before),
         new: side(after),
+        status: status(before.is_some(), after.is_some(), false),
         similarity: None,
         index: None,
         hunks: Some(hunks(
@@ -800,6 +814,7 @@ pub(crate) fn text_patch(
             Algorithm::Myers,
             3,
         )),
+        untracked: false,
     };
     let mut out = String::new();
     patch::write(&file, &patch::Format::default(), &mut out);
@@ -809,7 +824,7 @@ pub(crate) fn text_patch(
 /// The hunks that turn `before` into `after`, as git makes them: `algorithm` with the indent
 /// heuristic, `context` lines around changes, changes closer than twice that joined, and the
 /// nearest line above that starts with a letter, `_` or `$` as the function.
-fn hunks(before: &[u8], after: &[u8], algorithm: Algorithm, context: u32) -> Vec<Hunk> {
+fn hunks<'a>(before: &'a [u8], after: &'a [u8], algorithm: Algorithm, context: u32) -> Vec<Hunk> {
     let input = InternedInput::new(
         gix::diff::blob::sources::byte_lines(before),
         gix::diff::blob::sources::byte_lines(after),
@@ -848,13 +863,9 @@ fn hunks(before: &[u8], after: &[u8], algorithm: Algorithm, context: u32) -> Vec
             line -= 1;
         }
         searched_to = i64::from(old_start) - 1;
-        let mut lines = Vec::new();
-        let mut push = |kind, text: &[&[u8]]| {
-            lines.extend(text.iter().map(|text| Line {
-                kind,
-                text: text.to_vec(),
-            }))
-        };
+        let mut lines: Vec<(LineKind, &[u8])> = Vec::new();
+        let mut push =
+            |kind, text: &[&'a [u8]]| lines.extend(text.iter().map(|text| (kind, *text)));
         let span = |range: std::ops::Range<u32>| range.start as usize..range.end as usize;
         let mut old_at = old_start;
         for change in &changes[at..=end] {
@@ -865,14 +876,11 @@ fn hunks(before: &[u8], after: &[u8], algorithm: Algorithm, context: u32) -> Vec
         }
         push(LineKind::Context, &old[span(old_at..old_end)]);
         at = end + 1;
-        hunks.push(Hunk {
-            old_start: shown_start(old_start, old_end),
-            old_count: old_end - old_start,
-            new_start: shown_start(new_start, new_end),
-            new_count: new_end - new_start,
-            function: function.clone(),
-            lines,
-        });
+        let starts = (
+            shown_start(old_start, old_end),
+            shown_start(new_start, new_end),
+        );
+        hunks.push(Hunk::numbered(starts, function.clone(), lines));
     }
     hunks
 }

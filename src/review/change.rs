@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
 use crate::git::cli::Git;
-use crate::review::diff::{self, FileChange, Hunk, Kind, Line};
+use crate::git::patch::{self, FileDiff, Hunk, LineKind};
 use crate::run_document::FileStatus;
 
 /// An untracked file's text reviewed at most (git diffs a tracked file whole).
@@ -21,7 +21,7 @@ pub(crate) enum Change {
 }
 
 /// The files `change` changes in the project at `workspace`.
-pub(crate) fn read(workspace: &Path, change: &Change) -> Result<Vec<FileChange>, Failure> {
+pub(crate) fn read(workspace: &Path, change: &Change) -> Result<Vec<FileDiff>, Failure> {
     match change {
         Change::Diff { text, from } => parse(text, from),
         Change::WorkingTree { base } => working_tree(workspace, base.as_deref()),
@@ -29,9 +29,9 @@ pub(crate) fn read(workspace: &Path, change: &Change) -> Result<Vec<FileChange>,
 }
 
 /// `text` as the files of a unified diff; `what` names where it came from in errors.
-fn parse(text: &str, what: &str) -> Result<Vec<FileChange>, Failure> {
+fn parse(text: &str, what: &str) -> Result<Vec<FileDiff>, Failure> {
     let started = std::time::Instant::now();
-    let files = diff::parse(text).map_err(|err| {
+    let files = patch::parse(text).map_err(|err| {
         Failure::usage(format!("{what} is not a diff that can be read: {err}"))
             .with_hint("give a unified diff (git diff, diff -u)")
     })?;
@@ -46,17 +46,17 @@ fn parse(text: &str, what: &str) -> Result<Vec<FileChange>, Failure> {
     // As `git apply` does: a diff does not name files outside the project.
     if let Some(path) = files
         .iter()
-        .flat_map(|f| [&f.old_path, &f.new_path])
+        .flat_map(|f| [f.old_path(), f.new_path()])
         .flatten()
         .find(|path| {
-            Path::new(path.as_str())
+            Path::new(path.as_ref())
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
         })
     {
         return Err(Failure::usage(format!(
             "{what} names {}, outside the project",
-            crate::text::sanitize_for_terminal(path)
+            crate::text::sanitize_for_terminal(&path)
         ))
         .with_hint("give a diff whose paths are relative to the project, without `..`"));
     }
@@ -74,7 +74,7 @@ fn parse(text: &str, what: &str) -> Result<Vec<FileChange>, Failure> {
 
 /// The working tree of the repository `workspace` is in (or its directory in it), untracked
 /// files included, against `base` (a commit), else against HEAD.
-fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileChange>, Failure> {
+fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileDiff>, Failure> {
     // A project in a subdirectory of its repository: git runs there, and names paths from it.
     let (found_top, _) = Git::top_of(workspace)?;
     Git::check_confined(&found_top)?;
@@ -138,7 +138,7 @@ fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileChange>,
     // A file the attributes call binary (`-diff`) that holds text: its lines are reviewed too.
     for file in files
         .iter_mut()
-        .filter(|f| f.binary && f.status != FileStatus::Deleted)
+        .filter(|f| f.is_binary() && f.status != FileStatus::Deleted)
     {
         let path = file.path().to_string();
         let text = crate::workspace::read_regular_file(&workspace.join(&path), MAX_UNTRACKED);
@@ -161,42 +161,33 @@ fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileChange>,
 
 /// An untracked file as an added one; one larger than MAX_UNTRACKED counts as binary (it is
 /// said as one that cannot be reviewed as text, never reviewed in part).
-fn untracked_file(workspace: &Path, path: &str) -> FileChange {
+fn untracked_file(workspace: &Path, path: &str) -> FileDiff {
     let on_disk = on_disk(workspace, path);
     let metadata = std::fs::symlink_metadata(&on_disk);
     let is_link = metadata.as_ref().is_ok_and(|m| m.file_type().is_symlink());
     let too_large = metadata.is_ok_and(|m| m.len() > MAX_UNTRACKED);
     let text = crate::workspace::read_regular_file(&on_disk, MAX_UNTRACKED);
     let binary = !is_link && (too_large || text.as_deref().is_none_or(|t| t.contains('\0')));
-    let lines = match &text {
-        Some(text) if !binary => text
-            .lines()
-            .enumerate()
-            .map(|(at, line)| Line {
-                kind: Kind::Added,
-                text: line.to_string(),
-                old: None,
-                new: Some(at as u32 + 1),
-            })
-            .collect(),
-        _ => Vec::new(),
+    let hunks = match &text {
+        _ if binary => None,
+        Some(text) if !text.is_empty() => {
+            let lines = text
+                .split_inclusive('\n')
+                .map(|line| (LineKind::Added, line.as_bytes()));
+            Some(vec![Hunk::numbered((0, 1), String::new(), lines)])
+        }
+        _ => Some(Vec::new()),
     };
-    FileChange {
-        old_path: None,
-        new_path: Some(path.to_string()),
+    FileDiff {
+        old: None,
+        new: Some(patch::Side {
+            path: path.as_bytes().to_vec(),
+            mode: None,
+        }),
         status: FileStatus::Added,
-        binary,
-        old_mode: None,
-        new_mode: None,
-        hunks: if lines.is_empty() {
-            Vec::new()
-        } else {
-            vec![Hunk {
-                old_start: 0,
-                new_start: 1,
-                lines,
-            }]
-        },
+        similarity: None,
+        index: None,
+        hunks,
         untracked: true,
     }
 }

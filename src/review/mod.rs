@@ -5,18 +5,18 @@
 //! Renderers turn the same review into Markdown, SARIF 2.1.0 or reviewdog's diagnostics.
 
 pub(crate) mod change;
-pub(crate) mod diff;
 pub(crate) mod model;
 pub(crate) mod render;
 pub(crate) mod rules;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use self::change::Change;
-use self::diff::{FileChange, Hunk, Kind};
 use crate::error::Failure;
+use crate::git::patch::{self, FileDiff, Hunk, LineKind};
 use crate::llm::{Model, Session};
 use crate::run_document::{
     FileShown, FileStatus, Review, Risk, Severity, Snippet, TestMapping, Verdict,
@@ -56,7 +56,7 @@ pub(crate) struct Reviewed {
 /// then the Markdown.
 pub(crate) fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
     let files = change::read(&request.workspace, &request.change)?;
-    let commentable = diff::new_side_lines(&files);
+    let commentable = patch::new_side_lines(&files);
     let mut review = review(&request.workspace, files, request.budget);
     // Nothing changed: nothing for the model to judge.
     if let Some(session) = request.model.filter(|_| !review.files.is_empty()) {
@@ -75,7 +75,7 @@ pub(crate) fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
 
 /// Reviews `files` (the change) of the project at `workspace`, with at most `budget` characters
 /// of context.
-fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
+fn review(workspace: &Path, files: Vec<FileDiff>, budget: usize) -> Review {
     let project = project_files(workspace, 50_000);
     let test_mapping = map_tests(workspace, &files, &project);
     let mut risks = rules::check(
@@ -133,12 +133,12 @@ fn review(workspace: &Path, files: Vec<FileChange>, budget: usize) -> Review {
             path: f.path().to_string(),
             status: f.status,
             old_path: (f.status == FileStatus::Renamed || f.status == FileStatus::Copied)
-                .then(|| f.old_path.clone())
+                .then(|| f.old_path().map(Cow::into_owned))
                 .flatten(),
             added: f.added(),
             removed: f.removed(),
-            language: language(f.path()).map(str::to_string),
-            binary: f.binary,
+            language: language(&f.path()).map(str::to_string),
+            binary: f.is_binary(),
             untracked: f.untracked,
         })
         .collect();
@@ -189,18 +189,19 @@ impl Review {
 
 /// Where each changed Rust source file's own tests module starts (its `#[cfg(test)]` line), as
 /// the workspace holds it.
-fn test_modules(workspace: &Path, files: &[FileChange]) -> BTreeMap<String, u32> {
+fn test_modules(workspace: &Path, files: &[FileDiff]) -> BTreeMap<String, u32> {
     files
         .iter()
         .filter(|file| {
-            let path = file.path();
+            let path: &str = &file.path();
             path.ends_with(".rs")
                 && !is_test_file(path)
                 && !path.starts_with('/')
                 && !path.split('/').any(|part| part == "..")
         })
         .filter_map(|file| {
-            let text = crate::workspace::read_regular_file(&workspace.join(file.path()), 4 << 20)?;
+            let text =
+                crate::workspace::read_regular_file(&workspace.join(&*file.path()), 4 << 20)?;
             let line = text
                 .lines()
                 .position(|line| line.trim() == "#[cfg(test)]")?;
@@ -229,7 +230,7 @@ fn language(path: &str) -> Option<&'static str> {
 
 /// Each changed source file's tests: test files named for it, test files that import it, a Go
 /// package's `_test.go` files, a Rust file's own `#[cfg(test)]` module.
-fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMapping {
+fn map_tests(root: &Path, files: &[FileDiff], project: &[String]) -> TestMapping {
     let tests: Vec<&String> = project.iter().filter(|p| is_test_file(p)).collect();
     // What each test imports, read once.
     let imported: Vec<(&String, Vec<String>)> = tests
@@ -244,7 +245,7 @@ fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMappi
         .collect();
     let mut mapping = TestMapping::default();
     for file in files.iter().filter(|f| f.status != FileStatus::Deleted) {
-        let path = file.path();
+        let path: &str = &file.path();
         let Some(lang) = language(path) else { continue };
         if is_test_file(path) {
             continue;
@@ -288,7 +289,7 @@ fn map_tests(root: &Path, files: &[FileChange], project: &[String]) -> TestMappi
 /// that reach changed files, while `budget` characters last.
 fn rank_context(
     root: &Path,
-    files: &[FileChange],
+    files: &[FileDiff],
     project: &[String],
     mapping: &TestMapping,
     budget: usize,
@@ -324,7 +325,7 @@ fn rank_context(
     };
     let mut number = 0;
     for file in files {
-        for hunk in &file.hunks {
+        for hunk in file.hunks.iter().flatten() {
             number += 1;
             let (snippet, numbers) = hunk_snippet(file, hunk, format!("E{number}"));
             push(snippet, numbers, &mut snippets);
@@ -381,19 +382,19 @@ fn rank_context(
 
 /// A hunk of `file` as evidence: its lines marked as a diff shows them (none of a credential
 /// file's), and the new file's line each one shows (a removed line: the one before it).
-fn hunk_snippet(file: &FileChange, hunk: &Hunk, evidence_id: String) -> (Snippet, Vec<u32>) {
+fn hunk_snippet(file: &FileDiff, hunk: &Hunk, evidence_id: String) -> (Snippet, Vec<u32>) {
     let mut text = String::new();
     for line in &hunk.lines {
         let mark = match line.kind {
-            Kind::Added => '+',
-            Kind::Removed => '-',
-            Kind::Context => ' ',
+            LineKind::Added => '+',
+            LineKind::Removed => '-',
+            LineKind::Context => ' ',
         };
         text.push(mark);
         text.push_str(&line.text);
         text.push('\n');
     }
-    let text = if crate::secrets::is_credential_file(file.path()) {
+    let text = if crate::secrets::is_credential_file(&file.path()) {
         "[withheld: a credential file]\n".to_string()
     } else {
         crate::secrets::scan::redact(&text)
@@ -421,14 +422,14 @@ fn hunk_snippet(file: &FileChange, hunk: &Hunk, evidence_id: String) -> (Snippet
 /// holds them: (path, first line, text), once each, in the order of the diff. Only where the
 /// workspace holds the change (its added lines where the diff puts them): a diff given with
 /// `--diff` may be of another tree. One a hunk shows whole already is marked so.
-fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
+fn changed_functions(root: &Path, files: &[FileDiff]) -> Vec<Shown> {
     let mut found = Vec::new();
     for file in files {
-        let path = file.path();
+        let path: &str = &file.path();
         let Some(lang) = crate::syntax::Lang::of(path) else {
             continue;
         };
-        if file.new_path.is_none() || crate::secrets::is_credential_file(path) {
+        if file.new.is_none() || crate::secrets::is_credential_file(path) {
             continue;
         }
         let Some(text) = crate::workspace::read_regular_file(&root.join(path), 1 << 20) else {
@@ -442,11 +443,11 @@ fn changed_functions(root: &Path, files: &[FileChange]) -> Vec<Shown> {
         };
         // Parsed, and its functions found, once a hunk is known to be in the file.
         let mut parsed = None;
-        for hunk in &file.hunks {
+        for hunk in file.hunks.iter().flatten() {
             let added: Vec<(u32, &str)> = hunk
                 .lines
                 .iter()
-                .filter(|line| line.kind == Kind::Added)
+                .filter(|line| line.kind == LineKind::Added)
                 .filter_map(|line| Some((line.new?, line.text.as_str())))
                 .collect();
             if !added

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::diff::{FileChange, Kind, Line};
+use crate::git::patch::{FileDiff, Line, LineKind};
 use crate::run_document::{FileStatus, Risk, Severity};
 use crate::testmap::{is_test_file, named_as_test};
 use crate::workspace::runs_outside::RunsOutside;
@@ -56,18 +56,18 @@ fn risk(rule: &'static str, path: &str, line: Option<u32>, message: String) -> R
 
 /// The risks in `files`; `untested` names the changed source files no test maps to.
 pub(crate) fn check(
-    files: &[FileChange],
+    files: &[FileDiff],
     untested: &[String],
     test_modules: &BTreeMap<String, u32>,
     runs_outside: &RunsOutside,
 ) -> Vec<Risk> {
     let mut risks = Vec::new();
     for file in files {
-        let path = file.path();
+        let path: &str = &file.path();
         secrets_added(file, &mut risks);
         tests_weakened(file, test_modules.get(path).copied(), &mut risks);
         // Anything else a path says is less than that it runs outside the sandbox.
-        let outside = [Some(path), file.old_path.as_deref()]
+        let outside = [Some(path), file.old_path().as_deref()]
             .into_iter()
             .flatten()
             .any(|path| runs_outside.matches(path));
@@ -82,7 +82,7 @@ pub(crate) fn check(
         }
         auth_crypto(file, &mut risks);
         generated(file, &mut risks);
-        if file.binary {
+        if file.is_binary() {
             risks.push(risk(
                 "large-change",
                 path,
@@ -95,7 +95,7 @@ pub(crate) fn check(
     if changed > 400 {
         risks.push(risk(
             "large-change",
-            files.first().map_or("", |f| f.path()),
+            &files.first().map_or(Default::default(), |f| f.path()),
             None,
             format!(
                 "{changed} lines changed in {} files: a change this large is hard to review",
@@ -131,7 +131,7 @@ static SENSITIVE_CODE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The secrets `files` add (the `secret-added` rule alone): what open-pr never commits.
-pub(crate) fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
+pub(crate) fn secrets_added_in(files: &[FileDiff]) -> Vec<Risk> {
     let mut risks = Vec::new();
     for file in files {
         secrets_added(file, &mut risks);
@@ -141,9 +141,9 @@ pub(crate) fn secrets_added_in(files: &[FileChange]) -> Vec<Risk> {
 
 /// A credential file added, and the secrets in the added lines (a provider's name on a line
 /// shown just before one counts for it).
-fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
+fn secrets_added(file: &FileDiff, risks: &mut Vec<Risk>) {
     use crate::secrets::scan;
-    let path = file.path();
+    let path: &str = &file.path();
     if file.status == FileStatus::Added && crate::secrets::is_credential_file(path) {
         risks.push(risk(
             SECRET_ADDED,
@@ -167,7 +167,7 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
         .iter()
         .any(|part| name.contains(part))
     };
-    for hunk in &file.hunks {
+    for hunk in file.hunks.iter().flatten() {
         let mut in_key = None;
         let mut before: Vec<&str> = Vec::new();
         for line in &hunk.lines {
@@ -176,7 +176,7 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
             } else if line.text.contains("-----BEGIN ") || scan::closes_key(&line.text) {
                 in_key = Some(false);
             }
-            if line.kind == Kind::Added {
+            if line.kind == LineKind::Added {
                 let what = scan::found(&line.text, &before).or_else(|| {
                     (in_key.unwrap_or(key_file) && scan::looks_like_key_body(&line.text))
                         .then_some("a private key's line")
@@ -194,7 +194,7 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
                 }
             }
             // What the old side alone had is not shown next to what is added.
-            if line.kind != Kind::Removed {
+            if line.kind != LineKind::Removed {
                 before.push(&line.text);
             }
         }
@@ -203,9 +203,9 @@ fn secrets_added(file: &FileChange, risks: &mut Vec<Risk>) {
 
 /// A test deleted or left out, an assertion removed or loosened, a skip added: in a test file,
 /// or below the first line of a Rust file's own tests module (`tests_from`).
-fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Risk>) {
-    let path = file.path();
-    let was_test = file.old_path.as_deref().is_some_and(named_as_test);
+fn tests_weakened(file: &FileDiff, tests_from: Option<u32>, risks: &mut Vec<Risk>) {
+    let path: &str = &file.path();
+    let was_test = file.old_path().as_deref().is_some_and(named_as_test);
     if file.status == FileStatus::Renamed && was_test && !named_as_test(path) {
         risks.push(risk(
             "test-weakened",
@@ -213,7 +213,7 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
             None,
             format!(
                 "the test file {} is renamed to {path}, which runners do not collect",
-                file.old_path.as_deref().unwrap_or("")
+                file.old_path().as_deref().unwrap_or("")
             ),
         ));
         return;
@@ -246,11 +246,11 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
         !code.starts_with('#') && !code.starts_with("//") && assertion.is_match(text)
     };
     let removed: Vec<_> = file
-        .lines(Kind::Removed)
+        .lines(LineKind::Removed)
         .filter(|l| in_tests(l) && asserts(&l.text))
         .collect();
     let added_lines: Vec<_> = file
-        .lines(Kind::Added)
+        .lines(LineKind::Added)
         .filter(|l| in_tests(l) && asserts(&l.text))
         .collect();
     let added = added_lines.len();
@@ -287,7 +287,7 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
         ));
     }
     for line in file
-        .lines(Kind::Added)
+        .lines(LineKind::Added)
         .filter(|l| in_tests(l) && skip.is_match(&l.text))
     {
         risks.push(risk(
@@ -302,8 +302,8 @@ fn tests_weakened(file: &FileChange, tests_from: Option<u32>, risks: &mut Vec<Ri
     }
 }
 
-fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
-    let path = file.path();
+fn by_path(file: &FileDiff, risks: &mut Vec<Risk>) {
+    let path: &str = &file.path();
     let name = path.rsplit('/').next().unwrap_or(path);
     // CI's own files run outside the sandbox: `check` said so before this.
     let build = name.starts_with("Dockerfile")
@@ -384,8 +384,8 @@ fn by_path(file: &FileChange, risks: &mut Vec<Risk>) {
     }
 }
 
-fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
-    let path = file.path();
+fn auth_crypto(file: &FileDiff, risks: &mut Vec<Risk>) {
+    let path: &str = &file.path();
     if is_test_file(path) {
         return;
     }
@@ -439,8 +439,9 @@ fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
     let changed = file
         .hunks
         .iter()
+        .flatten()
         .flat_map(|h| &h.lines)
-        .find(|l| l.kind != Kind::Context && sensitive_code.is_match(&l.text));
+        .find(|l| l.kind != LineKind::Context && sensitive_code.is_match(&l.text));
     if let Some(line) = changed {
         let at = line
             .new
@@ -457,8 +458,8 @@ fn auth_crypto(file: &FileChange, risks: &mut Vec<Risk>) {
     }
 }
 
-fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
-    let path = file.path();
+fn generated(file: &FileDiff, risks: &mut Vec<Risk>) {
+    let path: &str = &file.path();
     let name = path.rsplit('/').next().unwrap_or(path);
     let vendored = ["vendor/", "third_party/", "node_modules/", "dist/"]
         .iter()
@@ -472,6 +473,7 @@ fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
     let marked = file
         .hunks
         .iter()
+        .flatten()
         .flat_map(|h| &h.lines)
         .take(400)
         .any(|l| l.text.contains("DO NOT EDIT") || l.text.contains("@generated"));
@@ -487,8 +489,8 @@ fn generated(file: &FileChange, risks: &mut Vec<Risk>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::diff::parse;
     use super::*;
+    use crate::git::patch::parse;
     use crate::secrets::scan::redact;
 
     fn rules_found(diff: &str) -> Vec<String> {

@@ -1,78 +1,7 @@
-//! The diff model and git's patch format: what changed in a file (its two sides, a rename, the
-//! hunks of lines), and the text `git diff` writes for it. `diff` builds the model from a
-//! repository; whatever reads a change (the MCP tool, review) works on the model, never on our
-//! own output read back.
+//! The text `git diff` writes for the model: its headers, quoted names and hunks.
 
-/// One side of a changed file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Side {
-    /// As git stores it: bytes, not always UTF-8.
-    pub path: Vec<u8>,
-    /// Git's mode: 100644, 100755, 120000 (a link), 160000 (a submodule).
-    pub mode: u32,
-}
-
-/// What changed in one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileDiff {
-    /// None for a file added.
-    pub old: Option<Side>,
-    /// None for a file deleted.
-    pub new: Option<Side>,
-    /// How much of a renamed file stayed the same, in percent.
-    pub similarity: Option<u32>,
-    /// The abbreviated object ids before and after; None when the content is the same (a rename
-    /// or a mode change alone).
-    pub index: Option<(String, String)>,
-    /// The changed lines; None when either side is binary.
-    pub hunks: Option<Vec<Hunk>>,
-}
-
-/// A run of changes with the lines of context around them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hunk {
-    /// Where it starts in the old file, as the patch shows it (1-based; the line before for
-    /// an empty range).
-    pub old_start: u32,
-    pub old_count: u32,
-    pub new_start: u32,
-    pub new_count: u32,
-    /// The nearest line above that looks like a function's start (git's default), or empty.
-    pub function: String,
-    pub lines: Vec<Line>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LineKind {
-    Context,
-    Removed,
-    Added,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Line {
-    pub kind: LineKind,
-    /// The line with its newline; the last line of a file may have none.
-    pub text: Vec<u8>,
-}
-
-impl FileDiff {
-    /// The path it is listed under: the new one, or the old one of a file deleted.
-    pub(crate) fn path(&self) -> &[u8] {
-        self.new
-            .as_ref()
-            .or(self.old.as_ref())
-            .map_or(&[], |side| side.path.as_slice())
-    }
-
-    /// Lines added and removed; None for a binary file.
-    pub(crate) fn counts(&self) -> Option<(u64, u64)> {
-        let hunks = self.hunks.as_ref()?;
-        let lines = hunks.iter().flat_map(|hunk| &hunk.lines);
-        let count = |kind| lines.clone().filter(|line| line.kind == kind).count() as u64;
-        Some((count(LineKind::Added), count(LineKind::Removed)))
-    }
-}
+use super::{FileDiff, Hunk, LineEnd, LineKind, Side};
+use crate::run_document::FileStatus;
 
 /// How the text is written: the settings that change `git diff`'s text.
 #[derive(Debug, Clone)]
@@ -130,26 +59,31 @@ impl Format {
 /// Appends `file`'s patch to `out` as git writes it.
 pub(crate) fn write(file: &FileDiff, format: &Format, out: &mut String) {
     let (old, new) = (file.old.as_ref(), file.new.as_ref());
-    let old_path = old.map_or(file.path(), |side| &side.path);
-    let new_path = new.map_or(file.path(), |side| &side.path);
+    let old_path = old.map_or(file.path_bytes(), |side| &side.path);
+    let new_path = new.map_or(file.path_bytes(), |side| &side.path);
     let (a, b) = format.prefixes;
     out.push_str(&format!(
         "diff --git {} {}\n",
         format.quoted(a, old_path),
         format.quoted(b, new_path)
     ));
+    let mode = |side: &Side| format!("{:06o}", side.mode.unwrap_or(0o100644));
     match (old, new) {
-        (None, Some(new)) => out.push_str(&format!("new file mode {:06o}\n", new.mode)),
-        (Some(old), None) => out.push_str(&format!("deleted file mode {:06o}\n", old.mode)),
-        (Some(old), Some(new)) if old.mode != new.mode => out.push_str(&format!(
-            "old mode {:06o}\nnew mode {:06o}\n",
-            old.mode, new.mode
-        )),
+        (None, Some(new)) => out.push_str(&format!("new file mode {}\n", mode(new))),
+        (Some(old), None) => out.push_str(&format!("deleted file mode {}\n", mode(old))),
+        (Some(old), Some(new)) if old.mode != new.mode => {
+            out.push_str(&format!("old mode {}\nnew mode {}\n", mode(old), mode(new)))
+        }
         _ => {}
     }
-    if old_path != new_path {
+    let how = match file.status {
+        FileStatus::Copied => Some("copy"),
+        FileStatus::Renamed => Some("rename"),
+        _ => None,
+    };
+    if let Some(how) = how {
         out.push_str(&format!(
-            "similarity index {}%\nrename from {}\nrename to {}\n",
+            "similarity index {}%\n{how} from {}\n{how} to {}\n",
             file.similarity.unwrap_or(0),
             format.quoted("", old_path),
             format.quoted("", new_path)
@@ -159,7 +93,7 @@ pub(crate) fn write(file: &FileDiff, format: &Format, out: &mut String) {
         out.push_str(&format!("index {before}..{after}"));
         match (old, new) {
             (Some(old), Some(new)) if old.mode == new.mode => {
-                out.push_str(&format!(" {:06o}", new.mode))
+                out.push_str(&format!(" {}", mode(new)))
             }
             _ => {}
         }
@@ -221,47 +155,42 @@ pub(crate) fn write_hunk(hunk: &Hunk, out: &mut String) {
             LineKind::Removed => '-',
             LineKind::Added => '+',
         });
-        out.push_str(&String::from_utf8_lossy(&line.text));
-        if !line.text.ends_with(b"\n") {
-            out.push_str("\n\\ No newline at end of file\n");
-        }
+        out.push_str(&line.text);
+        out.push_str(match line.end {
+            LineEnd::Lf => "\n",
+            LineEnd::CrLf => "\r\n",
+            LineEnd::Missing => "\n\\ No newline at end of file\n",
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::*;
     use super::*;
-
-    fn line(kind: LineKind, text: &str) -> Line {
-        Line {
-            kind,
-            text: text.as_bytes().to_vec(),
-        }
-    }
 
     #[test]
     fn a_change_is_written_as_git_writes_it() {
         let side = |path: &str| Side {
             path: path.as_bytes().to_vec(),
-            mode: 0o100644,
+            mode: Some(0o100644),
         };
         let file = FileDiff {
             old: Some(side("old name.py")),
             new: Some(side("new.py")),
+            status: FileStatus::Renamed,
             similarity: Some(80),
             index: Some(("1234567".into(), "89abcde".into())),
-            hunks: Some(vec![Hunk {
-                old_start: 2,
-                old_count: 1,
-                new_start: 2,
-                new_count: 2,
-                function: "def f():".into(),
-                lines: vec![
-                    line(LineKind::Removed, "    return 1\n"),
-                    line(LineKind::Added, "    x = 1\n"),
-                    line(LineKind::Added, "    return x"),
+            hunks: Some(vec![Hunk::numbered(
+                (2, 2),
+                "def f():".into(),
+                [
+                    (LineKind::Removed, &b"    return 1\n"[..]),
+                    (LineKind::Added, b"    x = 1\n"),
+                    (LineKind::Added, b"    return x"),
                 ],
-            }]),
+            )]),
+            untracked: false,
         };
         let mut out = String::new();
         write(&file, &Format::default(), &mut out);
@@ -273,7 +202,8 @@ mod tests {
              \\ No newline at end of file\n"
         );
         assert_eq!(file.counts(), Some((2, 1)));
-        assert_eq!(file.path(), b"new.py");
+        assert_eq!(file.path(), "new.py");
+        assert_eq!(parse(&out).unwrap(), [file]);
     }
 
     #[test]
@@ -282,11 +212,13 @@ mod tests {
             old: None,
             new: Some(Side {
                 path: b"logo.png".to_vec(),
-                mode: 0o100644,
+                mode: Some(0o100644),
             }),
+            status: FileStatus::Added,
             similarity: None,
             index: Some(("0000000".into(), "89abcde".into())),
             hunks: None,
+            untracked: false,
         };
         let mut out = String::new();
         write(&added, &Format::default(), &mut out);
@@ -296,6 +228,7 @@ mod tests {
              Binary files /dev/null and b/logo.png differ\n"
         );
         assert_eq!(added.counts(), None);
+        assert_eq!(parse(&out).unwrap(), [added]);
     }
 
     #[test]

@@ -1,112 +1,54 @@
-//! Unified diffs read back: git's (renames, copies, mode changes, binary files, quoted and
-//! non-UTF-8 names) and plain `diff -u`'s, with "\ No newline at end of file", CRLF lines and
-//! zero-context hunks. What review reads is this model, whoever wrote the diff.
+//! Unified diffs read back into the model: git's (renames, copies, mode changes, binary files,
+//! quoted and non-UTF-8 names) and plain `diff -u`'s, with "\\ No newline at end of file", CRLF
+//! lines and zero-context hunks.
 
+use super::{FileDiff, Hunk, Line, LineEnd, LineKind, Side};
 use crate::run_document::FileStatus;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Context,
-    Removed,
-    Added,
+/// A file's section as it is read: the headers seen so far.
+struct Draft {
+    old_path: Option<Vec<u8>>,
+    new_path: Option<Vec<u8>>,
+    old_mode: Option<u32>,
+    new_mode: Option<u32>,
+    status: FileStatus,
+    similarity: Option<u32>,
+    index: Option<(String, String)>,
+    binary: bool,
+    hunks: Vec<Hunk>,
 }
 
-/// One line of a hunk, with its numbers in the old and new file (1-based).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Line {
-    pub kind: Kind,
-    /// Without its `+`/`-`/` ` and line ending.
-    pub text: String,
-    pub old: Option<u32>,
-    pub new: Option<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hunk {
-    pub old_start: u32,
-    pub new_start: u32,
-    pub lines: Vec<Line>,
-}
-
-/// The lines of the new side each file's hunks show (added or unchanged), by path: where a
-/// review comment may sit.
-pub(crate) fn new_side_lines(
-    files: &[FileChange],
-) -> std::collections::BTreeMap<String, std::collections::BTreeSet<u32>> {
-    files
-        .iter()
-        .filter_map(|file| {
-            let lines = file
-                .hunks
-                .iter()
-                .flat_map(|hunk| &hunk.lines)
-                .filter(|line| line.kind != Kind::Removed)
-                .filter_map(|line| line.new)
-                .collect();
-            Some((file.new_path.clone()?, lines))
-        })
-        .collect()
-}
-
-/// One file's change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileChange {
-    /// None for a file added.
-    pub old_path: Option<String>,
-    /// None for a file deleted.
-    pub new_path: Option<String>,
-    pub status: FileStatus,
-    pub binary: bool,
-    pub old_mode: Option<String>,
-    pub new_mode: Option<String>,
-    pub hunks: Vec<Hunk>,
-    /// A file git does not track yet (open-pr commits it only when named with --add).
-    pub untracked: bool,
-}
-
-impl FileChange {
-    /// Where the removed line `old` was, as a line of the new file: the line before it that the
-    /// hunk keeps (its start when none), so that every risk's line is a line of the new file.
-    pub(crate) fn new_side_of(&self, old: u32) -> Option<u32> {
-        self.new_path.as_ref()?;
-        self.hunks.iter().find_map(|hunk| {
-            let mut last = hunk.new_start;
-            hunk.lines.iter().find_map(|line| {
-                if line.kind == Kind::Removed && line.old == Some(old) {
-                    return Some(last.max(1));
-                }
-                last = line.new.unwrap_or(last);
-                None
-            })
-        })
+impl Draft {
+    fn new(old_path: Option<Vec<u8>>, new_path: Option<Vec<u8>>) -> Draft {
+        Draft {
+            old_path,
+            new_path,
+            old_mode: None,
+            new_mode: None,
+            status: FileStatus::Modified,
+            similarity: None,
+            index: None,
+            binary: false,
+            hunks: Vec::new(),
+        }
     }
 
-    /// The path it is known by: the new one, or the old one of a file deleted.
-    pub(crate) fn path(&self) -> &str {
-        self.new_path
-            .as_deref()
-            .or(self.old_path.as_deref())
-            .unwrap_or("")
-    }
-
-    pub(crate) fn added(&self) -> usize {
-        self.lines(Kind::Added).count()
-    }
-
-    pub(crate) fn removed(&self) -> usize {
-        self.lines(Kind::Removed).count()
-    }
-
-    pub(crate) fn lines(&self, kind: Kind) -> impl Iterator<Item = &Line> {
-        self.hunks
-            .iter()
-            .flat_map(|hunk| &hunk.lines)
-            .filter(move |line| line.kind == kind)
+    fn into_diff(self) -> FileDiff {
+        let side = |path: Option<Vec<u8>>, mode| path.map(|path| Side { path, mode });
+        FileDiff {
+            old: side(self.old_path, self.old_mode),
+            new: side(self.new_path, self.new_mode),
+            status: self.status,
+            similarity: self.similarity,
+            index: self.index,
+            hunks: (!self.binary).then_some(self.hunks),
+            untracked: false,
+        }
     }
 }
 
 /// The files a diff changes. Text that is not a diff gives none.
-pub(crate) fn parse(text: &str) -> Result<Vec<FileChange>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<FileDiff>, String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut files = Vec::new();
     let mut plain = false;
@@ -127,23 +69,14 @@ pub(crate) fn parse(text: &str) -> Result<Vec<FileChange>, String> {
         } else if line.starts_with("--- ")
             && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "))
         {
-            let mut file = FileChange {
-                old_path: None,
-                new_path: None,
-                status: FileStatus::Modified,
-                binary: false,
-                old_mode: None,
-                new_mode: None,
-                hunks: Vec::new(),
-                untracked: false,
-            };
+            let mut file = Draft::new(None, None);
             at = headers_and_hunks(&lines, at, &mut file)?;
             if file.old_path.is_none() {
                 file.status = FileStatus::Added;
             } else if file.new_path.is_none() {
                 file.status = FileStatus::Deleted;
             }
-            files.push(file);
+            files.push(file.into_diff());
             plain = true;
         } else {
             at += 1;
@@ -157,28 +90,29 @@ pub(crate) fn parse(text: &str) -> Result<Vec<FileChange>, String> {
 
 /// `diff -r OLD NEW` names files under the two directories it compared: each side loses its
 /// first component, when every file has one on each side that is present.
-fn without_directory_prefixes(files: &mut [FileChange]) {
+fn without_directory_prefixes(files: &mut [FileDiff]) {
+    let first_component = |path: &[u8]| {
+        let slash = path.iter().position(|&byte| byte == b'/')?;
+        Some(path[..slash].to_vec())
+    };
     // The one first component every present path on a side has, if there is one.
-    let common = |side: fn(&FileChange) -> &Option<String>| -> Option<String> {
+    let common = |side: fn(&FileDiff) -> &Option<Side>| -> Option<Vec<u8>> {
         let mut dirs = files
             .iter()
-            .filter_map(|f| side(f).as_deref())
-            .map(|path| path.split_once('/').map(|(dir, _)| dir));
+            .filter_map(|f| side(f).as_ref())
+            .map(|side| first_component(&side.path));
         let first = dirs.next()??;
-        dirs.all(|dir| dir == Some(first))
-            .then(|| first.to_string())
+        dirs.all(|dir| dir.as_ref() == Some(&first))
+            .then_some(first)
     };
-    let (old, new) = (common(|f| &f.old_path), common(|f| &f.new_path));
+    let (old, new) = (common(|f| &f.old), common(|f| &f.new));
     if old.is_none() || new.is_none() || old == new {
         return;
     }
     for file in files.iter_mut() {
-        for path in [&mut file.old_path, &mut file.new_path]
-            .into_iter()
-            .flatten()
-        {
-            if let Some((_, rest)) = path.split_once('/') {
-                *path = rest.to_string();
+        for side in [&mut file.old, &mut file.new].into_iter().flatten() {
+            if let Some(dir) = first_component(&side.path) {
+                side.path.drain(..=dir.len());
             }
         }
     }
@@ -186,18 +120,10 @@ fn without_directory_prefixes(files: &mut [FileChange]) {
 
 /// A `diff --git` section from line `at`: its extended headers, then its `---`/`+++` lines and
 /// hunks or its binary note. Returns where the next section starts.
-fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize), String> {
+fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileDiff, usize), String> {
     let (a, b) = split_git_names(names);
-    let mut file = FileChange {
-        old_path: a,
-        new_path: b,
-        status: FileStatus::Modified,
-        binary: false,
-        old_mode: None,
-        new_mode: None,
-        hunks: Vec::new(),
-        untracked: false,
-    };
+    let mut file = Draft::new(a, b);
+    let mode = |text: &str| u32::from_str_radix(text.trim(), 8).ok();
     let mut at = at + 1;
     while at < lines.len() {
         let line = lines[at].trim_end_matches('\r');
@@ -208,18 +134,18 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
             at = headers_and_hunks(lines, at, &mut file)?;
             break;
         }
-        if let Some(mode) = line.strip_prefix("new file mode ") {
+        if let Some(text) = line.strip_prefix("new file mode ") {
             file.status = FileStatus::Added;
             file.old_path = None;
-            file.new_mode = Some(mode.to_string());
-        } else if let Some(mode) = line.strip_prefix("deleted file mode ") {
+            file.new_mode = mode(text);
+        } else if let Some(text) = line.strip_prefix("deleted file mode ") {
             file.status = FileStatus::Deleted;
             file.new_path = None;
-            file.old_mode = Some(mode.to_string());
-        } else if let Some(mode) = line.strip_prefix("old mode ") {
-            file.old_mode = Some(mode.to_string());
-        } else if let Some(mode) = line.strip_prefix("new mode ") {
-            file.new_mode = Some(mode.to_string());
+            file.old_mode = mode(text);
+        } else if let Some(text) = line.strip_prefix("old mode ") {
+            file.old_mode = mode(text);
+        } else if let Some(text) = line.strip_prefix("new mode ") {
+            file.new_mode = mode(text);
         } else if let Some(path) = line.strip_prefix("rename from ") {
             file.status = FileStatus::Renamed;
             file.old_path = Some(unquoted(path));
@@ -230,11 +156,23 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
             file.old_path = Some(unquoted(path));
         } else if let Some(path) = line.strip_prefix("copy to ") {
             file.new_path = Some(unquoted(path));
+        } else if let Some(percent) = line
+            .strip_prefix("similarity index ")
+            .and_then(|rest| rest.strip_suffix('%'))
+        {
+            file.similarity = percent.parse().ok();
         } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
             file.binary = true;
-        } else if line.starts_with("index ") && line.split_whitespace().nth(2).is_some() {
-            file.old_mode
-                .get_or_insert_with(|| line.split_whitespace().nth(2).unwrap_or("").to_string());
+        } else if let Some(rest) = line.strip_prefix("index ") {
+            let mut words = rest.split_whitespace();
+            if let Some((before, after)) = words.next().and_then(|ids| ids.split_once("..")) {
+                file.index = Some((before.to_string(), after.to_string()));
+            }
+            // The mode of a file whose mode stayed the same.
+            if let Some(same) = words.next().and_then(mode) {
+                file.old_mode.get_or_insert(same);
+                file.new_mode.get_or_insert(same);
+            }
         }
         at += 1;
     }
@@ -242,12 +180,12 @@ fn git_file(lines: &[&str], at: usize, names: &str) -> Result<(FileChange, usize
     while at < lines.len() && !lines[at].starts_with("diff --git ") {
         at += 1;
     }
-    Ok((file, at))
+    Ok((file.into_diff(), at))
 }
 
 /// `a/x b/x` as the two names: quoted ones, or split where the two halves name the same path
 /// (a name may hold spaces).
-fn split_git_names(names: &str) -> (Option<String>, Option<String>) {
+fn split_git_names(names: &str) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     let names = names.trim_end_matches('\r');
     if names.starts_with('"') {
         let (first, rest) = take_quoted(names);
@@ -255,13 +193,13 @@ fn split_git_names(names: &str) -> (Option<String>, Option<String>) {
         let second = if second.starts_with('"') {
             take_quoted(second).0
         } else {
-            second.to_string()
+            second.as_bytes().to_vec()
         };
         return (strip_side(&first), strip_side(&second));
     }
     if let Some(quoted) = names.find(" \"") {
         return (
-            strip_side(&names[..quoted]),
+            strip_side(&names.as_bytes()[..quoted]),
             strip_side(&take_quoted(&names[quoted + 1..]).0),
         );
     }
@@ -270,35 +208,37 @@ fn split_git_names(names: &str) -> (Option<String>, Option<String>) {
     if names.len() % 2 == 1 && names.as_bytes().get(half) == Some(&b' ') {
         let (a, b) = (&names[..half], &names[half + 1..]);
         if a.get(2..) == b.get(2..) {
-            return (strip_side(a), strip_side(b));
+            return (strip_side(a.as_bytes()), strip_side(b.as_bytes()));
         }
     }
     match names.find(" b/") {
-        Some(at) => (strip_side(&names[..at]), strip_side(&names[at + 1..])),
+        Some(at) => (
+            strip_side(&names.as_bytes()[..at]),
+            strip_side(&names.as_bytes()[at + 1..]),
+        ),
         None => (None, None),
     }
 }
 
 /// A path without git's `a/`, `b/` (or mnemonic `c/ i/ w/ o/`) prefix.
-fn strip_side(path: &str) -> Option<String> {
+fn strip_side(path: &[u8]) -> Option<Vec<u8>> {
     // A name may end in spaces: only a tab (diff -u's date follows one) or a CR ends it.
-    let path = path.trim_end_matches(['\r', '\t']);
-    if path == "/dev/null" || path.is_empty() {
+    let end = path
+        .iter()
+        .rposition(|&byte| byte != b'\r' && byte != b'\t')
+        .map_or(0, |last| last + 1);
+    let path = &path[..end];
+    if path == b"/dev/null" || path.is_empty() {
         return None;
     }
-    let bytes = path.as_bytes();
-    if bytes.len() > 2 && bytes[1] == b'/' && b"abciwo".contains(&bytes[0]) {
-        return Some(path[2..].to_string());
+    if path.len() > 2 && path[1] == b'/' && b"abciwo".contains(&path[0]) {
+        return Some(path[2..].to_vec());
     }
-    Some(path.to_string())
+    Some(path.to_vec())
 }
 
 /// The `---`/`+++` pair at `at` and the hunks after it; returns where they end.
-fn headers_and_hunks(
-    lines: &[&str],
-    mut at: usize,
-    file: &mut FileChange,
-) -> Result<usize, String> {
+fn headers_and_hunks(lines: &[&str], mut at: usize, file: &mut Draft) -> Result<usize, String> {
     // `diff -u` puts a tab and a date after the name; the epoch's date marks a side that does
     // not exist (`diff -N`).
     let name = |line: &str| {
@@ -310,7 +250,7 @@ fn headers_and_hunks(
         if is_epoch(date) {
             return None;
         }
-        strip_side(name)
+        strip_side(name.as_bytes())
     };
     if !lines
         .get(at + 1)
@@ -352,13 +292,20 @@ fn read_hunk(lines: &[&str], mut at: usize, header: &str) -> Result<(Hunk, usize
             lines[at].trim_end_matches('\r')
         )
     })?;
+    let function = header
+        .split_once(" @@")
+        .map_or("", |(_, rest)| rest.strip_prefix(' ').unwrap_or(rest));
     let mut hunk = Hunk {
         old_start,
+        old_count,
         new_start,
+        new_count,
+        function: function.to_string(),
         lines: Vec::new(),
     };
     let (mut old_left, mut new_left) = (old_count, new_count);
     let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
+    // An empty range's start is the line before it.
     if old_count == 0 {
         old_no = old_start.saturating_add(1);
     }
@@ -368,41 +315,39 @@ fn read_hunk(lines: &[&str], mut at: usize, header: &str) -> Result<(Hunk, usize
     at += 1;
     while at < lines.len() && (old_left > 0 || new_left > 0) {
         let raw = lines[at];
-        let text = raw.strip_suffix('\r').unwrap_or(raw);
+        let (text, mut end) = match raw.strip_suffix('\r') {
+            Some(text) => (text, LineEnd::CrLf),
+            None => (raw, LineEnd::Lf),
+        };
         let (kind, rest) = match text.chars().next() {
-            Some('+') => (Kind::Added, &text[1..]),
-            Some('-') => (Kind::Removed, &text[1..]),
-            Some(' ') => (Kind::Context, &text[1..]),
+            Some('+') => (LineKind::Added, &text[1..]),
+            Some('-') => (LineKind::Removed, &text[1..]),
+            Some(' ') => (LineKind::Context, &text[1..]),
             // An empty context line whose space was lost.
-            None => (Kind::Context, ""),
+            None => (LineKind::Context, ""),
             Some('\\') => {
                 at += 1;
                 continue;
             }
             _ => break,
         };
-        let (old, new) = match kind {
-            Kind::Added => {
-                new_left = new_left.saturating_sub(1);
-                new_no = new_no.saturating_add(1);
-                (None, Some(new_no - 1))
-            }
-            Kind::Removed => {
-                old_left = old_left.saturating_sub(1);
-                old_no = old_no.saturating_add(1);
-                (Some(old_no - 1), None)
-            }
-            Kind::Context => {
-                old_left = old_left.saturating_sub(1);
-                new_left = new_left.saturating_sub(1);
-                old_no = old_no.saturating_add(1);
-                new_no = new_no.saturating_add(1);
-                (Some(old_no - 1), Some(new_no - 1))
-            }
-        };
+        if lines.get(at + 1).is_some_and(|next| next.starts_with('\\')) {
+            end = LineEnd::Missing;
+        }
+        let old = (kind != LineKind::Added).then_some(old_no);
+        let new = (kind != LineKind::Removed).then_some(new_no);
+        if old.is_some() {
+            old_left = old_left.saturating_sub(1);
+            old_no = old_no.saturating_add(1);
+        }
+        if new.is_some() {
+            new_left = new_left.saturating_sub(1);
+            new_no = new_no.saturating_add(1);
+        }
         hunk.lines.push(Line {
             kind,
             text: rest.to_string(),
+            end,
             old,
             new,
         });
@@ -481,13 +426,13 @@ fn hunk_header(header: &str) -> Option<(u32, u32, u32, u32)> {
 }
 
 /// A C-quoted name as git writes it, and the text after it.
-fn take_quoted(text: &str) -> (String, &str) {
+fn take_quoted(text: &str) -> (Vec<u8>, &str) {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut at = 1;
     while at < bytes.len() {
         match bytes[at] {
-            b'"' => return (String::from_utf8_lossy(&out).into_owned(), &text[at + 1..]),
+            b'"' => return (out, &text[at + 1..]),
             b'\\' if at + 1 < bytes.len() => {
                 at += 1;
                 match bytes[at] {
@@ -516,16 +461,16 @@ fn take_quoted(text: &str) -> (String, &str) {
         }
         at += 1;
     }
-    (String::from_utf8_lossy(&out).into_owned(), "")
+    (out, "")
 }
 
 /// A path as git may quote it.
-fn unquoted(path: &str) -> String {
+fn unquoted(path: &str) -> Vec<u8> {
     let path = path.trim_end_matches('\r');
     if path.starts_with('"') {
         take_quoted(path).0
     } else {
-        path.to_string()
+        path.as_bytes().to_vec()
     }
 }
 
@@ -545,7 +490,7 @@ mod tests {
                     f.status,
                     f.added(),
                     f.removed(),
-                    f.binary,
+                    f.is_binary(),
                 )
             })
             .collect();
@@ -559,13 +504,18 @@ mod tests {
                 ("gone.py".to_string(), FileStatus::Deleted, 0, 2, false),
             ]
         );
-        assert_eq!(files[1].old_path.as_deref(), Some("old name.txt"));
-        assert_eq!(files[2].new_mode.as_deref(), Some("100755"));
-        let changed = &files[0].hunks[0].lines[2];
+        assert_eq!(files[1].old_path().as_deref(), Some("old name.txt"));
+        assert_eq!(files[1].similarity, Some(90));
+        assert_eq!(files[2].new.as_ref().unwrap().mode, Some(0o100755));
+        let hunk = &files[0].hunks.as_ref().unwrap()[0];
+        assert_eq!(hunk.function, "def f():");
+        let changed = &hunk.lines[2];
         assert_eq!(
             (changed.kind, changed.text.as_str(), changed.new),
-            (Kind::Added, "y = 3", Some(2))
+            (LineKind::Added, "y = 3", Some(2))
         );
+        let last = &files[1].hunks.as_ref().unwrap()[0].lines[1];
+        assert_eq!((last.text.as_str(), last.end), ("b", LineEnd::Missing));
     }
 
     #[test]
@@ -573,13 +523,16 @@ mod tests {
         let text = "--- a.txt\t2024-01-01 00:00:00\n+++ a.txt\t2024-01-02 00:00:00\n@@ -3,0 +4,2 @@\n+one\r\n+two\r\n";
         let files = parse(text).unwrap();
         assert_eq!(files[0].path(), "a.txt");
-        let lines = &files[0].hunks[0].lines;
-        assert_eq!((lines[0].text.as_str(), lines[0].new), ("one", Some(4)));
+        let lines = &files[0].hunks.as_ref().unwrap()[0].lines;
+        assert_eq!(
+            (lines[0].text.as_str(), lines[0].end, lines[0].new),
+            ("one", LineEnd::CrLf, Some(4))
+        );
         assert_eq!(lines[1].new, Some(5));
         let text = "diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/caf\\303\\251.txt\"\n@@ -0,0 +1 @@\n+x\n";
         let files = parse(text).unwrap();
         assert_eq!(
-            (files[0].path(), files[0].status),
+            (&*files[0].path(), files[0].status),
             ("café.txt", FileStatus::Added)
         );
         assert!(parse("just some text\n").unwrap().is_empty());
@@ -634,10 +587,16 @@ mod tests {
     fn diff_r_of_two_directories_names_the_files_and_sees_added_ones() {
         let text = "diff -ruN d1/a.py d2/a.py\n--- d1/a.py\t2024-01-01 00:00:00.000000000 +0000\n+++ d2/a.py\t2024-01-02 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-x\n+y\ndiff -ruN d1/.env d2/.env\n--- d1/.env\t1970-01-01 00:00:00.000000000 +0000\n+++ d2/.env\t2024-01-02 00:00:00.000000000 +0000\n@@ -0,0 +1 @@\n+K=v\n";
         let files = parse(text).unwrap();
-        let seen: Vec<(&str, FileStatus)> = files.iter().map(|f| (f.path(), f.status)).collect();
+        let seen: Vec<(String, FileStatus)> = files
+            .iter()
+            .map(|f| (f.path().into_owned(), f.status))
+            .collect();
         assert_eq!(
             seen,
-            [("a.py", FileStatus::Modified), (".env", FileStatus::Added)]
+            [
+                ("a.py".to_string(), FileStatus::Modified),
+                (".env".to_string(), FileStatus::Added)
+            ]
         );
         let text = "diff --git a/trailing  b/trailing \nnew file mode 100644\n--- /dev/null\n+++ b/trailing \t\n@@ -0,0 +1 @@\n+x\n";
         assert_eq!(parse(text).unwrap()[0].path(), "trailing ");
