@@ -563,20 +563,40 @@ fn placeholder(value: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// (what it is, a line, the lines before it).
+    type Sample = (&'static str, String, Vec<&'static str>);
+
+    const HEX32: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+    const MIXED: &str = "Q7v2Xk9Lp4Zr8Tw1Mb6N";
+
+    fn hex64() -> String {
+        format!("{HEX32}{}", "a1b2c3d4e5f60718293a4b5c6d7e8f90")
+    }
+
+    /// `n` letters and digits.
+    fn long(n: usize) -> String {
+        "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9"
+            .chars()
+            .cycle()
+            .take(n)
+            .collect()
+    }
+
+    fn join(parts: &[&str]) -> String {
+        parts.concat()
+    }
+
     /// A sample of each format, made up (after gitleaks' own fixtures' shapes), put together
-    /// here so that this file holds no token whole: (what it is, a line, the lines before it).
-    fn samples() -> Vec<(&'static str, String, Vec<&'static str>)> {
-        let hex32 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
-        let hex64 = format!("{hex32}{}", "a1b2c3d4e5f60718293a4b5c6d7e8f90");
-        let mixed = "Q7v2Xk9Lp4Zr8Tw1Mb6N";
-        let long = |n: usize| -> String {
-            "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9"
-                .chars()
-                .cycle()
-                .take(n)
-                .collect()
-        };
-        let join = |parts: &[&str]| parts.concat();
+    /// here so that this file holds no token whole.
+    fn samples() -> Vec<Sample> {
+        let mut samples = first_samples();
+        samples.extend(structural_samples());
+        samples.extend(more_samples());
+        samples
+    }
+
+    fn first_samples() -> Vec<Sample> {
+        let (hex32, mixed) = (HEX32, MIXED);
         vec![
             (
                 "a private key",
@@ -652,6 +672,13 @@ mod tests {
                 join(&["GOCSPX-", &long(28)]),
                 vec![],
             ),
+        ]
+    }
+
+    /// Secrets known by the words around them, and a few formats more.
+    fn structural_samples() -> Vec<Sample> {
+        let (hex32, hex64) = (HEX32, hex64());
+        vec![
             (
                 "a basic-auth header",
                 "{\"Authorization\": \"Basic YWRtaW46cHc=\"}".into(),
@@ -737,6 +764,12 @@ mod tests {
             ("a Mailgun key", join(&["key-", hex32]), vec![]),
             ("a Mailchimp key", join(&[hex32, "-us21"]), vec![]),
             ("an npm token", join(&["npm_", &long(36)]), vec![]),
+        ]
+    }
+
+    fn more_samples() -> Vec<Sample> {
+        let (hex32, hex64) = (HEX32, hex64());
+        vec![
             (
                 "a PyPI token",
                 join(&["pypi-", "AgEIcHlwaS5vcmc", &long(60)]),

@@ -39,7 +39,7 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
     let mut tests: Vec<(String, String)> = Vec::new();
     // Tests in the order they started.
     let mut started: Vec<(String, String)> = Vec::new();
-    let mut states: HashMap<(String, String), TestState> = HashMap::new();
+    let mut states = States::new();
     let mut build = BuildOutput::default();
     for_each_line(input, |line| {
         let Ok(event) = serde_json::from_str::<Event>(line) else {
@@ -80,8 +80,18 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             _ => {}
         }
     })?;
-    // Tests that started and did not end (the run was stopped): the innermost ones, as a
-    // running subtest's parent is running too.
+    parsed.running = still_running(&started, &states);
+    count_innermost(&mut parsed, &tests, &states, module.as_deref(), root);
+    build_failures(&mut parsed, &build, root);
+    Ok(parsed)
+}
+
+/// Keyed by (package, test).
+type States = HashMap<(String, String), TestState>;
+
+/// Tests that started and did not end (the run was stopped): the innermost ones, as a running
+/// subtest's parent is running too.
+fn still_running(started: &[(String, String)], states: &States) -> Vec<String> {
     let unfinished: Vec<&(String, String)> = started
         .iter()
         .filter(|key| states[*key].action == "run")
@@ -93,12 +103,22 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
                 .map(move |(at, _)| (package.as_str(), &test[..at]))
         })
         .collect();
-    parsed.running = unfinished
+    unfinished
         .iter()
         .filter(|(package, test)| !parents.contains(&(package.as_str(), test.as_str())))
         .map(|(_, test)| test.clone())
-        .collect();
-    // A parent test fails with its subtests: count and report only the innermost ones.
+        .collect()
+}
+
+/// The results of `tests` (in the order they finished) counted and their failures reported:
+/// a parent test fails with its subtests, so only the innermost ones are.
+fn count_innermost(
+    parsed: &mut Parsed,
+    tests: &[(String, String)],
+    states: &States,
+    module: Option<&str>,
+    root: Option<&Path>,
+) {
     // Which tests have subtests (`T/sub`, at any depth), and whether one of them failed. The
     // names starting with `T/` lie together in sorted order (from `T/` to just before `T0`),
     // so a search finds them and a running count of failures says whether one failed
@@ -121,7 +141,7 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
         let end = sorted.partition_point(|&(p, t, _)| (p, t) < (package, to.as_str()));
         (end > start).then(|| failures_before[end] > failures_before[start])
     };
-    for (package, test) in &tests {
+    for (package, test) in tests {
         let children = subtests(package, test);
         let state = &states[&(package.clone(), test.clone())];
         if children.is_some() && state.action != "fail" {
@@ -134,14 +154,17 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             "fail" if failed_children => {}
             "fail" => {
                 parsed.counts.failed += 1;
-                let dir = package_dir(package, module.as_deref());
+                let dir = package_dir(package, module);
                 parsed.push_failure(failure(test, &state.output, &dir, root));
             }
             _ => {}
         }
     }
-    // Each package that does not build is a failure of its own, with the compiler's words
-    // for it (when the output holds them: before Go 1.24 they went to stderr).
+}
+
+/// Each package that does not build as a failure of its own, with the compiler's words for it
+/// (when the output holds them: before Go 1.24 they went to stderr).
+fn build_failures(parsed: &mut Parsed, build: &BuildOutput, root: Option<&Path>) {
     for package in &build.failed {
         let said = build.said_about(package);
         let message = said
@@ -165,7 +188,6 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             details: said,
         });
     }
-    Ok(parsed)
 }
 
 /// What `go test` said outside the tests' events: the compiler's messages, each section under

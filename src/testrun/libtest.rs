@@ -14,52 +14,39 @@ use super::report::{for_each_line, Parsed, MAX_DETAILS};
 use crate::run_document::TestFailure;
 
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
-    let mut parsed = Parsed::default();
-    // Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
-    let mut failed: Vec<TestFailure> = Vec::new();
-    // Where each failed test is in `failed`, for its `---- NAME stdout ----` block.
-    let mut failed_at: HashMap<String, usize> = HashMap::new();
-    let mut current: Option<usize> = None;
-    let mut awaiting_panic_message = false;
-    let mut first_error: Option<(String, Option<(String, u32)>)> = None;
-    for_each_line(input, |line| {
+    let mut log = Log {
+        parsed: Parsed::default(),
+        failed: Vec::new(),
+        failed_at: HashMap::new(),
+        current: None,
+        awaiting_panic_message: false,
+        first_error: None,
+        root,
+    };
+    for_each_line(input, |line| log.line(line))?;
+    Ok(log.finish())
+}
+
+/// What the log said so far.
+struct Log<'a> {
+    parsed: Parsed,
+    /// Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.
+    failed: Vec<TestFailure>,
+    /// Where each failed test is in `failed`, for its `---- NAME stdout ----` block.
+    failed_at: HashMap<String, usize>,
+    /// The failure whose block is being read.
+    current: Option<usize>,
+    awaiting_panic_message: bool,
+    /// The first compile error and where it points.
+    first_error: Option<(String, Option<(String, u32)>)>,
+    root: Option<&'a Path>,
+}
+
+impl Log<'_> {
+    fn line(&mut self, line: &str) {
         if let Some(rest) = line.strip_prefix("test ") {
-            // Tests that have started and not ended: libtest names one after a minute
-            // (`test NAME has been running for over 60 seconds`), and, with one thread, a
-            // test's line waits for its result (`test NAME ... `).
-            let started = rest
-                .strip_suffix(" has been running for over 60 seconds")
-                .or_else(|| rest.trim_end().strip_suffix(" ..."));
-            if let Some(name) = started {
-                let name = name.strip_suffix(" - should panic").unwrap_or(name);
-                if !parsed.running.iter().any(|running| running == name) {
-                    parsed.running.push(name.to_string());
-                }
-                current = None;
-                return;
-            }
-            if let Some((name, status)) = rest.rsplit_once(" ... ") {
-                // `#[should_panic]` tests are listed as `NAME - should panic`; their id (and
-                // their `---- NAME stdout ----` block) is the name alone.
-                let name = name.strip_suffix(" - should panic").unwrap_or(name);
-                parsed.running.retain(|running| running != name);
-                match status.trim() {
-                    "ok" => parsed.counts.passed += 1,
-                    "ignored" => parsed.counts.skipped += 1,
-                    s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
-                    "FAILED" => {
-                        parsed.counts.failed += 1;
-                        // The latest: each test binary's blocks follow its own listing.
-                        failed_at.insert(name.to_string(), failed.len());
-                        failed.push(TestFailure {
-                            id: name.to_string(),
-                            kind: Some("panic".into()),
-                            ..TestFailure::default()
-                        });
-                    }
-                    _ => {}
-                }
-                current = None;
+            if self.test_line(rest) {
+                self.current = None;
                 return;
             }
         }
@@ -67,86 +54,143 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             .strip_prefix("---- ")
             .and_then(|r| r.strip_suffix(" stdout ----"))
         {
-            current = failed_at.get(name).copied();
-            awaiting_panic_message = false;
+            self.current = self.failed_at.get(name).copied();
+            self.awaiting_panic_message = false;
             return;
         }
         if line.starts_with("failures:")
             || line.starts_with("test result:")
             || is_running_line(line)
         {
-            current = None;
+            self.current = None;
             return;
         }
-        if let Some(index) = current {
-            let failure = &mut failed[index];
-            if failure.details.len() < MAX_DETAILS * 2 {
-                failure.details.push_str(line);
-                failure.details.push('\n');
-            }
-            if let Some(panic) = panic_line(line) {
-                if let Some((file, number)) = panic
-                    .location
-                    .and_then(|(f, n)| Some((project_relative(&f, root)?, n)))
-                {
-                    failure.file = Some(file);
-                    failure.line = Some(number);
-                }
-                match panic.message {
-                    Some(message) => failure.message = message,
-                    None => awaiting_panic_message = true,
-                }
-            } else if awaiting_panic_message && !line.trim().is_empty() {
-                failure.message = line.trim().to_string();
-                awaiting_panic_message = false;
-            }
+        if let Some(index) = self.current {
+            self.block_line(index, line);
             return;
         }
         // After `error: test failed`, cargo says how the test binary ended:
         // `process didn't exit successfully: `...` (signal: 6, SIGABRT: process abort signal)`.
         if line.contains("process didn't exit successfully") && line.contains("(signal: ") {
-            parsed.crashed = true;
+            self.parsed.crashed = true;
         }
         // Compile errors: `error[E0425]: ...` then `  --> src/lib.rs:5:9`.
         if line.starts_with("error[")
             || (line.starts_with("error: ") && !line.starts_with("error: test failed"))
         {
             if line.starts_with("error: could not compile") {
-                parsed.build_failed = true;
-            } else if first_error.is_none() && !line.starts_with("error: aborting") {
-                first_error = Some((line.to_string(), None));
+                self.parsed.build_failed = true;
+            } else if self.first_error.is_none() && !line.starts_with("error: aborting") {
+                self.first_error = Some((line.to_string(), None));
             }
             return;
         }
-        if let (Some(arrow), Some((_, location @ None))) =
-            (line.trim_start().strip_prefix("--> "), first_error.as_mut())
-        {
-            *location =
-                source_location(arrow).and_then(|(f, n)| Some((project_relative(&f, root)?, n)));
-        }
-    })?;
-    for mut failure in failed {
-        let reported = failure.file.as_deref().zip(failure.line);
-        if let Some((file, line)) = super::doctest::source_location(&failure.id, reported, root) {
-            failure.file = Some(file);
-            failure.line = Some(line);
-        }
-        parsed.push_failure(failure);
-    }
-    if parsed.build_failed {
-        if let Some((message, location)) = first_error {
-            parsed.build_error = Some(message.clone());
-            parsed.push_failure(TestFailure {
-                id: "build".into(),
-                file: location.as_ref().map(|l| l.0.clone()),
-                line: location.map(|l| l.1),
-                kind: Some("compile_error".into()),
-                message,
-                details: String::new(),
-            });
+        if let (Some(arrow), Some((_, location @ None))) = (
+            line.trim_start().strip_prefix("--> "),
+            self.first_error.as_mut(),
+        ) {
+            *location = source_location(arrow)
+                .and_then(|(f, n)| Some((project_relative(&f, self.root)?, n)));
         }
     }
-    Ok(parsed)
+
+    /// A `test NAME ...` line (after `test `): a test started or ended. False for one that is
+    /// neither (a test's own output).
+    fn test_line(&mut self, rest: &str) -> bool {
+        let parsed = &mut self.parsed;
+        // Tests that have started and not ended: libtest names one after a minute
+        // (`test NAME has been running for over 60 seconds`), and, with one thread, a
+        // test's line waits for its result (`test NAME ... `).
+        let started = rest
+            .strip_suffix(" has been running for over 60 seconds")
+            .or_else(|| rest.trim_end().strip_suffix(" ..."));
+        if let Some(name) = started {
+            let name = name.strip_suffix(" - should panic").unwrap_or(name);
+            if !parsed.running.iter().any(|running| running == name) {
+                parsed.running.push(name.to_string());
+            }
+            return true;
+        }
+        let Some((name, status)) = rest.rsplit_once(" ... ") else {
+            return false;
+        };
+        // `#[should_panic]` tests are listed as `NAME - should panic`; their id (and their
+        // `---- NAME stdout ----` block) is the name alone.
+        let name = name.strip_suffix(" - should panic").unwrap_or(name);
+        parsed.running.retain(|running| running != name);
+        match status.trim() {
+            "ok" => parsed.counts.passed += 1,
+            "ignored" => parsed.counts.skipped += 1,
+            s if s.starts_with("ignored,") => parsed.counts.skipped += 1,
+            "FAILED" => {
+                parsed.counts.failed += 1;
+                // The latest: each test binary's blocks follow its own listing.
+                self.failed_at.insert(name.to_string(), self.failed.len());
+                self.failed.push(TestFailure {
+                    id: name.to_string(),
+                    kind: Some("panic".into()),
+                    ..TestFailure::default()
+                });
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// A line of the `---- NAME stdout ----` block of the failure at `index`.
+    fn block_line(&mut self, index: usize, line: &str) {
+        let failure = &mut self.failed[index];
+        if failure.details.len() < MAX_DETAILS * 2 {
+            failure.details.push_str(line);
+            failure.details.push('\n');
+        }
+        if let Some(panic) = panic_line(line) {
+            if let Some((file, number)) = panic
+                .location
+                .and_then(|(f, n)| Some((project_relative(&f, self.root)?, n)))
+            {
+                failure.file = Some(file);
+                failure.line = Some(number);
+            }
+            match panic.message {
+                Some(message) => failure.message = message,
+                None => self.awaiting_panic_message = true,
+            }
+        } else if self.awaiting_panic_message && !line.trim().is_empty() {
+            failure.message = line.trim().to_string();
+            self.awaiting_panic_message = false;
+        }
+    }
+
+    /// The failures, placed in their sources (a doctest's in its file), and the compile error
+    /// that failed the build.
+    fn finish(self) -> Parsed {
+        let mut parsed = self.parsed;
+        for mut failure in self.failed {
+            let reported = failure.file.as_deref().zip(failure.line);
+            if let Some((file, line)) =
+                super::doctest::source_location(&failure.id, reported, self.root)
+            {
+                failure.file = Some(file);
+                failure.line = Some(line);
+            }
+            parsed.push_failure(failure);
+        }
+        if parsed.build_failed {
+            if let Some((message, location)) = self.first_error {
+                parsed.build_error = Some(message.clone());
+                parsed.push_failure(TestFailure {
+                    id: "build".into(),
+                    file: location.as_ref().map(|l| l.0.clone()),
+                    line: location.map(|l| l.1),
+                    kind: Some("compile_error".into()),
+                    message,
+                    details: String::new(),
+                });
+            }
+        }
+        parsed
+    }
 }
 
 pub(super) struct Panic {

@@ -33,25 +33,49 @@ struct Pending {
 }
 
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
-    let mut parsed = Parsed::default();
-    // Names of the subtests we are inside, by depth: at the end, those that had not ended.
-    let mut names: Vec<String> = Vec::new();
-    // For each of them, whether a result came from inside it: then it is a suite, not a test.
-    let mut holds_results: Vec<bool> = Vec::new();
-    // The tests' results as they came, for a run stopped before node's own summary.
-    let mut seen = Counts::default();
-    let mut pending: Option<Pending> = None;
-    let mut summary = Counts::default();
-    let mut saw_summary = false;
-    let mut printed: Vec<String> = Vec::new();
-    let mut files_not_loaded = 0;
-    for_each_line(input, |line| {
+    let mut log = Log {
+        parsed: Parsed::default(),
+        names: Vec::new(),
+        holds_results: Vec::new(),
+        seen: Counts::default(),
+        pending: None,
+        summary: Counts::default(),
+        saw_summary: false,
+        printed: Vec::new(),
+        files_not_loaded: 0,
+        root,
+    };
+    for_each_line(input, |line| log.line(line))?;
+    Ok(log.finish())
+}
+
+/// What the log said so far.
+struct Log<'a> {
+    parsed: Parsed,
+    /// Names of the subtests we are inside, by depth: at the end, those that had not ended.
+    names: Vec<String>,
+    /// For each of them, whether a result came from inside it: then it is a suite, not a test.
+    holds_results: Vec<bool>,
+    /// The tests' results as they came, for a run stopped before node's own summary.
+    seen: Counts,
+    pending: Option<Pending>,
+    /// Node's own summary (`# pass 3`).
+    summary: Counts,
+    saw_summary: bool,
+    /// What the test file printed since the last result (`# ` lines).
+    printed: Vec<String>,
+    files_not_loaded: usize,
+    root: Option<&'a Path>,
+}
+
+impl Log<'_> {
+    fn line(&mut self, line: &str) {
         let indent = line.len() - line.trim_start().len();
         let text = line.trim_start();
 
-        if let Some(current) = pending.as_mut() {
+        if let Some(current) = self.pending.as_mut() {
             if indent == current.indent && text == "..." {
-                files_not_loaded += finish(&mut parsed, pending.take(), root);
+                self.files_not_loaded += finish(&mut self.parsed, self.pending.take(), self.root);
                 return;
             }
             if indent >= current.indent && text != "---" {
@@ -61,14 +85,15 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             if text == "---" {
                 return;
             }
-            files_not_loaded += finish(&mut parsed, pending.take(), root);
+            self.files_not_loaded += finish(&mut self.parsed, self.pending.take(), self.root);
         }
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
-            names.truncate(depth);
-            names.push(crate::text::cut(&unescape(name), super::report::MAX_ID).to_string());
-            holds_results.truncate(depth);
-            holds_results.push(false);
+            self.names.truncate(depth);
+            self.names
+                .push(crate::text::cut(&unescape(name), super::report::MAX_ID).to_string());
+            self.holds_results.truncate(depth);
+            self.holds_results.push(false);
             return;
         }
         let result = text
@@ -76,87 +101,111 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             .map(|rest| (false, rest))
             .or_else(|| text.strip_prefix("ok ").map(|rest| (true, rest)));
         if let Some((ok, rest)) = result {
-            if !holds_results.get(depth).copied().unwrap_or(false) {
-                let directive = rest.split_once(" # ").map(|(_, d)| d.to_ascii_uppercase());
-                match directive.as_deref() {
-                    Some(d) if d.starts_with("SKIP") || d.starts_with("TODO") => seen.skipped += 1,
-                    _ if ok => seen.passed += 1,
-                    _ => seen.failed += 1,
-                }
-            }
-            if let Some(parent) = depth.checked_sub(1).and_then(|d| holds_results.get_mut(d)) {
-                *parent = true;
-            }
-            names.truncate(depth);
-            holds_results.truncate(depth);
+            self.count_result(depth, ok, rest);
         }
         if let Some(rest) = text.strip_prefix("not ok ") {
-            let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
-            let name = name.split(" # ").next().unwrap_or(name);
-            let mut path: Vec<String> = names.iter().take(depth).cloned().collect();
-            path.push(unescape(name));
-            pending = Some(Pending {
-                failure: TestFailure {
-                    id: path.join(" > "),
-                    ..TestFailure::default()
-                },
-                indent: indent + 2,
-                block_key: None,
-                is_suite: false,
-                error: String::new(),
-                stack: String::new(),
-                printed: std::mem::take(&mut printed),
-                test_code_failure: false,
-                hook_failed: false,
-            });
+            self.not_ok(indent, depth, rest);
             return;
         }
         if text.starts_with("ok ") {
-            printed.clear();
+            self.printed.clear();
         }
         if let Some(rest) = text.strip_prefix("# ") {
-            let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
-            let Ok(n) = value.trim().parse::<u64>() else {
-                if printed.len() < 50 {
-                    printed.push(rest.to_string());
-                }
-                return;
-            };
-            saw_summary |= matches!(key, "tests" | "pass" | "fail");
-            match key {
-                "pass" => summary.passed += n,
-                "fail" | "cancelled" => summary.failed += n,
-                "skipped" | "todo" => summary.skipped += n,
-                _ => {}
+            self.comment(rest);
+        }
+    }
+
+    /// An `ok` or `not ok` line at `depth`, counted when it is a test's (not a suite's).
+    fn count_result(&mut self, depth: usize, ok: bool, rest: &str) {
+        if !self.holds_results.get(depth).copied().unwrap_or(false) {
+            let directive = rest.split_once(" # ").map(|(_, d)| d.to_ascii_uppercase());
+            match directive.as_deref() {
+                Some(d) if d.starts_with("SKIP") || d.starts_with("TODO") => self.seen.skipped += 1,
+                _ if ok => self.seen.passed += 1,
+                _ => self.seen.failed += 1,
             }
         }
-    })?;
-    files_not_loaded += finish(&mut parsed, pending, root);
-    if saw_summary {
-        parsed.counts = summary;
-    } else {
-        // Stopped before its summary (a timeout): what ended, and what had started and not.
-        parsed.counts = seen;
-        if !names.is_empty() {
-            parsed.running.push(names.join(" > "));
+        if let Some(parent) = depth
+            .checked_sub(1)
+            .and_then(|d| self.holds_results.get_mut(d))
+        {
+            *parent = true;
         }
+        self.names.truncate(depth);
+        self.holds_results.truncate(depth);
     }
-    // No test file loaded: the suite did not build, as with jest.
-    if files_not_loaded > 0
-        && parsed.counts.passed == 0
-        && files_not_loaded == parsed.failures.len()
-    {
-        parsed.build_failed = true;
-        parsed.build_error = parsed.failures.first().map(|f| {
-            format!(
-                "{}: {}: {}",
-                f.file.as_deref().unwrap_or(&f.id),
-                f.kind.as_deref().unwrap_or(""),
-                f.message
-            )
+
+    /// A `not ok` line: its YAML block is read next.
+    fn not_ok(&mut self, indent: usize, depth: usize, rest: &str) {
+        let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
+        let name = name.split(" # ").next().unwrap_or(name);
+        let mut path: Vec<String> = self.names.iter().take(depth).cloned().collect();
+        path.push(unescape(name));
+        self.pending = Some(Pending {
+            failure: TestFailure {
+                id: path.join(" > "),
+                ..TestFailure::default()
+            },
+            indent: indent + 2,
+            block_key: None,
+            is_suite: false,
+            error: String::new(),
+            stack: String::new(),
+            printed: std::mem::take(&mut self.printed),
+            test_code_failure: false,
+            hook_failed: false,
         });
     }
-    Ok(parsed)
+
+    /// A `# ` line: node's summary (`# pass 3`), or what a test file printed.
+    fn comment(&mut self, rest: &str) {
+        let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
+        let Ok(n) = value.trim().parse::<u64>() else {
+            if self.printed.len() < 50 {
+                self.printed.push(rest.to_string());
+            }
+            return;
+        };
+        self.saw_summary |= matches!(key, "tests" | "pass" | "fail");
+        match key {
+            "pass" => self.summary.passed += n,
+            "fail" | "cancelled" => self.summary.failed += n,
+            "skipped" | "todo" => self.summary.skipped += n,
+            _ => {}
+        }
+    }
+
+    /// The last failure, the counts (node's summary, else what was seen) and whether the
+    /// suite built at all.
+    fn finish(self) -> Parsed {
+        let mut parsed = self.parsed;
+        let files_not_loaded = self.files_not_loaded + finish(&mut parsed, self.pending, self.root);
+        if self.saw_summary {
+            parsed.counts = self.summary;
+        } else {
+            // Stopped before its summary (a timeout): what ended, and what had started and not.
+            parsed.counts = self.seen;
+            if !self.names.is_empty() {
+                parsed.running.push(self.names.join(" > "));
+            }
+        }
+        // No test file loaded: the suite did not build, as with jest.
+        if files_not_loaded > 0
+            && parsed.counts.passed == 0
+            && files_not_loaded == parsed.failures.len()
+        {
+            parsed.build_failed = true;
+            parsed.build_error = parsed.failures.first().map(|f| {
+                format!(
+                    "{}: {}: {}",
+                    f.file.as_deref().unwrap_or(&f.id),
+                    f.kind.as_deref().unwrap_or(""),
+                    f.message
+                )
+            });
+        }
+        parsed
+    }
 }
 
 fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {

@@ -214,55 +214,50 @@ struct Block {
 
 /// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
-    let mut parsed = Parsed::default();
-    let mut section = Section::Other;
-    let mut blocks: Vec<Block> = Vec::new();
-    // (is an error, id, subtest label, message)
-    let mut summary: Vec<(bool, String, String, String)> = Vec::new();
-    let mut summary_omitted = 0u64;
-    let mut final_counts = None;
-    let mut collecting = false;
-    let mut in_errors = false;
-    // What `-v`'s `id RESULT [ n%]` lines said, for a run stopped before its report.
-    let mut progress = Progress::default();
-    for_each_line(input, |line| {
-        if line.starts_with("===") || line.starts_with("___") {
-            if let Some(title) = banner_title(line, '=') {
-                in_errors = title == "ERRORS";
-                section = match title {
-                    "FAILURES" | "ERRORS" => Section::Failures,
-                    "short test summary info" => Section::Summary,
-                    _ => Section::Other,
-                };
-                if let Some(counts) = parse_counts(title) {
-                    final_counts = Some(counts);
-                }
-                return;
-            }
-            if section == Section::Failures {
-                if let Some(title) = banner_title(line, '_') {
-                    // Blocks past the cap are skipped, not run into the last one kept.
-                    collecting = blocks.len() < MAX_FAILURES;
-                    if collecting {
-                        blocks.push(Block {
-                            title: title.to_string(),
-                            text: String::new(),
-                            location: None,
-                            is_error: in_errors,
-                        });
-                    }
-                    return;
-                }
-            }
+    let mut log = Log {
+        section: Section::Other,
+        blocks: Vec::new(),
+        summary: Vec::new(),
+        summary_omitted: 0,
+        final_counts: None,
+        collecting: false,
+        in_errors: false,
+        progress: Progress::default(),
+        root,
+    };
+    for_each_line(input, |line| log.line(line))?;
+    Ok(log.finish())
+}
+
+/// What the log said so far.
+struct Log<'a> {
+    section: Section,
+    blocks: Vec<Block>,
+    /// The short summary's lines: (is an error, id, subtest label, message).
+    summary: Vec<(bool, String, String, String)>,
+    summary_omitted: u64,
+    final_counts: Option<Counts>,
+    /// Whether the current block is kept (blocks past the cap are not).
+    collecting: bool,
+    in_errors: bool,
+    /// What `-v`'s `id RESULT [ n%]` lines said, for a run stopped before its report.
+    progress: Progress,
+    root: Option<&'a Path>,
+}
+
+impl Log<'_> {
+    fn line(&mut self, line: &str) {
+        if (line.starts_with("===") || line.starts_with("___")) && self.banner(line) {
+            return;
         }
-        match section {
+        match self.section {
             Section::Failures => {
-                if let Some(block) = blocks.last_mut().filter(|_| collecting) {
+                if let Some(block) = self.blocks.last_mut().filter(|_| self.collecting) {
                     if block.text.len() < MAX_DETAILS * 2 {
                         block.text.push_str(line);
                         block.text.push('\n');
                     }
-                    if let Some(location) = location_line(line, root) {
+                    if let Some(location) = location_line(line, self.root) {
                         block.location = Some(location);
                     }
                 }
@@ -271,90 +266,136 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
                 if !line.starts_with(char::is_whitespace) && parse_counts(line).is_some() =>
             {
                 // `-q` ends with the counts on a line of their own.
-                final_counts = parse_counts(line);
+                self.final_counts = parse_counts(line);
             }
-            Section::Summary => {
-                let (is_error, label, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
-                    (false, "", rest)
-                } else if let Some(rest) = line.strip_prefix("ERROR ") {
-                    (true, "", rest)
-                } else if let Some(rest) = line.strip_prefix("SUBFAILED") {
-                    // A failed subtest: `SUBFAILED[msg] (i=1) path::test - message`.
-                    let (label, rest) = subtest_label(rest);
-                    (false, label, rest)
-                } else {
-                    return;
-                };
-                let (id, message) = summary_id_and_message(rest);
-                if summary.len() < MAX_FAILURES {
-                    summary.push((
-                        is_error,
-                        id.to_string(),
-                        label.to_string(),
-                        message.to_string(),
-                    ));
-                } else {
-                    summary_omitted += 1;
-                }
-            }
-            Section::Other => progress_line(&mut progress, line),
-        }
-    })?;
-
-    let mut listed = 0u64;
-    if summary.is_empty() {
-        // No summary (-rN, or a log cut short): the blocks are all there is.
-        for block in blocks {
-            parsed.build_failed |= block.title.starts_with("ERROR collecting ");
-            let id = block_key(&block.title).to_string();
-            listed += 1;
-            let message = error_line(&block.text).unwrap_or_default();
-            push(&mut parsed, id, message, Some(&block), root);
-        }
-    } else {
-        let mut used = vec![false; blocks.len()];
-        for (is_error, id, label, message) in summary {
-            let mut key = id_key(&id);
-            if !label.is_empty() {
-                // A subtest's block: `T.test_sub (i=1)`.
-                key = format!("{key} {label}");
-            }
-            let block = matching_block(&blocks, &mut used, &key, &id, is_error);
-            let message = if message.is_empty() {
-                block.and_then(|b| error_line(&b.text)).unwrap_or_default()
-            } else {
-                message
-            };
-            // The subtest is named in the message: its test's id is what pytest takes back.
-            let message = if label.is_empty() {
-                message
-            } else {
-                format!("{message} [subtest {label}]")
-            };
-            if is_error && !id.contains("::") {
-                parsed.build_failed = true;
-                let said = match block.and_then(|b| syntax_error(&b.text, root)) {
-                    Some(error) => format!("{}:{}: {}", error.file, error.line, error.message),
-                    None => message.clone(),
-                };
-                parsed
-                    .build_error
-                    .get_or_insert_with(|| format!("{id}: {said}"));
-            }
-            listed += 1;
-            push(&mut parsed, id, message, block, root);
+            Section::Summary => self.summary_line(line),
+            Section::Other => progress_line(&mut self.progress, line),
         }
     }
-    parsed.failures_omitted += summary_omitted;
-    // Without the final counts (a run stopped, a log cut short): the per-test lines' counts.
-    parsed.counts = match final_counts {
-        Some(counts) => counts,
-        None => progress.finish(&mut parsed, "pytest").unwrap_or(Counts {
-            failed: listed + summary_omitted,
-            ..Counts::default()
-        }),
-    };
-    Ok(parsed)
+
+    /// A `=== title ===` line (a section, or the final counts) or a `___ title ___` one (a
+    /// block of the FAILURES or ERRORS section); false for a line that is neither.
+    fn banner(&mut self, line: &str) -> bool {
+        if let Some(title) = banner_title(line, '=') {
+            self.in_errors = title == "ERRORS";
+            self.section = match title {
+                "FAILURES" | "ERRORS" => Section::Failures,
+                "short test summary info" => Section::Summary,
+                _ => Section::Other,
+            };
+            if let Some(counts) = parse_counts(title) {
+                self.final_counts = Some(counts);
+            }
+            return true;
+        }
+        if self.section != Section::Failures {
+            return false;
+        }
+        let Some(title) = banner_title(line, '_') else {
+            return false;
+        };
+        // Blocks past the cap are skipped, not run into the last one kept.
+        self.collecting = self.blocks.len() < MAX_FAILURES;
+        if self.collecting {
+            self.blocks.push(Block {
+                title: title.to_string(),
+                text: String::new(),
+                location: None,
+                is_error: self.in_errors,
+            });
+        }
+        true
+    }
+
+    /// A line of the short test summary: `FAILED id - message`, `ERROR id`, a subtest's.
+    fn summary_line(&mut self, line: &str) {
+        let (is_error, label, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
+            (false, "", rest)
+        } else if let Some(rest) = line.strip_prefix("ERROR ") {
+            (true, "", rest)
+        } else if let Some(rest) = line.strip_prefix("SUBFAILED") {
+            // A failed subtest: `SUBFAILED[msg] (i=1) path::test - message`.
+            let (label, rest) = subtest_label(rest);
+            (false, label, rest)
+        } else {
+            return;
+        };
+        let (id, message) = summary_id_and_message(rest);
+        if self.summary.len() < MAX_FAILURES {
+            self.summary.push((
+                is_error,
+                id.to_string(),
+                label.to_string(),
+                message.to_string(),
+            ));
+        } else {
+            self.summary_omitted += 1;
+        }
+    }
+
+    /// The failures (the summary's lines with their blocks, or the blocks alone) and the
+    /// counts.
+    fn finish(self) -> Parsed {
+        let root = self.root;
+        let mut parsed = Parsed::default();
+        let mut listed = 0u64;
+        if self.summary.is_empty() {
+            // No summary (-rN, or a log cut short): the blocks are all there is.
+            for block in self.blocks {
+                parsed.build_failed |= block.title.starts_with("ERROR collecting ");
+                let id = block_key(&block.title).to_string();
+                listed += 1;
+                let message = error_line(&block.text).unwrap_or_default();
+                push(&mut parsed, id, message, Some(&block), root);
+            }
+        } else {
+            let mut used = vec![false; self.blocks.len()];
+            for (is_error, id, label, message) in self.summary {
+                let mut key = id_key(&id);
+                if !label.is_empty() {
+                    // A subtest's block: `T.test_sub (i=1)`.
+                    key = format!("{key} {label}");
+                }
+                let block = matching_block(&self.blocks, &mut used, &key, &id, is_error);
+                let message = if message.is_empty() {
+                    block.and_then(|b| error_line(&b.text)).unwrap_or_default()
+                } else {
+                    message
+                };
+                // The subtest is named in the message: its test's id is what pytest takes back.
+                let message = if label.is_empty() {
+                    message
+                } else {
+                    format!("{message} [subtest {label}]")
+                };
+                if is_error && !id.contains("::") {
+                    parsed.build_failed = true;
+                    let said = match block.and_then(|b| syntax_error(&b.text, root)) {
+                        Some(error) => format!("{}:{}: {}", error.file, error.line, error.message),
+                        None => message.clone(),
+                    };
+                    parsed
+                        .build_error
+                        .get_or_insert_with(|| format!("{id}: {said}"));
+                }
+                listed += 1;
+                push(&mut parsed, id, message, block, root);
+            }
+        }
+        parsed.failures_omitted += self.summary_omitted;
+        // Without the final counts (a run stopped, a log cut short): the per-test lines' counts.
+        parsed.counts = match self.final_counts {
+            Some(counts) => counts,
+            None => self
+                .progress
+                .finish(&mut parsed, "pytest")
+                .unwrap_or(Counts {
+                    failed: listed + self.summary_omitted,
+                    ..Counts::default()
+                }),
+        };
+        parsed
+    }
 }
 
 /// The lines `-v` writes for each test: its id as it starts, its result as it ends

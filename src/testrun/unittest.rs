@@ -13,25 +13,48 @@ use crate::run_document::{Counts, TestFailure};
 
 /// Reads unittest's output (its stderr, where it reports).
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
-    let mut parsed = Parsed::default();
-    let mut current: Option<TestFailure> = None;
-    let mut in_traceback = false;
-    // Whether the exception line after the latest frames was read (see below).
-    let mut exception_read = false;
-    let mut ran: Option<u64> = None;
-    // Test modules that could not be imported: the build, for our purposes, failed.
-    let mut unimportable: Vec<String> = Vec::new();
-    let mut counts = Counts::default();
-    // What the `test (id) ... result` lines said, for a run stopped before its summary.
-    let mut progress = VerboseLines::default();
-    for_each_line(input, |line| {
-        if current.is_none() && progress.line(line) {
+    let mut log = Log {
+        parsed: Parsed::default(),
+        current: None,
+        in_traceback: false,
+        exception_read: false,
+        ran: None,
+        unimportable: Vec::new(),
+        counts: Counts::default(),
+        progress: VerboseLines::default(),
+        root,
+    };
+    for_each_line(input, |line| log.line(line))?;
+    Ok(log.finish())
+}
+
+/// What the log said so far.
+struct Log<'a> {
+    parsed: Parsed,
+    /// The failure whose report is being read.
+    current: Option<TestFailure>,
+    in_traceback: bool,
+    /// Whether the exception line after the latest frames was read (see `traceback_line`).
+    exception_read: bool,
+    /// The `Ran N tests` line's count.
+    ran: Option<u64>,
+    /// Test modules that could not be imported: the build, for our purposes, failed.
+    unimportable: Vec<String>,
+    counts: Counts,
+    /// What the `test (id) ... result` lines said, for a run stopped before its summary.
+    progress: VerboseLines,
+    root: Option<&'a Path>,
+}
+
+impl Log<'_> {
+    fn line(&mut self, line: &str) {
+        if self.current.is_none() && self.progress.line(line) {
             return;
         }
         // Python 3.11+ fails the run for a test expected to fail that passed: listed as such.
         if let Some(title) = line.strip_prefix("UNEXPECTED SUCCESS: ") {
-            finish(&mut parsed, current.take());
-            parsed.push_failure(TestFailure {
+            finish(&mut self.parsed, self.current.take());
+            self.parsed.push_failure(TestFailure {
                 id: test_id(title),
                 kind: Some("unexpected_success".into()),
                 message: "expected to fail (expectedFailure), but passed".into(),
@@ -44,108 +67,128 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
             .map(|r| (false, r))
             .or_else(|| line.strip_prefix("ERROR: ").map(|r| (true, r)));
         if let Some((is_error, title)) = header {
-            finish(&mut parsed, current.take());
+            finish(&mut self.parsed, self.current.take());
             if is_error && title.contains("unittest.loader._FailedTest") {
-                parsed.build_failed = true;
-                unimportable.push(test_id(title));
+                self.parsed.build_failed = true;
+                self.unimportable.push(test_id(title));
             }
-            current = Some(TestFailure {
+            self.current = Some(TestFailure {
                 id: test_id(title),
                 ..TestFailure::default()
             });
-            in_traceback = false;
-            exception_read = false;
+            self.in_traceback = false;
+            self.exception_read = false;
             return;
         }
         if line.starts_with("======") {
-            finish(&mut parsed, current.take());
+            finish(&mut self.parsed, self.current.take());
             return;
         }
         if line.starts_with("------") {
-            in_traceback = current.is_some() && !in_traceback;
-            if !in_traceback {
-                finish(&mut parsed, current.take());
+            self.in_traceback = self.current.is_some() && !self.in_traceback;
+            if !self.in_traceback {
+                finish(&mut self.parsed, self.current.take());
             }
             return;
         }
         if let Some(rest) = line.strip_prefix("Ran ") {
-            ran = rest.split_whitespace().next().and_then(|n| n.parse().ok());
+            self.ran = rest.split_whitespace().next().and_then(|n| n.parse().ok());
             return;
         }
         if let Some(rest) = line
             .strip_prefix("FAILED (")
             .or_else(|| line.strip_prefix("OK ("))
         {
-            for part in rest.trim_end_matches(')').split(", ") {
-                let (what, n) = part.split_once('=').unwrap_or((part, "0"));
-                let n: u64 = n.parse().unwrap_or(0);
-                match what {
-                    "failures" => counts.failed += n,
-                    "errors" => counts.errors += n,
-                    "skipped" => counts.skipped += n,
-                    "expected failures" => counts.xfailed += n,
-                    "unexpected successes" => counts.xpassed += n,
-                    _ => {}
-                }
-            }
+            self.final_counts(rest);
             return;
         }
-        if let (Some(failure), true) = (current.as_mut(), in_traceback) {
-            if failure.details.len() < MAX_DETAILS * 2 {
-                failure.details.push_str(line);
-                failure.details.push('\n');
-            }
-            if let Some((file, number)) = frame(line, root) {
-                failure.file = Some(file);
-                failure.line = Some(number);
-                exception_read = false;
-            } else if !exception_read
-                && !line.starts_with(' ')
-                && !line.is_empty()
-                && !line.starts_with("Traceback")
-            {
-                // The first line after the frames is the exception, `Kind: message`; what
-                // follows it (assertEqual's diff) is its message's continuation.
-                let (kind, message) = line.split_once(": ").unwrap_or((line, ""));
-                let is_name = kind.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && kind
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-                if is_name {
-                    failure.kind = Some(kind.to_string());
-                    failure.message = message.to_string();
-                    exception_read = true;
-                }
+        if self.in_traceback {
+            self.traceback_line(line);
+        }
+    }
+
+    /// The last line's counts: `failures=1, errors=2, skipped=3)`.
+    fn final_counts(&mut self, rest: &str) {
+        for part in rest.trim_end_matches(')').split(", ") {
+            let (what, n) = part.split_once('=').unwrap_or((part, "0"));
+            let n: u64 = n.parse().unwrap_or(0);
+            match what {
+                "failures" => self.counts.failed += n,
+                "errors" => self.counts.errors += n,
+                "skipped" => self.counts.skipped += n,
+                "expected failures" => self.counts.xfailed += n,
+                "unexpected successes" => self.counts.xpassed += n,
+                _ => {}
             }
         }
-    })?;
-    finish(&mut parsed, current);
-    if let Some(ran) = ran {
-        counts.passed = ran.saturating_sub(
-            counts.failed + counts.errors + counts.skipped + counts.xfailed + counts.xpassed,
-        );
-    } else if let Some(finished) = progress.progress.finish(&mut parsed, "unittest") {
-        // Stopped before the report: what the per-test lines said.
-        counts = finished;
-    } else {
-        counts.failed = parsed.failures.len() as u64;
     }
-    parsed.counts = counts;
-    if parsed.build_failed {
-        parsed.build_error = parsed
-            .failures
-            .iter()
-            .find(|f| unimportable.contains(&f.id))
-            .map(|f| {
-                format!(
-                    "cannot import {}: {}: {}",
-                    f.id,
-                    f.kind.as_deref().unwrap_or("error"),
-                    f.message
-                )
-            });
+
+    /// A line of the current failure's traceback: a frame, the exception, or its message.
+    fn traceback_line(&mut self, line: &str) {
+        let Some(failure) = self.current.as_mut() else {
+            return;
+        };
+        if failure.details.len() < MAX_DETAILS * 2 {
+            failure.details.push_str(line);
+            failure.details.push('\n');
+        }
+        if let Some((file, number)) = frame(line, self.root) {
+            failure.file = Some(file);
+            failure.line = Some(number);
+            self.exception_read = false;
+        } else if !self.exception_read
+            && !line.starts_with(' ')
+            && !line.is_empty()
+            && !line.starts_with("Traceback")
+        {
+            // The first line after the frames is the exception, `Kind: message`; what
+            // follows it (assertEqual's diff) is its message's continuation.
+            let (kind, message) = line.split_once(": ").unwrap_or((line, ""));
+            let is_name = kind.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && kind
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if is_name {
+                failure.kind = Some(kind.to_string());
+                failure.message = message.to_string();
+                self.exception_read = true;
+            }
+        }
     }
-    Ok(parsed)
+
+    /// The last failure, the counts (from the summary, else the per-test lines) and the
+    /// import error that failed the build.
+    fn finish(mut self) -> Parsed {
+        let mut parsed = self.parsed;
+        finish(&mut parsed, self.current);
+        if let Some(ran) = self.ran {
+            let counts = &mut self.counts;
+            counts.passed = ran.saturating_sub(
+                counts.failed + counts.errors + counts.skipped + counts.xfailed + counts.xpassed,
+            );
+        } else if let Some(finished) = self.progress.progress.finish(&mut parsed, "unittest") {
+            // Stopped before the report: what the per-test lines said.
+            self.counts = finished;
+        } else {
+            self.counts.failed = parsed.failures.len() as u64;
+        }
+        parsed.counts = self.counts;
+        if parsed.build_failed {
+            parsed.build_error = parsed
+                .failures
+                .iter()
+                .find(|f| self.unimportable.contains(&f.id))
+                .map(|f| {
+                    format!(
+                        "cannot import {}: {}: {}",
+                        f.id,
+                        f.kind.as_deref().unwrap_or("error"),
+                        f.message
+                    )
+                });
+        }
+        parsed
+    }
 }
 
 /// The verbose lines unittest writes as each test ends (`test_y (m.Case.test_y) ... ok`), or
