@@ -60,23 +60,7 @@ pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let started = Instant::now();
     // A little back: status change times come from the kernel's coarse clock, a tick behind.
     let started_at = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
-    let image = policy.image.as_deref().ok_or_else(|| {
-        Failure::usage("--backend docker needs --image IMG")
-            .with_hint("for example --image python:3.12")
-    })?;
-    if policy.disk_bytes.is_some() {
-        // Docker's own size limit (--storage-opt size) holds only for overlay2 on XFS with
-        // project quotas, and not for bind mounts such as the workspace.
-        return Err(
-            Failure::usage("--disk is not available with --backend docker")
-                .with_hint("drop --disk, or use the native backend"),
-        );
-    }
-    if !policy.layered.is_empty() {
-        return Err(Failure::usage(
-            "layered directories are only available with the native backend",
-        ));
-    }
+    let image = image_of(policy)?;
     let (owner_uid, owner_gid) =
         view::open_bind(policy, &policy.workspace, Access::ReadWrite)?.owner;
     let root = nix::unistd::geteuid().is_root();
@@ -175,6 +159,44 @@ pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     drop(staged);
 
     let wait_status = run.wait_status.unwrap_or_else(|| supervise::reap(pid));
+    let ending = ending_of(&run, state, wait_status, image)?;
+    let mut layers = docker_layers(policy, (uid, gid), passed);
+    layers.identity.idmapped_workspace = run_uid.is_some();
+    // Streamed straight through the docker client: unknown.
+    run.stderr_mid_line = matches!(policy.output, OutputMode::Stream);
+    Ok(result_of(policy, BackendKind::Docker, run, ending, layers))
+}
+
+/// The image `policy` names, when it asks for nothing the docker backend cannot give.
+fn image_of(policy: &SandboxPolicy) -> Result<&str, Failure> {
+    let image = policy.image.as_deref().ok_or_else(|| {
+        Failure::usage("--backend docker needs --image IMG")
+            .with_hint("for example --image python:3.12")
+    })?;
+    if policy.disk_bytes.is_some() {
+        // Docker's own size limit (--storage-opt size) holds only for overlay2 on XFS with
+        // project quotas, and not for bind mounts such as the workspace.
+        return Err(
+            Failure::usage("--disk is not available with --backend docker")
+                .with_hint("drop --disk, or use the native backend"),
+        );
+    }
+    if !policy.layered.is_empty() {
+        return Err(Failure::usage(
+            "layered directories are only available with the native backend",
+        ));
+    }
+    Ok(image)
+}
+
+/// How the container ended, from the engine's record of it (`state`) and the docker client's
+/// status and words; an error when it never ran or its init could not start the command.
+fn ending_of(
+    run: &supervise::Supervised,
+    state: Option<ContainerState>,
+    wait_status: libc::c_int,
+    image: &str,
+) -> Result<Ending, Failure> {
     let client_status = libc::WIFEXITED(wait_status).then(|| libc::WEXITSTATUS(wait_status));
     let stderr = run.stderr.as_ref().map(|c| c.text()).unwrap_or_default();
     let Some(state) = state.filter(|s| s.started) else {
@@ -198,7 +220,7 @@ pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     } else {
         (Some(state.exit_code), None)
     };
-    let ending = Ending {
+    Ok(Ending {
         exit_code,
         signal,
         oom_killed: state.oom_killed,
@@ -206,12 +228,7 @@ pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
         disk_full: false,
         disk_conflicts: Vec::new(),
         recorded: true,
-    };
-    let mut layers = docker_layers(policy, (uid, gid), passed);
-    layers.identity.idmapped_workspace = run_uid.is_some();
-    // Streamed straight through the docker client: unknown.
-    run.stderr_mid_line = matches!(policy.output, OutputMode::Stream);
-    Ok(result_of(policy, BackendKind::Docker, run, ending, layers))
+    })
 }
 
 /// The `docker run` command for `policy` as the container `name`, running as `(uid, gid)`,

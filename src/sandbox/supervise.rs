@@ -212,11 +212,7 @@ pub(crate) fn supervise(
         .filter(|&which| streams.pipe(which).is_some())
         .collect();
     for &which in &open {
-        let pipe = streams.pipe(which).expect("open");
-        if let Ok(flags) = nix::fcntl::fcntl(pipe, FcntlArg::F_GETFL) {
-            let flags = OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK;
-            let _ = nix::fcntl::fcntl(pipe, FcntlArg::F_SETFL(flags));
-        }
+        set_nonblocking(streams.pipe(which).expect("open"));
     }
     let mut timed_out = false;
     let mut interrupted = None;
@@ -247,24 +243,7 @@ pub(crate) fn supervise(
             let millis = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
             PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX)
         };
-        let (ready, events) = {
-            let mut fds: Vec<PollFd> = [watch.pidfd.as_fd(), watch.signals.fd.as_fd()]
-                .into_iter()
-                .chain(reading.iter().filter_map(|&which| streams.pipe(which)))
-                .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
-                .chain(
-                    writing
-                        .iter()
-                        .map(|&which| PollFd::new(sinks.relay_to(which), PollFlags::POLLOUT)),
-                )
-                .collect();
-            let ready = nix::poll::poll(&mut fds, wait);
-            let events: Vec<PollFlags> = fds
-                .iter()
-                .map(|fd| fd.revents().unwrap_or(PollFlags::empty()))
-                .collect();
-            (ready, events)
-        };
+        let (ready, events) = poll(&watch, &streams, &sinks, (&reading, &writing), wait);
         if ready == Ok(0) && stopping {
             kill();
             continue;
@@ -288,34 +267,8 @@ pub(crate) fn supervise(
                 }
             }
         }
-        let mut closed = Vec::new();
-        for (slot, &which) in reading.iter().enumerate() {
-            if events[2 + slot].is_empty() {
-                continue;
-            }
-            let pipe = streams.pipe(which).expect("open");
-            match read_some(pipe, &mut buffer) {
-                Ok(0) => closed.push(which),
-                Ok(n) => sinks.consume(which, &buffer[..n]),
-                Err(Errno::EAGAIN) => {}
-                Err(_) => closed.push(which),
-            }
-        }
-        for (slot, &which) in writing.iter().enumerate() {
-            let revents = events[2 + reading.len() + slot];
-            if revents.is_empty() {
-                continue;
-            }
-            // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes too,
-            // so that the command learns it (SIGPIPE) as it would have without us.
-            if !sinks.pass_on(which, revents.contains(PollFlags::POLLOUT)) {
-                match which {
-                    0 => streams.stdout = None,
-                    _ => streams.stderr = None,
-                }
-                closed.push(which);
-            }
-        }
+        let ready_pipes = (&reading[..], &writing[..], &events[2..]);
+        let closed = move_bytes(&mut streams, &mut sinks, ready_pipes, &mut buffer);
         open.retain(|which| !closed.contains(which));
         if !events[0].is_empty() {
             break;
@@ -349,6 +302,79 @@ pub(crate) fn supervise(
         wait_status,
         elapsed: watch.started.elapsed(),
     }
+}
+
+fn set_nonblocking(pipe: BorrowedFd<'_>) {
+    if let Ok(flags) = nix::fcntl::fcntl(pipe, FcntlArg::F_GETFL) {
+        let flags = OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK;
+        let _ = nix::fcntl::fcntl(pipe, FcntlArg::F_SETFL(flags));
+    }
+}
+
+/// Waits up to `wait` for the process's end, a signal, bytes on the pipes `reading` and room
+/// on the relays `writing`; the events come in that order.
+fn poll(
+    watch: &Watch<'_>,
+    streams: &Streams,
+    sinks: &Sinks<'_>,
+    (reading, writing): (&[usize], &[usize]),
+    wait: PollTimeout,
+) -> (nix::Result<i32>, Vec<PollFlags>) {
+    let mut fds: Vec<PollFd> = [watch.pidfd.as_fd(), watch.signals.fd.as_fd()]
+        .into_iter()
+        .chain(reading.iter().filter_map(|&which| streams.pipe(which)))
+        .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+        .chain(
+            writing
+                .iter()
+                .map(|&which| PollFd::new(sinks.relay_to(which), PollFlags::POLLOUT)),
+        )
+        .collect();
+    let ready = nix::poll::poll(&mut fds, wait);
+    let events = fds
+        .iter()
+        .map(|fd| fd.revents().unwrap_or(PollFlags::empty()))
+        .collect();
+    (ready, events)
+}
+
+/// Reads the pipes and writes the relays that `events` (theirs, in that order) say are
+/// ready; returns the streams that closed.
+fn move_bytes(
+    streams: &mut Streams,
+    sinks: &mut Sinks<'_>,
+    (reading, writing, events): (&[usize], &[usize], &[PollFlags]),
+    buffer: &mut [u8],
+) -> Vec<usize> {
+    let mut closed = Vec::new();
+    for (slot, &which) in reading.iter().enumerate() {
+        if events[slot].is_empty() {
+            continue;
+        }
+        let pipe = streams.pipe(which).expect("open");
+        match read_some(pipe, buffer) {
+            Ok(0) => closed.push(which),
+            Ok(n) => sinks.consume(which, &buffer[..n]),
+            Err(Errno::EAGAIN) => {}
+            Err(_) => closed.push(which),
+        }
+    }
+    for (slot, &which) in writing.iter().enumerate() {
+        let revents = events[reading.len() + slot];
+        if revents.is_empty() {
+            continue;
+        }
+        // Our reader went away (EPIPE, POLLERR): our end of the command's pipe closes too,
+        // so that the command learns it (SIGPIPE) as it would have without us.
+        if !sinks.pass_on(which, revents.contains(PollFlags::POLLOUT)) {
+            match which {
+                0 => streams.stdout = None,
+                _ => streams.stderr = None,
+            }
+            closed.push(which);
+        }
+    }
+    closed
 }
 
 /// Where the command's bytes go: its captures, or the relays to our own stdout and stderr
