@@ -590,7 +590,6 @@ fn set_up_view(
         Some(_) => Vec::new(),
         None => trees::make(&plan.binds, Maker::Child)?,
     };
-    let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
     step(
         "cannot make the new root",
@@ -608,6 +607,66 @@ fn set_up_view(
         std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target.as_bytes()), link)
             .map_err(io(format!("cannot link {}", link.display())))?;
     }
+    kernel_filesystems_and_home(plan, sandbox_id)?;
+    if let Some(channel) = plan.trees_from {
+        trees = trees::receive(channel, plan.binds.len())?;
+    }
+    let mut overlay = None;
+    for (tree, bind) in trees.iter().zip(&plan.binds) {
+        let target = relative(&bind.path);
+        if std::fs::symlink_metadata(target).is_err() {
+            let created = if bind.is_dir {
+                std::fs::create_dir_all(target)
+            } else {
+                target
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::File::create(target).map(drop))
+            };
+            created.map_err(io(format!(
+                "cannot make room for {}",
+                bind.path.to_string_lossy()
+            )))?;
+        }
+        match &plan.disk {
+            Some((workspace, size)) if *workspace == bind.path => {
+                overlay = Some(disk::mount(tree, target, *size)?);
+                continue;
+            }
+            _ => {}
+        }
+        let c_target = CString::new(target.as_os_str().as_bytes()).expect("paths hold no NUL byte");
+        step(
+            &format!("cannot mount {}", bind.path.to_string_lossy()),
+            sys::move_mount(tree.as_raw_fd(), &c_target),
+        )?;
+    }
+    for (index, layer) in plan.layers.iter().enumerate() {
+        mount_layer(layer, index, &plan.layer_options)?;
+    }
+    step(
+        "cannot switch to the new root",
+        sys::root_at_current_directory(),
+    )?;
+    let flags =
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    step(
+        "cannot make the new root read-only",
+        sys::mount(c"none", c"/", None, flags, None),
+    )?;
+    Ok(overlay)
+}
+
+/// In the new root (the current directory): /proc, /sys when it is the command's own,
+/// /dev/shm and /tmp, /dev's links to the descriptors, and the private
+/// home (the sandbox's uid's, when there is one).
+fn kernel_filesystems_and_home(
+    plan: &ViewPlan,
+    sandbox_id: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
+    let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
     for dir in ["proc", "dev/shm", "tmp", "var"] {
         std::fs::create_dir_all(dir).map_err(io(format!("cannot create /{dir}")))?;
     }
@@ -662,53 +721,7 @@ fn set_up_view(
         std::os::unix::fs::chown("tmp/home", Some(uid), Some(gid))
             .map_err(io("cannot hand the private home over".into()))?;
     }
-    if let Some(channel) = plan.trees_from {
-        trees = trees::receive(channel, plan.binds.len())?;
-    }
-    let mut overlay = None;
-    for (tree, bind) in trees.iter().zip(&plan.binds) {
-        let target = relative(&bind.path);
-        if std::fs::symlink_metadata(target).is_err() {
-            let created = if bind.is_dir {
-                std::fs::create_dir_all(target)
-            } else {
-                target
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::File::create(target).map(drop))
-            };
-            created.map_err(io(format!(
-                "cannot make room for {}",
-                bind.path.to_string_lossy()
-            )))?;
-        }
-        match &plan.disk {
-            Some((workspace, size)) if *workspace == bind.path => {
-                overlay = Some(disk::mount(tree, target, *size)?);
-                continue;
-            }
-            _ => {}
-        }
-        let c_target = CString::new(target.as_os_str().as_bytes()).expect("paths hold no NUL byte");
-        step(
-            &format!("cannot mount {}", bind.path.to_string_lossy()),
-            sys::move_mount(tree.as_raw_fd(), &c_target),
-        )?;
-    }
-    for (index, layer) in plan.layers.iter().enumerate() {
-        mount_layer(layer, index, &plan.layer_options)?;
-    }
-    step(
-        "cannot switch to the new root",
-        sys::root_at_current_directory(),
-    )?;
-    let flags =
-        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
-    step(
-        "cannot make the new root read-only",
-        sys::mount(c"none", c"/", None, flags, None),
-    )?;
-    Ok(overlay)
+    Ok(())
 }
 
 /// The overlay of a layered directory over its place in the workspace, which is reached through

@@ -205,35 +205,25 @@ fn run_with(
         no_unix_sockets: false,
         fixed_affinity: !use_cgroups,
     };
-    let (report_read, report_write) = pipe()?;
-    let (stdout_read, stdout_write, stderr_read, stderr_write) = output_pipes(policy)?;
-    if root {
-        // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
-        let id = (Uid::from_raw(sandbox_id), Gid::from_raw(sandbox_id));
-        for fd in [&stdout_write, &stderr_write].into_iter().flatten() {
-            let _ = nix::unistd::fchown(fd, Some(id.0), Some(id.1));
-        }
-    }
+    let pipes = Pipes::open(policy, root.then_some(sandbox_id))?;
     let (stdin, relay) = open_stdin(policy.network)?;
     let our_stdin = std::io::stdin();
     let mut plan = ChildPlan {
-        status_fd: report_write.as_fd(),
+        status_fd: pipes.report_write.as_fd(),
         cgroups: cgroup_name
             .as_ref()
             .and(theirs.as_ref())
             .map(|ready| JoinPlan {
                 ready: ready.as_raw_fd(),
             }),
-        parent_ends: [stdout_read.as_ref(), stderr_read.as_ref()]
-            .into_iter()
-            .flatten()
-            .chain([&report_read])
+        parent_ends: pipes
+            .read_ends()
             .chain(ours.as_ref())
             .map(AsRawFd::as_raw_fd)
             .collect(),
         stdin: stdin.as_ref().map_or(our_stdin.as_fd(), AsFd::as_fd),
-        stdout: stdout_write.as_ref().map(AsFd::as_fd),
-        stderr: stderr_write.as_ref().map(AsFd::as_fd),
+        stdout: pipes.stdout_write.as_ref().map(AsFd::as_fd),
+        stderr: pipes.stderr_write.as_ref().map(AsFd::as_fd),
         self_map: (!root).then_some((euid, egid)),
         rlimits: rlimits(policy, use_cgroups),
         cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
@@ -249,19 +239,7 @@ fn run_with(
             policy,
         )),
         switch_to: root.then_some((sandbox_id, sandbox_id)),
-        fs_rules: FsRules {
-            whole_view_readable: true,
-            read_only: view.read_only.clone(),
-            read_write: view
-                .read_write
-                .iter()
-                .cloned()
-                .chain([PathBuf::from(PRIVATE_TMP), PathBuf::from("/dev/shm")])
-                .collect(),
-            // In its own network namespace the command reaches nothing but itself: Landlock
-            // need not hold TCP back (loopback servers work), nor abstract sockets.
-            network: policy.network || loopback,
-        },
+        fs_rules: fs_rules(policy, &view, loopback),
         loopback,
         seccomp: syscall_filter::compile(filter).map_err(Failure::external)?,
         cwd: c_path(&policy.workspace),
@@ -277,42 +255,15 @@ fn run_with(
     };
 
     let mut degraded = Vec::new();
-    let mut private_dir: Option<PrivateDir> = None;
-    let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if !root {
-        namespaces |= libc::CLONE_NEWUSER;
-    }
-    if loopback {
-        namespaces |= libc::CLONE_NEWNET;
-    }
-    let cloned = match without_namespaces {
-        Some(degradation) => Err(degradation),
-        None => sys::clone3(namespaces as u64).map_err(|errno| Degradation {
-            layer: "containment".into(),
-            reason: format!(
-                "cannot create the sandbox's namespaces: {}",
-                std::io::Error::from_raw_os_error(errno)
-            ),
-        }),
-    };
-    let (pid, pidfd) = match cloned {
-        Ok(Some(parent)) => parent,
-        Ok(None) => child::run(&plan),
-        Err(degradation) if policy.allow_degraded => {
-            degraded.push(degradation);
-            let sandbox_uid = root.then_some(sandbox_id);
-            let private = private_dir.insert(PrivateDir::create()?);
-            fork_on_host(&mut plan, &mut filter, &view.read_write, policy, sandbox_uid, private, &mut degraded)?
-        }
-        Err(degradation) => {
-            return Err(Failure::external(degradation.reason)
-            .with_hint(
-                "allow user namespaces (sysctl user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns=0), \
-                 use --backend docker, or pass --allow-degraded to run with the layers that remain",
-            )
-            .into())
-        }
-    };
+    let (pid, pidfd, private_dir) = start(
+        &mut plan,
+        &mut filter,
+        &view.read_write,
+        policy,
+        root.then_some(sandbox_id),
+        without_namespaces,
+        &mut degraded,
+    )?;
     // Its end is the child's: a send fails at once when the child is gone.
     drop(theirs);
     // After the clone: the child must start from a process of one thread.
@@ -325,61 +276,31 @@ fn run_with(
     if let Some(cpus) = &plan.restore_cpus {
         move_to_another_cpu(pid, cpus);
     }
-    let stop_child = || {
-        let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
-        let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
-    };
-    if let (Some(view), Some(ours)) = (plan.view.as_ref().filter(|_| root), &ours) {
-        hand_over_trees(view, sandbox_id, ours).map_err(|reason| {
-            stop_child();
-            if policy.allow_degraded {
-                Attempt::ViewRefused(reason)
-            } else {
-                Attempt::Failed(layer_failure("filesystem", &reason))
-            }
-        })?;
-    }
-    let cgroups = match (cgroup_name, &ours) {
-        (Some(name), Some(ours)) => {
-            Some(hand_over_cgroups(&name, policy, ours).map_err(|reason| {
-                stop_child();
-                Attempt::CgroupsRefused(reason)
-            })?)
+    let cgroups = match &ours {
+        Some(ours) => {
+            let trees = plan
+                .view
+                .as_ref()
+                .filter(|_| root)
+                .map(|view| (view, sandbox_id));
+            hand_over(ours, trees, cgroup_name.as_deref(), policy, (pid, &pidfd))?
         }
-        _ => None,
+        None => None,
     };
     // The child has its copy of the plan; the descriptors it names are closed here.
     let (namespaced, fs_rules) = (plan.view.is_some(), plan.fs_rules);
-    drop((report_write, stdout_write, stderr_write, stdin, ours));
+    drop((pipes.report_write, pipes.stdout_write, pipes.stderr_write));
+    drop((stdin, ours));
     // The view's descriptors are the child's now; what it left out is for the result.
     let left_out = std::mem::take(&mut view.left_out);
     drop(view);
-    let kill = || {
-        let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
-        // Our own child's process group (it called setsid).
-        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    };
-    let max_output = match policy.output {
-        OutputMode::Capture { max_bytes } => max_bytes,
-        OutputMode::Stream => 0,
-    };
     let streams = Streams {
-        stdout: stdout_read,
-        stderr: stderr_read,
-        report: Some(report_read),
+        stdout: pipes.stdout_read,
+        stderr: pipes.stderr_read,
+        report: Some(pipes.report_read),
         relay: matches!(policy.output, OutputMode::Stream),
     };
-    let watch = Watch {
-        pid,
-        pidfd: &pidfd,
-        signals: &signals,
-        max_output,
-        timeout: policy.timeout,
-        started,
-        ends_with_status: true,
-        watcher: policy.watcher.as_ref(),
-    };
-    let run = supervise::supervise(watch, streams, kill);
+    let run = watch_child(policy, streams, (pid, &pidfd), &signals, started);
     // Once the init has reported the command's status, nothing of the command is left (in a PID
     // namespace; without one, what the command left running stays): the cgroups (which the init
     // was never in) are read and removed while it is still on its way out, and then it is
@@ -395,19 +316,7 @@ fn run_with(
         disk_full,
         disk_conflicts,
     } = read_child_report(&run.report, policy, &program, used_cgroups, &mut degraded)?;
-    // Without a status line, the init died because we killed it (timeout, interruption), and
-    // everything inside died with it.
-    let (exit_code, signal) = match command_status {
-        Some(status) if libc::WIFSIGNALED(status) => (None, Some(libc::WTERMSIG(status))),
-        Some(status) if libc::WIFEXITED(status) => (Some(libc::WEXITSTATUS(status)), None),
-        _ if run.timed_out || run.interrupted.is_some() => (None, Some(libc::SIGKILL)),
-        _ => {
-            return Err(Failure::external(format!(
-                "the sandbox's init process ended unexpectedly (wait status {wait_status})"
-            ))
-            .into())
-        }
-    };
+    let (exit_code, signal) = command_ending(command_status, &run, wait_status)?;
     let facts = RunFacts {
         cgroups_refused: cgroups_allowed.err(),
         used_cgroups,
@@ -435,6 +344,173 @@ fn run_with(
         recorded: in_cgroups,
     };
     Ok(result_of(policy, BackendKind::Native, run, ending, layers))
+}
+
+/// The pipes of a run: the init's report, and the command's output (none where it inherits
+/// ours). The child gets the write ends; we keep the read ends.
+struct Pipes {
+    report_read: OwnedFd,
+    report_write: OwnedFd,
+    stdout_read: Option<OwnedFd>,
+    stdout_write: Option<OwnedFd>,
+    stderr_read: Option<OwnedFd>,
+    stderr_write: Option<OwnedFd>,
+}
+
+impl Pipes {
+    /// `sandbox_uid`: the uid the command runs as when started as root.
+    fn open(policy: &SandboxPolicy, sandbox_uid: Option<u32>) -> Result<Pipes, Failure> {
+        let (report_read, report_write) = pipe()?;
+        let (stdout_read, stdout_write, stderr_read, stderr_write) = output_pipes(policy)?;
+        if let Some(uid) = sandbox_uid {
+            // So that the command can reopen its output (`> /dev/stderr`, `tee /dev/stdout`).
+            let id = (Uid::from_raw(uid), Gid::from_raw(uid));
+            for fd in [&stdout_write, &stderr_write].into_iter().flatten() {
+                let _ = nix::unistd::fchown(fd, Some(id.0), Some(id.1));
+            }
+        }
+        Ok(Pipes {
+            report_read,
+            report_write,
+            stdout_read,
+            stdout_write,
+            stderr_read,
+            stderr_write,
+        })
+    }
+
+    /// The ends we read.
+    fn read_ends(&self) -> impl Iterator<Item = &OwnedFd> {
+        [self.stdout_read.as_ref(), self.stderr_read.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain([&self.report_read])
+    }
+}
+
+/// What Landlock lets the command reach: the whole view to read, its writable places and the
+/// private /tmp and /dev/shm to write.
+fn fs_rules(policy: &SandboxPolicy, view: &SandboxView, loopback: bool) -> FsRules {
+    FsRules {
+        whole_view_readable: true,
+        read_only: view.read_only.clone(),
+        read_write: view
+            .read_write
+            .iter()
+            .cloned()
+            .chain([PathBuf::from(PRIVATE_TMP), PathBuf::from("/dev/shm")])
+            .collect(),
+        // In its own network namespace the command reaches nothing but itself: Landlock need
+        // not hold TCP back (loopback servers work), nor abstract sockets.
+        network: policy.network || loopback,
+    }
+}
+
+/// Starts the child that carries out `plan` in new namespaces (the child never returns from
+/// here), or, when they cannot be made (`without_namespaces` says they could not) and the
+/// policy allows, on the host with the layers that remain; returns its pid and pidfd, and the
+/// private directory a run on the host uses.
+fn start(
+    plan: &mut ChildPlan<'_>,
+    filter: &mut FilterOptions,
+    read_write: &[PathBuf],
+    policy: &SandboxPolicy,
+    sandbox_uid: Option<u32>,
+    without_namespaces: Option<Degradation>,
+    degraded: &mut Vec<Degradation>,
+) -> Result<(libc::pid_t, OwnedFd, Option<PrivateDir>), Attempt> {
+    let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if sandbox_uid.is_none() {
+        namespaces |= libc::CLONE_NEWUSER;
+    }
+    if plan.loopback {
+        namespaces |= libc::CLONE_NEWNET;
+    }
+    let cloned = match without_namespaces {
+        Some(degradation) => Err(degradation),
+        None => sys::clone3(namespaces as u64).map_err(|errno| Degradation {
+            layer: "containment".into(),
+            reason: format!(
+                "cannot create the sandbox's namespaces: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        }),
+    };
+    match cloned {
+        Ok(Some((pid, pidfd))) => Ok((pid, pidfd, None)),
+        Ok(None) => child::run(plan),
+        Err(degradation) if policy.allow_degraded => {
+            degraded.push(degradation);
+            let private = PrivateDir::create()?;
+            let (pid, pidfd) = fork_on_host(
+                plan,
+                filter,
+                read_write,
+                policy,
+                sandbox_uid,
+                &private,
+                degraded,
+            )?;
+            Ok((pid, pidfd, Some(private)))
+        }
+        Err(degradation) => Err(Failure::external(degradation.reason)
+            .with_hint(
+                "allow user namespaces (sysctl user.max_user_namespaces, \
+                 kernel.apparmor_restrict_unprivileged_userns=0), use --backend docker, or pass \
+                 --allow-degraded to run with the layers that remain",
+            )
+            .into()),
+    }
+}
+
+/// Watches the child `(pid, pidfd)` to its end: its output into `streams`, the time limit,
+/// the signals; a kill is for its whole process group.
+fn watch_child(
+    policy: &SandboxPolicy,
+    streams: Streams,
+    (pid, pidfd): (libc::pid_t, &OwnedFd),
+    signals: &TerminationSignals,
+    started: Instant,
+) -> supervise::Supervised {
+    let kill = || {
+        let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
+        // Our own child's process group (it called setsid).
+        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    };
+    let max_output = match policy.output {
+        OutputMode::Capture { max_bytes } => max_bytes,
+        OutputMode::Stream => 0,
+    };
+    let watch = Watch {
+        pid,
+        pidfd,
+        signals,
+        max_output,
+        timeout: policy.timeout,
+        started,
+        ends_with_status: true,
+        watcher: policy.watcher.as_ref(),
+    };
+    supervise::supervise(watch, streams, kill)
+}
+
+/// The command's exit code or signal from its wait status as the init reported it. Without a
+/// status line, the init died because we killed it (timeout, interruption), and everything
+/// inside died with it.
+fn command_ending(
+    command_status: Option<i32>,
+    run: &supervise::Supervised,
+    wait_status: i32,
+) -> Result<(Option<i32>, Option<i32>), Attempt> {
+    match command_status {
+        Some(status) if libc::WIFSIGNALED(status) => Ok((None, Some(libc::WTERMSIG(status)))),
+        Some(status) if libc::WIFEXITED(status) => Ok((Some(libc::WEXITSTATUS(status)), None)),
+        _ if run.timed_out || run.interrupted.is_some() => Ok((None, Some(libc::SIGKILL))),
+        _ => Err(Failure::external(format!(
+            "the sandbox's init process ended unexpectedly (wait status {wait_status})"
+        ))
+        .into()),
+    }
 }
 
 /// What the init reported (see `child`).
@@ -708,6 +784,40 @@ fn rlimits(policy: &SandboxPolicy, use_cgroups: bool) -> child::Rlimits {
         rlimits.push((Resource::DATA, policy.memory_bytes));
     }
     rlimits
+}
+
+/// What we make beside the child `(pid, pidfd)` and send it on `channel`: the view's mount
+/// trees, id-mapped onto the sandbox uid (`trees`, when started as root), and the run's cgroups
+/// (`cgroup_name`). A refusal stops the child.
+fn hand_over(
+    channel: &OwnedFd,
+    trees: Option<(&ViewPlan, u32)>,
+    cgroup_name: Option<&str>,
+    policy: &SandboxPolicy,
+    (pid, pidfd): (libc::pid_t, &OwnedFd),
+) -> Result<Option<RunCgroups>, Attempt> {
+    let stop_child = || {
+        let _ = sys::pidfd_send_signal(pidfd.as_raw_fd(), libc::SIGKILL);
+        let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
+    };
+    if let Some((view, sandbox_id)) = trees {
+        hand_over_trees(view, sandbox_id, channel).map_err(|reason| {
+            stop_child();
+            if policy.allow_degraded {
+                Attempt::ViewRefused(reason)
+            } else {
+                Attempt::Failed(layer_failure("filesystem", &reason))
+            }
+        })?;
+    }
+    let Some(name) = cgroup_name else {
+        return Ok(None);
+    };
+    let cgroups = hand_over_cgroups(name, policy, channel).map_err(|reason| {
+        stop_child();
+        Attempt::CgroupsRefused(reason)
+    })?;
+    Ok(Some(cgroups))
 }
 
 /// Makes the view's mount trees, id-mapped onto the sandbox uid, and sends them to the child on
