@@ -13,6 +13,7 @@ use crate::review::change::Change;
 use crate::review::{self, render, ReviewRequest, Reviewed};
 use crate::run_document::{RunDocument, Severity};
 
+/// Long: the command's steps in order: the post target checked first, the review written even if posting fails.
 pub(crate) fn run(args: ReviewArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let diff_from_stdin = args.diff.as_deref() == Some(Path::new("-"));
     let mut document = if diff_from_stdin {

@@ -7,7 +7,7 @@ use crate::error::Failure;
 use crate::output::write_json;
 use crate::sandbox;
 use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
-use crate::sandbox::result::SandboxDocument;
+use crate::sandbox::result::{SandboxDocument, SandboxResult};
 use crate::sandbox::result_file::ResultFile;
 
 pub(crate) fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure> {
@@ -64,6 +64,24 @@ pub(crate) fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure
         ),
     );
     let result = sandbox::run(&policy, args.backend)?;
+    say_how_it_ended(&result);
+    let document = SandboxDocument { sandbox: &result };
+    let result_file = result_file.and_then(ResultFile::into_unchanged);
+    match (result_file, args.stream) {
+        (Some(file), _) => write_json(file, &document, global.pretty)?,
+        (None, true) => {
+            if result.stderr_mid_line {
+                eprintln!();
+            }
+            write_json(std::io::stderr(), &document, false)?
+        }
+        (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
+    }
+    Ok(result.exit_status())
+}
+
+/// How the run ended, its advice and the host's changes kept, on stderr.
+fn say_how_it_ended(result: &SandboxResult) {
     let ended = match (result.exit_code, result.signal) {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
@@ -95,17 +113,4 @@ pub(crate) fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure
             },
         );
     }
-    let document = SandboxDocument { sandbox: &result };
-    let result_file = result_file.and_then(ResultFile::into_unchanged);
-    match (result_file, args.stream) {
-        (Some(file), _) => write_json(file, &document, global.pretty)?,
-        (None, true) => {
-            if result.stderr_mid_line {
-                eprintln!();
-            }
-            write_json(std::io::stderr(), &document, false)?
-        }
-        (None, false) => write_json(std::io::stdout(), &document, global.pretty)?,
-    }
-    Ok(result.exit_status())
 }

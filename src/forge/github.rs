@@ -269,6 +269,7 @@ impl GitHub {
 
     /// One request (retried unless it is a POST, which may have been carried out unanswered):
     /// 2xx and 422 come back; every other answer is an error that says what to do.
+    /// Long: one request and every way it can fail, each with its own message and hint.
     fn send(
         &self,
         method: Method,

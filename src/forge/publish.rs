@@ -54,6 +54,7 @@ pub(crate) enum Outcome {
 
 /// Commits the change the sections describe (heal's diff, else the workspace's tracked
 /// changes), pushes it and opens or updates the pull request.
+/// Long: publishing's steps in order, sharing their names; the dry run stops after the commit.
 pub(crate) fn open_pull_request(
     sections: &Sections,
     options: &Options,
@@ -363,6 +364,7 @@ fn parent_on_base(git: &Git, commit: &str, base: &str) -> Result<(), Failure> {
 }
 
 /// Pushes `commit` to `branch` on the remote, replacing only a commit autocoder made there.
+/// Long: the network steps run in this order on purpose (see each comment): base checked, then push.
 fn push(
     git: &Git,
     remote: &str,

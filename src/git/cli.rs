@@ -378,6 +378,7 @@ impl Git {
     /// for all) from the working tree into the index `env` names, like
     /// `git add --update` but without clean filters (a `.gitattributes` the sandbox wrote could
     /// name a program): each file is hashed as it is.
+    /// Long: list, check, hash, update, in order; the names are checked before hash-object reads them.
     pub(crate) fn stage_tracked_changes(
         &self,
         under: &str,

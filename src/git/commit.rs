@@ -47,6 +47,7 @@ pub(crate) struct Staged {
 /// Stages `change` made in the directory `under` (a path from the repository's top; "" for the
 /// top), and the files `named` there (tracked or not), on top of HEAD, as a tree of its own (the
 /// user's index is not touched); None when the tree would be HEAD's (nothing to commit).
+/// Long: git steps on one private index, in order; credential files are unstaged before the tree is written.
 pub(crate) fn stage(
     git: &Git,
     change: Change,

@@ -106,24 +106,7 @@ pub(crate) fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes
         ),
         (None, false) => None,
     };
-    let old = match base_tree {
-        Some(tree) => repo
-            .index_from_tree(&tree)
-            .map_err(|err| failed(&err))?
-            .into(),
-        // Against the index: a file only intended to be added is not in it yet, and one with
-        // unresolved conflicts has no one version in it.
-        None => {
-            let mut state = (*index).clone();
-            state.remove_entries(|_, _, entry| {
-                entry
-                    .flags
-                    .contains(gix::index::entry::Flags::INTENT_TO_ADD)
-                    || entry.stage() != gix::index::entry::Stage::Unconflicted
-            });
-            state
-        }
-    };
+    let old = old_side(&repo, &index, base_tree)?;
     // git lists the paths with unresolved conflicts and shows no diff for them, except against
     // a tree with the working tree, where the file on disk is compared.
     let conflicted = unmerged_paths(&index, &input.paths);
@@ -169,8 +152,39 @@ pub(crate) fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes
     for path in unmerged {
         list_unmerged(path, &format, input.stat_only, &mut files, &mut patch);
     }
+    Ok(within_budget(files, patch, input.stat_only))
+}
+
+/// What the diff is against: the tree `base_tree` (as an index), else the index.
+fn old_side(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    base_tree: Option<ObjectId>,
+) -> Result<gix::index::State, String> {
+    Ok(match base_tree {
+        Some(tree) => repo
+            .index_from_tree(&tree)
+            .map_err(|err| failed(&err))?
+            .into(),
+        // Against the index: a file only intended to be added is not in it yet, and one with
+        // unresolved conflicts has no one version in it.
+        None => {
+            let mut state = index.clone();
+            state.remove_entries(|_, _, entry| {
+                entry
+                    .flags
+                    .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+                    || entry.stage() != gix::index::entry::Stage::Unconflicted
+            });
+            state
+        }
+    })
+}
+
+/// The files' counts and the patch, each cut to its part of the result's budget.
+fn within_budget(mut files: Vec<FileStat>, patch: String, stat_only: bool) -> Changes {
     // The counts are kept within the result's budget too (beside the diff, a quarter of it).
-    let mut budget = Budget::new(if input.stat_only {
+    let mut budget = Budget::new(if stat_only {
         RESULT_BUDGET
     } else {
         RESULT_BUDGET / 4
@@ -189,12 +203,12 @@ pub(crate) fn diff(repo: &gix::Repository, input: DiffRequest) -> Result<Changes
     } else {
         patch
     };
-    Ok(Changes {
+    Changes {
         files,
         files_omitted,
         diff,
         truncated,
-    })
+    }
 }
 
 /// Lists a path with unresolved conflicts as git does, without a diff.
@@ -447,6 +461,7 @@ fn literal_pattern(path: &str) -> BString {
 
 /// What changed from `old` to `new`, limited to `paths`, with renames (from config, on by
 /// default as in git; against the index, a file intended to be added can be one).
+/// Long: gix's rewrite settings, then one match over its four kinds of change, each destructured whole.
 fn compare(
     repo: &gix::Repository,
     old: &gix::index::State,
@@ -618,56 +633,14 @@ fn file_diff(
     change: &Change,
     format: &Format,
 ) -> Result<FileDiff, String> {
-    use gix::diff::blob::platform::prepare_diff::Operation;
-    use gix::diff::blob::platform::resource::Data;
-    use gix::diff::blob::ResourceKind;
-
     let (old, new) = (change.old.as_ref(), change.new.as_ref());
     let either = new.or(old).expect("a change has a side");
     let (old_path, new_path): (&BStr, &BStr) = (
         old.map_or(either.path.as_ref(), |side| side.path.as_ref()),
         new.map_or(either.path.as_ref(), |side| side.path.as_ref()),
     );
-    // Each side's content, or None for a binary one (a submodule shows as its commit), and the
-    // algorithm diff.algorithm (or the file's diff driver) names, Myers as in git otherwise.
-    let mut sides: [Option<Vec<u8>>; 2] = [Some(Vec::new()), Some(Vec::new())];
-    let mut algorithm = Algorithm::Myers;
+    let (sides, algorithm) = contents(repo, cache, change)?;
     let null = ObjectId::null(repo.object_hash());
-    let submodule = |side: Option<&Side>| {
-        side.map(|side| format!("Subproject commit {}\n", side.id).into_bytes())
-    };
-    if either.mode == Mode::COMMIT || old.is_some_and(|side| side.mode == Mode::COMMIT) {
-        sides = [
-            Some(submodule(old).unwrap_or_default()),
-            Some(submodule(new).unwrap_or_default()),
-        ];
-    } else {
-        for (side, kind) in [
-            (old, ResourceKind::OldOrSource),
-            (new, ResourceKind::NewOrDestination),
-        ] {
-            let (id, mode) = side.map_or((null, either.mode), |side| (side.id, side.mode));
-            let entry_kind = mode
-                .to_tree_entry_mode()
-                .map_or(EntryKind::Blob, |mode| mode.kind());
-            cache
-                .set_resource(id, entry_kind, either.path.as_ref(), kind, repo)
-                .map_err(|err| failed(&err))?;
-        }
-        let prepared = cache.prepare_diff().map_err(|err| failed(&err))?;
-        let binary = matches!(prepared.operation, Operation::SourceOrDestinationIsBinary);
-        if let Operation::InternalDiff { algorithm: named } = prepared.operation {
-            algorithm = named;
-        }
-        for (at, resource) in [prepared.old, prepared.new].into_iter().enumerate() {
-            sides[at] = match resource.data {
-                _ if binary => None,
-                Data::Missing => Some(Vec::new()),
-                Data::Buffer { buf, .. } => Some(buf.to_vec()),
-                Data::Binary { .. } => None,
-            };
-        }
-    }
     let similarity = if old_path != new_path {
         Some(match (&sides[0], &sides[1]) {
             _ if old.map(|side| side.id) == new.map(|side| side.id) => 100,
@@ -704,6 +677,63 @@ fn file_diff(
         hunks,
         untracked: false,
     })
+}
+
+/// The old and new side's content; None for a binary one.
+type Sides = [Option<Vec<u8>>; 2];
+
+/// Each side's content, or None for a binary one (a submodule shows as its commit), and the
+/// algorithm diff.algorithm (or the file's diff driver) names, Myers as in git otherwise.
+fn contents(
+    repo: &gix::Repository,
+    cache: &mut gix::diff::blob::Platform,
+    change: &Change,
+) -> Result<(Sides, Algorithm), String> {
+    use gix::diff::blob::platform::prepare_diff::Operation;
+    use gix::diff::blob::platform::resource::Data;
+    use gix::diff::blob::ResourceKind;
+
+    let (old, new) = (change.old.as_ref(), change.new.as_ref());
+    let either = new.or(old).expect("a change has a side");
+    let mut sides: Sides = [Some(Vec::new()), Some(Vec::new())];
+    let mut algorithm = Algorithm::Myers;
+    let null = ObjectId::null(repo.object_hash());
+    let submodule = |side: Option<&Side>| {
+        side.map(|side| format!("Subproject commit {}\n", side.id).into_bytes())
+    };
+    if either.mode == Mode::COMMIT || old.is_some_and(|side| side.mode == Mode::COMMIT) {
+        let sides = [
+            Some(submodule(old).unwrap_or_default()),
+            Some(submodule(new).unwrap_or_default()),
+        ];
+        return Ok((sides, algorithm));
+    }
+    for (side, kind) in [
+        (old, ResourceKind::OldOrSource),
+        (new, ResourceKind::NewOrDestination),
+    ] {
+        let (id, mode) = side.map_or((null, either.mode), |side| (side.id, side.mode));
+        let entry_kind = mode
+            .to_tree_entry_mode()
+            .map_or(EntryKind::Blob, |mode| mode.kind());
+        cache
+            .set_resource(id, entry_kind, either.path.as_ref(), kind, repo)
+            .map_err(|err| failed(&err))?;
+    }
+    let prepared = cache.prepare_diff().map_err(|err| failed(&err))?;
+    let binary = matches!(prepared.operation, Operation::SourceOrDestinationIsBinary);
+    if let Operation::InternalDiff { algorithm: named } = prepared.operation {
+        algorithm = named;
+    }
+    for (at, resource) in [prepared.old, prepared.new].into_iter().enumerate() {
+        sides[at] = match resource.data {
+            _ if binary => None,
+            Data::Missing => Some(Vec::new()),
+            Data::Buffer { buf, .. } => Some(buf.to_vec()),
+            Data::Binary { .. } => None,
+        };
+    }
+    Ok((sides, algorithm))
 }
 
 /// What happened to a file with these sides (git's diff shows no copies).

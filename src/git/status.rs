@@ -118,6 +118,7 @@ fn branch(repo: &gix::Repository, output: &mut Status) -> Result<(), String> {
 
 /// The tracked files that changed, with what changed in the index and in the working tree, and
 /// the untracked files.
+/// Long: one pass over gix's status items, each kind of change a branch of the same match.
 fn changes(repo: &gix::Repository) -> Result<(BTreeMap<BString, Change>, Vec<BString>), String> {
     let mut status = repo
         .status(gix::progress::Discard)

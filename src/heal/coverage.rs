@@ -124,35 +124,7 @@ pub(super) fn measure(
             ),
         )
         .ok()?;
-        let interpreter = &report.command[..module];
-        let traced: Vec<String> = interpreter
-            .iter()
-            .cloned()
-            .chain(["-m", "coverage", "run", "--rcfile", &rc].map(String::from))
-            .chain(report.command[module..].iter().cloned())
-            .collect();
-        let json: Vec<String> = interpreter
-            .iter()
-            .cloned()
-            .chain(
-                [
-                    "-m",
-                    "coverage",
-                    "json",
-                    "-q",
-                    "--show-contexts",
-                    "--rcfile",
-                    rc.as_str(),
-                ]
-                .map(String::from),
-            )
-            .chain(["-o".to_string(), format!("{dir_name}/report.json")])
-            .collect();
-        let command = format!(
-            "{}; {}",
-            shell_words::join(&traced),
-            shell_words::join(&json)
-        );
+        let command = traced_command(&report.command, module, &dir_name, &rc);
         let run = run_as(
             request,
             tree,
@@ -166,20 +138,7 @@ pub(super) fn measure(
         // Through the copy's jail: the tests may have left a link or a FIFO in its place.
         let text = tree.read(&format!("{dir_name}/report.json")).ok()??;
         let report: Report = serde_json::from_str(&text).ok()?;
-        let failing: Vec<String> = baseline
-            .steady_failing()
-            .iter()
-            .map(|id| dotted(id))
-            .collect();
-        let mut spectrum = spectrum(&report, &failing)?;
-        for path in spectrum.files.keys() {
-            if let Ok(Some(text)) = tree.read(path) {
-                spectrum
-                    .line_counts
-                    .insert(path.clone(), text.lines().count());
-            }
-        }
-        Some(spectrum)
+        spectrum_of(&report, baseline, tree)
     })();
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(signal) = interrupted {
@@ -192,6 +151,59 @@ pub(super) fn measure(
         );
     }
     Ok(measured)
+}
+
+/// The spectrum of coverage.py's `report` for the baseline's steadily failing tests, with the
+/// line counts of the files it names.
+fn spectrum_of(report: &Report, baseline: &Baseline, tree: &Tree) -> Option<Spectrum> {
+    let failing: Vec<String> = baseline
+        .steady_failing()
+        .iter()
+        .map(|id| dotted(id))
+        .collect();
+    let mut spectrum = spectrum(report, &failing)?;
+    for path in spectrum.files.keys() {
+        if let Ok(Some(text)) = tree.read(path) {
+            spectrum
+                .line_counts
+                .insert(path.clone(), text.lines().count());
+        }
+    }
+    Some(spectrum)
+}
+
+/// The runner's `command` (its `-m` at `module`) run under coverage.py with the settings in
+/// `rc`, then its JSON report written to `dir_name/report.json`, as one shell command.
+fn traced_command(command: &[String], module: usize, dir_name: &str, rc: &str) -> String {
+    let interpreter = &command[..module];
+    let traced: Vec<String> = interpreter
+        .iter()
+        .cloned()
+        .chain(["-m", "coverage", "run", "--rcfile", rc].map(String::from))
+        .chain(command[module..].iter().cloned())
+        .collect();
+    let json: Vec<String> = interpreter
+        .iter()
+        .cloned()
+        .chain(
+            [
+                "-m",
+                "coverage",
+                "json",
+                "-q",
+                "--show-contexts",
+                "--rcfile",
+                rc,
+            ]
+            .map(String::from),
+        )
+        .chain(["-o".to_string(), format!("{dir_name}/report.json")])
+        .collect();
+    format!(
+        "{}; {}",
+        shell_words::join(&traced),
+        shell_words::join(&json)
+    )
 }
 
 /// Ochiai over the report's contexts: a context is failing when it names one of `failing`

@@ -61,6 +61,37 @@ impl ModelEngine {
             calls: None,
         }
     }
+
+    /// The edits of `reply` to attempt `attempt` (written as text, or as tool calls, which are
+    /// kept to be answered with their results next time), and what could not be read as one.
+    fn edits_of(&mut self, reply: &Reply, attempt: u32) -> (Vec<Edit>, Vec<String>) {
+        if reply.tool_calls.is_empty() {
+            let parsed = edits::parse(&reply.text);
+            return (parsed.edits, parsed.problems);
+        }
+        let mut edits = Vec::new();
+        let mut problems = Vec::new();
+        let made = reply
+            .tool_calls
+            .iter()
+            .map(|call| {
+                let made = edit_of(call).map(|edit| {
+                    edits.push(edit);
+                    edits.len() - 1
+                });
+                if let Err(why) = &made {
+                    problems.push(format!("Call {} ({}): {why}", call.id, call.name));
+                }
+                (call.id.clone(), made)
+            })
+            .collect();
+        self.calls = Some(Calls {
+            attempt,
+            turn: reply.turn.clone(),
+            made,
+        });
+        (edits, problems)
+    }
 }
 
 impl Engine for ModelEngine {
@@ -116,33 +147,7 @@ impl Engine for ModelEngine {
             Asked::Answered(reply) => reply?,
             Asked::TimedOut => return Ok(Proposed::OutOfTime),
         };
-        let (edits, problems) = if reply.tool_calls.is_empty() {
-            let parsed = edits::parse(&reply.text);
-            (parsed.edits, parsed.problems)
-        } else {
-            let mut edits = Vec::new();
-            let mut problems = Vec::new();
-            let made = reply
-                .tool_calls
-                .iter()
-                .map(|call| {
-                    let made = edit_of(call).map(|edit| {
-                        edits.push(edit);
-                        edits.len() - 1
-                    });
-                    if let Err(why) = &made {
-                        problems.push(format!("Call {} ({}): {why}", call.id, call.name));
-                    }
-                    (call.id.clone(), made)
-                })
-                .collect();
-            self.calls = Some(Calls {
-                attempt: context.number,
-                turn: reply.turn.clone(),
-                made,
-            });
-            (edits, problems)
-        };
+        let (edits, problems) = self.edits_of(&reply, context.number);
         Ok(Proposed::Edits(Proposal {
             edits,
             problems,

@@ -146,29 +146,7 @@ pub(crate) fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
         ));
     }
     for group in groups.iter().take(GROUPS) {
-        let first = group.tests[0];
-        let place = match (&first.file, first.line) {
-            (Some(file), Some(line)) => format!(" at {file}:{line}"),
-            _ => String::new(),
-        };
-        out.push_str(&format!(
-            "\n### {}{place}\n",
-            first.kind.as_deref().unwrap_or("failure")
-        ));
-        for test in group.tests.iter().take(5) {
-            out.push_str(&format!("- {}: {}\n", test.id, test.message));
-        }
-        if group.tests.len() > 5 {
-            out.push_str(&format!("- and {} more\n", group.tests.len() - 5));
-        }
-        if !first.details.trim().is_empty() {
-            out.push_str("```\n");
-            out.push_str(&without_timings(crate::text::cut(
-                first.details.trim(),
-                2500,
-            )));
-            out.push_str("\n```\n");
-        }
+        out.push_str(&group_section(group));
     }
     if groups.len() > GROUPS {
         out.push_str(&format!(
@@ -176,6 +154,46 @@ pub(crate) fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
             groups.len() - GROUPS
         ));
     }
+    let tail = message_tail(attempt);
+    let code_budget = budget.saturating_sub(out.len() + tail.len() + 200);
+    out.push_str(&code(attempt, tree, code_budget));
+    out.push_str(&tail);
+    out
+}
+
+/// One group of failures: its kind and place, up to five of its tests, the first one's
+/// details.
+fn group_section(group: &Group<'_>) -> String {
+    let mut out = String::new();
+    let first = group.tests[0];
+    let place = match (&first.file, first.line) {
+        (Some(file), Some(line)) => format!(" at {file}:{line}"),
+        _ => String::new(),
+    };
+    out.push_str(&format!(
+        "\n### {}{place}\n",
+        first.kind.as_deref().unwrap_or("failure")
+    ));
+    for test in group.tests.iter().take(5) {
+        out.push_str(&format!("- {}: {}\n", test.id, test.message));
+    }
+    if group.tests.len() > 5 {
+        out.push_str(&format!("- and {} more\n", group.tests.len() - 5));
+    }
+    if !first.details.trim().is_empty() {
+        out.push_str("```\n");
+        out.push_str(&without_timings(crate::text::cut(
+            first.details.trim(),
+            2500,
+        )));
+        out.push_str("\n```\n");
+    }
+    out
+}
+
+/// What ends the message: the change so far, the earlier attempts, what the last reply's
+/// blocks got, and what to reply.
+fn message_tail(attempt: &Context) -> String {
     let mut tail = String::new();
     if !attempt.diff.is_empty() {
         tail.push_str(
@@ -197,10 +215,7 @@ pub(crate) fn message(attempt: &Context, tree: &Tree, budget: usize) -> String {
         tail.push('\n');
     }
     tail.push_str("\nReply with SEARCH/REPLACE blocks that make the failing tests pass.\n");
-    let code_budget = budget.saturating_sub(out.len() + tail.len() + 200);
-    out.push_str(&code(attempt, tree, code_budget));
-    out.push_str(&tail);
-    out
+    tail
 }
 
 /// The code the failures run through, within `budget` characters: the project's own files named

@@ -73,6 +73,7 @@ fn withhold_secrets(request: &mut Settings, tree: &Tree, session: &Session) -> R
 }
 
 /// The repair: `stages` in turn, until one is green.
+/// Long: a 20-field Repair; the rest runs in order (signals blocked first, Repair dropped before finish).
 pub(super) fn heal(
     mut request: Settings,
     model: Option<&Session>,
@@ -403,6 +404,7 @@ impl Repair<'_> {
     /// Up to `size` of a search's candidates, each applied to a copy of its own and tested at
     /// once. The best of them is judged as a lone candidate is; the others are only said: they
     /// were tested against the state the one kept replaces.
+    /// Long: one batch, proposal to verdict; each copy's state is taken before the copies are put back.
     fn at_once(
         &mut self,
         engine: &mut dyn Engine,
@@ -564,6 +566,7 @@ impl Repair<'_> {
     /// `MIN_ALTERNATIVES` were tried), `PLAUSIBLE` are green or `MAX_ALTERNATIVES` were tried:
     /// the plausible patches, ranked by tier, size (the diff's lines) and suspiciousness
     /// (place, then the order they were tried in). The best is kept.
+    /// Long: one loop over batches of alternatives; its labeled breaks end the search from inside a trial.
     fn more_plausible(&mut self, engine: &mut dyn Engine, until: Instant) -> Result<End, Failure> {
         let Some(before) = self.before_green.take() else {
             return Ok(End::Green);
@@ -720,6 +723,7 @@ impl Repair<'_> {
 
     /// The engine's next change, on the best state so far, numbered and counted; or how the
     /// stage ends when there is none.
+    /// Long: a 12-field Context, then a match over each way the engine's proposal can end.
     fn propose(
         &mut self,
         engine: &mut dyn Engine,
@@ -906,6 +910,7 @@ impl Repair<'_> {
 
     /// Judges the attempt whose change heal's copy holds by its tests' run: kept when it is
     /// green or better than the best so far and breaks nothing, else undone.
+    /// Long: one verdict on an attempt: kept or undone, then green or stalled, all from one judgement.
     fn conclude(
         &mut self,
         engine: &'static str,

@@ -759,6 +759,7 @@ fn shown_arguments(arguments: &Value, secrets: &Secrets) -> Value {
 
 /// The end: the whole suite run on the change, the status, and the change taken to the user's
 /// tree (green) or to a patch.
+/// Long: the end's reason is amended by the suite's run, and both decide the status; they share the locals.
 fn conclude(
     request: &Settings,
     tree: &Tree,

@@ -177,6 +177,7 @@ fn parse(shared: &Shared, line: &[u8]) -> Option<Value> {
 
 /// Acts on a well-formed request or notification: a tool call starts on a worker, anything
 /// else is answered at once.
+/// Long: a match over every MCP method; a call and tasks/result go to a worker, the rest answered here.
 fn handle(shared: &Arc<Shared>, workers: &mut Workers, mut message: Value) {
     let method = message["method"].as_str().unwrap_or_default().to_string();
     let params = message
@@ -552,6 +553,7 @@ fn roots_request_id(number: u64) -> String {
 }
 
 /// A client's answer to a request of ours: only `roots/list` is ever asked.
+/// Long: the client's roots in steps (awaited, narrowed to the allowed, spellings kept), sharing lists.
 fn response(shared: &Shared, message: &Value) {
     let awaited = shared.roots_awaited.load(Ordering::SeqCst);
     if awaited == 0

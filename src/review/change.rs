@@ -72,10 +72,9 @@ fn parse(text: &str, what: &str) -> Result<Vec<FileDiff>, Failure> {
     Ok(files)
 }
 
-/// The working tree of the repository `workspace` is in (or its directory in it), untracked
-/// files included, against `base` (a commit), else against HEAD.
-fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileDiff>, Failure> {
-    // A project in a subdirectory of its repository: git runs there, and names paths from it.
+/// git in `workspace`, a project in a subdirectory of its repository too (git runs there, and
+/// names paths from it); refused when the repository's working tree is elsewhere.
+fn confined_git(workspace: &Path) -> Result<Git, Failure> {
     let (found_top, _) = Git::top_of(workspace)?;
     Git::check_confined(&found_top)?;
     let git = Git::open(workspace)?;
@@ -91,6 +90,13 @@ fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileDiff>, F
         ))
         .with_hint("review the working tree itself: run review there, or give --diff"));
     }
+    Ok(git)
+}
+
+/// The working tree of the repository `workspace` is in (or its directory in it), untracked
+/// files included, against `base` (a commit), else against HEAD.
+fn working_tree(workspace: &Path, base: Option<&str>) -> Result<Vec<FileDiff>, Failure> {
+    let git = confined_git(workspace)?;
     let base = match base {
         Some(base) => git
             .run(

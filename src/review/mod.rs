@@ -75,30 +75,8 @@ pub(crate) fn run(request: &ReviewRequest) -> Result<Reviewed, Failure> {
 
 /// Reviews `files` (the change) of the project at `workspace`, with at most `budget` characters
 /// of context.
-fn review(workspace: &Path, files: Vec<FileDiff>, budget: usize) -> Review {
-    let project = project_files(workspace, 50_000);
-    let test_mapping = map_tests(workspace, &files, &project);
-    let mut risks = rules::check(
-        &files,
-        &test_mapping.untested,
-        &test_modules(workspace, &files),
-        &RunsOutside::of(workspace),
-    );
-    let context = rank_context(workspace, &files, &project, &test_mapping, budget);
-    for risk in &mut risks {
-        risk.evidence_id = evidence_for(&context, &risk.path, risk.line);
-    }
-    risks.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(a.path.cmp(&b.path))
-            .then(a.line.cmp(&b.line))
-    });
-    let verdict = match risks.iter().map(|r| r.severity).max() {
-        Some(Severity::High) => Verdict::Block,
-        Some(_) => Verdict::NeedsAttention,
-        None => Verdict::Pass,
-    };
+/// `3 files changed (+10 -2); 2 risks (1 high, 1 medium): test-weakened, auth-crypto`.
+fn summary_line(files: &[FileDiff], risks: &[Risk]) -> String {
     let (added, removed) = files
         .iter()
         .fold((0, 0), |(a, r), f| (a + f.added(), r + f.removed()));
@@ -127,6 +105,34 @@ fn review(workspace: &Path, files: Vec<FileDiff>, budget: usize) -> Review {
             by_rule.join(", ")
         ));
     }
+    summary
+}
+
+fn review(workspace: &Path, files: Vec<FileDiff>, budget: usize) -> Review {
+    let project = project_files(workspace, 50_000);
+    let test_mapping = map_tests(workspace, &files, &project);
+    let mut risks = rules::check(
+        &files,
+        &test_mapping.untested,
+        &test_modules(workspace, &files),
+        &RunsOutside::of(workspace),
+    );
+    let context = rank_context(workspace, &files, &project, &test_mapping, budget);
+    for risk in &mut risks {
+        risk.evidence_id = evidence_for(&context, &risk.path, risk.line);
+    }
+    risks.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(a.path.cmp(&b.path))
+            .then(a.line.cmp(&b.line))
+    });
+    let verdict = match risks.iter().map(|r| r.severity).max() {
+        Some(Severity::High) => Verdict::Block,
+        Some(_) => Verdict::NeedsAttention,
+        None => Verdict::Pass,
+    };
+    let summary = summary_line(&files, &risks);
     let files_shown = files
         .iter()
         .map(|f| FileShown {
@@ -287,6 +293,7 @@ fn map_tests(root: &Path, files: &[FileDiff], project: &[String]) -> TestMapping
 /// The context: every changed hunk first (in the order of the diff), then the functions they
 /// changed, whole, then the places that call those functions, then the first lines of the tests
 /// that reach changed files, while `budget` characters last.
+/// Long: four kinds of evidence in rank order, sharing one budget and one numbering through `push`.
 fn rank_context(
     root: &Path,
     files: &[FileDiff],

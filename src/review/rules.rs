@@ -203,6 +203,7 @@ fn secrets_added(file: &FileDiff, risks: &mut Vec<Risk>) {
 
 /// A test deleted or left out, an assertion removed or loosened, a skip added: in a test file,
 /// or below the first line of a Rust file's own tests module (`tests_from`).
+/// Long: each way a test is weakened, checked in turn over the same lines in tests.
 fn tests_weakened(file: &FileDiff, tests_from: Option<u32>, risks: &mut Vec<Risk>) {
     let path: &str = &file.path();
     let was_test = file.old_path().as_deref().is_some_and(named_as_test);
@@ -302,6 +303,7 @@ fn tests_weakened(file: &FileDiff, tests_from: Option<u32>, risks: &mut Vec<Risk
     }
 }
 
+/// Long: three path rules, each mostly a list of file names; the lists are the length.
 fn by_path(file: &FileDiff, risks: &mut Vec<Risk>) {
     let path: &str = &file.path();
     let name = path.rsplit('/').next().unwrap_or(path);

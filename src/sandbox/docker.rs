@@ -56,6 +56,7 @@ const PASSED: &[&str] = &[
     "LANG", "LANGUAGE", "TERM", "TZ", "NO_COLOR", "HOME", "TMPDIR",
 ];
 
+/// Long: the steps run in this order on purpose: signals blocked, reaper first, mounts dropped after rm.
 pub(crate) fn run(policy: &SandboxPolicy) -> Result<SandboxResult, Failure> {
     let started = Instant::now();
     // A little back: status change times come from the kernel's coarse clock, a tick behind.

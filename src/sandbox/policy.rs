@@ -145,6 +145,7 @@ pub(crate) struct PolicyRequest {
 impl PolicyRequest {
     /// Checks the paths (they must exist; the workspace as `checked_workspace` says) and builds
     /// the command's environment.
+    /// Long: each path is resolved against the writable ones before it, then the policy's 24 fields.
     pub(crate) fn resolve(self) -> Result<SandboxPolicy, Failure> {
         let held_workspace = checked_workspace(&self.workspace)?;
         let workspace = held_workspace.path.clone();

@@ -200,6 +200,7 @@ pub(crate) struct Watch<'a> {
     pub watcher: Option<&'a OutputWatcher>,
 }
 
+/// Long: one poll loop whose states (timed out, interrupted, holding) share its locals; then the drain.
 pub(crate) fn supervise(
     watch: Watch<'_>,
     mut streams: Streams,

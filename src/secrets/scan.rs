@@ -676,6 +676,7 @@ mod tests {
     }
 
     /// Secrets known by the words around them, and a few formats more.
+    /// Long: a table of sample secrets, an entry or two per kind.
     fn structural_samples() -> Vec<Sample> {
         let (hex32, hex64) = (HEX32, hex64());
         vec![
@@ -767,6 +768,7 @@ mod tests {
         ]
     }
 
+    /// Long: a table of sample secrets, an entry or two per kind.
     fn more_samples() -> Vec<Sample> {
         let (hex32, hex64) = (HEX32, hex64());
         vec![

@@ -289,6 +289,32 @@ fn not_installed(
     )
 }
 
+/// A jest or vitest run that wrote no report: what had ended and what was running, when a
+/// test had started (its events); else the runner's own words, said.
+fn without_report(framework: Framework, root: &Path, stderr: &str, events: &[&str]) -> Parsed {
+    match jest_events::parse(events, Some(root)) {
+        Some(parsed) => Parsed {
+            crashed: true,
+            ..parsed
+        },
+        None => {
+            // Its heading and the line under it (`● Validation Error:`, `Preset x not found.`).
+            crate::log::warn(
+                "run-tests",
+                &format!(
+                    "{} stopped before it wrote a report: {}",
+                    framework.name(),
+                    first_lines(stderr, 2)
+                ),
+            );
+            Parsed {
+                crashed: true,
+                ..Parsed::default()
+            }
+        }
+    }
+}
+
 /// What the run's output says: its tests and failures, with what the runner's output leaves
 /// unsaid made explicit (a runner that stopped before its report, found nothing to run, or a
 /// test that started and never ended).
@@ -300,36 +326,15 @@ fn parsed_of(
     (stdout, stderr): (&str, &str),
     events: &[&str],
 ) -> Result<Parsed, Failure> {
-    let mut parsed = match parse_output(framework, stdout, stderr, &request.tests, root) {
+    let parsed = parse_output(framework, stdout, stderr, &request.tests, root);
+    let mut parsed = match parsed {
         // jest and vitest write no report when they stop before running anything (a preset
         // or config that does not load): the run is an error, in the runner's own words.
         Err(_)
             if matches!(framework, Framework::Jest | Framework::Vitest)
                 && result.exit_code != Some(0) =>
         {
-            // What had ended and what was running, when a test had started.
-            match jest_events::parse(events, Some(root)) {
-                Some(parsed) => Parsed {
-                    crashed: true,
-                    ..parsed
-                },
-                None => {
-                    // Its heading and the line under it (`● Validation Error:`, `Preset x not
-                    // found.`).
-                    crate::log::warn(
-                        "run-tests",
-                        &format!(
-                            "{} stopped before it wrote a report: {}",
-                            framework.name(),
-                            first_lines(stderr, 2)
-                        ),
-                    );
-                    Parsed {
-                        crashed: true,
-                        ..Parsed::default()
-                    }
-                }
-            }
+            without_report(framework, root, stderr, events)
         }
         other => other?,
     };

@@ -790,6 +790,7 @@ t.py::test_hang hanging";
     }
 
     #[test]
+    /// Long: one scenario, its steps and assertions together.
     fn blocks_go_to_their_own_test_when_titles_repeat() {
         // Two files with a test_zero, and a test that failed and then erred in teardown (its
         // ERRORS block comes first). A real pytest 9 log.

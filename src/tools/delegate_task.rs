@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::run_command::{run_self, Progress};
 use super::{tool_error, Call, Context, ToolError};
 use crate::llm::{Model, ModelFlags};
-use crate::run_document::{Counts, Outcome};
+use crate::run_document::{Counts, Heal, HealStatus, Outcome};
 use crate::text::json_prefix;
 
 pub(crate) const DESCRIPTION: &str = "Hand a well-specified coding task to the configured model (often a local one), \
@@ -164,48 +164,42 @@ pub(crate) fn call(
         Progress::StderrLines,
         hidden,
     )?;
-    let heal = document
+    let section = document
         .get("heal")
         .ok_or_else(|| tool_error("heal gave no result"))?;
-    let text = |key: &str| heal.get(key).and_then(Value::as_str).map(str::to_string);
-    let whole_diff = text("diff").unwrap_or_default();
-    let diff = match json_prefix(&whole_diff, SHOWN_DIFF) {
-        whole if whole.len() == whole_diff.len() => whole,
+    let heal = Heal::deserialize(section)
+        .map_err(|err| tool_error(format!("heal's result cannot be read: {err}")))?;
+    Ok(shown(heal))
+}
+
+/// What the client is shown of heal's section: the diff cut at a line past SHOWN_DIFF bytes,
+/// the summary past SHOWN_SUMMARY.
+fn shown(heal: Heal) -> Output {
+    let diff = match json_prefix(&heal.diff, SHOWN_DIFF) {
+        whole if whole.len() == heal.diff.len() => whole,
         cut => cut.rfind('\n').map_or("", |end| &cut[..=end]),
     };
-    Ok(Output {
-        status: text("status").unwrap_or_default(),
-        reason: text("reason").unwrap_or_default(),
+    Output {
+        status: heal.status.map_or("", HealStatus::name).to_string(),
+        reason: heal.reason,
         summary: heal
-            .pointer("/summary/text")
-            .and_then(Value::as_str)
-            .map(|summary| json_prefix(summary, SHOWN_SUMMARY).to_string()),
-        diff_cut: diff.len() < whole_diff.len(),
+            .summary
+            .map(|summary| json_prefix(&summary.text, SHOWN_SUMMARY).to_string()),
+        diff_cut: diff.len() < heal.diff.len(),
         diff: diff.to_string(),
-        files_changed: heal
-            .get("files_changed")
-            .and_then(|files| serde_json::from_value(files.clone()).ok())
-            .unwrap_or_default(),
-        applied: heal
-            .get("applied")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        patch_file: text("patch_file"),
-        tests: heal
-            .get("tests")
-            .and_then(|tests| serde_json::from_value(tests.clone()).ok()),
-        steps: heal
-            .get("steps")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len),
-        error: heal.get("error").and_then(|error| {
-            let message = error.get("message")?.as_str()?;
-            Some(match error.get("hint").and_then(Value::as_str) {
-                Some(hint) => format!("{message} (hint: {hint})"),
-                None => message.to_string(),
-            })
+        files_changed: heal.files_changed,
+        applied: heal.applied,
+        patch_file: heal.patch_file,
+        tests: heal.tests.map(|tests| TestsShown {
+            outcome: tests.outcome,
+            counts: tests.counts,
         }),
-    })
+        steps: heal.steps.len(),
+        error: heal.error.map(|error| match error.hint {
+            Some(hint) => format!("{} (hint: {hint})", error.message),
+            None => error.message,
+        }),
+    }
 }
 
 /// The result as text: the status, the summary, the tests and the diff (as the structured

@@ -72,12 +72,16 @@ pub(crate) fn text(output: &serde_json::Value) -> String {
     text
 }
 
-pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
-    if input.path.is_empty() {
+/// The file at `shown` (a path under the roots), its metadata and its path as results show
+/// it, when it is a regular file read_file reads.
+fn open_regular(
+    context: &Context,
+    shown: &str,
+) -> Result<(std::fs::File, std::fs::Metadata, String), ToolError> {
+    if shown.is_empty() {
         return Err(tool_error("path is empty; give the file to read"));
     }
-    let confined = context.roots.confine_file(&input.path)?;
-    let shown = &input.path;
+    let confined = context.roots.confine_file(shown)?;
     let file = jail::open(&confined, libc::O_RDONLY, 0)?;
     let meta = file
         .metadata()
@@ -98,6 +102,12 @@ pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError>
             meta.len()
         )));
     }
+    Ok((file, meta, confined.shown(&confined.relative)))
+}
+
+pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError> {
+    let shown = &input.path;
+    let (file, meta, path) = open_regular(context, shown)?;
     let mut reader = BufReader::with_capacity(64 << 10, file.take(MAX_BYTES));
     let head = reader
         .fill_buf()
@@ -166,7 +176,7 @@ pub(crate) fn call(context: &Context, input: Input) -> Result<Output, ToolError>
     }
     let end = window.last.min(lines);
     Ok(Output {
-        path: confined.shown(&confined.relative),
+        path,
         content: window.content,
         total_lines: lines,
         start_line: start,

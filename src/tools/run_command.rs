@@ -226,33 +226,7 @@ pub(crate) fn run_self(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|err| tool_error(format!("cannot start the sandbox: {err}")))?;
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().expect("piped");
-        let text = text.to_string();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(text.as_bytes());
-        });
-    }
-    let mut stdout = child.stdout.take().expect("piped");
-    let stderr = child.stderr.take().expect("piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
-        text
-    });
-    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
-            let Ok(line) = line else { break };
-            if progress == Progress::StderrLines {
-                let _ = line_sender.send(line.clone());
-            }
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text
-    });
+    let (out_reader, err_reader, lines) = start_readers(&mut child, stdin, progress);
     let mut lines_seen = 0;
     // A thread waits for the exit, so that it is seen at once; this one watches the clock and the
     // cancellation meanwhile.
@@ -290,7 +264,60 @@ pub(crate) fn run_self(
     };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    if call.is_cancelled() {
+    document_of(args, &stdout, &stderr, status, call.is_cancelled())
+}
+
+/// Writes `stdin` to the child (a thread of its own) and reads its stdout whole and its stderr
+/// by lines, each line also sent on the channel returned when `progress` is by lines.
+fn start_readers(
+    child: &mut std::process::Child,
+    stdin: Option<&str>,
+    progress: Progress,
+) -> (
+    std::thread::JoinHandle<String>,
+    std::thread::JoinHandle<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("piped");
+        let text = text.to_string();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+        });
+    }
+    let mut stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if progress == Progress::StderrLines {
+                let _ = line_sender.send(line.clone());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    (out_reader, err_reader, lines)
+}
+
+/// The document `autocoder ARGS` wrote on stdout; what it said on stderr when there is none,
+/// and where a cancelled repair left its change.
+fn document_of(
+    args: &[String],
+    stdout: &str,
+    stderr: &str,
+    status: std::process::ExitStatus,
+    cancelled: bool,
+) -> Result<Value, ToolError> {
+    if cancelled {
         // A repair stopped keeps what it found in a patch: said, as no result is sent.
         let patch = serde_json::from_str::<Value>(stdout.trim())
             .ok()

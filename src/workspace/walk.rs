@@ -68,6 +68,7 @@ pub(crate) struct Walked {
 /// Walks the directory `start` (inside its root), calling `visit` for each entry no ignore file
 /// excludes, until `visit` breaks. `max_depth` 1 visits the start's own entries only.
 /// Directories that cannot be read (permissions) are skipped, as `find` and git do.
+/// Long: one loop over a stack of open directories; each check on an entry continues the same loop.
 pub(crate) fn walk(
     start: &Confined,
     max_depth: Option<usize>,

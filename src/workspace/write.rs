@@ -30,6 +30,7 @@ pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Replaces the file's content (keeping its mode); returns whether it was created.
+/// Long: checks and syscalls on one directory fd, in this order on purpose (see each comment).
 pub(crate) fn write_atomically(
     confined: &Confined,
     content: &[u8],

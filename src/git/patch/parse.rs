@@ -284,6 +284,7 @@ fn headers_and_hunks(lines: &[&str], mut at: usize, file: &mut Draft) -> Result<
 }
 
 /// The hunk whose header (after `@@ -`) is on line `at`, and the line after it.
+/// Long: one pass over the hunk's lines; its counters are shared by the loop and the checks after it.
 fn read_hunk(lines: &[&str], mut at: usize, header: &str) -> Result<(Hunk, usize), String> {
     let (old_start, old_count, new_start, new_count) = hunk_header(header).ok_or_else(|| {
         format!(

@@ -64,6 +64,7 @@ impl Wrappers {
 }
 
 /// The tier-6 and tier-7 changes of one node.
+/// Long: the catalogue of one node's changes, a branch per kind of node (a call first).
 pub(super) fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mut Vec<Candidate>) {
     let source = |n: Node| &text[n.byte_range()];
     let change = |target: Node, replacement: &str| {
@@ -235,6 +236,7 @@ fn replacing(
 
 /// The changes that take names from the suspicious lines: each variable wrapped in a call,
 /// `while True` given each variable, and each slice the lines take put on another variable.
+/// Long: the name templates share one walk of the suspicious span and one `push`.
 pub(super) fn of_names(
     path: &str,
     lang: Lang,

@@ -170,6 +170,8 @@ fn using_rlimits(reason: &str) {
 }
 
 /// One attempt at the run; `without_namespaces` says why it goes without them (a degraded run).
+/// Long: its steps run in this order on purpose (descriptors closed after the clone and the
+/// hand-over, cgroups read before the reap); each is a function, their order is here.
 fn run_with(
     policy: &SandboxPolicy,
     cgroups_allowed: Result<(), String>,
@@ -177,14 +179,10 @@ fn run_with(
 ) -> Result<SandboxResult, Attempt> {
     let use_cgroups = cgroups_allowed.is_ok();
     let started = Instant::now();
-    let (euid, egid) = (
-        nix::unistd::geteuid().as_raw(),
-        nix::unistd::getegid().as_raw(),
-    );
-    let root = euid == 0;
+    let root = nix::unistd::geteuid().is_root();
     // Started as root, the command runs as a uid of its own, held until the run is over.
     let sandbox_uid = root.then(SandboxUid::take).transpose()?;
-    let sandbox_id = sandbox_uid.as_ref().map_or(0, |taken| taken.uid);
+    let identity = Identity::ours(sandbox_uid.as_ref().map(|taken| taken.uid));
     let program = resolve_command(&policy.command[0], &policy.env, &policy.workspace)?;
     // With the network off the command gets a network namespace of its own, holding only `lo`:
     // abstract UNIX sockets, /proc/net and /sys/class/net are that namespace's, not the host's.
@@ -194,73 +192,29 @@ fn run_with(
     // Work we do beside the child once it is started: root's mount trees (handed over on the
     // channel) and the cgroups (the channel then hands over where they are).
     let cgroup_name = use_cgroups.then(RunCgroups::name_for_this_run);
-    let parent_works = root || use_cgroups;
-    let (theirs, ours) = match parent_works.then(seqpacket_pair).transpose()? {
-        Some((theirs, ours)) => (Some(theirs), Some(ours)),
-        None => (None, None),
-    };
-    let mut filter = FilterOptions {
-        network: policy.network,
-        loopback,
-        no_unix_sockets: false,
-        fixed_affinity: !use_cgroups,
-    };
-    let pipes = Pipes::open(policy, root.then_some(sandbox_id))?;
-    let (stdin, relay) = open_stdin(policy.network)?;
-    let our_stdin = std::io::stdin();
-    let mut plan = ChildPlan {
-        status_fd: pipes.report_write.as_fd(),
-        cgroups: cgroup_name
-            .as_ref()
-            .and(theirs.as_ref())
-            .map(|ready| JoinPlan {
-                ready: ready.as_raw_fd(),
-            }),
-        parent_ends: pipes
-            .read_ends()
-            .chain(ours.as_ref())
-            .map(AsRawFd::as_raw_fd)
-            .collect(),
-        stdin: stdin.as_ref().map_or(our_stdin.as_fd(), AsFd::as_fd),
-        stdout: pipes.stdout_write.as_ref().map(AsFd::as_fd),
-        stderr: pipes.stderr_write.as_ref().map(AsFd::as_fd),
-        self_map: (!root).then_some((euid, egid)),
-        rlimits: rlimits(policy, use_cgroups),
-        cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
-        restore_cpus: parent_works
-            .then(|| nix::sched::sched_getaffinity(Pid::from_raw(0)).ok())
-            .flatten(),
-        view: Some(view_plan(
-            &view,
-            policy.memory_bytes,
-            sandbox_uid.as_ref().map(|taken| taken.uid),
-            use_cgroups,
-            theirs.as_ref().filter(|_| root).map(AsRawFd::as_raw_fd),
-            policy,
-        )),
-        switch_to: root.then_some((sandbox_id, sandbox_id)),
-        fs_rules: fs_rules(policy, &view, loopback),
-        loopback,
-        seccomp: syscall_filter::compile(filter).map_err(Failure::external)?,
-        cwd: c_path(&policy.workspace),
-        program: c_path(&program),
-        argv: policy
-            .command
-            .iter()
-            .map(|arg| c_string(arg.clone()))
-            .collect::<Result<_, _>>()?,
-        envp: environment_block(&policy.env, None)?,
-        allow_degraded: policy.allow_degraded,
-        our_arguments: crate::sys::argument_area(),
-    };
-
+    let (theirs, ours) = (root || use_cgroups)
+        .then(seqpacket_pair)
+        .transpose()?
+        .unzip();
+    let mut pipes = Pipes::open(policy, identity.sandbox_uid)?;
+    let relay = pipes.relay.take();
+    let channel = (theirs.as_ref(), ours.as_ref());
+    let (mut plan, mut filter) = child_plan(
+        policy,
+        &pipes,
+        channel,
+        &view,
+        &program,
+        identity,
+        use_cgroups,
+    )?;
     let mut degraded = Vec::new();
     let (pid, pidfd, private_dir) = start(
         &mut plan,
         &mut filter,
         &view.read_write,
         policy,
-        root.then_some(sandbox_id),
+        identity.sandbox_uid,
         without_namespaces,
         &mut degraded,
     )?;
@@ -278,11 +232,7 @@ fn run_with(
     }
     let cgroups = match &ours {
         Some(ours) => {
-            let trees = plan
-                .view
-                .as_ref()
-                .filter(|_| root)
-                .map(|view| (view, sandbox_id));
+            let trees = plan.view.as_ref().zip(identity.sandbox_uid);
             hand_over(ours, trees, cgroup_name.as_deref(), policy, (pid, &pidfd))?
         }
         None => None,
@@ -290,7 +240,7 @@ fn run_with(
     // The child has its copy of the plan; the descriptors it names are closed here.
     let (namespaced, fs_rules) = (plan.view.is_some(), plan.fs_rules);
     drop((pipes.report_write, pipes.stdout_write, pipes.stderr_write));
-    drop((stdin, ours));
+    drop((pipes.stdin, ours));
     // The view's descriptors are the child's now; what it left out is for the result.
     let left_out = std::mem::take(&mut view.left_out);
     drop(view);
@@ -325,11 +275,7 @@ fn run_with(
         namespaced,
         loopback,
         left_out: &left_out,
-        identity: if root {
-            (sandbox_id, sandbox_id)
-        } else {
-            (euid, egid)
-        },
+        identity: identity.runs_as(),
         root,
     };
     let layers = native_layers(policy, facts, degraded);
@@ -346,8 +292,8 @@ fn run_with(
     Ok(result_of(policy, BackendKind::Native, run, ending, layers))
 }
 
-/// The pipes of a run: the init's report, and the command's output (none where it inherits
-/// ours). The child gets the write ends; we keep the read ends.
+/// The pipes of a run: the init's report, the command's output (none where it inherits ours)
+/// and its stdin. The child gets the write ends; we keep the read ends.
 struct Pipes {
     report_read: OwnedFd,
     report_write: OwnedFd,
@@ -355,6 +301,10 @@ struct Pipes {
     stdout_write: Option<OwnedFd>,
     stderr_read: Option<OwnedFd>,
     stderr_write: Option<OwnedFd>,
+    /// The command's stdin when it is not ours (see `open_stdin`), and what relays ours to it.
+    stdin: Option<OwnedFd>,
+    relay: Option<StdinRelay>,
+    our_stdin: std::io::Stdin,
 }
 
 impl Pipes {
@@ -369,6 +319,7 @@ impl Pipes {
                 let _ = nix::unistd::fchown(fd, Some(id.0), Some(id.1));
             }
         }
+        let (stdin, relay) = open_stdin(policy.network)?;
         Ok(Pipes {
             report_read,
             report_write,
@@ -376,7 +327,17 @@ impl Pipes {
             stdout_write,
             stderr_read,
             stderr_write,
+            stdin,
+            relay,
+            our_stdin: std::io::stdin(),
         })
+    }
+
+    /// What the command reads: ours, or the pipe or /dev/null that stands for it.
+    fn stdin(&self) -> BorrowedFd<'_> {
+        self.stdin
+            .as_ref()
+            .map_or(self.our_stdin.as_fd(), AsFd::as_fd)
     }
 
     /// The ends we read.
@@ -386,6 +347,96 @@ impl Pipes {
             .flatten()
             .chain([&self.report_read])
     }
+}
+
+/// Who runs the command: our effective ids, and the uid of its own it runs as when we are root.
+#[derive(Clone, Copy)]
+struct Identity {
+    euid: u32,
+    egid: u32,
+    sandbox_uid: Option<u32>,
+}
+
+impl Identity {
+    /// Ours, with the sandbox's uid when we are root.
+    fn ours(sandbox_uid: Option<u32>) -> Identity {
+        Identity {
+            euid: nix::unistd::geteuid().as_raw(),
+            egid: nix::unistd::getegid().as_raw(),
+            sandbox_uid,
+        }
+    }
+
+    /// The (uid, gid) the command runs as.
+    fn runs_as(self) -> (u32, u32) {
+        self.sandbox_uid
+            .map_or((self.euid, self.egid), |uid| (uid, uid))
+    }
+}
+
+/// What the child does (see `child`), with the write ends of `pipes` and the child's end of
+/// the channel (`theirs`, when we work beside it: root's mount trees, the cgroups); and the
+/// syscall filter's options it was compiled from.
+fn child_plan<'a>(
+    policy: &SandboxPolicy,
+    pipes: &'a Pipes,
+    (theirs, ours): (Option<&OwnedFd>, Option<&OwnedFd>),
+    view: &SandboxView,
+    program: &Path,
+    identity: Identity,
+    use_cgroups: bool,
+) -> Result<(ChildPlan<'a>, FilterOptions), Attempt> {
+    let root = identity.sandbox_uid.is_some();
+    let loopback = !policy.network;
+    let filter = FilterOptions {
+        network: policy.network,
+        loopback,
+        no_unix_sockets: false,
+        fixed_affinity: !use_cgroups,
+    };
+    let plan = ChildPlan {
+        status_fd: pipes.report_write.as_fd(),
+        cgroups: theirs.filter(|_| use_cgroups).map(|ready| JoinPlan {
+            ready: ready.as_raw_fd(),
+        }),
+        parent_ends: pipes
+            .read_ends()
+            .chain(ours)
+            .map(AsRawFd::as_raw_fd)
+            .collect(),
+        stdin: pipes.stdin(),
+        stdout: pipes.stdout_write.as_ref().map(AsFd::as_fd),
+        stderr: pipes.stderr_write.as_ref().map(AsFd::as_fd),
+        self_map: (!root).then_some((identity.euid, identity.egid)),
+        rlimits: rlimits(policy, use_cgroups),
+        cpu_affinity: (!use_cgroups).then(|| policy.cpus.ceil() as usize),
+        restore_cpus: (root || use_cgroups)
+            .then(|| nix::sched::sched_getaffinity(Pid::from_raw(0)).ok())
+            .flatten(),
+        view: Some(view_plan(
+            view,
+            policy.memory_bytes,
+            identity.sandbox_uid,
+            use_cgroups,
+            theirs.filter(|_| root).map(AsRawFd::as_raw_fd),
+            policy,
+        )),
+        switch_to: identity.sandbox_uid.map(|uid| (uid, uid)),
+        fs_rules: fs_rules(policy, view, loopback),
+        loopback,
+        seccomp: syscall_filter::compile(filter).map_err(Failure::external)?,
+        cwd: c_path(&policy.workspace),
+        program: c_path(program),
+        argv: policy
+            .command
+            .iter()
+            .map(|arg| c_string(arg.clone()))
+            .collect::<Result<_, _>>()?,
+        envp: environment_block(&policy.env, None)?,
+        allow_degraded: policy.allow_degraded,
+        our_arguments: crate::sys::argument_area(),
+    };
+    Ok((plan, filter))
 }
 
 /// What Landlock lets the command reach: the whole view to read, its writable places and the

@@ -131,6 +131,7 @@ enum Rule {
 }
 
 /// The rules for `options`, one per system call number, sorted by number.
+/// Long: the filter's rules one after another, each with its reason; a list, not steps.
 fn rules(options: FilterOptions) -> Vec<(u32, Rule)> {
     let eperm = Rule::Refuse(libc::EPERM);
     let mut rules: Vec<(i64, Rule)> = REFUSED.iter().map(|&nr| (nr, eperm)).collect();
