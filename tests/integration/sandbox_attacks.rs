@@ -1437,6 +1437,36 @@ fn a_network_socket_on_stdin_is_no_way_out() {
     );
 }
 
+#[test]
+fn a_silent_connection_on_stdin_does_not_hold_the_command() {
+    // The peer sends nothing and keeps the connection open: the command, which does not read
+    // its stdin, ends at once (a relay splicing from the socket held the pipe, and the command
+    // with it, until the peer spoke or closed: past the timeout).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (server, _) = listener.accept().unwrap();
+    // Closed when the run is over, or after 30 s: a run held by it ends then (bounded).
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let peer = std::thread::spawn(move || {
+        let _ = wait.recv_timeout(std::time::Duration::from_secs(30));
+        let _ = server.shutdown(std::net::Shutdown::Both);
+    });
+    let run = std::process::Command::new(autocoder_bin())
+        .args(["sandbox", "--timeout", "10s", "--", "true"])
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            client,
+        )))
+        .current_dir(crate::util::TempDir::new().path())
+        .output()
+        .unwrap();
+    let _ = done.send(());
+    peer.join().unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&run.stderr)));
+    assert_eq!(result["sandbox"]["timed_out"], false, "{result}");
+    assert_eq!(result["sandbox"]["exit_code"], 0, "{result}");
+}
+
 /// Issue 39: what git on the host obeys in the workspace is read-only to a sandboxed command:
 /// `.git`, a submodule's `.git` file, the hooks directory and an included config file the
 /// repository's config names, none of whose directories can be renamed away; what it names and

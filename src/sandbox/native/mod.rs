@@ -1101,9 +1101,21 @@ struct StdinRelay {
 
 impl StdinRelay {
     fn start(self) {
+        use std::io::{Read, Write};
         std::thread::spawn(move || {
             let mut pipe = std::fs::File::from(self.write);
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut pipe);
+            let mut stdin = std::io::stdin().lock();
+            // Read and written, never spliced (as `io::copy` would): a splice waiting on a
+            // silent socket holds the pipe's lock, and the command could not even exit.
+            let mut buffer = vec![0; 64 * 1024];
+            loop {
+                match stdin.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) if pipe.write_all(&buffer[..n]).is_ok() => {}
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                    _ => break,
+                }
+            }
         });
     }
 }
