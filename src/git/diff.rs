@@ -695,8 +695,6 @@ fn contents(
 
     let (old, new) = (change.old.as_ref(), change.new.as_ref());
     let either = new.or(old).expect("a change has a side");
-    let mut sides: Sides = [Some(Vec::new()), Some(Vec::new())];
-    let mut algorithm = Algorithm::Myers;
     let null = ObjectId::null(repo.object_hash());
     let submodule = |side: Option<&Side>| {
         side.map(|side| format!("Subproject commit {}\n", side.id).into_bytes())
@@ -706,7 +704,7 @@ fn contents(
             Some(submodule(old).unwrap_or_default()),
             Some(submodule(new).unwrap_or_default()),
         ];
-        return Ok((sides, algorithm));
+        return Ok((sides, Algorithm::Myers));
     }
     for (side, kind) in [
         (old, ResourceKind::OldOrSource),
@@ -722,17 +720,16 @@ fn contents(
     }
     let prepared = cache.prepare_diff().map_err(|err| failed(&err))?;
     let binary = matches!(prepared.operation, Operation::SourceOrDestinationIsBinary);
-    if let Operation::InternalDiff { algorithm: named } = prepared.operation {
-        algorithm = named;
-    }
-    for (at, resource) in [prepared.old, prepared.new].into_iter().enumerate() {
-        sides[at] = match resource.data {
-            _ if binary => None,
-            Data::Missing => Some(Vec::new()),
-            Data::Buffer { buf, .. } => Some(buf.to_vec()),
-            Data::Binary { .. } => None,
-        };
-    }
+    let algorithm = match prepared.operation {
+        Operation::InternalDiff { algorithm } => algorithm,
+        _ => Algorithm::Myers,
+    };
+    let sides = [prepared.old, prepared.new].map(|resource| match resource.data {
+        _ if binary => None,
+        Data::Missing => Some(Vec::new()),
+        Data::Buffer { buf, .. } => Some(buf.to_vec()),
+        Data::Binary { .. } => None,
+    });
     Ok((sides, algorithm))
 }
 

@@ -15,19 +15,15 @@ use crate::run_document::TestFailure;
 
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut log = Log {
-        parsed: Parsed::default(),
-        failed: Vec::new(),
-        failed_at: HashMap::new(),
-        current: None,
-        awaiting_panic_message: false,
-        first_error: None,
         root,
+        ..Log::default()
     };
     for_each_line(input, |line| log.line(line))?;
     Ok(log.finish())
 }
 
 /// What the log said so far.
+#[derive(Default)]
 struct Log<'a> {
     parsed: Parsed,
     /// Failures as listed by `test NAME ... FAILED`, then filled from `---- NAME stdout ----`.

@@ -34,22 +34,15 @@ struct Pending {
 
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut log = Log {
-        parsed: Parsed::default(),
-        names: Vec::new(),
-        holds_results: Vec::new(),
-        seen: Counts::default(),
-        pending: None,
-        summary: Counts::default(),
-        saw_summary: false,
-        printed: Vec::new(),
-        files_not_loaded: 0,
         root,
+        ..Log::default()
     };
     for_each_line(input, |line| log.line(line))?;
     Ok(log.finish())
 }
 
 /// What the log said so far.
+#[derive(Default)]
 struct Log<'a> {
     parsed: Parsed,
     /// Names of the subtests we are inside, by depth: at the end, those that had not ended.

@@ -196,8 +196,9 @@ fn error_line(text: &str) -> Option<String> {
 }
 
 /// Where the text parser is in pytest's output.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 enum Section {
+    #[default]
     Other,
     Failures,
     Summary,
@@ -215,21 +216,15 @@ struct Block {
 /// Reads pytest's text output as a stream: memory stays bounded whatever the log's size.
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut log = Log {
-        section: Section::Other,
-        blocks: Vec::new(),
-        summary: Vec::new(),
-        summary_omitted: 0,
-        final_counts: None,
-        collecting: false,
-        in_errors: false,
-        progress: Progress::default(),
         root,
+        ..Log::default()
     };
     for_each_line(input, |line| log.line(line))?;
     Ok(log.finish())
 }
 
 /// What the log said so far.
+#[derive(Default)]
 struct Log<'a> {
     section: Section,
     blocks: Vec<Block>,

@@ -14,21 +14,15 @@ use crate::run_document::{Counts, TestFailure};
 /// Reads unittest's output (its stderr, where it reports).
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
     let mut log = Log {
-        parsed: Parsed::default(),
-        current: None,
-        in_traceback: false,
-        exception_read: false,
-        ran: None,
-        unimportable: Vec::new(),
-        counts: Counts::default(),
-        progress: VerboseLines::default(),
         root,
+        ..Log::default()
     };
     for_each_line(input, |line| log.line(line))?;
     Ok(log.finish())
 }
 
 /// What the log said so far.
+#[derive(Default)]
 struct Log<'a> {
     parsed: Parsed,
     /// The failure whose report is being read.

@@ -1404,26 +1404,36 @@ fn the_hosts_network_is_out_of_sight_and_its_abstract_sockets_out_of_reach() {
     }
 }
 
+/// Both ends of a TCP connection on the loopback: (ours to give, the peer's).
+fn connection() -> (std::net::TcpStream, std::net::TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (server, _) = listener.accept().unwrap();
+    (client, server)
+}
+
+/// `autocoder sandbox ARGS` started on `stdin`, in a directory of its own: its result.
+fn sandbox_on(stdin: std::net::TcpStream, args: &[&str]) -> serde_json::Value {
+    let run = std::process::Command::new(autocoder_bin())
+        .arg("sandbox")
+        .args(args)
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(stdin)))
+        .current_dir(crate::util::TempDir::new().path())
+        .output()
+        .unwrap();
+    serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&run.stderr)))
+}
+
 #[test]
 fn a_network_socket_on_stdin_is_no_way_out() {
     use std::io::Write;
     // Started on a connection (inetd, a CI agent's socket), the command must not write to it
     // with the network off; what comes in on it still reaches the command.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let (mut server, _) = listener.accept().unwrap();
+    let (client, mut server) = connection();
     server.write_all(b"from the peer\n").unwrap();
     server.shutdown(std::net::Shutdown::Write).unwrap();
-    let run = std::process::Command::new(autocoder_bin())
-        .args(["sandbox", "--", "sh", "-c", "echo LEAKED >&0; cat"])
-        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-            client,
-        )))
-        .current_dir(crate::util::TempDir::new().path())
-        .output()
-        .unwrap();
-    let result: serde_json::Value = serde_json::from_slice(&run.stdout)
-        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&run.stderr)));
+    let result = sandbox_on(client, &["--", "sh", "-c", "echo LEAKED >&0; cat"]);
     assert_eq!(result["sandbox"]["stdout"], "from the peer\n", "{result}");
     server
         .set_read_timeout(Some(std::time::Duration::from_secs(2)))
@@ -1442,27 +1452,16 @@ fn a_silent_connection_on_stdin_does_not_hold_the_command() {
     // The peer sends nothing and keeps the connection open: the command, which does not read
     // its stdin, ends at once (a relay splicing from the socket held the pipe, and the command
     // with it, until the peer spoke or closed: past the timeout).
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let (server, _) = listener.accept().unwrap();
+    let (client, server) = connection();
     // Closed when the run is over, or after 30 s: a run held by it ends then (bounded).
     let (done, wait) = std::sync::mpsc::channel::<()>();
     let peer = std::thread::spawn(move || {
         let _ = wait.recv_timeout(std::time::Duration::from_secs(30));
         let _ = server.shutdown(std::net::Shutdown::Both);
     });
-    let run = std::process::Command::new(autocoder_bin())
-        .args(["sandbox", "--timeout", "10s", "--", "true"])
-        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-            client,
-        )))
-        .current_dir(crate::util::TempDir::new().path())
-        .output()
-        .unwrap();
+    let result = sandbox_on(client, &["--timeout", "10s", "--", "true"]);
     let _ = done.send(());
     peer.join().unwrap();
-    let result: serde_json::Value = serde_json::from_slice(&run.stdout)
-        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&run.stderr)));
     assert_eq!(result["sandbox"]["timed_out"], false, "{result}");
     assert_eq!(result["sandbox"]["exit_code"], 0, "{result}");
 }

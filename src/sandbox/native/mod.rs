@@ -334,7 +334,7 @@ impl Pipes {
     }
 
     /// What the command reads: ours, or the pipe or /dev/null that stands for it.
-    fn stdin(&self) -> BorrowedFd<'_> {
+    fn command_stdin(&self) -> BorrowedFd<'_> {
         self.stdin
             .as_ref()
             .map_or(self.our_stdin.as_fd(), AsFd::as_fd)
@@ -404,7 +404,7 @@ fn child_plan<'a>(
             .chain(ours)
             .map(AsRawFd::as_raw_fd)
             .collect(),
-        stdin: pipes.stdin(),
+        stdin: pipes.command_stdin(),
         stdout: pipes.stdout_write.as_ref().map(AsFd::as_fd),
         stderr: pipes.stderr_write.as_ref().map(AsFd::as_fd),
         self_map: (!root).then_some((identity.euid, identity.egid)),
