@@ -655,7 +655,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__sandbox)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --timeout --memory --pids --cpus --file-size --disk --network --env --ro --rw --max-output --stream --result --backend --image --allow-degraded --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --timeout --memory --pids --cpus --network --env --ro --file-size --disk --rw --max-output --stream --result --backend --image --allow-degraded --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -689,19 +689,19 @@ _autocoder() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --file-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --disk)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --file-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --disk)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -127,17 +127,17 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l fail-on -
 medium\t''
 low\t''
 never\t''"
-complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l provider -d 'With --llm: the model\'s wire format [default: as heal chooses]' -r -f -a "openai\t'Chat completions, as OpenAI and every local server serve them'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l provider -d 'The model\'s wire format [default: anthropic for api.anthropic.com or a claude-* model without a base URL, else openai]' -r -f -a "openai\t'Chat completions, as OpenAI and every local server serve them'
 anthropic\t'Anthropic\'s Messages API'"
-complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l model -d 'With --llm: the model\'s name [default: AUTOCODER_MODEL]' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l base-url -d 'With --llm: the API\'s base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l model -d 'The model\'s name [default: AUTOCODER_MODEL; with a local server\'s URL, its first model]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l base-url -d 'The API\'s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider\'s]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pr -d 'With --post: the pull request\'s number [default: the run document\'s pr.number]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l repo -d 'With --post: the GitHub repository OWNER/NAME [default: the run document\'s repo, else its pull request\'s]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l api-url -d 'With --post: the GitHub API base URL [default: GITHUB_API_URL, else https://api.github.com]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s v -l verbose -d 'Explain each step on stderr'
-complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l llm -d 'Ask the configured model for findings too (each must cite the context\'s evidence)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l llm -d 'Ask the configured model for findings too (each must cite the context\'s evidence); the model is chosen as for heal: --provider, --model and --base-url, else the environment'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -l post -d 'Post the review on the pull request, its risks as comments on the lines of the diff'
 complete -c autocoder -n "__fish_autocoder_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s C -d 'Run as if started in DIR' -r -F
@@ -158,17 +158,17 @@ make\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l command -d 'Run this instead of the runner\'s usual command (shell syntax runs under sh -c)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l tests -d 'Run only this test (repeatable), by the id a report gives' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l parse -d 'Read a saved log or JUnit XML report instead of running anything' -r -F
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l timeout -d 'Wall-clock limit for the whole run' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l memory -d 'Memory limit for the runner and everything it starts' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l memory -d 'Memory limit for all the processes together, e.g. 512M, 2G' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pids -d 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox\'s own init counts too)' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores the tests may use [default: all]' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l cpus -d 'CPU cores that may be used, e.g. 1, 2, 0.5, or all' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l ro -d 'Also let the tests read PATH (a module a `replace` directive points to)' -r -F
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l ro -d 'Also allow reading (and executing) PATH, e.g. a module a Go `replace` directive points to' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l caches-of -d 'The workspace whose toolchain caches the run shares: heal\'s copy gives its original' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s v -l verbose -d 'Explain each step on stderr'
-complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access'
+complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -l network -d 'Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand run-tests" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -s C -d 'Run as if started in DIR' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l color -d 'When to colour messages on stderr (auto: on a terminal, unless NO_COLOR is set)' -r -f -a "auto\t''
@@ -176,13 +176,13 @@ always\t''
 never\t''"
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l workspace -d 'The directory the command can read and write, and starts in [default: the current directory]' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l timeout -d 'Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the command\'s processes together, e.g. 512M, 2G' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l memory -d 'Memory limit for all the processes together, e.g. 512M, 2G' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l pids -d 'Limit on the number of processes and threads (at least 2; where rlimits hold it, the sandbox\'s own init counts too)' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l cpus -d 'CPU cores the command may use, e.g. 1, 2, 0.5' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l cpus -d 'CPU cores that may be used, e.g. 1, 2, 0.5, or all' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l ro -d 'Also allow reading (and executing) PATH, e.g. a module a Go `replace` directive points to' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l file-size -d 'Largest file the command may write, e.g. 64M, 1G' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l disk -d 'Most all the files the command writes in the workspace may take together, e.g. 100M (native backend). Its changes reach the workspace when it ends by itself within it; a run that fills it, or times out or is interrupted before the command ends, changes nothing' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l env -d 'Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l ro -d 'Also allow reading (and executing) PATH' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l rw -d 'Also allow reading and writing PATH' -r -F
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l max-output -d 'Output kept per stream; beyond it the head and the tail are kept, e.g. 1M, 64K' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand sandbox" -l result -d 'Write the result to FILE instead of stdout (or stderr with --stream)' -r -F

@@ -4,7 +4,9 @@
 //! (it writes the man pages and shell completions committed under `man/` and `completions/`).
 
 use std::ffi::OsString;
+use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -177,22 +179,8 @@ pub(crate) struct SandboxArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
-    /// Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds.
-    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
-
-    /// Memory limit for all the command's processes together, e.g. 512M, 2G.
-    #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
-    pub memory: u64,
-
-    /// Limit on the number of processes and threads (at least 2; where rlimits hold it, the
-    /// sandbox's own init counts too).
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..))]
-    pub pids: u32,
-
-    /// CPU cores the command may use, e.g. 1, 2, 0.5.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_cpus)]
-    pub cpus: f64,
+    #[command(flatten)]
+    pub limits: LimitArgs<SandboxDefaults>,
 
     /// Largest file the command may write, e.g. 64M, 1G.
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
@@ -204,18 +192,6 @@ pub(crate) struct SandboxArgs {
     /// nothing.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub disk: Option<u64>,
-
-    /// Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets).
-    #[arg(long)]
-    pub network: bool,
-
-    /// Pass an environment variable: KEY=VALUE sets it, KEY copies it from this environment.
-    #[arg(long, value_name = "KEY[=VALUE]")]
-    pub env: Vec<String>,
-
-    /// Also allow reading (and executing) PATH.
-    #[arg(long, value_name = "PATH")]
-    pub ro: Vec<PathBuf>,
 
     /// Also allow reading and writing PATH.
     #[arg(long, value_name = "PATH")]
@@ -297,19 +273,8 @@ pub(crate) struct HealArgs {
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
 
-    /// The model's wire format [default: anthropic for api.anthropic.com or a claude-* model
-    /// without a base URL, else openai].
-    #[arg(long, value_enum)]
-    pub provider: Option<crate::llm::Provider>,
-
-    /// The model's name [default: AUTOCODER_MODEL; with a local server's URL, its first model].
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-
-    /// The API's base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else
-    /// OPENAI_BASE_URL, else the provider's].
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     /// The model's attempts at most.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
@@ -327,7 +292,7 @@ pub(crate) struct HealArgs {
 
     /// With --engine auto and a model: the offline engine's time before the model's turn.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
-    pub mutate_time: std::time::Duration,
+    pub mutate_time: Duration,
 
     /// Tokens (in and out, all attempts) at most.
     #[arg(long, value_name = "N")]
@@ -335,11 +300,11 @@ pub(crate) struct HealArgs {
 
     /// The whole repair's wall time at most, e.g. 10m.
     #[arg(long, value_name = "DUR", default_value = "30m", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
+    pub timeout: Duration,
 
     /// One test run's time at most.
     #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
-    pub test_timeout: std::time::Duration,
+    pub test_timeout: Duration,
 
     /// Let the model edit test files too (read-only otherwise).
     #[arg(long)]
@@ -405,6 +370,7 @@ pub(crate) enum FailOn {
 #[command(
     after_help = "Examples:\n  autocoder fetch-issue acme/shop#42 | autocoder heal | autocoder review | autocoder open-pr\n  autocoder review --base main --format markdown\n  git diff HEAD~3 | autocoder review --diff - --format sarif > review.sarif\n  autocoder review --format rdjsonl | reviewdog -f=rdjsonl -reporter=github-pr-review"
 )]
+#[command(mut_group("ModelArgs", |group| group.requires("llm")))]
 pub(crate) struct ReviewArgs {
     /// The project [default: the run document's workspace, else the current directory].
     #[arg(long, value_name = "DIR")]
@@ -430,21 +396,13 @@ pub(crate) struct ReviewArgs {
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
 
-    /// Ask the configured model for findings too (each must cite the context's evidence).
+    /// Ask the configured model for findings too (each must cite the context's evidence); the
+    /// model is chosen as for heal: --provider, --model and --base-url, else the environment.
     #[arg(long)]
     pub llm: bool,
 
-    /// With --llm: the model's wire format [default: as heal chooses].
-    #[arg(long, value_enum, requires = "llm")]
-    pub provider: Option<crate::llm::Provider>,
-
-    /// With --llm: the model's name [default: AUTOCODER_MODEL].
-    #[arg(long, value_name = "NAME", requires = "llm")]
-    pub model: Option<String>,
-
-    /// With --llm: the API's base URL [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL].
-    #[arg(long, value_name = "URL", requires = "llm")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     /// Post the review on the pull request, its risks as comments on the lines of the diff.
     #[arg(long)]
@@ -557,24 +515,55 @@ pub(crate) struct RunTestsArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "tests"])]
     pub parse: Option<PathBuf>,
 
-    /// Wall-clock limit for the whole run.
-    #[arg(long, value_name = "DUR", default_value = "30m", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
+    #[command(flatten)]
+    pub limits: LimitArgs<TestDefaults>,
 
-    /// Memory limit for the runner and everything it starts.
-    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    /// The workspace whose toolchain caches the run shares: heal's copy gives its original.
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub caches_of: Option<PathBuf>,
+}
+
+// The model a command asks: `heal` always, `review` with `--llm`. (No doc comment, here or on
+// the groups below: it would replace the description of the commands that flatten them.)
+#[derive(Debug, Args, Clone)]
+pub(crate) struct ModelArgs {
+    /// The model's wire format [default: anthropic for api.anthropic.com or a claude-* model
+    /// without a base URL, else openai].
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::llm::Provider>,
+
+    /// The model's name [default: AUTOCODER_MODEL; with a local server's URL, its first model].
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// The API's base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else
+    /// OPENAI_BASE_URL, else the provider's].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+// What a command run in the sandbox may use and reach: the same flags for `sandbox` and
+// `run-tests`, with defaults of their own (one command versus a whole test suite).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct LimitArgs<D: LimitDefaults> {
+    /// Wall-clock limit, e.g. 90s, 10m, 1h30m, 1500ms; plain numbers are seconds.
+    #[arg(long, value_name = "DUR", default_value = D::TIMEOUT, value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Memory limit for all the processes together, e.g. 512M, 2G.
+    #[arg(long, value_name = "SIZE", default_value = D::MEMORY, value_parser = parse_size)]
     pub memory: u64,
 
     /// Limit on the number of processes and threads (at least 2; where rlimits hold it, the
     /// sandbox's own init counts too).
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", default_value = D::PIDS, value_parser = clap::value_parser!(u32).range(2..))]
     pub pids: u32,
 
-    /// CPU cores the tests may use [default: all].
-    #[arg(long, value_name = "N", value_parser = parse_cpus)]
-    pub cpus: Option<f64>,
+    /// CPU cores that may be used, e.g. 1, 2, 0.5, or all.
+    #[arg(long, value_name = "N", default_value = D::CPUS, value_parser = parse_cpus)]
+    pub cpus: f64,
 
-    /// Allow network access.
+    /// Allow network access (off by default: no TCP, UDP, raw, netlink or host UNIX sockets).
     #[arg(long)]
     pub network: bool,
 
@@ -582,20 +571,52 @@ pub(crate) struct RunTestsArgs {
     #[arg(long, value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
 
-    /// Also let the tests read PATH (a module a `replace` directive points to).
+    /// Also allow reading (and executing) PATH, e.g. a module a Go `replace` directive points to.
     #[arg(long, value_name = "PATH")]
     pub ro: Vec<PathBuf>,
 
-    /// The workspace whose toolchain caches the run shares: heal's copy gives its original.
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub caches_of: Option<PathBuf>,
+    #[arg(skip)]
+    pub defaults: PhantomData<D>,
+}
+
+/// The defaults of [`LimitArgs`], as flag values.
+pub(crate) trait LimitDefaults {
+    const TIMEOUT: &'static str;
+    const MEMORY: &'static str;
+    const PIDS: &'static str;
+    const CPUS: &'static str;
+}
+
+/// One command of the user's: small limits.
+#[derive(Debug, Clone)]
+pub(crate) struct SandboxDefaults;
+
+impl LimitDefaults for SandboxDefaults {
+    const TIMEOUT: &'static str = "10m";
+    const MEMORY: &'static str = "512M";
+    const PIDS: &'static str = "100";
+    const CPUS: &'static str = "1";
+}
+
+/// A whole test suite: a runner and the workers it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct TestDefaults;
+
+impl LimitDefaults for TestDefaults {
+    const TIMEOUT: &'static str = "30m";
+    const MEMORY: &'static str = "4G";
+    const PIDS: &'static str = "1000";
+    const CPUS: &'static str = "all";
 }
 
 fn parse_cpus(text: &str) -> Result<f64, String> {
+    if text.trim() == "all" {
+        return Ok(std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
+    }
     match text.trim().parse::<f64>() {
         Ok(n) if n.is_finite() && n > 0.0 && n <= 1024.0 => Ok(n),
         _ => Err(format!(
-            "`{text}` is not a CPU count: use a positive number such as 1, 2 or 0.5"
+            "`{text}` is not a CPU count: use a positive number such as 1, 2 or 0.5, or all"
         )),
     }
 }

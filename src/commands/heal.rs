@@ -12,11 +12,7 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
     let mut document = RunDocument::from_stdin("heal")?;
     let workspace = document.workspace(args.workspace.as_deref())?;
     let workspace = crate::sandbox::policy::checked_workspace(&workspace)?.path;
-    let flags = ModelFlags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
+    let flags = ModelFlags::from(&args.model);
     let engines = match (&args.task, args.engine) {
         (_, Engine::Mutate) => Engines::Offline,
         (Some(_), _) | (None, Engine::Llm) => Engines::Model,

@@ -28,3 +28,13 @@ pub(crate) fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Fai
             .map_err(Failure::external),
     }
 }
+
+impl From<&crate::cli::ModelArgs> for crate::llm::ModelFlags {
+    fn from(args: &crate::cli::ModelArgs) -> Self {
+        crate::llm::ModelFlags {
+            provider: args.provider,
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+        }
+    }
+}

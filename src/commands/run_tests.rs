@@ -39,39 +39,34 @@ pub(crate) fn run(args: RunTestsArgs, global: &GlobalArgs) -> Result<i32, Failur
 
     let report = match &args.parse {
         Some(path) => testrun::parse_file(path, args.framework, &workspace)?,
-        None => {
-            let cpus = args.cpus.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
-            });
-            testrun::run(TestRequest {
-                framework: args.framework,
-                command: args.command,
-                tests: args.tests,
-                sandbox: PolicyRequest {
-                    workspace: workspace.clone(),
-                    timeout: args.timeout,
-                    memory_bytes: args.memory,
-                    pids: args.pids,
-                    cpus,
-                    file_size_bytes: FILE_SIZE,
-                    disk_bytes: None,
-                    network: args.network,
-                    env: args.env,
-                    read_only: args.ro,
-                    read_write: Vec::new(),
-                    output: OutputMode::Capture {
-                        max_bytes: MAX_OUTPUT,
-                    },
-                    allow_degraded: false,
-                    image: None,
-                    command: Vec::new(),
-                    layered: Vec::new(),
-                    watcher: None,
+        None => testrun::run(TestRequest {
+            framework: args.framework,
+            command: args.command,
+            tests: args.tests,
+            sandbox: PolicyRequest {
+                workspace: workspace.clone(),
+                timeout: args.limits.timeout,
+                memory_bytes: args.limits.memory,
+                pids: args.limits.pids,
+                cpus: args.limits.cpus,
+                file_size_bytes: FILE_SIZE,
+                disk_bytes: None,
+                network: args.limits.network,
+                env: args.limits.env,
+                read_only: args.limits.ro,
+                read_write: Vec::new(),
+                output: OutputMode::Capture {
+                    max_bytes: MAX_OUTPUT,
                 },
-                caches_of: args.caches_of,
-                progress: None,
-            })?
-        }
+                allow_degraded: false,
+                image: None,
+                command: Vec::new(),
+                layered: Vec::new(),
+                watcher: None,
+            },
+            caches_of: args.caches_of,
+            progress: None,
+        })?,
     };
     // The workspace the tests ran in, for the next stage: a --workspace flag overrides the
     // document's.

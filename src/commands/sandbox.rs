@@ -17,15 +17,15 @@ pub(crate) fn run(args: SandboxArgs, global: &GlobalArgs) -> Result<i32, Failure
     }
     let policy = PolicyRequest {
         workspace: args.workspace.unwrap_or_else(|| PathBuf::from(".")),
-        timeout: args.timeout,
-        memory_bytes: args.memory,
-        pids: args.pids,
-        cpus: args.cpus,
+        timeout: args.limits.timeout,
+        memory_bytes: args.limits.memory,
+        pids: args.limits.pids,
+        cpus: args.limits.cpus,
         file_size_bytes: args.file_size,
         disk_bytes: args.disk,
-        network: args.network,
-        env: args.env,
-        read_only: args.ro,
+        network: args.limits.network,
+        env: args.limits.env,
+        read_only: args.limits.ro,
         read_write: args.rw,
         output: if args.stream {
             OutputMode::Stream

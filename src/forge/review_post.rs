@@ -34,9 +34,31 @@ impl Target {
     }
 }
 
+/// Posts `review` and records in its `posted` what was posted. When GitHub fails, the failure
+/// is recorded there too and returned, for the caller to report once the review is written: a
+/// review not posted is still written, with why, so that nothing found is lost.
+pub(crate) fn post(
+    target: &Target,
+    document: &RunDocument,
+    review: &mut Review,
+    commentable: &BTreeMap<String, BTreeSet<u32>>,
+) -> Result<Option<Failure>, Failure> {
+    match post_on_github(target, document, review, commentable) {
+        Ok(posted) => {
+            review.posted = Some(posted);
+            Ok(None)
+        }
+        Err(failure) if failure.kind == crate::error::Kind::External => {
+            review.posted = Some(json!({"error": format!("{:#}", failure.error)}));
+            Ok(Some(failure))
+        }
+        Err(failure) => Err(failure),
+    }
+}
+
 /// Posts `review` on the pull request `--pr` or the document's `pr` names, in the repository
 /// `--repo`, the document's `repo` or its pull request's address names; what was posted.
-pub(crate) fn post(
+fn post_on_github(
     target: &Target,
     document: &RunDocument,
     review: &Review,

@@ -60,13 +60,7 @@ impl HealRequest {
             None => (self.engines == Engines::Model).then_some("--engine llm"),
         };
         if let (Some(what), None) = (needs_model, &self.model) {
-            return Err(
-                Failure::usage(format!("{what} needs a model, and none is configured")).with_hint(
-                    "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b \
-                     (Ollama), or AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone \
-                     (OPENAI_API_KEY) is not enough",
-                ),
-            );
+            return Err(crate::llm::none_configured(what));
         }
         if let Some(bad) = self.settings.env.iter().find(|flag| {
             let name = flag.split_once('=').map_or(flag.as_str(), |(name, _)| name);

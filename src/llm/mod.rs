@@ -71,6 +71,15 @@ pub(crate) struct ModelFlags {
     pub base_url: Option<String>,
 }
 
+/// The error when `what` (a flag) needs a model and neither the flags nor the environment
+/// name one.
+pub(crate) fn none_configured(what: &str) -> Failure {
+    Failure::usage(format!("{what} needs a model, and none is configured")).with_hint(
+        "name one: --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b (Ollama), or \
+         AUTOCODER_MODEL / AUTOCODER_BASE_URL; a key alone (OPENAI_API_KEY) is not enough",
+    )
+}
+
 impl Model {
     /// The model the flags and `env` name: flags first, then `AUTOCODER_BASE_URL`,
     /// `AUTOCODER_MODEL` and `AUTOCODER_API_KEY`, then local-coder's `LOCAL_CODER_*` of the same

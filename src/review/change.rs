@@ -20,6 +20,28 @@ pub(crate) enum Change {
     WorkingTree { base: Option<String> },
 }
 
+impl Change {
+    /// The change to review, from the first that applies: a diff given (`diff`), the working
+    /// tree against `base`, heal's change (`heal_diff`), the working tree against HEAD.
+    pub(crate) fn first_of(
+        diff: Option<String>,
+        base: Option<String>,
+        heal_diff: Option<String>,
+    ) -> Change {
+        match (diff, base, heal_diff) {
+            (Some(text), _, _) => Change::Diff {
+                text,
+                from: "--diff".into(),
+            },
+            (None, None, Some(text)) if !text.trim().is_empty() => Change::Diff {
+                text,
+                from: "the document's heal.diff".into(),
+            },
+            (None, base, _) => Change::WorkingTree { base },
+        }
+    }
+}
+
 /// The files `change` changes in the project at `workspace`.
 pub(crate) fn read(workspace: &Path, change: &Change) -> Result<Vec<FileDiff>, Failure> {
     match change {
@@ -219,4 +241,34 @@ fn on_disk(workspace: &Path, path: &str) -> PathBuf {
         }
     }
     at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Change;
+
+    fn described(change: Change) -> String {
+        match change {
+            Change::Diff { text, from } => format!("{from}: {text}"),
+            Change::WorkingTree { base } => format!("working tree against {base:?}"),
+        }
+    }
+
+    #[test]
+    fn a_diff_given_comes_first_then_base_then_heals_change_then_head() {
+        let some = |text: &str| Some(text.to_string());
+        let cases = [
+            ((some("d"), some("main"), some("h")), "--diff: d"),
+            (
+                (None, some("main"), some("h")),
+                "working tree against Some(\"main\")",
+            ),
+            ((None, None, some("h")), "the document's heal.diff: h"),
+            ((None, None, some(" \n")), "working tree against None"),
+            ((None, None, None), "working tree against None"),
+        ];
+        for ((diff, base, heal), expected) in cases {
+            assert_eq!(described(Change::first_of(diff, base, heal)), expected);
+        }
+    }
 }

@@ -26,6 +26,41 @@ fn help_lists_only_working_commands() {
 }
 
 #[test]
+fn the_shared_flag_groups_keep_each_commands_defaults_and_rules() {
+    // sandbox and run-tests share the limit flags, each with its own defaults.
+    for (command, defaults) in [
+        (
+            "sandbox",
+            ["[default: 10m]", "[default: 512M]", "[default: 1]"],
+        ),
+        (
+            "run-tests",
+            ["[default: 30m]", "[default: 4G]", "[default: all]"],
+        ),
+    ] {
+        let run = Test::new().args([command, "--help"]).run().expect_status(0);
+        for default in defaults {
+            assert!(
+                run.stdout().contains(default),
+                "{command}: {}",
+                run.stdout()
+            );
+        }
+    }
+    let run = Test::new()
+        .args(["sandbox", "--cpus", "all", "--", "true"])
+        .run()
+        .expect_status(0);
+    assert!(run.stdout().contains("\"exit_code\":0"), "{}", run.stdout());
+    // heal and review share the model flags; review's need --llm.
+    let run = Test::new()
+        .args(["review", "--model", "m"])
+        .run()
+        .expect_status(2);
+    assert!(run.stderr().contains("--llm"), "{}", run.stderr());
+}
+
+#[test]
 fn unknown_command_is_a_usage_error() {
     let run = Test::new().args(["frobnicate"]).run().expect_status(2);
     assert!(
