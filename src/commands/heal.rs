@@ -27,7 +27,7 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             .is_some_and(|path| path == workspace);
     let context_tokens = match args.context_tokens {
         Some(tokens) => tokens,
-        None => context_tokens_of_env()?,
+        None => crate::llm::context_window_of_env(|name| std::env::var(name).ok())?,
     };
     let mut request = HealRequest {
         settings: Settings {
@@ -111,23 +111,4 @@ fn conclude(
     } else {
         1
     })
-}
-
-/// The model's context window as the environment says (`AUTOCODER_CONTEXT_TOKENS`, else
-/// local-coder's `LOCAL_CODER_CONTEXT_TOKENS`: an MCP client's configuration sets it for
-/// `delegate_task`), else 32,000 tokens, as servers do not report it.
-fn context_tokens_of_env() -> Result<u64, Failure> {
-    for name in ["AUTOCODER_CONTEXT_TOKENS", "LOCAL_CODER_CONTEXT_TOKENS"] {
-        let Some(value) = std::env::var(name).ok().filter(|v| !v.trim().is_empty()) else {
-            continue;
-        };
-        return match value.trim().parse::<u64>() {
-            Ok(tokens) if tokens >= 4_000 => Ok(tokens),
-            _ => Err(Failure::usage(format!(
-                "{name}={value} is not a context window of 4000 tokens or more"
-            ))
-            .with_hint("give the model's context window in tokens, e.g. 32768")),
-        };
-    }
-    Ok(32_000)
 }

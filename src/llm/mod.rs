@@ -71,6 +71,25 @@ pub(crate) struct ModelFlags {
     pub base_url: Option<String>,
 }
 
+/// The model's context window as the environment says (`AUTOCODER_CONTEXT_TOKENS`, else
+/// local-coder's `LOCAL_CODER_CONTEXT_TOKENS`: an MCP client's configuration sets it for
+/// `delegate_task`), else 32,000 tokens, as servers do not report it.
+pub(crate) fn context_window_of_env(env: impl Fn(&str) -> Option<String>) -> Result<u64, Failure> {
+    for name in ["AUTOCODER_CONTEXT_TOKENS", "LOCAL_CODER_CONTEXT_TOKENS"] {
+        let Some(value) = env(name).filter(|v| !v.trim().is_empty()) else {
+            continue;
+        };
+        return match value.trim().parse::<u64>() {
+            Ok(tokens) if tokens >= 4_000 => Ok(tokens),
+            _ => Err(Failure::usage(format!(
+                "{name}={value} is not a context window of 4000 tokens or more"
+            ))
+            .with_hint("give the model's context window in tokens, e.g. 32768")),
+        };
+    }
+    Ok(32_000)
+}
+
 /// The error when `what` (a flag) needs a model and neither the flags nor the environment
 /// name one.
 pub(crate) fn none_configured(what: &str) -> Failure {
@@ -561,6 +580,29 @@ fn json_body(response: &Response, model: &Model) -> Result<Value, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_context_window_is_autocoders_else_local_coders_else_32000() {
+        let window = |vars: &[(&str, &str)]| {
+            context_window_of_env(|name| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            })
+        };
+        assert_eq!(window(&[]).unwrap(), 32_000);
+        assert_eq!(
+            window(&[("LOCAL_CODER_CONTEXT_TOKENS", "8192")]).unwrap(),
+            8192
+        );
+        let both = [
+            ("AUTOCODER_CONTEXT_TOKENS", "65536"),
+            ("LOCAL_CODER_CONTEXT_TOKENS", "8192"),
+        ];
+        assert_eq!(window(&both).unwrap(), 65536);
+        let said = window(&[("AUTOCODER_CONTEXT_TOKENS", "100")]).unwrap_err();
+        assert!(format!("{:#}", said.error).contains("4000 tokens or more"));
+    }
 
     fn configured(flags: ModelFlags, vars: &[(&str, &str)]) -> Option<Model> {
         let vars: Vec<(String, String)> = vars
