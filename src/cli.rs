@@ -306,6 +306,11 @@ pub(crate) struct HealArgs {
     #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
     pub test_timeout: Duration,
 
+    /// Run the offline engine's candidates cold, each in a fresh process (by default pytest's and
+    /// unittest's run warm: forked from a worker that imported the runner once).
+    #[arg(long)]
+    pub cold: bool,
+
     /// Let the model edit test files too (read-only otherwise).
     #[arg(long)]
     pub allow_test_edits: bool,

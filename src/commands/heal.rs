@@ -41,6 +41,7 @@ pub(crate) fn run(args: HealArgs, global: &GlobalArgs) -> Result<i32, Failure> {
             timeout: args.timeout,
             test_timeout: args.test_timeout,
             allow_test_edits: args.allow_test_edits,
+            cold: args.cold,
             patch_out: args.patch_out,
             env: args.env,
             jobs: args.jobs.map_or_else(

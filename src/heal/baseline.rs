@@ -58,12 +58,32 @@ pub(super) fn run_as(
             crate::log::step_update("heal", &format!("{shown} ({count})"));
         }) as std::sync::Arc<dyn Fn(usize) + Send + Sync>
     });
+    let mut report = testrun::run(TestRequest {
+        progress,
+        ..test_request(request, tree, command, tests, timeout)
+    })?;
+    // The runner is the baseline's, chosen for the reason it gave.
+    if let Some(reason) = &request.framework_reason {
+        report.framework_reason = reason.clone();
+    }
+    Ok(report)
+}
+
+/// The request for a run of `tests` in `tree` within `timeout`: the runner the baseline's was
+/// (or `command`, its output read as `framework`'s), in the sandbox every run of heal's has.
+pub(super) fn test_request(
+    request: &Settings,
+    tree: &Tree,
+    command: Option<(Framework, String)>,
+    tests: Vec<String>,
+    timeout: Duration,
+) -> TestRequest {
     let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
     let (framework, command) = match command {
         Some((framework, command)) => (Some(framework), Some(command)),
         None => (request.framework, request.command.clone()),
     };
-    let mut report = testrun::run(TestRequest {
+    TestRequest {
         framework,
         command,
         tests,
@@ -87,13 +107,8 @@ pub(super) fn run_as(
             watcher: None,
         },
         caches_of: Some(request.workspace.clone()),
-        progress,
-    })?;
-    // The runner is the baseline's, chosen for the reason it gave.
-    if let Some(reason) = &request.framework_reason {
-        report.framework_reason = reason.clone();
+        progress: None,
     }
-    Ok(report)
 }
 
 /// What a run's failures look like, to tell progress from none.

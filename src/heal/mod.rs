@@ -21,6 +21,7 @@ mod repair;
 mod request;
 pub(crate) mod task;
 pub(crate) mod tree;
+mod warm;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,6 +61,8 @@ pub(crate) struct Settings {
     pub env: Vec<String>,
     /// How many of a search's candidates are tested at once.
     pub jobs: usize,
+    /// A search's candidates run cold, each in a fresh process, even where they could run warm.
+    pub cold: bool,
 }
 
 /// How heal ended: the report, whether the model or the environment failed on the way (exit

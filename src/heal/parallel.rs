@@ -108,6 +108,6 @@ fn read_result<T: DeserializeOwned>(file: &Path) -> Result<T, Failure> {
 }
 
 /// Whether this process has a single thread, and so may fork and go on in the child.
-fn single_threaded() -> bool {
+pub(super) fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
 }

@@ -14,7 +14,7 @@ use super::deliver::deliver;
 use super::engine::{Context, Engine, Proposal, Proposed, Stage};
 use super::record::{new_heal, Events};
 use super::tree::{Contents, Tree};
-use super::{coverage, edits, parallel, Healed, Settings};
+use super::{coverage, edits, parallel, warm, Healed, Settings};
 use crate::error::Failure;
 use crate::llm::Session;
 use crate::run_document::{
@@ -142,6 +142,7 @@ pub(super) fn heal(
         stalled: 0,
         number: 0,
         before_green: None,
+        cold: warm::not_warm(&request, &baseline),
         events,
         signals: &signals,
         deadline,
@@ -296,6 +297,8 @@ struct Repair<'a> {
     number: u32,
     /// The best state before a search's change made it green: where its alternatives start.
     before_green: Option<Best>,
+    /// Why a search's candidates run cold, once they do (else each copy gets a warm worker).
+    cold: Option<String>,
     events: &'a mut Events,
     signals: &'a TerminationSignals,
     deadline: Instant,
@@ -370,6 +373,10 @@ impl Repair<'_> {
             Ok(proposed) => proposed,
             Err(end) => return Ok(Step::End(end)),
         };
+        // Before the change is made: the worker's first runs are of the best state.
+        if searches {
+            self.warm_up(1);
+        }
         let mut attempt = match self.prepare(0, engine.name(), searches, number, proposal) {
             Ok(attempt) => attempt,
             Err(step) => return Ok(step),
@@ -390,6 +397,8 @@ impl Repair<'_> {
             Ok(validated) => validated,
             Err(failure) => return Ok(self.could_not_test(searches, attempt, &failure)),
         };
+        self.check_warm(&validated);
+        attempt.warm = validated.warm;
         self.emit_runs(number, &validated);
         if let Some(signal) = validated.interrupted() {
             if let Some(end) = self.undo(0) {
@@ -414,6 +423,8 @@ impl Repair<'_> {
         while self.workers.len() + 1 < size {
             self.workers.push(self.tree.another()?);
         }
+        // Before the changes are made: the workers' first runs are of the best state.
+        self.warm_up(size);
         let mut proposals = Vec::new();
         let mut ended = None;
         while proposals.len() < size {
@@ -469,7 +480,11 @@ impl Repair<'_> {
         for (mut attempt, result) in trials.into_iter().zip(results) {
             attempt.test_seconds = seconds;
             match result {
-                Ok(validated) => done.push((attempt, validated)),
+                Ok(validated) => {
+                    self.check_warm(&validated);
+                    attempt.warm = validated.warm;
+                    done.push((attempt, validated))
+                }
                 Err(failure) => broken = Some((attempt, failure)),
             }
         }
@@ -847,6 +862,7 @@ impl Repair<'_> {
             tokens: proposal.tokens,
             model_seconds: proposal.model_seconds,
             test_seconds: 0.0,
+            warm: false,
             rank: proposal.rank,
         };
         self.feedback = edit_feedback(&attempt);
@@ -1013,6 +1029,75 @@ impl Repair<'_> {
         Ok(Step::Next)
     }
 
+    /// Gives the first `count` copies a warm worker each, unless the candidates run cold; the
+    /// first that cannot have one sends the repair cold, with why.
+    fn warm_up(&mut self, count: usize) {
+        for slot in 0..count {
+            if self.cold.is_some() {
+                return;
+            }
+            let learnt = match slot {
+                0 => None,
+                _ => self.tree.warm().map(|first| first.learnt.clone()),
+            };
+            let tree = match slot {
+                0 => &mut *self.tree,
+                _ => &mut self.workers[slot - 1],
+            };
+            if tree.warm().is_some() {
+                continue;
+            }
+            let started = Instant::now();
+            // The copies are in the best state: its cold run is what their warm runs must give.
+            let expected = self.best.report.as_ref().unwrap_or(&self.baseline.report);
+            let on = (&*tree, expected);
+            match warm::start(
+                self.request,
+                self.baseline,
+                on,
+                learnt.as_deref(),
+                self.deadline,
+            ) {
+                Ok(worker) => {
+                    tree.set_warm(Some(worker));
+                    self.step(
+                        true,
+                        &format!(
+                            "copy {}: the failing tests run warm (a worker started in {})",
+                            slot + 1,
+                            shown_duration(started.elapsed())
+                        ),
+                    );
+                    self.events
+                        .emit("warm", json!({"copy": slot + 1, "warm": true}));
+                }
+                Err(why) => self.go_cold(why),
+            }
+        }
+    }
+
+    /// Sends the rest of the repair's candidates cold when `validated` says the warm worker
+    /// failed or disagreed with a cold run.
+    fn check_warm(&mut self, validated: &Validated) {
+        if let Some(why) = &validated.warm_failed {
+            self.go_cold(why.clone());
+        }
+    }
+
+    fn go_cold(&mut self, why: String) {
+        if self.cold.is_some() {
+            return;
+        }
+        crate::log::note("heal", &format!("the candidates run cold: {why}"));
+        self.events
+            .emit("warm", json!({"warm": false, "reason": why}));
+        self.tree.set_warm(None);
+        for tree in &mut self.workers {
+            tree.set_warm(None);
+        }
+        self.cold = Some(why);
+    }
+
     /// Puts copy `slot` back to the best state; when that fails (code the tests ran got in the
     /// way), the repair ends, with what it found.
     fn undo(&mut self, slot: usize) -> Option<Step> {
@@ -1070,6 +1155,11 @@ struct Validated {
     report: TestReport,
     whole_suite: bool,
     runs: Vec<serde_json::Value>,
+    /// The failing tests ran warm.
+    warm: bool,
+    /// Why the warm worker cannot be trusted any more: it failed, or the cold run of the whole
+    /// suite disagreed with its run of the failing tests.
+    warm_failed: Option<String>,
 }
 
 impl Validated {
@@ -1110,6 +1200,7 @@ fn validate(
     };
     let since = |origin: Instant| origin.elapsed().as_millis() as u64;
     let mut runs = Vec::new();
+    let (mut ran_warm, mut warm_failed, mut first_still_failing) = (false, None, None);
     let failing = baseline.steady_failing();
     if selectable(baseline.report.framework)
         && request.command.is_none()
@@ -1124,20 +1215,36 @@ fn validate(
         say(&shown);
         let started_ms = since(origin);
         let total = failing.len() as u64;
-        let first = baseline::run(request, tree, failing, limit, live(&shown, total))?;
+        let warm_run = tree.warm().map(|worker| worker.run(failing.clone(), limit));
+        let first = match warm_run {
+            Some(Ok(mut report)) => {
+                ran_warm = true;
+                report.framework_reason = baseline.report.framework_reason.clone();
+                report
+            }
+            Some(Err(failure)) => {
+                warm_failed = Some(format!("{:#}", failure.error));
+                baseline::run(request, tree, failing, limit, live(&shown, total))?
+            }
+            None => baseline::run(request, tree, failing, limit, live(&shown, total))?,
+        };
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
                    "started_ms": started_ms, "duration_ms": first.duration_ms,
-                   "wall_ms": since(origin) - started_ms}),
+                   "wall_ms": since(origin) - started_ms, "warm": ran_warm}),
         );
         // Worth the whole suite only when it fixed more than the change kept.
-        let still = baseline.judge(&first).still_failing.len();
+        let still_failing = baseline.judge(&first).still_failing;
+        let still = still_failing.len();
+        first_still_failing = Some(still_failing);
         let ran = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
         if !ran || (false, still) >= best {
             return Ok(Validated {
                 report: first,
                 whole_suite: false,
                 runs,
+                warm: ran_warm,
+                warm_failed,
             });
         }
     }
@@ -1158,16 +1265,38 @@ fn validate(
         false => request.test_timeout,
     };
     let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
+    // Cold: what the failing tests did warm must be what they do in a fresh process.
+    if let Some(first) = ran_warm.then_some(first_still_failing).flatten() {
+        let cold = baseline.judge(&all).still_failing;
+        if first != cold {
+            warm_failed = Some(format!(
+                "the failing tests still failing warm ({}) are not those cold ({})",
+                shown_ids(&first),
+                shown_ids(&cold)
+            ));
+        }
+    }
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
                "started_ms": started_ms, "duration_ms": all.duration_ms,
-               "wall_ms": since(origin) - started_ms}),
+               "wall_ms": since(origin) - started_ms, "warm": false}),
     );
     Ok(Validated {
         report: all,
         whole_suite: true,
         runs,
+        warm: ran_warm,
+        warm_failed,
     })
+}
+
+/// Ids for a message: the first few, and how many more.
+fn shown_ids(ids: &[String]) -> String {
+    match ids.len() {
+        0 => "none".into(),
+        1..=3 => ids.join(", "),
+        more => format!("{}, and {} more", ids[..3].join(", "), more - 3),
+    }
 }
 
 /// The files the failing tests are in, from their ids (`shop/tests.py::test_a`,

@@ -12,6 +12,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
+use crate::testrun::warm::Warm;
 use crate::workspace::jail::{self, Roots};
 use crate::workspace::runs_outside::RunsOutside;
 use crate::workspace::write::write_atomically;
@@ -52,6 +53,8 @@ pub(crate) struct Tree {
     workspace: PathBuf,
     /// Its files that run outside the sandbox: never written.
     runs_outside: RunsOutside,
+    /// The worker its tests run warm in, once a search started one.
+    warm: Option<Warm>,
 }
 
 impl Tree {
@@ -83,6 +86,16 @@ impl Tree {
         tree.originals = self.originals.clone();
         tree.current = self.current.clone();
         Ok(tree)
+    }
+
+    /// The worker its tests run warm in, if any.
+    pub(crate) fn warm(&self) -> Option<&Warm> {
+        self.warm.as_ref()
+    }
+
+    /// Gives it a warm worker, or (None) stops the one it has.
+    pub(crate) fn set_warm(&mut self, warm: Option<Warm>) {
+        self.warm = warm;
     }
 
     /// The build outputs the tests see, for the sandbox: the workspace's own, read-only, what a
@@ -155,6 +168,7 @@ impl Tree {
                 layers,
                 workspace: workspace.to_path_buf(),
                 runs_outside: RunsOutside::of(workspace),
+                warm: None,
             }),
             Err(err) => {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -428,6 +442,8 @@ fn remove_file(roots: &Roots, path: &str) -> Result<(), String> {
 
 impl Drop for Tree {
     fn drop(&mut self) {
+        // Stopped first: it runs in the copy.
+        self.warm = None;
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -153,6 +153,10 @@ pub(crate) struct Attempt {
     pub tokens: Tokens,
     pub model_seconds: f64,
     pub test_seconds: f64,
+    /// The failing tests ran warm: in a process forked from a worker that had imported the
+    /// runner and the project's dependencies, not a fresh one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
     /// A search's candidate's tier and place, for ranking plausible patches (not written).
     #[serde(skip)]
     pub rank: Option<(u8, usize)>,

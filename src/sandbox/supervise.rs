@@ -177,6 +177,13 @@ impl TerminationSignals {
     }
 }
 
+impl std::os::fd::AsFd for TerminationSignals {
+    /// Readable while one of the signals is pending (reading it, `take`, consumes it).
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
 impl Drop for TerminationSignals {
     fn drop(&mut self) {
         let _ =

@@ -22,6 +22,7 @@ mod progress;
 pub(crate) mod pytest;
 pub(crate) mod report;
 pub(crate) mod unittest;
+pub(crate) mod warm;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -141,7 +142,18 @@ fn run_with(
     );
     let result = crate::sandbox::run(&policy, BackendKind::Native)
         .map_err(|failure| runner_missing(framework, request.command.is_some(), failure))?;
+    report_of(framework, request, root, (policy.timeout, command), result)
+}
 
+/// The report of a run of `command` that `result` says how it went, cold or warm: its output
+/// read as `framework`'s, its outcome, and why when it did not pass.
+fn report_of(
+    framework: Framework,
+    request: &TestRequest,
+    root: &Path,
+    (timeout, command): (std::time::Duration, Vec<String>),
+    result: SandboxResult,
+) -> Result<TestReport, Failure> {
     let stdout = result.stdout.as_deref().unwrap_or("");
     let (stderr, events) = jest_events::split(result.stderr.as_deref().unwrap_or(""));
     let stderr = stderr.as_str();
@@ -162,7 +174,7 @@ fn run_with(
     let why = match outcome {
         Outcome::Error => Some(explain::why_error(&output, root, !request.tests.is_empty())),
         Outcome::Timeout => Some(explain::timed_out(
-            policy.timeout,
+            timeout,
             &parsed.running,
             result.stdout_truncated || result.stderr_truncated,
         )),

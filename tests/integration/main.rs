@@ -12,6 +12,7 @@ mod heal;
 mod heal_mutate;
 mod heal_task;
 mod heal_tools;
+mod heal_warm;
 mod mcp;
 mod mcp_session;
 mod open_pr;

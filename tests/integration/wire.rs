@@ -271,6 +271,8 @@ struct Attempt {
     tokens: Tokens,
     model_seconds: f64,
     test_seconds: f64,
+    #[serde(default)]
+    warm: bool,
 }
 
 #[derive(Deserialize)]

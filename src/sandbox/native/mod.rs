@@ -1040,7 +1040,8 @@ impl Drop for PrivateDir {
     }
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd), Failure> {
+/// A pipe whose ends close on exec.
+pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), Failure> {
     nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|errno| {
         Failure::external(format!(
             "cannot create a pipe: {}",

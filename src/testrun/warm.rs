@@ -1,0 +1,303 @@
+//! Warm test runs for Python's runners (pytest, unittest). Heal's offline engine tests hundreds
+//! of candidates; cold, each pays the runner's start-up (most of a second with pytest) though
+//! the failing test takes milliseconds. A warm worker, in the sandbox as a cold run would be,
+//! imports the runner once (and, after a first run that learns them, the modules the tests
+//! import from outside the project), then forks a process per run, which imports the project's
+//! own modules from disk: each run sees the code as it is now. Its output is read as a cold
+//! run's is. A worker that stops answering is the caller's to drop, and to run cold instead.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{policy_for, report_of, runner_command, TestRequest};
+use crate::error::Failure;
+use crate::run_document::{Framework, TestReport};
+use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
+use crate::sandbox::result::SandboxResult;
+use crate::sandbox::supervise::TerminationSignals;
+
+/// The worker's program, run with `python -c`.
+const WORKER: &str = include_str!("warm_worker.py");
+
+/// The time a worker has to import its runner and say it is ready.
+const START_TIME: Duration = Duration::from_secs(60);
+
+/// The time past a run's limit its reply may take (the worker kills the run at its limit).
+const GRACE: Duration = Duration::from_secs(10);
+
+/// Output kept per stream, as heal's cold runs keep.
+const MAX_OUTPUT: u64 = 8 << 20;
+
+/// A worker for one workspace, in its own sandbox, started by `start`; stopped when dropped.
+pub(crate) struct Warm {
+    framework: Framework,
+    root: PathBuf,
+    sandbox: PolicyRequest,
+    /// The command's words before `-m MODULE`: the interpreter and its options.
+    module_at: usize,
+    /// The process that runs the worker's sandbox (a fork of this one).
+    supervisor: libc::pid_t,
+    requests: File,
+    replies: File,
+    /// Why a process forked from the worker would not run as a fresh one does, if it would not.
+    pub(crate) unsafe_reason: Option<String>,
+    /// What `learn` found the tests import from outside the project: `preload` gives it to
+    /// another worker.
+    pub(crate) learnt: Vec<String>,
+}
+
+/// What a run that learnt said.
+struct Learnt {
+    unsafe_reason: Option<String>,
+    learnt: Vec<String>,
+}
+
+/// What the worker says about a run.
+#[derive(Deserialize)]
+struct Reply {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    duration_ms: u64,
+    stdout: String,
+    stderr: String,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+    #[serde(default, rename = "unsafe")]
+    unsafe_reason: Option<String>,
+    /// With `learn`: the modules imported.
+    #[serde(default)]
+    learnt: Vec<String>,
+}
+
+impl Warm {
+    /// Starts a worker for `request`'s framework (pytest or unittest, the runner's own command)
+    /// in `request`'s sandbox, which bounds it as a whole (its timeout is the worker's life).
+    /// The caller has a single thread: the sandbox is run by a fork of it.
+    pub(crate) fn start(request: TestRequest) -> Result<Warm, Failure> {
+        let framework = request
+            .framework
+            .filter(|f| matches!(f, Framework::Pytest | Framework::Unittest))
+            .ok_or_else(|| Failure::usage("only pytest and unittest run warm"))?;
+        if request.command.is_some() {
+            return Err(Failure::usage("a command given with --command runs cold"));
+        }
+        let root = request.sandbox.workspace.canonicalize().map_err(|err| {
+            Failure::usage(format!("{}: {err}", request.sandbox.workspace.display()))
+        })?;
+        let (mut policy, command) = policy_for(framework, &request, &root)?;
+        let module = framework.name();
+        let module_at = command
+            .windows(2)
+            .position(|words| words[0] == "-m" && words[1] == module)
+            .ok_or_else(|| Failure::external(format!("`{}` runs no module", command.join(" "))))?;
+        policy.command = command[..module_at]
+            .iter()
+            .map(String::as_str)
+            .chain(["-c", WORKER, module])
+            .map(Into::into)
+            .collect();
+        policy.output = OutputMode::Stream;
+        let (requests_read, requests_write) = crate::sandbox::native::pipe()?;
+        let (replies_read, replies_write) = crate::sandbox::native::pipe()?;
+        let null = File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .map_err(|err| Failure::external(format!("cannot open /dev/null: {err}")))?;
+        // SAFETY: the caller has a single thread (see above); the child leaves by `_exit`.
+        let supervisor = match unsafe { libc::fork() } {
+            0 => {
+                let ends = [requests_read.as_fd(), replies_write.as_fd(), null.as_fd()];
+                for (fd, end) in ends.into_iter().enumerate() {
+                    // SAFETY: dup2 onto the standard descriptors, which the sandbox passes on.
+                    unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&end), fd as i32) };
+                }
+                let ran = crate::sandbox::run(&policy, BackendKind::Native).is_ok();
+                // SAFETY: ends the fork at once, running no destructor of what it shares.
+                unsafe { libc::_exit(if ran { 0 } else { 1 }) }
+            }
+            -1 => {
+                return Err(Failure::external(format!(
+                    "cannot start a warm worker: {}",
+                    std::io::Error::last_os_error()
+                )))
+            }
+            pid => pid,
+        };
+        let mut warm = Warm {
+            framework,
+            root,
+            sandbox: request.sandbox,
+            module_at,
+            supervisor,
+            requests: File::from(requests_write),
+            replies: File::from(replies_read),
+            unsafe_reason: None,
+            learnt: Vec::new(),
+        };
+        let ready: serde_json::Value = warm.reply(Instant::now() + START_TIME)?;
+        if ready["ready"] != true {
+            return Err(Failure::external(format!("the warm worker said {ready}")));
+        }
+        warm.unsafe_reason = ready["unsafe"].as_str().map(String::from);
+        Ok(warm)
+    }
+
+    /// Runs `tests` (all when empty), cut at `limit`, as a cold run would, and reads the result.
+    pub(crate) fn run(&self, tests: Vec<String>, limit: Duration) -> Result<TestReport, Failure> {
+        self.ask(tests, limit, false).map(|(report, _)| report)
+    }
+
+    /// As `run`; then the worker imports what the run imported from outside the project, and
+    /// `unsafe_reason` says whether forking from it still gives what a fresh process gives.
+    pub(crate) fn learn(
+        &mut self,
+        tests: Vec<String>,
+        limit: Duration,
+    ) -> Result<TestReport, Failure> {
+        let (report, reply) = self.ask(tests, limit, true)?;
+        self.unsafe_reason = reply.unsafe_reason;
+        self.learnt = reply.learnt;
+        Ok(report)
+    }
+
+    /// Imports `modules` (another worker's `learnt`) into the worker, as `learn` would have.
+    pub(crate) fn preload(&mut self, modules: &[String]) -> Result<(), Failure> {
+        writeln!(&self.requests, "{}", json!({ "preload": modules }))
+            .map_err(|err| Failure::external(format!("the warm worker is gone: {err}")))?;
+        let reply: serde_json::Value = self.reply(Instant::now() + START_TIME)?;
+        self.unsafe_reason = reply["unsafe"].as_str().map(String::from);
+        self.learnt = modules.to_vec();
+        Ok(())
+    }
+
+    fn ask(
+        &self,
+        tests: Vec<String>,
+        limit: Duration,
+        learn: bool,
+    ) -> Result<(TestReport, Learnt), Failure> {
+        let command = runner_command(self.framework, &tests, self.sandbox.network, &self.root);
+        let asked = json!({
+            "argv": command[self.module_at + 2..],
+            "limit": limit.as_secs_f64(),
+            "max_bytes": MAX_OUTPUT,
+            "learn": learn,
+        });
+        writeln!(&self.requests, "{asked}")
+            .map_err(|err| Failure::external(format!("the warm worker is gone: {err}")))?;
+        let reply: Reply = self.reply(Instant::now() + limit + GRACE)?;
+        let learnt = Learnt {
+            unsafe_reason: reply.unsafe_reason,
+            learnt: reply.learnt,
+        };
+        let result = SandboxResult {
+            backend: BackendKind::Native,
+            command: command.clone(),
+            exit_code: reply.exit_code,
+            signal: reply.signal,
+            timed_out: reply.timed_out,
+            interrupted: None,
+            limit_hit: None,
+            duration_ms: reply.duration_ms,
+            stdout: Some(reply.stdout),
+            stderr: Some(reply.stderr),
+            stdout_truncated: reply.stdout_truncated,
+            stderr_truncated: reply.stderr_truncated,
+            layers: Default::default(),
+            disk: None,
+            quarantined: Vec::new(),
+            stderr_mid_line: false,
+        };
+        let request = TestRequest {
+            framework: Some(self.framework),
+            command: None,
+            tests,
+            sandbox: self.sandbox.clone(),
+            caches_of: None,
+            progress: None,
+        };
+        let report = report_of(
+            self.framework,
+            &request,
+            &self.root,
+            (limit, command),
+            result,
+        )?;
+        Ok((report, learnt))
+    }
+
+    /// The worker's next line, read by `deadline`. A termination signal (Ctrl-C) ends the wait
+    /// and stops the worker; the signal is left pending, for the caller's next run to see.
+    fn reply<T: serde::de::DeserializeOwned>(&self, deadline: Instant) -> Result<T, Failure> {
+        let gone = |why: String| Failure::external(format!("the warm worker {why}"));
+        let signals = TerminationSignals::block()?;
+        let mut line = Vec::new();
+        let mut buffer = vec![0; 64 * 1024];
+        while !line.ends_with(b"\n") {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(gone("did not answer in time".into()));
+            }
+            let millis = left.as_millis().min(i32::MAX as u128) as i32;
+            let mut fds = [
+                PollFd::new(self.replies.as_fd(), PollFlags::POLLIN),
+                PollFd::new(signals.as_fd(), PollFlags::POLLIN),
+            ];
+            let wait = PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX);
+            match nix::poll::poll(&mut fds, wait) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => {}
+                Err(errno) => return Err(gone(format!("cannot be read: {errno}"))),
+            }
+            if fds[1].any() == Some(true) {
+                // SAFETY: our own child.
+                unsafe { libc::kill(self.supervisor, libc::SIGTERM) };
+                return Err(gone("was stopped by a signal".into()));
+            }
+            match (&self.replies).read(&mut buffer) {
+                Ok(0) => return Err(gone("ended".into())),
+                Ok(read) => line.extend_from_slice(&buffer[..read]),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(gone(format!("cannot be read: {err}"))),
+            }
+        }
+        serde_json::from_slice(&line)
+            .map_err(|err| gone(format!("said something unreadable: {err}")))
+    }
+}
+
+impl Drop for Warm {
+    /// Stops the worker's sandbox as a signal to a cold run would, and waits for it (a bounded
+    /// time; then it is killed).
+    fn drop(&mut self) {
+        // SAFETY: our own child, signalled and reaped here only.
+        unsafe { libc::kill(self.supervisor, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut status = 0;
+            // SAFETY: as above.
+            let done = unsafe { libc::waitpid(self.supervisor, &mut status, libc::WNOHANG) };
+            if done != 0 {
+                return;
+            }
+            if Instant::now() >= until {
+                // SAFETY: as above.
+                unsafe {
+                    libc::kill(self.supervisor, libc::SIGKILL);
+                    libc::waitpid(self.supervisor, &mut status, 0);
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
