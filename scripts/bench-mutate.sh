@@ -66,6 +66,42 @@ PY
   echo
 fi
 
+# A project whose tests import a dependency that takes a second to import, as real projects'
+# frameworks do (issue 41: a repair at least 10x faster warm than cold): its virtualenv, in the
+# project, holds the dependency; heal repairs it warm and with --cold.
+if [ $# -eq 0 ]; then
+  heavy="$work/heavy"
+  mkdir -p "$heavy/calc" "$heavy/tests"
+  python3 -m venv --system-site-packages "$heavy/.venv"
+  site=$("$heavy/.venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
+  printf 'import time\ntime.sleep(1)\n\n\ndef double(x):\n    return 2 * x\n' >"$site/heavyframework.py"
+  printf 'import heavyframework\n\n\ndef total(prices, quantity):\n    return heavyframework.double(sum(prices)) // 2 * (quantity + 1)\n' >"$heavy/calc/__init__.py"
+  : >"$heavy/tests/__init__.py"
+  printf 'from calc import total\n\n\ndef test_total():\n    assert total([1, 2], 3) == 9\n\n\ndef test_one():\n    assert total([5], 1) == 5\n' >"$heavy/tests/test_calc.py"
+  for mode in warm cold; do
+    cp -r "$heavy" "$work/heavy-$mode"
+    start=$(date +%s%N)
+    "$autocoder" heal -q --engine mutate --jobs 1 $([ $mode = cold ] && echo --cold || true) \
+      --workspace "$work/heavy-$mode" --events "$work/heavy-$mode.jsonl" </dev/null >/dev/null 2>&1 || true
+    echo $(( ($(date +%s%N) - start) / 1000000 )) >"$work/heavy-$mode.ms"
+  done
+  python3 - "$work" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+
+work = Path(sys.argv[1])
+for mode in ["warm", "cold"]:
+    events = [json.loads(line) for line in (work / f"heavy-{mode}.jsonl").read_text().splitlines()]
+    runs = [e for e in events if e["event"] == "tests" and e["attempt"] > 0]
+    failing = [r["duration_ms"] for r in runs if r["scope"] == "failing"]
+    search = next(r for r in runs if r["scope"] == "all")["started_ms"] - runs[0]["started_ms"]
+    wall = int((work / f"heavy-{mode}.ms").read_text())
+    print(f"a project importing a 1 s dependency, {mode}: one candidate's run {statistics.median(failing):.0f} ms "
+          f"(median of {len(failing)}), the search to the fix {search} ms, the whole heal {wall} ms")
+PY
+  echo
+fi
+
 if [ $# -gt 0 ]; then ids=("$@"); else mapfile -t ids < <(scripts/seed-bug.py --list); fi
 : >"$work/results.tsv"
 for id in "${ids[@]}"; do

@@ -6,6 +6,7 @@
 # After a run asked to `learn`, what it imported from outside the project is imported here too
 # (and said, so that the next worker can be given it: `preload`).
 # Python 3.6 and later.
+import gc
 import importlib
 import json
 import os
@@ -32,6 +33,7 @@ def main():
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     importlib.import_module(module)
+    settle()
     send(replies, {"ready": True, "unsafe": unsafe(root)})
     for line in requests:
         request = json.loads(line)
@@ -42,8 +44,18 @@ def main():
         if request.get("learn"):
             reply["learnt"] = learnt()
             reply["preloaded"] = preload(reply["learnt"])
+        if "preloaded" in reply:
+            settle()
         reply["unsafe"] = unsafe(root)
         send(replies, reply)
+
+
+def settle():
+    """What is imported here stays, untouched by the children's collections (pytest collects
+    twice at its end): frozen, a collection no longer walks it (nor copies its pages)."""
+    gc.collect()
+    if hasattr(gc, "freeze"):
+        gc.freeze()
 
 
 def send(replies, reply):
@@ -142,16 +154,22 @@ def kept(path, max_bytes):
 
 
 def inside(root, path):
+    """Whether `path` is the project's own: under its root, and not in the environment the
+    interpreter runs from (a `.venv` in the project holds its dependencies)."""
     path = os.path.realpath(path)
-    return path == root or path.startswith(root + os.sep)
+    return under(root, path) and not under(os.path.realpath(sys.prefix), path)
+
+
+def under(directory, path):
+    return path == directory or path.startswith(directory + os.sep)
 
 
 def outside(root):
-    """The modules imported from outside the project (and not this worker's temporary files)."""
+    """The modules imported from outside the project."""
     names = []
     for name, loaded in list(sys.modules.items()):
         path = getattr(loaded, "__file__", None)
-        if name == "__main__" or (path and (inside(root, path) or path.startswith("/tmp/"))):
+        if name == "__main__" or (path and inside(root, path)):
             continue
         names.append(name)
     return names
