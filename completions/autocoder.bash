@@ -183,7 +183,7 @@ _autocoder() {
             return 0
             ;;
         autocoder__subcmd__heal)
-            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --engine --provider --model --base-url --max-attempts --max-candidates --jobs --mutate-time --token-budget --timeout --test-timeout --allow-test-edits --events --patch-out --env --task --paths --max-steps --context-tokens --help"
+            opts="-C -q -v -h --pretty --quiet --verbose --color --workspace --engine --provider --model --base-url --max-attempts --max-candidates --jobs --mutate-time --token-budget --timeout --test-timeout --cold --allow-test-edits --events --patch-out --env --task --paths --max-steps --context-tokens --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
