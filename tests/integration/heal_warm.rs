@@ -6,11 +6,13 @@ use serde_json::Value;
 
 use crate::util::{section_of, with_project, Run, Test};
 
-fn events(run: &Run) -> Vec<Value> {
+/// The events named `name` the run wrote to events.jsonl.
+fn events_named(run: &Run, name: &str) -> Vec<Value> {
     std::fs::read_to_string(run.dir.path().join("events.jsonl"))
         .unwrap()
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == name)
         .collect()
 }
 
@@ -54,21 +56,18 @@ fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     assert_eq!(ran_warm(&cold), 0);
     // The failing tests ran warm; every run of the whole suite, which decides what is kept,
     // cold.
-    let runs: Vec<Value> = events(&warm_run)
+    let runs: Vec<Value> = events_named(&warm_run, "tests")
         .into_iter()
-        .filter(|e| e["event"] == "tests" && e["attempt"].as_u64() > Some(0))
+        .filter(|e| e["attempt"].as_u64() > Some(0))
         .collect();
     assert!(runs.iter().any(|r| r["scope"] == "all"), "{runs:#?}");
     for run in &runs {
         assert_eq!(run["warm"], run["scope"] == "failing", "{run}");
     }
-    let said: Vec<Value> = events(&warm_run)
-        .into_iter()
-        .filter(|e| e["event"] == "warm")
-        .collect();
+    let said = events_named(&warm_run, "warm");
     assert_eq!(said.len(), 1, "{said:#?}");
     assert_eq!(said[0]["warm"], true);
-    assert!(events(&cold_run).iter().all(|e| e["event"] != "warm"));
+    assert!(events_named(&cold_run, "warm").is_empty());
     // The tests' final run is a fresh process's.
     assert_eq!(warm["tests"]["outcome"], "passed");
 }
@@ -97,10 +96,7 @@ fn tests_that_see_what_a_warm_worker_imported_run_the_repair_cold() {
     assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
     let ops = std::fs::read_to_string(run.dir.path().join("calc/ops.py")).unwrap();
     assert!(ops.contains("return a + b"), "{ops}");
-    let said: Vec<Value> = events(&run)
-        .into_iter()
-        .filter(|e| e["event"] == "warm")
-        .collect();
+    let said = events_named(&run, "warm");
     assert_eq!(said.len(), 1, "{said:#?}");
     assert_eq!(said[0]["warm"], false);
     let reason = said[0]["reason"].as_str().unwrap();
