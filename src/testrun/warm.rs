@@ -112,9 +112,19 @@ impl Warm {
             .write(true)
             .open("/dev/null")
             .map_err(|err| Failure::external(format!("cannot open /dev/null: {err}")))?;
+        let parent = std::process::id() as libc::pid_t;
         // SAFETY: the caller has a single thread (see above); the child leaves by `_exit`.
         let supervisor = match unsafe { libc::fork() } {
             0 => {
+                // Ends with its parent, even killed (SIGKILL): the sandbox's run stops as on
+                // Ctrl-C, and the worker with it.
+                // SAFETY: prctl and getppid on this process only.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                }
                 let ends = [requests_read.as_fd(), replies_write.as_fd(), null.as_fd()];
                 for (fd, end) in ends.into_iter().enumerate() {
                     // SAFETY: dup2 onto the standard descriptors, which the sandbox passes on.

@@ -47,10 +47,6 @@ fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     let (cold_run, cold) = heal_with(&["--cold"]);
     // The same candidates, judged the same, in the same order.
     assert_eq!(verdicts(&warm), verdicts(&cold));
-    let ran_warm = |heal: &Value| {
-        let attempts = heal["attempts"].as_array().unwrap();
-        attempts.iter().filter(|a| a["warm"] == true).count()
-    };
     let attempts = warm["attempts"].as_array().unwrap().len();
     assert_eq!(ran_warm(&warm), attempts, "{warm:#}");
     assert_eq!(ran_warm(&cold), 0);
@@ -72,21 +68,8 @@ fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     assert_eq!(warm["tests"]["outcome"], "passed");
 }
 
-#[test]
-fn tests_that_see_what_a_warm_worker_imported_run_the_repair_cold() {
-    // The failing test checks that fractions is imported lazily: cold it fails on the bug
-    // alone; warm, fractions would be there before it starts.
-    let test = Test::new();
-    test.dir().write("calc/__init__.py", "");
-    test.dir().write(
-        "calc/ops.py",
-        "def add(a, b):\n    return a - b\n\n\ndef ratio(text):\n    from fractions import Fraction\n\n    return Fraction(text)\n",
-    );
-    test.dir().write("tests/__init__.py", "");
-    test.dir().write(
-        "tests/test_ops.py",
-        "import sys\n\nimport calc.ops\n\n\ndef test_add_keeps_fractions_lazy():\n    assert \"fractions\" not in sys.modules\n    assert calc.ops.ratio(\"1/2\") * 2 == 1\n    assert calc.ops.add(2, 3) == 5\n",
-    );
+/// heal --engine mutate --jobs 1 -v on `test`'s project, green; its heal section.
+fn healed(test: Test) -> (Run, Value) {
     let run = test
         .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
         .args(["--events", "events.jsonl"])
@@ -94,18 +77,88 @@ fn tests_that_see_what_a_warm_worker_imported_run_the_repair_cold() {
         .expect_status(0);
     let heal = section_of(&run, "heal");
     assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    (run, heal)
+}
+
+fn ran_warm(heal: &Value) -> usize {
+    let attempts = heal["attempts"].as_array().unwrap();
+    attempts.iter().filter(|a| a["warm"] == true).count()
+}
+
+#[test]
+fn a_warm_run_sees_the_modules_and_the_home_a_fresh_process_sees() {
+    // The failing test checks that fractions is imported lazily (the worker imported it after
+    // the first run), and the discount table is cached in the home (an earlier run's cache
+    // would hide the fix).
+    let test = Test::new();
+    test.dir().write("calc/__init__.py", "");
+    test.dir().write(
+        "calc/ops.py",
+        "import json\nimport os\n\n\ndef bulk_discount(quantity):\n    return 21 if quantity > 50 else 0\n\n\n\
+         def cached(quantity):\n    path = os.path.expanduser('~/.cache/table.json')\n\
+         \x20   if not os.path.exists(path):\n        os.makedirs(os.path.dirname(path), exist_ok=True)\n\
+         \x20       with open(path, 'w') as file:\n            json.dump({'60': bulk_discount(60)}, file)\n\
+         \x20   with open(path) as file:\n        return json.load(file)[str(quantity)]\n\n\n\
+         def ratio(text):\n    from fractions import Fraction\n\n    return Fraction(text)\n",
+    );
+    test.dir().write("tests/__init__.py", "");
+    test.dir().write(
+        "tests/test_ops.py",
+        "import sys\n\nimport calc.ops\n\n\ndef test_sixty_items_get_twenty_percent():\n\
+         \x20   assert \"fractions\" not in sys.modules\n    assert calc.ops.ratio(\"1/2\") * 2 == 1\n\
+         \x20   assert calc.ops.cached(60) == 20\n",
+    );
+    let (run, heal) = healed(test);
+    let ops = std::fs::read_to_string(run.dir.path().join("calc/ops.py")).unwrap();
+    assert!(ops.contains("return 20 if"), "{ops}");
+    assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
+    assert!(!run.stderr().contains("run cold"), "{}", run.stderr());
+}
+
+#[test]
+fn tests_that_see_their_dependencies_were_imported_in_another_process_run_the_repair_cold() {
+    // A dependency in the project's virtualenv notes the process that imported it (as
+    // libraries that must notice a fork do); the failing test checks it is its own: warm, the
+    // worker imported it.
+    let test = Test::new();
+    let venv = test.path().join(".venv");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--system-site-packages"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let site = crate::util::stdout_of(
+        std::process::Command::new(venv.join("bin/python"))
+            .args(["-c", "import site; print(site.getsitepackages()[0])"]),
+    );
+    std::fs::write(
+        std::path::Path::new(site.trim()).join("forkcheck.py"),
+        "import os\n\nIMPORTED_BY = os.getpid()\n",
+    )
+    .unwrap();
+    test.dir().write("calc/__init__.py", "");
+    test.dir()
+        .write("calc/ops.py", "def add(a, b):\n    return a - b\n");
+    test.dir().write("tests/__init__.py", "");
+    test.dir().write(
+        "tests/test_ops.py",
+        "import os\n\nimport forkcheck\n\nimport calc.ops\n\n\ndef test_add():\n\
+         \x20   assert forkcheck.IMPORTED_BY == os.getpid(), \"imported in another process\"\n\
+         \x20   assert calc.ops.add(2, 3) == 5\n",
+    );
+    let (run, heal) = healed(test);
     let ops = std::fs::read_to_string(run.dir.path().join("calc/ops.py")).unwrap();
     assert!(ops.contains("return a + b"), "{ops}");
     let said = events_named(&run, "warm");
     assert_eq!(said.len(), 1, "{said:#?}");
     assert_eq!(said[0]["warm"], false);
     let reason = said[0]["reason"].as_str().unwrap();
-    assert!(reason.contains("did not fail as they did cold"), "{reason}");
+    assert!(reason.contains("imported in another process"), "{reason}");
     assert!(
         run.stderr().contains("the candidates run cold"),
         "{}",
         run.stderr()
     );
-    let attempts = heal["attempts"].as_array().unwrap();
-    assert!(attempts.iter().all(|a| a["warm"].is_null()), "{heal:#}");
+    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
 }
