@@ -1192,12 +1192,7 @@ fn validate(
     say: &dyn Fn(&str),
     live: Option<&str>,
 ) -> Result<Validated, Failure> {
-    let live = |shown: &str, total: u64| {
-        live.map(|attempt| Live {
-            shown: format!("{attempt}: {shown}"),
-            total: Some(total),
-        })
-    };
+    let live = |shown: &str, total: u64| live_line(live, shown, total);
     let since = |origin: Instant| origin.elapsed().as_millis() as u64;
     let mut runs = Vec::new();
     let (mut ran_warm, mut warm_failed, mut first_still_failing) = (false, None, None);
@@ -1213,30 +1208,19 @@ fn validate(
             if failing.len() == 1 { "" } else { "s" }
         );
         say(&shown);
-        let started_ms = since(origin);
-        let total = failing.len() as u64;
-        let warm_run = tree.warm().map(|worker| worker.run(failing.clone(), limit));
-        let first = match warm_run {
-            Some(Ok(mut report)) => {
-                ran_warm = true;
-                report.framework_reason = baseline.report.framework_reason.clone();
-                report
-            }
-            Some(Err(failure)) => {
-                warm_failed = Some(format!("{:#}", failure.error));
-                baseline::run(request, tree, failing, limit, live(&shown, total))?
-            }
-            None => baseline::run(request, tree, failing, limit, live(&shown, total))?,
-        };
+        let (started_ms, live) = (since(origin), live(&shown, failing.len() as u64));
+        let first;
+        (first, ran_warm, warm_failed) =
+            failing_run(request, baseline, tree, (failing, limit), live)?;
         runs.push(
             json!({"scope": "failing", "outcome": first.outcome, "counts": first.counts,
                    "started_ms": started_ms, "duration_ms": first.duration_ms,
                    "wall_ms": since(origin) - started_ms, "warm": ran_warm}),
         );
         // Worth the whole suite only when it fixed more than the change kept.
-        let still_failing = baseline.judge(&first).still_failing;
-        let still = still_failing.len();
-        first_still_failing = Some(still_failing);
+        let still = first_still_failing
+            .insert(baseline.judge(&first).still_failing)
+            .len();
         let ran = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
         if !ran || (false, still) >= best {
             return Ok(Validated {
@@ -1250,31 +1234,18 @@ fn validate(
     }
     say("running the whole suite");
     let started_ms = since(origin);
-    let counts = baseline.report.counts;
-    let total = counts.passed
-        + counts.failed
-        + counts.errors
-        + counts.skipped
-        + counts.xfailed
-        + counts.xpassed;
-    let live = live("running the whole suite", total);
+    let live = live("running the whole suite", baseline.report.counts.total());
     // When the failing tests cannot be run alone (make, a --command), the whole suite is the
     // first run, and a mutant that loops is cut as short there.
-    let whole_limit = match runs.is_empty() {
-        true => limit,
-        false => request.test_timeout,
+    let whole_limit = if runs.is_empty() {
+        limit
+    } else {
+        request.test_timeout
     };
     let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
     // Cold: what the failing tests did warm must be what they do in a fresh process.
-    if let Some(first) = ran_warm.then_some(first_still_failing).flatten() {
-        let cold = baseline.judge(&all).still_failing;
-        if first != cold {
-            warm_failed = Some(format!(
-                "the failing tests still failing warm ({}) are not those cold ({})",
-                shown_ids(&first),
-                shown_ids(&cold)
-            ));
-        }
+    if let Some(warm) = ran_warm.then_some(first_still_failing).flatten() {
+        warm_failed = warm_failed.or_else(|| contradicted(&warm, baseline.judge(&all)));
     }
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
@@ -1287,6 +1258,47 @@ fn validate(
         runs,
         warm: ran_warm,
         warm_failed,
+    })
+}
+
+/// What the live line says of a run of `total` tests of `attempt`'s, if it says anything.
+fn live_line(attempt: Option<&str>, shown: &str, total: u64) -> Option<Live> {
+    attempt.map(|attempt| Live {
+        shown: format!("{attempt}: {shown}"),
+        total: Some(total),
+    })
+}
+
+/// The failing tests' run: in the copy's warm worker when it has one, else (or when the worker
+/// fails, which is returned) cold; and whether it ran warm.
+fn failing_run(
+    request: &Settings,
+    baseline: &Baseline,
+    tree: &Tree,
+    (failing, limit): (Vec<String>, Duration),
+    live: Option<Live>,
+) -> Result<(TestReport, bool, Option<String>), Failure> {
+    let failed = match tree.warm().map(|worker| worker.run(failing.clone(), limit)) {
+        Some(Ok(mut report)) => {
+            report.framework_reason = baseline.report.framework_reason.clone();
+            return Ok((report, true, None));
+        }
+        Some(Err(failure)) => Some(format!("{:#}", failure.error)),
+        None => None,
+    };
+    let report = baseline::run(request, tree, failing, limit, live)?;
+    Ok((report, false, failed))
+}
+
+/// Why the whole suite's cold run contradicts the failing tests' warm one, if it does: other
+/// failing tests still fail.
+fn contradicted(warm: &[String], cold: baseline::Judged) -> Option<String> {
+    (warm != cold.still_failing).then(|| {
+        format!(
+            "the failing tests still failing warm ({}) are not those cold ({})",
+            shown_ids(warm),
+            shown_ids(&cold.still_failing)
+        )
     })
 }
 
