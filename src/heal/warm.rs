@@ -10,24 +10,15 @@ use super::baseline::{self, signature, Baseline};
 use super::parallel;
 use super::tree::Tree;
 use super::Settings;
-use crate::run_document::{Framework, Outcome, TestReport};
+use crate::run_document::{Outcome, TestReport};
 use crate::testrun::warm::Warm;
 use crate::testrun::TestRequest;
 
 /// Why the repair's candidates cannot run warm at all, if they cannot.
 pub(super) fn not_warm(request: &Settings, baseline: &Baseline) -> Option<String> {
-    if request.cold {
-        return Some("--cold".into());
-    }
-    if request.command.is_some() {
-        return Some("the tests run by a command given with --command".into());
-    }
-    match baseline.report.framework {
-        Framework::Pytest | Framework::Unittest => None,
-        other => Some(format!(
-            "{} runs cold (only pytest and unittest run warm)",
-            other.name()
-        )),
+    match request.cold {
+        true => Some("--cold".into()),
+        false => Warm::cannot_run(baseline.report.framework, request.command.is_some()),
     }
 }
 

@@ -84,10 +84,9 @@ impl Warm {
     pub(crate) fn start(request: TestRequest) -> Result<Warm, Failure> {
         let framework = request
             .framework
-            .filter(|f| matches!(f, Framework::Pytest | Framework::Unittest))
-            .ok_or_else(|| Failure::usage("only pytest and unittest run warm"))?;
-        if request.command.is_some() {
-            return Err(Failure::usage("a command given with --command runs cold"));
+            .ok_or_else(|| Failure::usage("a warm worker needs the framework named"))?;
+        if let Some(why) = Warm::cannot_run(framework, request.command.is_some()) {
+            return Err(Failure::usage(why));
         }
         let root = request.sandbox.workspace.canonicalize().map_err(|err| {
             Failure::usage(format!("{}: {err}", request.sandbox.workspace.display()))
@@ -159,6 +158,21 @@ impl Warm {
         }
         warm.unsafe_reason = ready["unsafe"].as_str().map(String::from);
         Ok(warm)
+    }
+
+    /// Why `framework`'s tests (run by a command given with --command: `given`) cannot run warm,
+    /// if they cannot.
+    pub(crate) fn cannot_run(framework: Framework, given: bool) -> Option<String> {
+        if given {
+            return Some("the tests run by a command given with --command".into());
+        }
+        match framework {
+            Framework::Pytest | Framework::Unittest => None,
+            other => Some(format!(
+                "{} runs cold (only pytest and unittest run warm)",
+                other.name()
+            )),
+        }
     }
 
     /// Runs `tests` (all when empty), cut at `limit`, as a cold run would, and reads the result.
