@@ -66,9 +66,9 @@ anthropic\t'Anthropic\'s Messages API'"
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l model -d 'The model\'s name [default: AUTOCODER_MODEL; with a local server\'s URL, its first model]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l base-url -d 'The API\'s base URL, e.g. http://127.0.0.1:11434/v1 [default: AUTOCODER_BASE_URL, else OPENAI_BASE_URL, else the provider\'s]' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l max-attempts -d 'The model\'s attempts at most' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l max-candidates -d 'The offline engine\'s candidates at most, before one is green (the alternatives tested beside a green one, at most 8, come on top)' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l max-candidates -d 'The offline engine\'s candidates at most, a safety cap under --mutate-time (the alternatives tested beside a green one, at most 8, come on top)' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l jobs -d 'The offline engine\'s candidates tested at once, each in a copy of its own [default: the cores]' -r
-complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l mutate-time -d 'With --engine auto and a model: the offline engine\'s time before the model\'s turn' -r
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l mutate-time -d 'The offline engine\'s time: its candidates are tried until it is spent, then a model has its turn when one is configured' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l token-budget -d 'Tokens (in and out, all attempts) at most' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l timeout -d 'The whole repair\'s wall time at most, e.g. 10m' -r
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l test-timeout -d 'One test run\'s time at most' -r

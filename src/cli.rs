@@ -280,9 +280,9 @@ pub(crate) struct HealArgs {
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_attempts: u32,
 
-    /// The offline engine's candidates at most, before one is green (the alternatives tested
-    /// beside a green one, at most 8, come on top).
-    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    /// The offline engine's candidates at most, a safety cap under --mutate-time (the
+    /// alternatives tested beside a green one, at most 8, come on top).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_candidates: u32,
 
     /// The offline engine's candidates tested at once, each in a copy of its own [default: the
@@ -290,7 +290,8 @@ pub(crate) struct HealArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: Option<u32>,
 
-    /// With --engine auto and a model: the offline engine's time before the model's turn.
+    /// The offline engine's time: its candidates are tried until it is spent, then a model has
+    /// its turn when one is configured.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
     pub mutate_time: Duration,
 

@@ -330,11 +330,16 @@ impl Repair<'_> {
                 return Ok(End::Interrupted(signal));
             }
             if Instant::now() >= deadline {
-                let time = stage.time.unwrap_or(self.request.timeout);
-                return Ok(End::Budget(format!(
-                    "the time budget ({}) ran out",
-                    shown_duration(time)
-                )));
+                return Ok(End::Budget(match stage.time {
+                    Some(time) if Instant::now() < self.deadline => format!(
+                        "the offline engine's time ({}, --mutate-time) ran out",
+                        shown_duration(time)
+                    ),
+                    _ => format!(
+                        "the time budget ({}) ran out",
+                        shown_duration(self.request.timeout)
+                    ),
+                }));
             }
             if let Some(limit) = self.request.token_budget {
                 let used = self.report.tokens.input + self.report.tokens.output;

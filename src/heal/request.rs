@@ -43,11 +43,11 @@ pub(crate) struct HealRequest {
     pub max_steps: u32,
     /// The model's context window, in tokens.
     pub context_tokens: u64,
-    /// The offline engine's candidates at most.
+    /// The offline engine's candidates at most: a safety cap under its time.
     pub max_candidates: u32,
     /// The model's attempts at most.
     pub max_attempts: u32,
-    /// The offline engine's time before the model's turn (`Auto` with a model).
+    /// The offline engine's time, its main bound; a model's turn follows it.
     pub mutate_time: Duration,
 }
 
@@ -163,8 +163,8 @@ pub(crate) fn run(request: HealRequest, events: Option<std::fs::File>) -> Result
     Ok(healed)
 }
 
-/// The engines' turns: the offline engine (alone, it has the whole time; before a model, a
-/// small part of it), then the model.
+/// The engines' turns: the offline engine for its time (its candidates at most), then the model
+/// for the rest.
 fn stages(
     engines: Engines,
     session: Option<&Arc<Session>>,
@@ -177,7 +177,7 @@ fn stages(
         stages.push(Stage {
             engine: Box::new(MutateEngine::default()),
             attempts: max_candidates,
-            time: (engines == Engines::Auto && session.is_some()).then_some(mutate_time),
+            time: Some(mutate_time),
         });
     }
     if let Some(session) = session {

@@ -459,6 +459,36 @@ fn a_rust_bug_is_found_through_a_macros_arguments_and_the_rest_ends_red() {
 }
 
 #[test]
+fn the_offline_engines_time_ends_its_search_before_its_candidates_run_out() {
+    // No one change fixes the total, and each run of the failing test takes 0.3 s: the many
+    // candidates of the arithmetic cannot all be tried in two seconds.
+    let test = Test::new();
+    test.dir().write(
+        "calc.py",
+        "def total(a, b, c):\n    x = a * 3 + 1\n    y = b * 5 - 2\n    z = c * 7 + 4\n\
+         \x20   return x + y + z - 9\n",
+    );
+    test.dir().write(
+        "test_calc.py",
+        "import time\n\nfrom calc import total\n\n\ndef test_total():\n    time.sleep(0.3)\n\
+         \x20   assert total(1, 2, 3) == 1000\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1"])
+        .args(["--mutate-time", "2s"])
+        .run()
+        .expect_status(1);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "budget_exhausted", "{heal:#}");
+    assert_eq!(
+        heal["reason"], "the offline engine's time (2 s, --mutate-time) ran out",
+        "{heal:#}"
+    );
+    let tried = heal["candidates_tried"].as_u64().unwrap();
+    assert!((1..20).contains(&tried), "{heal:#}");
+}
+
+#[test]
 fn auto_hands_what_the_offline_engine_left_to_the_model() {
     let fix = "shop/pricing.py\n```python\n<<<<<<< SEARCH\n    return price_cents * percent // 100\n=======\n    return price_cents * (100 - percent) // 100\n>>>>>>> REPLACE\n```\n";
     let reply = Reply::json(
