@@ -1068,7 +1068,7 @@ impl Repair<'_> {
                     self.step(
                         true,
                         &format!(
-                            "copy {}: the failing tests run warm (a worker started in {})",
+                            "copy {}: the failing tests run warm (ready in {})",
                             slot + 1,
                             shown_duration(started.elapsed())
                         ),

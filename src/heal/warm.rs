@@ -22,10 +22,10 @@ pub(super) fn not_warm(request: &Settings, baseline: &Baseline) -> Option<String
     }
 }
 
-/// A worker for `tree`, living until `deadline`, that has run the failing tests twice (once
-/// to learn what they import, once warm) and got what `expected`, a cold run of the whole
-/// suite on the state `tree` is in, got for them; else why not. Given what another worker
-/// learnt (`learnt`), it imports that instead, and is trusted as that one was.
+/// Warm runs for `tree`, living until `deadline`, that have run the failing tests twice (once
+/// to learn what they import or which files define them, once warm) and got what `expected`, a
+/// cold run of the whole suite on the state `tree` is in, got for them; else why not. Given what
+/// another copy's learnt (`learnt`), they take that instead, and are trusted as those were.
 pub(super) fn start(
     request: &Settings,
     baseline: &Baseline,

@@ -23,6 +23,7 @@ pub(crate) mod pytest;
 pub(crate) mod report;
 pub(crate) mod unittest;
 pub(crate) mod warm;
+mod warm_node;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -43,6 +44,7 @@ pub(crate) const GIVEN_COMMAND: &str = "the command given with --command";
 const OUTPUT_TAIL: usize = 4000;
 
 /// A test run to make.
+#[derive(Clone)]
 pub(crate) struct TestRequest {
     /// None: detect from the project's files.
     pub framework: Option<Framework>,
@@ -543,10 +545,7 @@ fn node_command(tests: &[String], root: &Path) -> Vec<String> {
     let mut command: Vec<String> = ["node", "--test", "--test-reporter=tap"]
         .map(String::from)
         .into();
-    for id in tests {
-        let leaf = id.rsplit(" > ").next().unwrap_or(id);
-        command.push(format!("--test-name-pattern=^{}$", regex_escape(leaf)));
-    }
+    command.extend(node_name_patterns(tests));
     // The files the project's own `npm test` gives node (globs expanded by the shell,
     // as npm does); without them node runs every file that looks like a test.
     match node_test_files(root) {
@@ -557,6 +556,38 @@ fn node_command(tests: &[String], root: &Path) -> Vec<String> {
         ],
         None => command,
     }
+}
+
+/// `node --test`'s selection of `tests`: by their names' last part.
+fn node_name_patterns(tests: &[String]) -> impl Iterator<Item = String> + '_ {
+    tests.iter().map(|id| {
+        let leaf = id.rsplit(" > ").next().unwrap_or(id);
+        format!("--test-name-pattern=^{}$", regex_escape(leaf))
+    })
+}
+
+/// `tests` run by node in one process, as `node --test` would run them in the test `files`
+/// (relative to the workspace) that define them, each in a process of its own: the last file
+/// is the program, the others are imported before it (by URL, which is why they are encoded).
+fn node_in_one_process(tests: &[String], files: &[String]) -> Vec<String> {
+    let mut command: Vec<String> = vec!["node".into(), "--test-reporter=tap".into()];
+    command.extend(node_name_patterns(tests));
+    if let Some((program, imported)) = files.split_last() {
+        for file in imported {
+            let url: String = file
+                .bytes()
+                .map(|byte| match byte {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                        char::from(byte).to_string()
+                    }
+                    other => format!("%{other:02X}"),
+                })
+                .collect();
+            command.push(format!("--import=./{url}"));
+        }
+        command.push(format!("./{program}"));
+    }
+    command
 }
 
 /// jest's or vitest's command: the project's own copy when it has one, else the one on PATH,
@@ -1044,5 +1075,23 @@ mod tests {
         );
         assert!(split_command("'unclosed").is_err());
         assert!(split_command("  ").is_err());
+    }
+    #[test]
+    fn nodes_run_in_one_process_imports_all_files_but_the_last_by_url() {
+        let tests = ["suite > adds (2)".to_string()];
+        let files = [
+            "test/a #1.test.mjs".to_string(),
+            "test/b.test.js".to_string(),
+        ];
+        assert_eq!(
+            node_in_one_process(&tests, &files),
+            [
+                "node",
+                "--test-reporter=tap",
+                "--test-name-pattern=^adds \\(2\\)$",
+                "--import=./test/a%20%231.test.mjs",
+                "./test/b.test.js",
+            ]
+        );
     }
 }

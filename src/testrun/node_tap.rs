@@ -5,6 +5,7 @@
 //! Exit codes: 0 passed (also when no test ran), 1 failures (a test file that cannot load is a
 //! failure too).
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -30,6 +31,8 @@ struct Pending {
     /// `failureType: 'hookFailed'`: a `before`/`after` hook threw; its tests were cancelled,
     /// and this (often a suite's) failure is the one that says why.
     hook_failed: bool,
+    /// The file that defines the test (its `location`), as node gave it.
+    defined_in: Option<String>,
 }
 
 pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Parsed, String> {
@@ -39,6 +42,20 @@ pub(crate) fn parse_log<R: BufRead>(input: R, root: Option<&Path>) -> Result<Par
     };
     for_each_line(input, |line| log.line(line))?;
     Ok(log.finish())
+}
+
+/// The project file that defines each failed test of a `node --test` log, by id: ids do not
+/// name their file, and the file of a failure's innermost frame may be the code under test.
+pub(crate) fn failed_tests_files(log: &str, root: &Path) -> BTreeMap<String, String> {
+    let mut reader = Log {
+        root: Some(root),
+        ..Log::default()
+    };
+    for line in log.lines() {
+        reader.line(line);
+    }
+    reader.end_pending();
+    reader.defined_in
 }
 
 /// What the log said so far.
@@ -58,6 +75,8 @@ struct Log<'a> {
     /// What the test file printed since the last result (`# ` lines).
     printed: Vec<String>,
     files_not_loaded: usize,
+    /// The file that defines each failed test, by id.
+    defined_in: BTreeMap<String, String>,
     root: Option<&'a Path>,
 }
 
@@ -68,7 +87,7 @@ impl Log<'_> {
 
         if let Some(current) = self.pending.as_mut() {
             if indent == current.indent && text == "..." {
-                self.files_not_loaded += finish(&mut self.parsed, self.pending.take(), self.root);
+                self.end_pending();
                 return;
             }
             if indent >= current.indent && text != "---" {
@@ -78,7 +97,7 @@ impl Log<'_> {
             if text == "---" {
                 return;
             }
-            self.files_not_loaded += finish(&mut self.parsed, self.pending.take(), self.root);
+            self.end_pending();
         }
         let depth = indent / 4;
         if let Some(name) = text.strip_prefix("# Subtest: ") {
@@ -106,6 +125,18 @@ impl Log<'_> {
         if let Some(rest) = text.strip_prefix("# ") {
             self.comment(rest);
         }
+    }
+
+    /// The `not ok` whose block was being read, recorded.
+    fn end_pending(&mut self) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let file = pending.defined_in.as_deref().filter(|_| !pending.is_suite);
+        if let Some(file) = file.and_then(|file| project_relative(file, self.root)) {
+            self.defined_in.insert(pending.failure.id.clone(), file);
+        }
+        self.files_not_loaded += finish(&mut self.parsed, pending, self.root);
     }
 
     /// An `ok` or `not ok` line at `depth`, counted when it is a test's (not a suite's).
@@ -147,6 +178,7 @@ impl Log<'_> {
             printed: std::mem::take(&mut self.printed),
             test_code_failure: false,
             hook_failed: false,
+            defined_in: None,
         });
     }
 
@@ -170,9 +202,10 @@ impl Log<'_> {
 
     /// The last failure, the counts (node's summary, else what was seen) and whether the
     /// suite built at all.
-    fn finish(self) -> Parsed {
+    fn finish(mut self) -> Parsed {
+        self.end_pending();
         let mut parsed = self.parsed;
-        let files_not_loaded = self.files_not_loaded + finish(&mut parsed, self.pending, self.root);
+        let files_not_loaded = self.files_not_loaded;
         if self.saw_summary {
             parsed.counts = self.summary;
         } else {
@@ -228,6 +261,7 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
         "code" if pending.failure.kind.is_none() => pending.failure.kind = Some(value.to_string()),
         "location" => {
             if let Some((file, line)) = location(value) {
+                pending.defined_in = Some(file.clone());
                 pending.failure.file.get_or_insert(file);
                 pending.failure.line.get_or_insert(line);
             }
@@ -242,8 +276,7 @@ fn read_yaml_line(pending: &mut Pending, indent: usize, text: &str) {
 
 /// Records a finished `not ok` (suites that failed only through their tests are not tests);
 /// returns 1 for a test file that could not load.
-fn finish(parsed: &mut Parsed, pending: Option<Pending>, root: Option<&Path>) -> usize {
-    let Some(mut pending) = pending else { return 0 };
+fn finish(parsed: &mut Parsed, mut pending: Pending, root: Option<&Path>) -> usize {
     if pending.is_suite && !pending.hook_failed {
         return 0;
     }
@@ -409,5 +442,55 @@ mod tests {
         );
         assert_eq!(parsed.failures[0].id, "fails");
         assert_eq!(parsed.running, ["suite"]);
+    }
+    /// Node 20's TAP of failed tests, one in a suite: each one's `location` is the file that
+    /// defines it, though the innermost frame of one is the code under test; a suite is not a
+    /// test, and a file outside the project is not the project's.
+    #[test]
+    fn the_failed_tests_files_are_their_locations_inside_the_project() {
+        let log = [
+            "TAP version 13",
+            "# Subtest: adds",
+            "not ok 1 - adds",
+            "  ---",
+            "  location: '/p/test/add.test.js:3:1'",
+            "  failureType: 'testCodeFailure'",
+            "  error: 'boom'",
+            "  stack: |-",
+            "    add (/p/calc.js:1:30)",
+            "    TestContext.<anonymous> (/p/test/add.test.js:3:29)",
+            "  ...",
+            "# Subtest: group",
+            "    # Subtest: deep # 2",
+            "    not ok 1 - deep \\# 2",
+            "      ---",
+            "      location: '/p/test/b c.test.mjs:4:3'",
+            "      ...",
+            "not ok 2 - group",
+            "  ---",
+            "  location: '/p/test/b c.test.mjs:2:1'",
+            "  type: 'suite'",
+            "  ...",
+            "# Subtest: outside",
+            "not ok 3 - outside",
+            "  ---",
+            "  location: '/elsewhere/x.test.js:1:1'",
+            "  ...",
+        ]
+        .join("\n");
+        let files = failed_tests_files(&log, Path::new("/p"));
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("adds", "test/add.test.js"),
+                ("group > deep # 2", "test/b c.test.mjs"),
+            ]
+        );
+        let parsed = parse_log(log.as_bytes(), Some(Path::new("/p"))).unwrap();
+        assert_eq!(parsed.failures[0].file.as_deref(), Some("calc.js"));
     }
 }

@@ -1,10 +1,15 @@
-//! Warm test runs for Python's runners (pytest, unittest). Heal's offline engine tests hundreds
-//! of candidates; cold, each pays the runner's start-up (most of a second with pytest) though
-//! the failing test takes milliseconds. A warm worker, in the sandbox as a cold run would be,
+//! Warm test runs: heal's offline engine tests hundreds of candidates; cold, each pays the
+//! runner's start-up (most of a second with pytest, half of `node --test`'s time) though the
+//! failing test takes milliseconds. Each run's output is read as a cold run's is.
+//!
+//! Python's runners (pytest, unittest): a worker, in the sandbox as a cold run would be,
 //! imports the runner once (and, after a first run that learns them, the modules the tests
 //! import from outside the project), then forks a process per run, which imports the project's
-//! own modules from disk: each run sees the code as it is now. Its output is read as a cold
-//! run's is. A worker that stops answering is the caller's to drop, and to run cold instead.
+//! own modules from disk: each run sees the code as it is now. A worker that stops answering is
+//! the caller's to drop, and to run cold instead.
+//!
+//! `node --test`: Node has no fork, so nothing is kept warm; `warm_node` runs the failing
+//! tests' files in one node process instead of a runner process and one per file.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -16,6 +21,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::warm_node::OneProcess;
 use super::{policy_for, report_of, runner_command, TestRequest};
 use crate::error::Failure;
 use crate::run_document::{Framework, TestReport};
@@ -35,8 +41,97 @@ const GRACE: Duration = Duration::from_secs(10);
 /// Output kept per stream, as heal's cold runs keep.
 const MAX_OUTPUT: u64 = 8 << 20;
 
-/// A worker for one workspace, in its own sandbox, started by `start`; stopped when dropped.
+/// Warm runs of one workspace's tests, started by `start`; a worker is stopped when dropped.
 pub(crate) struct Warm {
+    runs: Runs,
+    /// Why a warm run would not give what a fresh process gives, if it would not.
+    pub(crate) unsafe_reason: Option<String>,
+    /// What `learn` found: the modules the tests import from outside the project (Python), the
+    /// files that define the failing tests (Node). `preload` gives it to another `Warm`.
+    pub(crate) learnt: Vec<String>,
+}
+
+enum Runs {
+    Python(Worker),
+    Node(OneProcess),
+}
+
+impl Warm {
+    /// Starts warm runs for `request`'s framework (the runner's own command) in `request`'s
+    /// sandbox, whose timeout is the worker's life. The caller has a single thread: Python's
+    /// worker is run by a fork of it.
+    pub(crate) fn start(request: TestRequest) -> Result<Warm, Failure> {
+        let framework = request
+            .framework
+            .ok_or_else(|| Failure::usage("warm runs need the framework named"))?;
+        if let Some(why) = Warm::cannot_run(framework, request.command.is_some()) {
+            return Err(Failure::usage(why));
+        }
+        let (runs, unsafe_reason) = match framework {
+            Framework::Node => (Runs::Node(OneProcess::new(request)?), None),
+            _ => {
+                let (worker, unsafe_reason) = Worker::start(framework, request)?;
+                (Runs::Python(worker), unsafe_reason)
+            }
+        };
+        Ok(Warm {
+            runs,
+            unsafe_reason,
+            learnt: Vec::new(),
+        })
+    }
+
+    /// Why `framework`'s tests (run by a command given with --command: `given`) cannot run warm,
+    /// if they cannot.
+    pub(crate) fn cannot_run(framework: Framework, given: bool) -> Option<String> {
+        if given {
+            return Some("the tests run by a command given with --command".into());
+        }
+        match framework {
+            Framework::Pytest | Framework::Unittest | Framework::Node => None,
+            other => Some(format!(
+                "{} runs cold (pytest, unittest and node --test run warm)",
+                other.name()
+            )),
+        }
+    }
+
+    /// Runs `tests` (all when empty), cut at `limit`, as a cold run would, and reads the result.
+    pub(crate) fn run(&self, tests: Vec<String>, limit: Duration) -> Result<TestReport, Failure> {
+        match &self.runs {
+            Runs::Python(worker) => worker.ask(tests, limit, false).map(|(report, _)| report),
+            Runs::Node(one) => one.run(tests, limit),
+        }
+    }
+
+    /// As `run` (for Node, a cold run); then `learnt` and `unsafe_reason` say what it found.
+    pub(crate) fn learn(
+        &mut self,
+        tests: Vec<String>,
+        limit: Duration,
+    ) -> Result<TestReport, Failure> {
+        let (report, learnt) = match &mut self.runs {
+            Runs::Python(worker) => worker.ask(tests, limit, true)?,
+            Runs::Node(one) => one.learn(tests, limit)?,
+        };
+        self.unsafe_reason = learnt.unsafe_reason;
+        self.learnt = learnt.learnt;
+        Ok(report)
+    }
+
+    /// Takes what another `Warm` learnt, as `learn` would have found it.
+    pub(crate) fn preload(&mut self, learnt: &[String]) -> Result<(), Failure> {
+        self.unsafe_reason = match &mut self.runs {
+            Runs::Python(worker) => worker.preload(learnt)?,
+            Runs::Node(one) => one.preload(learnt),
+        };
+        self.learnt = learnt.to_vec();
+        Ok(())
+    }
+}
+
+/// A Python worker for one workspace, in its own sandbox; stopped when dropped.
+struct Worker {
     framework: Framework,
     root: PathBuf,
     sandbox: PolicyRequest,
@@ -46,17 +141,12 @@ pub(crate) struct Warm {
     supervisor: libc::pid_t,
     requests: File,
     replies: File,
-    /// Why a process forked from the worker would not run as a fresh one does, if it would not.
-    pub(crate) unsafe_reason: Option<String>,
-    /// What `learn` found the tests import from outside the project: `preload` gives it to
-    /// another worker.
-    pub(crate) learnt: Vec<String>,
 }
 
 /// What a run that learnt said.
-struct Learnt {
-    unsafe_reason: Option<String>,
-    learnt: Vec<String>,
+pub(super) struct Learnt {
+    pub(super) unsafe_reason: Option<String>,
+    pub(super) learnt: Vec<String>,
 }
 
 /// What the worker says about a run.
@@ -77,17 +167,13 @@ struct Reply {
     learnt: Vec<String>,
 }
 
-impl Warm {
-    /// Starts a worker for `request`'s framework (pytest or unittest, the runner's own command)
-    /// in `request`'s sandbox, which bounds it as a whole (its timeout is the worker's life).
-    /// The caller has a single thread: the sandbox is run by a fork of it.
-    pub(crate) fn start(request: TestRequest) -> Result<Warm, Failure> {
-        let framework = request
-            .framework
-            .ok_or_else(|| Failure::usage("a warm worker needs the framework named"))?;
-        if let Some(why) = Warm::cannot_run(framework, request.command.is_some()) {
-            return Err(Failure::usage(why));
-        }
+impl Worker {
+    /// Starts a worker for `framework` (pytest or unittest) in `request`'s sandbox, which bounds
+    /// it as a whole; and why forking from it would not give what a fresh process gives, if so.
+    fn start(
+        framework: Framework,
+        request: TestRequest,
+    ) -> Result<(Worker, Option<String>), Failure> {
         let root = request.sandbox.workspace.canonicalize().map_err(|err| {
             Failure::usage(format!("{}: {err}", request.sandbox.workspace.display()))
         })?;
@@ -141,7 +227,7 @@ impl Warm {
             }
             pid => pid,
         };
-        let mut warm = Warm {
+        let worker = Worker {
             framework,
             root,
             sandbox: request.sandbox,
@@ -149,58 +235,22 @@ impl Warm {
             supervisor,
             requests: File::from(requests_write),
             replies: File::from(replies_read),
-            unsafe_reason: None,
-            learnt: Vec::new(),
         };
-        let ready: serde_json::Value = warm.reply(Instant::now() + START_TIME)?;
+        let ready: serde_json::Value = worker.reply(Instant::now() + START_TIME)?;
         if ready["ready"] != true {
             return Err(Failure::external(format!("the warm worker said {ready}")));
         }
-        warm.unsafe_reason = ready["unsafe"].as_str().map(String::from);
-        Ok(warm)
+        let unsafe_reason = ready["unsafe"].as_str().map(String::from);
+        Ok((worker, unsafe_reason))
     }
 
-    /// Why `framework`'s tests (run by a command given with --command: `given`) cannot run warm,
-    /// if they cannot.
-    pub(crate) fn cannot_run(framework: Framework, given: bool) -> Option<String> {
-        if given {
-            return Some("the tests run by a command given with --command".into());
-        }
-        match framework {
-            Framework::Pytest | Framework::Unittest => None,
-            other => Some(format!(
-                "{} runs cold (only pytest and unittest run warm)",
-                other.name()
-            )),
-        }
-    }
-
-    /// Runs `tests` (all when empty), cut at `limit`, as a cold run would, and reads the result.
-    pub(crate) fn run(&self, tests: Vec<String>, limit: Duration) -> Result<TestReport, Failure> {
-        self.ask(tests, limit, false).map(|(report, _)| report)
-    }
-
-    /// As `run`; then the worker imports what the run imported from outside the project, and
-    /// `unsafe_reason` says whether forking from it still gives what a fresh process gives.
-    pub(crate) fn learn(
-        &mut self,
-        tests: Vec<String>,
-        limit: Duration,
-    ) -> Result<TestReport, Failure> {
-        let (report, reply) = self.ask(tests, limit, true)?;
-        self.unsafe_reason = reply.unsafe_reason;
-        self.learnt = reply.learnt;
-        Ok(report)
-    }
-
-    /// Imports `modules` (another worker's `learnt`) into the worker, as `learn` would have.
-    pub(crate) fn preload(&mut self, modules: &[String]) -> Result<(), Failure> {
+    /// Imports `modules` (another worker's `learnt`) into the worker, as learning would have;
+    /// and why forking from it would not give what a fresh process gives, if so.
+    fn preload(&mut self, modules: &[String]) -> Result<Option<String>, Failure> {
         writeln!(&self.requests, "{}", json!({ "preload": modules }))
             .map_err(|err| Failure::external(format!("the warm worker is gone: {err}")))?;
         let reply: serde_json::Value = self.reply(Instant::now() + START_TIME)?;
-        self.unsafe_reason = reply["unsafe"].as_str().map(String::from);
-        self.learnt = modules.to_vec();
-        Ok(())
+        Ok(reply["unsafe"].as_str().map(String::from))
     }
 
     fn ask(
@@ -299,7 +349,7 @@ impl Warm {
     }
 }
 
-impl Drop for Warm {
+impl Drop for Worker {
     /// Stops the worker's sandbox as a signal to a cold run would, and waits for it (a bounded
     /// time; then it is killed).
     fn drop(&mut self) {
