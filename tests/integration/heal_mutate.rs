@@ -459,6 +459,37 @@ fn a_rust_bug_is_found_through_a_macros_arguments_and_the_rest_ends_red() {
 }
 
 #[test]
+fn a_method_called_for_another_and_a_literal_the_failure_names_are_repaired() {
+    // `append` for `extend`; and the string the test wanted, printed beside the one it got.
+    let test = Test::new();
+    test.dir().write(
+        "words.py",
+        "def flatten(groups):\n    result = []\n    for group in groups:\n\
+         \x20       result.append(group)\n    return result\n\n\n\
+         def word(n):\n    return \"buzz\" if n % 5 == 0 else str(n)\n",
+    );
+    test.dir().write(
+        "test_words.py",
+        "from words import flatten, word\n\n\ndef test_flatten():\n\
+         \x20   assert flatten([[1], [2, 3]]) == [1, 2, 3]\n\n\n\
+         def test_word():\n    assert word(10) == \"Buzz\"\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let kept = changes(&heal);
+    for change in [
+        "`result.append` → `result.extend` at words.py:4",
+        "`\"buzz\"` → `\"Buzz\"` at words.py:9",
+    ] {
+        assert!(kept.contains(&change.to_string()), "{change} in {kept:#?}");
+    }
+}
+
+#[test]
 fn the_offline_engines_time_ends_its_search_before_its_candidates_run_out() {
     // No one change fixes the total, and each run of the failing test takes 0.3 s: the many
     // candidates of the arithmetic cannot all be tried in two seconds.
@@ -737,12 +768,12 @@ fn half_repairable(outside: &std::path::Path) -> Test {
     let dir = test.dir();
     dir.write(
         "calc.py",
-        "def add(a, b):\n    return a - b\n\n\ndef name():\n    return 'abc'\n",
+        "def add(a, b):\n    return a - b\n\n\ndef name():\n    return 7\n",
     );
     dir.write(
         "test_calc.py",
         &format!(
-            "import os, unittest\nfrom calc import add, name\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        try:\n            os.symlink({outside:?}, '.git/autocoder')\n        except OSError:\n            pass\n        self.assertEqual(add(2, 3), 5)\n\n    def test_name(self):\n        self.assertEqual(name(), 'xyz')\n",
+            "import os, unittest\nfrom calc import add, name\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        try:\n            os.symlink({outside:?}, '.git/autocoder')\n        except OSError:\n            pass\n        self.assertEqual(add(2, 3), 5)\n\n    def test_name(self):\n        self.assertEqual(name(), 1000)\n",
             outside = outside.display().to_string()
         ),
     );

@@ -9,6 +9,7 @@
 //! before any test runs. Once a change makes the tests pass, the next few at its place are its
 //! alternatives: the other plausible patches.
 
+mod literals;
 mod localise;
 mod operators;
 mod templates;
@@ -199,6 +200,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let spectrum = spectrum.as_ref();
     let (regions, protected) =
         localise::suspicious(context.failures, context.files, tree, spectrum);
+    let replacements = literals::replacements(context.failures);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
     for (place, region) in regions.iter().enumerate() {
         let Some(lang) = Lang::of(&region.path) else {
@@ -219,6 +221,14 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             (region.first, region.last),
             guarded,
         );
+        candidates.extend(literals::candidates(
+            &region.path,
+            &text,
+            parsed.root_node(),
+            (region.first, region.last),
+            guarded,
+            &replacements,
+        ));
         for candidate in &mut candidates {
             candidate.place = place;
         }

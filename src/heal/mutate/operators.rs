@@ -3,7 +3,8 @@
 //! comparisons and off-by-one (integer literals and indices ±1); then arithmetic and boolean
 //! operators, operands of non-commutative operators swapped, an arithmetic expression reduced to
 //! one of its operands, a negation dropped; then sibling names (`min`/`max`, `any`/`all`, ...)
-//! and boolean literals; then a variable replaced by another name the same function uses; last
+//! and boolean literals, methods often called for one another (`append`/`extend`, `push`/
+//! `unshift`); then a variable replaced by another name the same function uses; last
 //! the structural changes of `templates` (tiers 6 and 7). Each replaces one node's bytes, so the
 //! file's formatting stays as it was.
 
@@ -83,6 +84,28 @@ const SIBLINGS: &[(&str, &str)] = &[
     ("floor", "ceil"),
     ("True", "False"),
     ("true", "false"),
+];
+
+/// Methods often called for one another (both ways): tried only where a name is a method's.
+const CONFUSED_METHODS: &[(&str, &str)] = &[
+    ("append", "extend"),
+    ("remove", "discard"),
+    ("find", "rfind"),
+    ("index", "rindex"),
+    ("startswith", "endswith"),
+    ("lstrip", "rstrip"),
+    ("split", "rsplit"),
+    ("isalpha", "isalnum"),
+    ("isdigit", "isalnum"),
+    ("items", "values"),
+    ("push", "unshift"),
+    ("pop", "shift"),
+    ("indexOf", "lastIndexOf"),
+    ("some", "every"),
+    ("slice", "splice"),
+    ("startsWith", "endsWith"),
+    ("trimStart", "trimEnd"),
+    ("padStart", "padEnd"),
 ];
 
 /// Variables replaced by another name of the same lines at most: their number grows as the
@@ -342,7 +365,9 @@ fn operand_changes<'n>(lang: Lang, text: &str, node: Node<'n>, push: &mut Push<'
         | "false"
         | "boolean_literal" => {
             let name = source(node);
-            for (a, b) in SIBLINGS {
+            let method = parent.is_some_and(|parent| is_method_name(parent, node));
+            let confused = CONFUSED_METHODS.iter().filter(|_| method);
+            for (a, b) in SIBLINGS.iter().chain(confused) {
                 let other = if name == *a {
                     b
                 } else if name == *b {
@@ -354,6 +379,16 @@ fn operand_changes<'n>(lang: Lang, text: &str, node: Node<'n>, push: &mut Push<'
             }
         }
         _ => {}
+    }
+}
+
+/// Whether `node` is the name of a method or field in `parent` (`items.append`).
+fn is_method_name(parent: Node, node: Node) -> bool {
+    match parent.kind() {
+        "attribute" => is_field_of(parent, "attribute", node),
+        "member_expression" => is_field_of(parent, "property", node),
+        "field_expression" | "selector_expression" => is_field_of(parent, "field", node),
+        _ => false,
     }
 }
 
