@@ -336,7 +336,10 @@ impl Baseline {
             .collect()
     }
 
-    pub(super) fn judge(&self, run: &TestReport) -> Judged {
+    /// A run of the whole suite (`whole_suite`) that ran fewer tests than the baseline's breaks
+    /// the ones that no longer run: a change that ends the run early (a `process.exit(0)`) or
+    /// skips a test has not fixed it.
+    pub(super) fn judge(&self, run: &TestReport, whole_suite: bool) -> Judged {
         let failed = failing_ids(run);
         let runs = matches!(
             run.outcome,
@@ -362,11 +365,19 @@ impl Baseline {
             .filter(|id| failed.contains(*id) && !self.flaky.contains(*id))
             .cloned()
             .collect();
-        let regressions = failed
+        let mut regressions: Vec<String> = failed
             .iter()
             .filter(|id| !self.failing.contains(*id) && !self.flaky.contains(*id))
             .cloned()
             .collect();
+        let ran = |report: &TestReport| report.counts.total() - report.counts.skipped;
+        if whole_suite && ran(run) < ran(&self.report) {
+            regressions.push(format!(
+                "the tests that no longer run ({} ran, {} before)",
+                ran(run),
+                ran(&self.report)
+            ));
+        }
         Judged {
             still_failing,
             regressions,

@@ -223,7 +223,7 @@ impl Best {
 /// suite ran on that breaks nothing, by how many failing tests it leaves; the first of equals.
 fn likeliest(baseline: &Baseline, done: &[(Attempt, Validated)]) -> usize {
     let rank = |validated: &Validated| {
-        let judged = baseline.judge(&validated.report);
+        let judged = baseline.judge(&validated.report, validated.whole_suite);
         let clean = validated.whole_suite && judged.regressions.is_empty();
         (
             !(clean && judged.still_failing.is_empty()),
@@ -512,7 +512,7 @@ impl Repair<'_> {
         let chosen = likeliest(baseline, &done);
         for (index, (attempt, validated)) in done.iter().enumerate() {
             if index != chosen {
-                let judged = baseline.judge(&validated.report);
+                let judged = baseline.judge(&validated.report, validated.whole_suite);
                 self.say(
                     true,
                     &format!(
@@ -662,7 +662,9 @@ impl Repair<'_> {
                     end = End::Interrupted(signal);
                     break 'batches;
                 }
-                let judged = self.baseline.judge(&validated.report);
+                let judged = self
+                    .baseline
+                    .judge(&validated.report, validated.whole_suite);
                 self.say(
                     true,
                     &format!(
@@ -945,7 +947,7 @@ impl Repair<'_> {
             ..
         } = validated;
         let number = attempt.number;
-        let judged = self.baseline.judge(&result);
+        let judged = self.baseline.judge(&result, whole_suite);
         attempt.outcome = Some(result.outcome);
         attempt.counts = Some(result.counts);
         attempt.whole_suite = whole_suite;
@@ -1224,7 +1226,7 @@ fn validate(
         );
         // Worth the whole suite only when it fixed more than the change kept.
         let still = first_still_failing
-            .insert(baseline.judge(&first).still_failing)
+            .insert(baseline.judge(&first, false).still_failing)
             .len();
         let ran = matches!(first.outcome, Outcome::Passed | Outcome::TestsFailed);
         if !ran || (false, still) >= best {
@@ -1250,7 +1252,7 @@ fn validate(
     let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
     // Cold: what the failing tests did warm must be what they do in a fresh process.
     if let Some(warm) = ran_warm.then_some(first_still_failing).flatten() {
-        warm_failed = warm_failed.or_else(|| contradicted(&warm, baseline.judge(&all)));
+        warm_failed = warm_failed.or_else(|| contradicted(&warm, baseline.judge(&all, true)));
     }
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::frames::project_relative;
+use super::frames::{path_of_url, project_relative};
 use super::report::{strip_ansi, Parsed};
 use crate::run_document::TestFailure;
 
@@ -165,7 +165,8 @@ fn failure(file: &str, test: &Assertion, root: Option<&Path>) -> TestFailure {
             let inner = frame
                 .rsplit_once('(')
                 .map_or(frame, |(_, rest)| rest.trim_end_matches(')'));
-            let mut parts = inner.trim_start_matches("file://").rsplitn(3, ':');
+            let inner = path_of_url(inner);
+            let mut parts = inner.rsplitn(3, ':');
             let _column = parts.next()?;
             let line: u32 = parts.next()?.parse().ok()?;
             Some((project_relative(parts.next()?, root)?, line))

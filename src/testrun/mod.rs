@@ -566,27 +566,12 @@ fn node_name_patterns(tests: &[String]) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// `tests` run by node in one process, as `node --test` would run them in the test `files`
-/// (relative to the workspace) that define them, each in a process of its own: the last file
-/// is the program, the others are imported before it (by URL, which is why they are encoded).
-fn node_in_one_process(tests: &[String], files: &[String]) -> Vec<String> {
+/// `tests` run by node in one process, the test `file` (relative to the workspace) that defines
+/// them its program, as the process `node --test` starts for that file would run them.
+fn node_file_run(tests: &[String], file: &str) -> Vec<String> {
     let mut command: Vec<String> = vec!["node".into(), "--test-reporter=tap".into()];
     command.extend(node_name_patterns(tests));
-    if let Some((program, imported)) = files.split_last() {
-        for file in imported {
-            let url: String = file
-                .bytes()
-                .map(|byte| match byte {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                        char::from(byte).to_string()
-                    }
-                    other => format!("%{other:02X}"),
-                })
-                .collect();
-            command.push(format!("--import=./{url}"));
-        }
-        command.push(format!("./{program}"));
-    }
+    command.push(format!("./{file}"));
     command
 }
 
@@ -1077,20 +1062,15 @@ mod tests {
         assert!(split_command("  ").is_err());
     }
     #[test]
-    fn nodes_run_in_one_process_imports_all_files_but_the_last_by_url() {
+    fn a_node_file_runs_as_its_own_program() {
         let tests = ["suite > adds (2)".to_string()];
-        let files = [
-            "test/a #1.test.mjs".to_string(),
-            "test/b.test.js".to_string(),
-        ];
         assert_eq!(
-            node_in_one_process(&tests, &files),
+            node_file_run(&tests, "test/-a #1.test.mjs"),
             [
                 "node",
                 "--test-reporter=tap",
                 "--test-name-pattern=^adds \\(2\\)$",
-                "--import=./test/a%20%231.test.mjs",
-                "./test/b.test.js",
+                "./test/-a #1.test.mjs",
             ]
         );
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use super::frames::project_relative;
+use super::frames::{path_of_url, project_relative};
 use super::report::{for_each_line, Parsed, MAX_DETAILS};
 use crate::run_document::{Counts, TestFailure};
 
@@ -333,9 +333,9 @@ fn load_error(
     // `/path/x.test.js:1`, or `file:///path/x.test.mjs:1` for an ES module.
     let (file, line) = printed.iter().find_map(|line| {
         let (file, number) = line.trim().rsplit_once(':')?;
-        let file = file.strip_prefix("file://").unwrap_or(file);
+        let file = path_of_url(file);
         (file == name).then_some(())?;
-        Some((project_relative(file, root)?, number.parse().ok()?))
+        Some((project_relative(&file, root)?, number.parse().ok()?))
     })?;
     let (kind, message) = printed.iter().find_map(|line| {
         let (kind, message) = line.split_once(": ")?;
@@ -350,7 +350,7 @@ fn stack_frame(frame: &str, root: Option<&Path>) -> Option<(String, u32)> {
     let inner = frame
         .rsplit_once('(')
         .map_or(frame, |(_, rest)| rest.trim_end_matches(')'));
-    let (file, line) = location(inner.trim_start_matches("file://"))?;
+    let (file, line) = location(&path_of_url(inner))?;
     Some((project_relative(&file, root)?, line))
 }
 

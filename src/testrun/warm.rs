@@ -8,8 +8,8 @@
 //! own modules from disk: each run sees the code as it is now. A worker that stops answering is
 //! the caller's to drop, and to run cold instead.
 //!
-//! `node --test`: Node has no fork, so nothing is kept warm; `warm_node` runs the failing
-//! tests' files in one node process instead of a runner process and one per file.
+//! `node --test`: Node has no fork, so nothing is kept warm; `warm_node` runs the file that
+//! defines the failing tests as node's program, without the runner's own process.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -47,7 +47,7 @@ pub(crate) struct Warm {
     /// Why a warm run would not give what a fresh process gives, if it would not.
     pub(crate) unsafe_reason: Option<String>,
     /// What `learn` found: the modules the tests import from outside the project (Python), the
-    /// files that define the failing tests (Node). `preload` gives it to another `Warm`.
+    /// file that defines the failing tests (Node). `preload` gives it to another `Warm`.
     pub(crate) learnt: Vec<String>,
 }
 

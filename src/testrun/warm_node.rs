@@ -1,10 +1,12 @@
 //! `node --test`'s warm runs. Node cannot fork a process it keeps warm, and before 22.8 its
 //! runner starts a process for each test file under a process of its own, which doubles what
 //! a run of a few milliseconds' tests costs (130 ms against 62 ms in the sandbox, Node 20).
-//! So the failing tests' own files are loaded into one node process, which reports as the
-//! runner does. The files come from a cold run's TAP: each failure's `location` names the file
-//! that defines it (ids name no file). Heal trusts these runs only once the failing tests fail
-//! in them as they did cold.
+//! So when the failing tests are defined in one file, that file is run as node's program, as
+//! the process the runner starts for it would run it, and it reports as the runner does. The
+//! file comes from a cold run's TAP: each failure's `location` names the file that defines it
+//! (ids name no file). Tests of several files stay cold: loaded into one process, they would
+//! share their modules and `process.argv`, which the runner keeps apart. Heal trusts these runs
+//! only once the failing tests fail in them as they did cold.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -12,17 +14,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::warm::Learnt;
-use super::{node_in_one_process, node_tap, policy_for, report_of, TestRequest};
+use super::{node_file_run, node_tap, policy_for, report_of, TestRequest};
 use crate::error::Failure;
 use crate::run_document::{Framework, TestReport};
 use crate::sandbox::policy::BackendKind;
 
-/// One workspace's `node --test` runs in one process.
+/// One workspace's `node --test` runs of one test file, in one process.
 pub(super) struct OneProcess {
     request: TestRequest,
     root: PathBuf,
-    /// The files that define the failing tests, relative to the root.
-    files: Vec<String>,
+    /// The file that defines the failing tests, relative to the root, once learnt.
+    file: Option<String>,
 }
 
 impl OneProcess {
@@ -33,13 +35,13 @@ impl OneProcess {
         Ok(OneProcess {
             request,
             root,
-            files: Vec::new(),
+            file: None,
         })
     }
 
-    /// Runs `tests` cold, and learns the files that define them; when one of them is not
-    /// known (a test that did not fail says no location), why runs in one process cannot be
-    /// trusted.
+    /// Runs `tests` cold, and learns the file that defines them; when it is not one file (or
+    /// a test did not say where it is defined), why one process would not run them as the
+    /// runner does.
     pub(super) fn learn(
         &mut self,
         tests: Vec<String>,
@@ -70,30 +72,37 @@ impl OneProcess {
                 }
             }
         }
-        self.files = files.into_iter().collect();
+        if files.len() > 1 {
+            unsafe_reason = Some(format!(
+                "the failing tests are defined in {} files, which node --test runs each in a \
+                 process of its own",
+                files.len()
+            ));
+        }
+        self.file = files.into_iter().next().filter(|_| unsafe_reason.is_none());
         let learnt = Learnt {
             unsafe_reason,
-            learnt: self.files.clone(),
+            learnt: self.file.iter().cloned().collect(),
         };
         Ok((report, learnt))
     }
 
-    /// Takes the files another `OneProcess` learnt.
-    pub(super) fn preload(&mut self, files: &[String]) -> Option<String> {
-        self.files = files.to_vec();
+    /// Takes the file another `OneProcess` learnt.
+    pub(super) fn preload(&mut self, learnt: &[String]) -> Option<String> {
+        self.file = learnt.first().cloned();
         None
     }
 
-    /// Runs `tests`, cut at `limit`, in one process that loads the files learnt.
+    /// Runs `tests`, cut at `limit`, in one process: the file learnt, as node's program.
     pub(super) fn run(&self, tests: Vec<String>, limit: Duration) -> Result<TestReport, Failure> {
-        if self.files.is_empty() {
+        let Some(file) = &self.file else {
             return Err(Failure::usage(
-                "node's tests run in one process only once their files are learnt",
+                "node's tests run in one process only once their file is learnt",
             ));
-        }
+        };
         let request = self.request_for(tests, limit);
         let (mut policy, _) = policy_for(Framework::Node, &request, &self.root)?;
-        let command = node_in_one_process(&request.tests, &self.files);
+        let command = node_file_run(&request.tests, file);
         policy.command = command.iter().map(OsString::from).collect();
         let result = crate::sandbox::run(&policy, BackendKind::Native)?;
         report_of(

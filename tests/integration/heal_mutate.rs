@@ -490,6 +490,49 @@ fn a_method_called_for_another_and_a_literal_the_failure_names_are_repaired() {
 }
 
 #[test]
+fn a_change_that_ends_the_test_run_early_has_not_fixed_the_tests_it_skips() {
+    // `x > 0` for `x < 0` makes every call exit the test process with status 0: node's runner
+    // then reports the test files, not their tests. The real fix is `x * 2` → `x / 2`.
+    let test = Test::new();
+    test.dir().write(
+        "package.json",
+        r#"{"name": "half", "private": true, "scripts": {"test": "node --test"}}"#,
+    );
+    test.dir().write(
+        "lib.js",
+        "function half(x) {\n  if (x < 0) {\n    process.exit(0);\n  }\n  return x * 2;\n}\n\
+         module.exports = { half };\n",
+    );
+    for (file, body) in [
+        (
+            "a.test.js",
+            "test('half', () => { assert.strictEqual(half(4), 2); });\n\
+             test('half0', () => { assert.strictEqual(half(0), 0); });\n",
+        ),
+        (
+            "b.test.js",
+            "test('half6', () => { assert.strictEqual(half(6), 3); });\n",
+        ),
+    ] {
+        test.dir().write(
+            file,
+            &format!(
+                "const test = require('node:test');\nconst assert = require('node:assert');\n\
+                 const {{ half }} = require('./lib.js');\n\n{body}"
+            ),
+        );
+    }
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "--cold"])
+        .run()
+        .expect_status(0);
+    let heal = section_of(&run, "heal");
+    assert_eq!(heal["status"], "green", "{heal:#}");
+    let lib = std::fs::read_to_string(run.dir.path().join("lib.js")).unwrap();
+    assert!(lib.contains("if (x < 0)") && lib.contains("x / 2"), "{lib}");
+}
+
+#[test]
 fn the_offline_engines_time_ends_its_search_before_its_candidates_run_out() {
     // No one change fixes the total, and each run of the failing test takes 0.3 s: the many
     // candidates of the arithmetic cannot all be tried in two seconds.

@@ -163,69 +163,81 @@ fn tests_that_see_their_dependencies_were_imported_in_another_process_run_the_re
     assert_eq!(ran_warm(&heal), 0, "{heal:#}");
 }
 
-#[test]
-fn a_node_repairs_candidates_run_in_one_process_and_judge_as_cold_runs_do() {
-    // The failing tests are defined in two files, one an ES module whose name must be given
-    // to node as a URL; the passing file is not loaded.
-    let project = |test: &Test| {
-        test.dir().write(
-            "package.json",
-            r#"{"name": "calc", "private": true, "scripts": {"test": "node --test"}}"#,
-        );
-        test.dir().write(
-            "calc.js",
-            "exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n",
-        );
+/// A `node --test` project whose `add` is wrong: `failing_files` hold a failing test each (the
+/// first an ES module whose name holds what a shell or a URL would read), `test/mul.test.js`
+/// passes.
+fn node_project(test: &Test, failing_files: usize) {
+    test.dir().write(
+        "package.json",
+        r#"{"name": "calc", "private": true, "scripts": {"test": "node --test"}}"#,
+    );
+    test.dir().write(
+        "calc.js",
+        "exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n",
+    );
+    test.dir().write(
+        "test/-add again #2.test.mjs",
+        "import test from 'node:test';\nimport assert from 'node:assert';\n\
+         import { createRequire } from 'node:module';\n\n\
+         const { add } = createRequire(import.meta.url)('../calc.js');\n\n\
+         test('adds again', async () => {\n  assert.strictEqual(add(1, 1), 2);\n});\n",
+    );
+    if failing_files > 1 {
         test.dir().write(
             "test/add.test.js",
             "const test = require('node:test');\nconst assert = require('node:assert');\n\
              const { add } = require('../calc.js');\n\n\
              test('adds', () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n",
         );
-        test.dir().write(
-            "test/add again #2.test.mjs",
-            "import test from 'node:test';\nimport assert from 'node:assert';\n\
-             import { createRequire } from 'node:module';\n\n\
-             const { add } = createRequire(import.meta.url)('../calc.js');\n\n\
-             test('adds again', async () => {\n  assert.strictEqual(add(1, 1), 2);\n});\n",
-        );
-        test.dir().write(
-            "test/mul.test.js",
-            "const test = require('node:test');\nconst assert = require('node:assert');\n\
-             const { mul } = require('../calc.js');\n\n\
-             test('multiplies', () => {\n  assert.strictEqual(mul(2, 3), 6);\n});\n",
-        );
-    };
-    let heal_with = |flags: &[&str]| {
-        let test = Test::new();
-        project(&test);
-        let run = test
-            .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
-            .args(["--events", "events.jsonl"])
-            .args(flags.iter().copied())
-            .run()
-            .expect_status(0);
-        let heal = section_of(&run, "heal");
-        assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
-        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
-        assert!(calc.contains("exports.add = (a, b) => a + b;"), "{calc}");
-        (run, heal)
-    };
-    let (warm_run, warm) = heal_with(&[]);
-    let (cold_run, cold) = heal_with(&["--cold"]);
+    }
+    test.dir().write(
+        "test/mul.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         const { mul } = require('../calc.js');\n\n\
+         test('multiplies', () => {\n  assert.strictEqual(mul(2, 3), 6);\n});\n",
+    );
+}
+
+/// heal --engine mutate --jobs 1 -v with `flags` on a `node_project`, green.
+fn node_healed(failing_files: usize, flags: &[&str]) -> (Run, Value) {
+    let test = Test::new();
+    node_project(&test, failing_files);
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
+        .args(["--events", "events.jsonl"])
+        .args(flags.iter().copied())
+        .run()
+        .expect_status(0);
+    let heal = section_of(&run, "heal");
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
+    assert!(calc.contains("exports.add = (a, b) => a + b;"), "{calc}");
+    (run, heal)
+}
+
+#[test]
+fn a_node_repairs_candidates_run_their_test_file_alone_and_judge_as_cold_runs_do() {
+    let (warm_run, warm) = node_healed(1, &[]);
+    let (cold_run, cold) = node_healed(1, &["--cold"]);
     assert_eq!(verdicts(&warm), verdicts(&cold));
     let attempts = warm["attempts"].as_array().unwrap().len();
+    // Had the file not been run as it is named, its test would not have failed as it did
+    // cold, and the repair would have run cold.
     assert_eq!(ran_warm(&warm), attempts, "{warm:#}\n{}", warm_run.stderr());
     assert_eq!(ran_warm(&cold), 0);
     let said = events_named(&warm_run, "warm");
     assert_eq!(said.len(), 1, "{said:#?}");
     assert_eq!(said[0]["warm"], true);
     assert!(events_named(&cold_run, "warm").is_empty());
-    // Had a file that defines a failing test not loaded, they would not have failed warm as
-    // they did cold, and the repair would have run cold.
-    assert!(
-        warm_run.stderr().contains("the failing tests run warm"),
-        "{}",
-        warm_run.stderr()
-    );
+}
+
+#[test]
+fn failing_node_tests_of_two_files_run_cold_as_the_runner_keeps_them_apart() {
+    let (run, heal) = node_healed(2, &[]);
+    let said = events_named(&run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], false);
+    let reason = said[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("defined in 2 files"), "{reason}");
+    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
 }

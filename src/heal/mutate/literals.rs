@@ -115,26 +115,24 @@ fn plain_string<'t>(text: &'t str, node: Node) -> Option<(char, &'t str)> {
     plain.then_some((quote, value))
 }
 
-/// The strings quoted in `said`, `'...'` or `"..."` on one line, without escapes; at most
+/// The strings quoted in `said`, `'...'` or `"..."` on one line (each quote read apart, so
+/// that `"'buzz' == 'Buzz'"` gives the inner strings too), without escapes; at most
 /// `MAX_STRINGS`, each once.
 fn quoted(said: &str) -> Vec<String> {
     let mut strings: Vec<String> = Vec::new();
     for line in said.lines() {
-        let mut rest = line;
-        while let Some(start) = rest.find(['\'', '"']) {
-            let quote = rest[start..].chars().next().unwrap_or('"');
-            let after = &rest[start + 1..];
-            let Some(end) = after.find(quote) else {
-                break;
-            };
-            let value = &after[..end];
-            rest = &after[end + 1..];
-            let plausible = value.len() <= MAX_LENGTH && !value.contains('\\');
-            if plausible && !strings.iter().any(|s| s == value) {
-                strings.push(value.to_string());
-                if strings.len() == MAX_STRINGS {
-                    return strings;
+        for quote in ['\'', '"'] {
+            let mut parts = line.split(quote).skip(1);
+            // Between the 1st and 2nd quote, the 3rd and 4th, ...; a last one alone ends nothing.
+            while let (Some(value), Some(_)) = (parts.next(), parts.clone().next()) {
+                let plausible = value.len() <= MAX_LENGTH && !value.contains('\\');
+                if plausible && !strings.iter().any(|s| s == value) {
+                    strings.push(value.to_string());
+                    if strings.len() == MAX_STRINGS {
+                        return strings;
+                    }
                 }
+                parts.next();
             }
         }
     }
@@ -166,8 +164,9 @@ mod tests {
 
     #[test]
     fn the_failures_strings_and_where_they_differ_are_the_replacements() {
+        // Node's `assert.equal` message is the comparison, itself quoted.
         let found = replacements(&[
-            failure("assert 'buzz' == 'Buzz'", ""),
+            failure("\"'buzz' == 'Buzz'\"", ""),
             failure(
                 "Expected values to be strictly equal:",
                 "+ actual - expected\n\n+ 'hello_world'\n- 'hello-world'\n",
