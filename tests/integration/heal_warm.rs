@@ -32,19 +32,8 @@ fn verdicts(heal: &Value) -> Vec<(Value, Value, Value, Value)> {
 
 #[test]
 fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
-    let heal_with = |flags: &[&str]| {
-        let run = with_project("shop-python")
-            .args(["heal", "--engine", "mutate", "--jobs", "1"])
-            .args(["--events", "events.jsonl"])
-            .args(flags.iter().copied())
-            .run()
-            .expect_status(0);
-        let heal = section_of(&run, "heal");
-        assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
-        (run, heal)
-    };
-    let (warm_run, warm) = heal_with(&[]);
-    let (cold_run, cold) = heal_with(&["--cold"]);
+    let (warm_run, warm) = healed(with_project("shop-python"), &[]);
+    let (cold_run, cold) = healed(with_project("shop-python"), &["--cold"]);
     // The same candidates, judged the same, in the same order.
     assert_eq!(verdicts(&warm), verdicts(&cold));
     let attempts = warm["attempts"].as_array().unwrap().len();
@@ -68,11 +57,12 @@ fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     assert_eq!(warm["tests"]["outcome"], "passed");
 }
 
-/// heal --engine mutate --jobs 1 -v on `test`'s project, green; its heal section.
-fn healed(test: Test) -> (Run, Value) {
+/// heal --engine mutate --jobs 1 -v with `flags` on `test`'s project, green; its heal section.
+fn healed(test: Test, flags: &[&str]) -> (Run, Value) {
     let run = test
         .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
         .args(["--events", "events.jsonl"])
+        .args(flags.iter().copied())
         .run()
         .expect_status(0);
     let heal = section_of(&run, "heal");
@@ -108,7 +98,7 @@ fn a_warm_run_sees_the_modules_and_the_home_a_fresh_process_sees() {
          \x20   assert \"fractions\" not in sys.modules\n    assert calc.ops.ratio(\"1/2\") * 2 == 1\n\
          \x20   assert calc.ops.cached(60) == 20\n",
     );
-    let (run, heal) = healed(test);
+    let (run, heal) = healed(test, &[]);
     let ops = std::fs::read_to_string(run.dir.path().join("calc/ops.py")).unwrap();
     assert!(ops.contains("return 20 if"), "{ops}");
     assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
@@ -147,7 +137,7 @@ fn tests_that_see_their_dependencies_were_imported_in_another_process_run_the_re
          \x20   assert forkcheck.IMPORTED_BY == os.getpid(), \"imported in another process\"\n\
          \x20   assert calc.ops.add(2, 3) == 5\n",
     );
-    let (run, heal) = healed(test);
+    let (run, heal) = healed(test, &[]);
     let ops = std::fs::read_to_string(run.dir.path().join("calc/ops.py")).unwrap();
     assert!(ops.contains("return a + b"), "{ops}");
     let said = events_named(&run, "warm");
@@ -198,18 +188,11 @@ fn node_project(test: &Test, failing_files: usize) {
     );
 }
 
-/// heal --engine mutate --jobs 1 -v with `flags` on a `node_project`, green.
+/// `healed` with `flags` on a `node_project`, its `add` repaired.
 fn node_healed(failing_files: usize, flags: &[&str]) -> (Run, Value) {
     let test = Test::new();
     node_project(&test, failing_files);
-    let run = test
-        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
-        .args(["--events", "events.jsonl"])
-        .args(flags.iter().copied())
-        .run()
-        .expect_status(0);
-    let heal = section_of(&run, "heal");
-    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let (run, heal) = healed(test, flags);
     let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
     assert!(calc.contains("exports.add = (a, b) => a + b;"), "{calc}");
     (run, heal)

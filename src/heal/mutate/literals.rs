@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::operators::{one_line, Candidate};
+use super::operators::{changeable, one_line, Candidate};
 use crate::run_document::TestFailure;
 
 /// Quoted strings read from one failure at most: a list compared with a list prints many.
@@ -47,7 +47,7 @@ pub(super) fn candidates(
     path: &str,
     text: &str,
     root: Node,
-    (first, last): (usize, usize),
+    lines: (usize, usize),
     protected: &[(usize, usize)],
     replacements: &[(String, String)],
 ) -> Vec<Candidate> {
@@ -55,21 +55,11 @@ pub(super) fn candidates(
     if replacements.is_empty() {
         return found;
     }
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let line = node.start_position().row + 1;
-        if node.end_position().row + 1 < first || line > last {
-            continue;
-        }
-        stack.extend(node.children(&mut cursor));
-        let inside = protected
-            .iter()
-            .any(|&(s, e)| node.start_byte() >= s && node.end_byte() <= e);
-        let Some((quote, value)) = plain_string(text, node).filter(|_| !inside && line >= first)
-        else {
+    for node in changeable(root, lines, protected) {
+        let Some((quote, value)) = plain_string(text, node) else {
             continue;
         };
+        let line = node.start_position().row + 1;
         for (from, to) in replacements {
             if from != value || to.contains([quote, '\\', '\n', '\r']) {
                 continue;

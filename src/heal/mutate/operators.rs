@@ -124,6 +124,29 @@ pub(super) fn candidates(
 ) -> Vec<Candidate> {
     let mut found = Vec::new();
     let mut variables = Vec::new();
+    for node in changeable(root, (first, last), protected) {
+        of_node(path, lang, text, node, &mut found);
+        templates::of_node(path, lang, text, node, &mut found);
+        if is_variable(text, node) {
+            variables.push(node);
+        }
+    }
+    found.extend(renames(path, text, &mut variables));
+    let wrappers = Wrappers::of_file(lang, text, root);
+    found.extend(templates::of_names(
+        path, lang, text, root, &variables, &wrappers,
+    ));
+    found.sort_by_key(|c| (c.tier, c.line, c.start));
+    found
+}
+
+/// The nodes that start on the lines `first..=last` (1-based), outside `protected` byte ranges.
+pub(super) fn changeable<'t>(
+    root: Node<'t>,
+    (first, last): (usize, usize),
+    protected: &[(usize, usize)],
+) -> Vec<Node<'t>> {
+    let mut nodes = Vec::new();
     let mut cursor = root.walk();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
@@ -135,21 +158,11 @@ pub(super) fn candidates(
             .iter()
             .any(|&(s, e)| node.start_byte() >= s && node.end_byte() <= e);
         if !inside && line >= first {
-            of_node(path, lang, text, node, &mut found);
-            templates::of_node(path, lang, text, node, &mut found);
-            if is_variable(text, node) {
-                variables.push(node);
-            }
+            nodes.push(node);
         }
         stack.extend(node.children(&mut cursor));
     }
-    found.extend(renames(path, text, &mut variables));
-    let wrappers = Wrappers::of_file(lang, text, root);
-    found.extend(templates::of_names(
-        path, lang, text, root, &variables, &wrappers,
-    ));
-    found.sort_by_key(|c| (c.tier, c.line, c.start));
-    found
+    nodes
 }
 
 /// Each variable replaced by each other name the variables of these lines have (tier 5): the
