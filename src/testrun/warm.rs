@@ -8,6 +8,10 @@
 //! own modules from disk: each run sees the code as it is now. A worker that stops answering is
 //! the caller's to drop, and to run cold instead.
 //!
+//! jest: a worker loads jest once and runs each request through jest's own in-band API, which
+//! gives every test file a fresh module registry (`warm_worker.js`). A candidate that loops
+//! stops the worker (its reply does not come), and the caller runs cold from then on.
+//!
 //! `node --test`: Node has no fork, so nothing is kept warm; `warm_node` runs the file that
 //! defines the failing tests as node's program, without the runner's own process.
 
@@ -22,15 +26,17 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::warm_node::OneProcess;
-use super::{policy_for, report_of, runner_command, TestRequest};
+use super::{policy_for, report_of, TestRequest};
 use crate::error::Failure;
 use crate::run_document::{Framework, TestReport};
 use crate::sandbox::policy::{BackendKind, OutputMode, PolicyRequest};
 use crate::sandbox::result::SandboxResult;
 use crate::sandbox::supervise::TerminationSignals;
 
-/// The worker's program, run with `python -c`.
-const WORKER: &str = include_str!("warm_worker.py");
+/// Python's worker, run with `python -c`.
+const PYTHON_WORKER: &str = include_str!("warm_worker.py");
+/// jest's worker, run with `node -e`.
+const JEST_WORKER: &str = include_str!("warm_worker.js");
 
 /// The time a worker has to import its runner and say it is ready.
 const START_TIME: Duration = Duration::from_secs(60);
@@ -52,7 +58,9 @@ pub(crate) struct Warm {
 }
 
 enum Runs {
-    Python(Worker),
+    /// Python's runners and jest: a worker that has loaded the runner.
+    Worker(Worker),
+    /// `node --test`: one file's tests in one process.
     Node(OneProcess),
 }
 
@@ -71,7 +79,7 @@ impl Warm {
             Framework::Node => (Runs::Node(OneProcess::new(request)?), None),
             _ => {
                 let (worker, unsafe_reason) = Worker::start(framework, request)?;
-                (Runs::Python(worker), unsafe_reason)
+                (Runs::Worker(worker), unsafe_reason)
             }
         };
         Ok(Warm {
@@ -88,9 +96,9 @@ impl Warm {
             return Some("the tests run by a command given with --command".into());
         }
         match framework {
-            Framework::Pytest | Framework::Unittest | Framework::Node => None,
+            Framework::Pytest | Framework::Unittest | Framework::Node | Framework::Jest => None,
             other => Some(format!(
-                "{} runs cold (pytest, unittest and node --test run warm)",
+                "{} runs cold (pytest, unittest, node --test and jest run warm)",
                 other.name()
             )),
         }
@@ -99,7 +107,7 @@ impl Warm {
     /// Runs `tests` (all when empty), cut at `limit`, as a cold run would, and reads the result.
     pub(crate) fn run(&self, tests: Vec<String>, limit: Duration) -> Result<TestReport, Failure> {
         match &self.runs {
-            Runs::Python(worker) => worker.ask(tests, limit, false).map(|(report, _)| report),
+            Runs::Worker(worker) => worker.ask(tests, limit, false).map(|(report, _)| report),
             Runs::Node(one) => one.run(tests, limit),
         }
     }
@@ -111,7 +119,7 @@ impl Warm {
         limit: Duration,
     ) -> Result<TestReport, Failure> {
         let (report, learnt) = match &mut self.runs {
-            Runs::Python(worker) => worker.ask(tests, limit, true)?,
+            Runs::Worker(worker) => worker.ask(tests, limit, true)?,
             Runs::Node(one) => one.learn(tests, limit)?,
         };
         self.unsafe_reason = learnt.unsafe_reason;
@@ -122,7 +130,7 @@ impl Warm {
     /// Takes what another `Warm` learnt, as `learn` would have found it.
     pub(crate) fn preload(&mut self, learnt: &[String]) -> Result<(), Failure> {
         self.unsafe_reason = match &mut self.runs {
-            Runs::Python(worker) => worker.preload(learnt)?,
+            Runs::Worker(worker) => worker.preload(learnt)?,
             Runs::Node(one) => one.preload(learnt),
         };
         self.learnt = learnt.to_vec();
@@ -130,13 +138,16 @@ impl Warm {
     }
 }
 
-/// A Python worker for one workspace, in its own sandbox; stopped when dropped.
+/// A worker for one workspace (Python's runners, jest), in its own sandbox; stopped when
+/// dropped.
 struct Worker {
     framework: Framework,
     root: PathBuf,
     sandbox: PolicyRequest,
-    /// The command's words before `-m MODULE`: the interpreter and its options.
-    module_at: usize,
+    caches_of: Option<PathBuf>,
+    /// Where the runner's own arguments start in its command (after `python -m pytest`, after
+    /// `jest`): what the worker is given for each run.
+    arguments_at: usize,
     /// The process that runs the worker's sandbox (a fork of this one).
     supervisor: libc::pid_t,
     requests: File,
@@ -168,8 +179,8 @@ struct Reply {
 }
 
 impl Worker {
-    /// Starts a worker for `framework` (pytest or unittest) in `request`'s sandbox, which bounds
-    /// it as a whole; and why forking from it would not give what a fresh process gives, if so.
+    /// Starts a worker for `framework` (pytest, unittest or jest) in `request`'s sandbox, which
+    /// bounds it as a whole; and why its runs would not give what a fresh process gives, if so.
     fn start(
         framework: Framework,
         request: TestRequest,
@@ -178,17 +189,25 @@ impl Worker {
             Failure::usage(format!("{}: {err}", request.sandbox.workspace.display()))
         })?;
         let (mut policy, command) = policy_for(framework, &request, &root)?;
-        let module = framework.name();
-        let module_at = command
-            .windows(2)
-            .position(|words| words[0] == "-m" && words[1] == module)
-            .ok_or_else(|| Failure::external(format!("`{}` runs no module", command.join(" "))))?;
-        policy.command = command[..module_at]
-            .iter()
-            .map(String::as_str)
-            .chain(["-c", WORKER, module])
-            .map(Into::into)
-            .collect();
+        let (program, arguments_at) = match framework {
+            Framework::Jest => {
+                let program = ["node", "-e", JEST_WORKER, command[0].as_str()];
+                (program.map(String::from).to_vec(), 1)
+            }
+            _ => {
+                let module = framework.name();
+                let module_at = command
+                    .windows(2)
+                    .position(|words| words[0] == "-m" && words[1] == module)
+                    .ok_or_else(|| {
+                        Failure::external(format!("`{}` runs no module", command.join(" ")))
+                    })?;
+                let interpreter = command[..module_at].iter().cloned();
+                let worker = ["-c", PYTHON_WORKER, module].map(String::from);
+                (interpreter.chain(worker).collect(), module_at + 2)
+            }
+        };
+        policy.command = program.into_iter().map(Into::into).collect();
         policy.output = OutputMode::Stream;
         let (requests_read, requests_write) = crate::sandbox::native::pipe()?;
         let (replies_read, replies_write) = crate::sandbox::native::pipe()?;
@@ -231,7 +250,8 @@ impl Worker {
             framework,
             root,
             sandbox: request.sandbox,
-            module_at,
+            caches_of: request.caches_of,
+            arguments_at,
             supervisor,
             requests: File::from(requests_write),
             replies: File::from(replies_read),
@@ -259,9 +279,18 @@ impl Worker {
         limit: Duration,
         learn: bool,
     ) -> Result<(TestReport, Learnt), Failure> {
-        let command = runner_command(self.framework, &tests, self.sandbox.network, &self.root);
+        let request = TestRequest {
+            framework: Some(self.framework),
+            command: None,
+            tests,
+            sandbox: self.sandbox.clone(),
+            caches_of: self.caches_of.clone(),
+            progress: None,
+        };
+        // The command a cold run would run, with its reporter and cache.
+        let (_, command) = policy_for(self.framework, &request, &self.root)?;
         let asked = json!({
-            "argv": command[self.module_at + 2..],
+            "argv": command[self.arguments_at..],
             "limit": limit.as_secs_f64(),
             "max_bytes": MAX_OUTPUT,
             "learn": learn,
@@ -290,14 +319,6 @@ impl Worker {
             disk: None,
             quarantined: Vec::new(),
             stderr_mid_line: false,
-        };
-        let request = TestRequest {
-            framework: Some(self.framework),
-            command: None,
-            tests,
-            sandbox: self.sandbox.clone(),
-            caches_of: None,
-            progress: None,
         };
         let report = report_of(
             self.framework,

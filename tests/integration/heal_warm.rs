@@ -224,3 +224,38 @@ fn failing_node_tests_of_two_files_run_cold_as_the_runner_keeps_them_apart() {
     assert!(reason.contains("defined in 2 files"), "{reason}");
     assert_eq!(ran_warm(&heal), 0, "{heal:#}");
 }
+
+#[test]
+fn a_jest_repairs_candidates_run_in_a_worker_that_loaded_jest_and_judge_as_cold_runs_do() {
+    let heal_with = |flags: &[&str]| {
+        let test = Test::new();
+        test.dir().write(
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"test": "jest"},
+                "jest": {"testEnvironment": "node"}}"#,
+        );
+        test.dir().write(
+            "calc.js",
+            "exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n",
+        );
+        test.dir().write(
+            "__tests__/calc.test.js",
+            "const { add, mul } = require('../calc');\n\n\
+             test('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n\n\
+             test('multiplies', () => {\n  expect(mul(2, 3)).toBe(6);\n});\n",
+        );
+        let (run, heal) = healed(test, flags);
+        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
+        assert!(calc.contains("exports.add = (a, b) => a + b;"), "{calc}");
+        (run, heal)
+    };
+    let (warm_run, warm) = heal_with(&[]);
+    let (_, cold) = heal_with(&["--cold"]);
+    assert_eq!(verdicts(&warm), verdicts(&cold));
+    let attempts = warm["attempts"].as_array().unwrap().len();
+    assert_eq!(ran_warm(&warm), attempts, "{warm:#}\n{}", warm_run.stderr());
+    assert_eq!(ran_warm(&cold), 0);
+    let said = events_named(&warm_run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], true);
+}
