@@ -259,3 +259,53 @@ fn a_jest_repairs_candidates_run_in_a_worker_that_loaded_jest_and_judge_as_cold_
     assert_eq!(said.len(), 1, "{said:#?}");
     assert_eq!(said[0]["warm"], true);
 }
+
+#[test]
+fn jests_config_is_loaded_afresh_and_a_global_setup_sends_the_repair_cold() {
+    // The config computes a global from the code under repair: each warm run must load it
+    // again, or the fix would be judged on the bug's value.
+    let project = |test: &Test, package: &str| {
+        test.dir().write("package.json", package);
+        test.dir()
+            .write("limits.js", "exports.limit = (a, b) => a - b;\n");
+        test.dir().write(
+            "limits.test.js",
+            "const { limit } = require('./limits');\n\
+             test('limit', () => {\n  expect(limit(2, 3)).toBe(5);\n  expect(LIMIT).toBe(5);\n});\n",
+        );
+    };
+    let test = Test::new();
+    project(
+        &test,
+        r#"{"name": "calc", "private": true, "scripts": {"test": "jest"}}"#,
+    );
+    test.dir().write(
+        "jest.config.js",
+        "const { limit } = require('./limits');\n\
+         module.exports = { testEnvironment: 'node', globals: { LIMIT: limit(2, 3) } };\n",
+    );
+    let (run, heal) = healed(test, &[]);
+    let limits = std::fs::read_to_string(run.dir.path().join("limits.js")).unwrap();
+    assert!(limits.contains("a + b"), "{limits}");
+    assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
+
+    // A global setup runs in jest's own process, which a warm worker keeps.
+    let test = Test::new();
+    project(
+        &test,
+        r#"{"name": "calc", "private": true, "scripts": {"test": "jest"},
+            "jest": {"testEnvironment": "node", "globalSetup": "./setup.js",
+                     "globals": {"LIMIT": 5}}}"#,
+    );
+    test.dir().write(
+        "setup.js",
+        "module.exports = async () => {\n  process.env.STARTED = '1';\n};\n",
+    );
+    let (run, heal) = healed(test, &[]);
+    let said = events_named(&run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], false);
+    let reason = said[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("globalSetup"), "{reason}");
+    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+}
