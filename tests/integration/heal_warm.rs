@@ -34,11 +34,7 @@ fn verdicts(heal: &Value) -> Vec<(Value, Value, Value, Value)> {
 fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     let (warm_run, warm) = healed(with_project("shop-python"), &[]);
     let (cold_run, cold) = healed(with_project("shop-python"), &["--cold"]);
-    // The same candidates, judged the same, in the same order.
-    assert_eq!(verdicts(&warm), verdicts(&cold));
-    let attempts = warm["attempts"].as_array().unwrap().len();
-    assert_eq!(ran_warm(&warm), attempts, "{warm:#}");
-    assert_eq!(ran_warm(&cold), 0);
+    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
     // The failing tests ran warm; every run of the whole suite, which decides what is kept,
     // cold.
     let runs: Vec<Value> = events_named(&warm_run, "tests")
@@ -49,10 +45,6 @@ fn a_python_repairs_candidates_run_warm_and_judge_as_cold_runs_do() {
     for run in &runs {
         assert_eq!(run["warm"], run["scope"] == "failing", "{run}");
     }
-    let said = events_named(&warm_run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], true);
-    assert!(events_named(&cold_run, "warm").is_empty());
     // The tests' final run is a fresh process's.
     assert_eq!(warm["tests"]["outcome"], "passed");
 }
@@ -68,6 +60,19 @@ fn healed(test: Test, flags: &[&str]) -> (Run, Value) {
     let heal = section_of(&run, "heal");
     assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
     (run, heal)
+}
+
+/// A repair's every candidate ran warm, and was judged as the same repair with --cold judged
+/// it: the same candidates, the same verdicts, in the same order.
+fn judged_as_cold((warm_run, warm): (&Run, &Value), (cold_run, cold): (&Run, &Value)) {
+    assert_eq!(verdicts(warm), verdicts(cold));
+    let attempts = warm["attempts"].as_array().unwrap().len();
+    assert_eq!(ran_warm(warm), attempts, "{warm:#}\n{}", warm_run.stderr());
+    assert_eq!(ran_warm(cold), 0);
+    let said = events_named(warm_run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], true);
+    assert!(events_named(cold_run, "warm").is_empty());
 }
 
 fn ran_warm(heal: &Value) -> usize {
@@ -202,16 +207,9 @@ fn node_healed(failing_files: usize, flags: &[&str]) -> (Run, Value) {
 fn a_node_repairs_candidates_run_their_test_file_alone_and_judge_as_cold_runs_do() {
     let (warm_run, warm) = node_healed(1, &[]);
     let (cold_run, cold) = node_healed(1, &["--cold"]);
-    assert_eq!(verdicts(&warm), verdicts(&cold));
-    let attempts = warm["attempts"].as_array().unwrap().len();
     // Had the file not been run as it is named, its test would not have failed as it did
     // cold, and the repair would have run cold.
-    assert_eq!(ran_warm(&warm), attempts, "{warm:#}\n{}", warm_run.stderr());
-    assert_eq!(ran_warm(&cold), 0);
-    let said = events_named(&warm_run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], true);
-    assert!(events_named(&cold_run, "warm").is_empty());
+    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
 }
 
 #[test]
@@ -250,14 +248,8 @@ fn a_jest_repairs_candidates_run_in_a_worker_that_loaded_jest_and_judge_as_cold_
         (run, heal)
     };
     let (warm_run, warm) = heal_with(&[]);
-    let (_, cold) = heal_with(&["--cold"]);
-    assert_eq!(verdicts(&warm), verdicts(&cold));
-    let attempts = warm["attempts"].as_array().unwrap().len();
-    assert_eq!(ran_warm(&warm), attempts, "{warm:#}\n{}", warm_run.stderr());
-    assert_eq!(ran_warm(&cold), 0);
-    let said = events_named(&warm_run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], true);
+    let (cold_run, cold) = heal_with(&["--cold"]);
+    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
 }
 
 #[test]
