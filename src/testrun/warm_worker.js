@@ -140,7 +140,8 @@ async function run(request) {
     exit_code: timedOut ? null : exitCode,
     signal: null,
     timed_out: timedOut,
-    unsafe: unsafe(globalConfig),
+    // Asked only of the run that learns, which decides whether the runs are trusted.
+    unsafe: request.learn ? unsafe(globalConfig) : null,
     duration_ms: Date.now() - started,
     stdout,
     stderr: err.kept.text,

@@ -4,6 +4,8 @@
 //! string (`"buzz"`) becomes the other, and one that is where the two differ (`"_"`, `"LX"`)
 //! becomes the other's part. Tier 6, with the structural changes.
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use super::operators::{changeable, one_line, Candidate};
@@ -17,6 +19,8 @@ const MAX_LENGTH: usize = 200;
 /// The replacements the failures suggest: (a literal's value, the value to try instead).
 pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
+    // Hundreds of pairs a failure, for every failure: each kept once, in the order found.
+    let mut seen = HashSet::new();
     for failure in failures {
         let said = format!("{}\n{}", failure.message, failure.details);
         let strings = quoted(&said);
@@ -31,7 +35,7 @@ pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
                 let suffix = common_prefix(&reversed(&a[prefix..]), &reversed(&b[prefix..]));
                 let part = |s: &str| s[prefix..s.len() - suffix].to_string();
                 for pair in [(a.clone(), b.clone()), (part(a), part(b))] {
-                    if !found.contains(&pair) {
+                    if seen.insert(pair.clone()) {
                         found.push(pair);
                     }
                 }
@@ -41,8 +45,8 @@ pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
     found
 }
 
-/// The literals among the nodes of lines `first..=last` that `replacements` replace, outside
-/// the `protected` byte ranges (the tests' own code).
+/// The literals among the nodes of `lines` (first and last, 1-based) that `replacements`
+/// replace, outside the `protected` byte ranges (the tests' own code).
 pub(super) fn candidates(
     path: &str,
     text: &str,
