@@ -85,7 +85,7 @@ Register-ArgumentCompleter -Native -CommandName 'autocoder' -ScriptBlock {
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr but errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Explain each step on stderr')
-            [CompletionResult]::new('--cold', '--cold', [CompletionResultType]::ParameterName, 'Run the offline engine''s candidates cold, each as the runner runs it (by default pytest''s, unittest''s and jest''s run in a worker that loaded the runner once, and node --test''s without the runner''s own process)')
+            [CompletionResult]::new('--cold', '--cold', [CompletionResultType]::ParameterName, 'Run the offline engine''s candidates cold, each as the runner runs it (by default pytest''s, unittest''s, jest''s and vitest''s run in a worker that loaded the runner once, and node --test''s without the runner''s own process)')
             [CompletionResult]::new('--allow-test-edits', '--allow-test-edits', [CompletionResultType]::ParameterName, 'Let the model edit test files too (read-only otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

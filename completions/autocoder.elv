@@ -80,7 +80,7 @@ set edit:completion:arg-completer[autocoder] = {|@words|
             cand --quiet 'Print nothing on stderr but errors'
             cand -v 'Explain each step on stderr'
             cand --verbose 'Explain each step on stderr'
-            cand --cold 'Run the offline engine''s candidates cold, each as the runner runs it (by default pytest''s, unittest''s and jest''s run in a worker that loaded the runner once, and node --test''s without the runner''s own process)'
+            cand --cold 'Run the offline engine''s candidates cold, each as the runner runs it (by default pytest''s, unittest''s, jest''s and vitest''s run in a worker that loaded the runner once, and node --test''s without the runner''s own process)'
             cand --allow-test-edits 'Let the model edit test files too (read-only otherwise)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

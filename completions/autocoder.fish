@@ -82,7 +82,7 @@ complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l context-tok
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l pretty -d 'Indent the JSON written to stdout'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s q -l quiet -d 'Print nothing on stderr but errors'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s v -l verbose -d 'Explain each step on stderr'
-complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l cold -d 'Run the offline engine\'s candidates cold, each as the runner runs it (by default pytest\'s, unittest\'s and jest\'s run in a worker that loaded the runner once, and node --test\'s without the runner\'s own process)'
+complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l cold -d 'Run the offline engine\'s candidates cold, each as the runner runs it (by default pytest\'s, unittest\'s, jest\'s and vitest\'s run in a worker that loaded the runner once, and node --test\'s without the runner\'s own process)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -l allow-test-edits -d 'Let the model edit test files too (read-only otherwise)'
 complete -c autocoder -n "__fish_autocoder_using_subcommand heal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c autocoder -n "__fish_autocoder_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F

@@ -68,6 +68,45 @@ PY
   echo
 fi
 
+# jest's and vitest's candidates, warm and cold: 30 candidates of a bug none of them fixes (the
+# area is 6, the test wants 17), one at a time, each candidate's cost measured as above.
+if [ $# -eq 0 ]; then
+  for runner in jest vitest; do
+    p="$work/js/$runner"
+    mkdir -p "$p"
+    if [ $runner = jest ]; then
+      printf '{"name": "area", "private": true, "scripts": {"test": "jest"}, "jest": {"testEnvironment": "node"}}\n' >"$p/package.json"
+      printf 'exports.area = (w, h) => w * h;\n' >"$p/area.js"
+      printf "const { area } = require('./area');\n" >"$p/area.test.js"
+    else
+      printf '{"name": "area", "type": "module"}\n' >"$p/package.json"
+      printf 'export default { test: { globals: true } };\n' >"$p/vitest.config.js"
+      printf 'export const area = (w, h) => w * h;\n' >"$p/area.js"
+      printf "import { area } from './area.js';\n" >"$p/area.test.js"
+    fi
+    printf "test('area', () => {\n  expect(area(2, 3)).toBe(17);\n});\n" >>"$p/area.test.js"
+    for mode in warm cold; do
+      cp -r "$p" "$p-$mode"
+      "$autocoder" heal -q --engine mutate --jobs 1 --max-candidates 30 $([ $mode = cold ] && echo --cold || true) \
+        --workspace "$p-$mode" --events "$p-$mode.jsonl" </dev/null >/dev/null 2>&1 || true
+    done
+  done
+  python3 - "$work/js" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+
+for name in ["jest-warm", "jest-cold", "vitest-warm", "vitest-cold"]:
+    events = [json.loads(line) for line in (Path(sys.argv[1]) / f"{name}.jsonl").read_text().splitlines()]
+    runs = [e for e in events if e["event"] == "tests" and e["scope"] == "failing" and e["attempt"] > 0]
+    gaps = [b["started_ms"] - a["started_ms"] for a, b in zip(runs, runs[1:])]
+    warm = "warm" if runs and all(r.get("warm") for r in runs) else "cold"
+    runner, mode = name.split("-")
+    print(f"one candidate of a {runner} project, asked {mode} ({warm}): {statistics.median(gaps):.0f} ms "
+          f"({len(gaps)} measured)")
+PY
+  echo
+fi
+
 # A project whose tests import a dependency that takes a second to import, as real projects'
 # frameworks do (issue 41: a repair at least 10x faster warm than cold): its virtualenv, in the
 # project, holds the dependency; heal repairs it warm and with --cold.

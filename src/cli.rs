@@ -307,9 +307,9 @@ pub(crate) struct HealArgs {
     #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
     pub test_timeout: Duration,
 
-    /// Run the offline engine's candidates cold, each as the runner runs it (by default pytest's,
-    /// unittest's and jest's run in a worker that loaded the runner once, and node --test's
-    /// without the runner's own process).
+    /// Run the offline engine's candidates cold, each as the runner runs it (by default
+    /// pytest's, unittest's, jest's and vitest's run in a worker that loaded the runner once, and
+    /// node --test's without the runner's own process).
     #[arg(long)]
     pub cold: bool,
 

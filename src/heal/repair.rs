@@ -644,7 +644,9 @@ impl Repair<'_> {
                 .chain(&self.workers)
                 .take(trials.len())
                 .collect();
-            let (request, baseline, score) = (self.request, self.baseline, before.score);
+            // Only a change that fixes every failing test can be another plausible patch: the
+            // whole suite runs for no other.
+            let (request, baseline, score) = (self.request, self.baseline, (false, 1));
             let (origin, limit) = (self.events.origin(), failing_limit(request, baseline, true));
             let tested = Instant::now();
             let (results, signal) = parallel::each(&trees, self.signals, |tree| {

@@ -9,8 +9,10 @@
 //! the caller's to drop, and to run cold instead.
 //!
 //! jest: a worker loads jest once and runs each request through jest's own in-band API, which
-//! gives every test file a fresh module registry (`warm_worker.js`). A candidate that loops
-//! stops the worker (its reply does not come), and the caller runs cold from then on.
+//! gives every test file a fresh module registry (`warm_worker.js`); vitest: the same worker
+//! keeps one vitest instance (its config, Vite's server) and has the server transform the
+//! project's files afresh each run, whose tests run in vitest's own pool. A candidate that
+//! loops stops the worker (its reply does not come), and the caller runs cold from then on.
 //!
 //! `node --test`: Node has no fork, so nothing is kept warm; `warm_node` runs the file that
 //! defines the failing tests as node's program, without the runner's own process.
@@ -35,8 +37,8 @@ use crate::sandbox::supervise::TerminationSignals;
 
 /// Python's worker, run with `python -c`.
 const PYTHON_WORKER: &str = include_str!("warm_worker.py");
-/// jest's worker, run with `node -e`.
-const JEST_WORKER: &str = include_str!("warm_worker.js");
+/// jest's and vitest's worker, run with `node -e`.
+const JS_WORKER: &str = include_str!("warm_worker.js");
 
 /// The time a worker has to import its runner and say it is ready.
 const START_TIME: Duration = Duration::from_secs(60);
@@ -58,7 +60,7 @@ pub(crate) struct Warm {
 }
 
 enum Runs {
-    /// Python's runners and jest: a worker that has loaded the runner.
+    /// Python's runners, jest and vitest: a worker that has loaded the runner.
     Worker(Worker),
     /// `node --test`: one file's tests in one process.
     Node(OneProcess),
@@ -96,9 +98,13 @@ impl Warm {
             return Some("the tests run by a command given with --command".into());
         }
         match framework {
-            Framework::Pytest | Framework::Unittest | Framework::Node | Framework::Jest => None,
+            Framework::Pytest
+            | Framework::Unittest
+            | Framework::Node
+            | Framework::Jest
+            | Framework::Vitest => None,
             other => Some(format!(
-                "{} runs cold (pytest, unittest, node --test and jest run warm)",
+                "{} runs cold (pytest, unittest, node --test, jest and vitest run warm)",
                 other.name()
             )),
         }
@@ -138,7 +144,7 @@ impl Warm {
     }
 }
 
-/// A worker for one workspace (Python's runners, jest), in its own sandbox; stopped when
+/// A worker for one workspace (Python's runners, jest, vitest), in its own sandbox; stopped when
 /// dropped.
 struct Worker {
     framework: Framework,
@@ -179,7 +185,7 @@ struct Reply {
 }
 
 impl Worker {
-    /// Starts a worker for `framework` (pytest, unittest or jest) in `request`'s sandbox, which
+    /// Starts a worker for `framework` (pytest, unittest, jest or vitest) in `request`'s sandbox, which
     /// bounds it as a whole; and why its runs would not give what a fresh process gives, if so.
     fn start(
         framework: Framework,
@@ -190,8 +196,8 @@ impl Worker {
         })?;
         let (mut policy, command) = policy_for(framework, &request, &root)?;
         let (program, arguments_at) = match framework {
-            Framework::Jest => {
-                let program = ["node", "-e", JEST_WORKER, command[0].as_str()];
+            Framework::Jest | Framework::Vitest => {
+                let program = ["node", "-e", JS_WORKER, command[0].as_str()];
                 (program.map(String::from).to_vec(), 1)
             }
             _ => {

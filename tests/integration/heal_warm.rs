@@ -1,6 +1,7 @@
-//! The offline engine's candidates run warm (pytest, unittest): forked from a worker that
-//! imported the runner and the project's dependencies once. Each warm result must be what a
-//! cold run gives; tests that depend on what only a fresh process has send the repair cold.
+//! The offline engine's candidates run warm: pytest and unittest forked from a worker that
+//! imported the runner and the project's dependencies once, jest and vitest in a worker that
+//! loaded the runner, `node --test` without the runner's process. Each warm result must be what
+//! a cold run gives; tests that depend on what only a fresh process has send the repair cold.
 
 use serde_json::Value;
 
@@ -292,6 +293,74 @@ fn jests_config_is_loaded_afresh_and_a_global_setup_sends_the_repair_cold() {
     test.dir().write(
         "setup.js",
         "module.exports = async () => {\n  process.env.STARTED = '1';\n};\n",
+    );
+    let (run, heal) = healed(test, &[]);
+    let said = events_named(&run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], false);
+    let reason = said[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("globalSetup"), "{reason}");
+    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+}
+
+/// A vitest project whose `add` subtracts, with `config` as its vitest.config.js.
+fn vitest_project(config: &str) -> Test {
+    let test = Test::new();
+    test.dir()
+        .write("package.json", r#"{"name": "calc", "type": "module"}"#);
+    test.dir().write("vitest.config.js", config);
+    test.dir().write(
+        "calc.js",
+        "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a * b;\n",
+    );
+    test.dir().write(
+        "calc.test.js",
+        "import { add, mul } from './calc.js';\n\n\
+         test('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n\n\
+         test('multiplies', () => {\n  expect(mul(2, 3)).toBe(6);\n});\n",
+    );
+    test
+}
+
+#[test]
+fn a_vitest_repairs_candidates_run_in_a_worker_that_keeps_vitest_and_judge_as_cold_runs_do() {
+    let heal_with = |flags: &[&str]| {
+        let test = vitest_project("export default { test: { globals: true } };\n");
+        let (run, heal) = healed(test, flags);
+        assert_eq!(heal["tests"]["framework"], "vitest");
+        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
+        assert!(calc.contains("add = (a, b) => a + b;"), "{calc}");
+        (run, heal)
+    };
+    let (warm_run, warm) = heal_with(&[]);
+    let (cold_run, cold) = heal_with(&["--cold"]);
+    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
+}
+
+#[test]
+fn vitests_config_is_loaded_again_when_what_it_imports_changes_and_a_global_setup_sends_the_repair_cold(
+) {
+    // The config defines a global from the code under repair: a warm run must load it again
+    // once a candidate changed that code, or the fix would be judged on the bug's value.
+    let test = vitest_project(
+        "import { add } from './calc.js';\n\
+         export default { test: { globals: true }, define: { SUM: add(2, 3) } };\n",
+    );
+    test.dir().write(
+        "sum.test.js",
+        "test('the sum is defined', () => {\n  expect(SUM).toBe(5);\n});\n",
+    );
+    let (run, heal) = healed(test, &[]);
+    let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
+    assert!(calc.contains("add = (a, b) => a + b;"), "{calc}");
+    assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
+
+    // A global setup runs once per vitest instance, which a warm worker keeps.
+    let test =
+        vitest_project("export default { test: { globals: true, globalSetup: './setup.js' } };\n");
+    test.dir().write(
+        "setup.js",
+        "export default () => {\n  process.env.STARTED = '1';\n};\n",
     );
     let (run, heal) = healed(test, &[]);
     let said = events_named(&run, "warm");
