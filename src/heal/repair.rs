@@ -659,6 +659,8 @@ impl Repair<'_> {
                 let Ok(validated) = result else {
                     break 'batches;
                 };
+                self.check_warm(&validated);
+                attempt.warm = validated.warm;
                 self.emit_runs(attempt.number, &validated);
                 if let Some(signal) = signal.or_else(|| validated.interrupted()) {
                     end = End::Interrupted(signal);

@@ -73,7 +73,10 @@ function capture(stream, max) {
 }
 
 const root = process.cwd();
-const environment = { ...process.env };
+const started = { ...process.env };
+// What runs are given back: the worker's environment, and what a vitest config loaded in it set
+// (a cold run loads the config, and sets it, every time).
+let environment = started;
 // Made now, so that the stderr a first run opens is not taken for a handle the run left open.
 process.stderr.write('');
 
@@ -88,8 +91,8 @@ function forgetProjectModules() {
   }
 }
 
-// The environment and directory as they were when the worker started.
-function putBack() {
+// The environment (`environment`) and directory as they were before the run.
+function putBack(environment) {
   for (const name of Object.keys(process.env)) {
     if (!(name in environment)) delete process.env[name];
   }
@@ -173,9 +176,11 @@ async function runVitest(request, report) {
     vitest = null;
   }
   if (!vitest) {
+    putBack(started);
     vitest = await api.createVitest('test', { ...rest, watch: false, outputFile: report });
     vitestMadeFrom = madeFrom(rest);
     await vitest.standalone();
+    environment = { ...process.env };
   } else {
     // What the server transformed from the project is transformed again from disk.
     for (const project of vitest.projects) {
@@ -187,6 +192,8 @@ async function runVitest(request, report) {
     }
   }
   vitest.setGlobalTestNamePattern(testNamePattern);
+  // As vitest's own reruns do: the snapshots' summary is the run's alone.
+  vitest.snapshot.clear();
   process.exitCode = undefined;
   const files = await vitest.globTestSpecifications(filter);
   await vitest.runTestSpecifications(files, false);
@@ -224,7 +231,7 @@ async function run(request) {
   } finally {
     out.restore();
     err.restore();
-    putBack();
+    putBack(environment);
   }
   let stdout = out.kept.text;
   try {

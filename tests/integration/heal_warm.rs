@@ -338,8 +338,7 @@ fn a_vitest_repairs_candidates_run_in_a_worker_that_keeps_vitest_and_judge_as_co
 }
 
 #[test]
-fn vitests_config_is_loaded_again_when_what_it_imports_changes_and_a_global_setup_sends_the_repair_cold(
-) {
+fn vitests_config_is_as_each_cold_run_loads_it_and_a_global_setup_sends_the_repair_cold() {
     // The config defines a global from the code under repair: a warm run must load it again
     // once a candidate changed that code, or the fix would be judged on the bug's value.
     let test = vitest_project(
@@ -353,6 +352,30 @@ fn vitests_config_is_loaded_again_when_what_it_imports_changes_and_a_global_setu
     let (run, heal) = healed(test, &[]);
     let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
     assert!(calc.contains("add = (a, b) => a + b;"), "{calc}");
+    assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
+
+    // The config sets the environment the code reads: each warm run must have it, as each cold
+    // run, which loads the config, has.
+    let test = vitest_project(
+        "process.env.DISCOUNT = '10';\nexport default { test: { globals: true } };\n",
+    );
+    test.dir().write(
+        "discount.js",
+        "export function discount(quantity) {\n  const rate = Number(process.env.DISCOUNT || 0);\n  \
+         if (quantity > 10) return rate;\n  return 0;\n}\n",
+    );
+    test.dir().write(
+        "discount.test.js",
+        "import { discount } from './discount.js';\n\
+         test('ten items get the discount', () => {\n  expect(discount(10)).toBe(10);\n});\n",
+    );
+    test.dir().write(
+        "calc.js",
+        "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
+    );
+    let (run, heal) = healed(test, &[]);
+    let discount = std::fs::read_to_string(run.dir.path().join("discount.js")).unwrap();
+    assert!(discount.contains("quantity >= 10"), "{discount}");
     assert!(ran_warm(&heal) > 0, "{heal:#}\n{}", run.stderr());
 
     // A global setup runs once per vitest instance, which a warm worker keeps.
@@ -369,4 +392,34 @@ fn vitests_config_is_loaded_again_when_what_it_imports_changes_and_a_global_setu
     let reason = said[0]["reason"].as_str().unwrap();
     assert!(reason.contains("globalSetup"), "{reason}");
     assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+}
+
+#[test]
+fn a_worker_that_stops_answering_while_alternatives_are_sought_sends_the_rest_cold() {
+    // After the fix (`steps * 2` → `steps`), an alternative (`i += 2` → `i -= 2`) loops: the
+    // worker does not answer, and the alternatives after it run cold, not each waiting for it.
+    let test = vitest_project("export default { test: { globals: true } };\n");
+    test.dir().write(
+        "steps.js",
+        "export function countSteps(n) {\n  let i = 0;\n  let steps = 0;\n  \
+         while (i < n) {\n    i += 2;\n    steps++;\n  }\n  return steps * 2;\n}\n",
+    );
+    test.dir().write(
+        "steps.test.js",
+        "import { countSteps } from './steps.js';\n\
+         test('two steps', () => {\n  expect(countSteps(4)).toBe(2);\n});\n",
+    );
+    test.dir().write(
+        "calc.js",
+        "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
+    );
+    let (run, _) = healed(test, &["--max-candidates", "40"]);
+    let said = events_named(&run, "warm");
+    let cold = said.iter().find(|event| event["warm"] == false);
+    let reason = cold.and_then(|event| event["reason"].as_str());
+    assert!(
+        reason.is_some_and(|reason| reason.contains("did not answer in time")),
+        "{said:#?}\n{}",
+        run.stderr()
+    );
 }
