@@ -52,15 +52,18 @@ struct Location {
     line: u32,
 }
 
-/// Reads the report out of the runner's stdout (the JSON document is its last `{` line, after
-/// anything the tests printed).
+/// Reads the report out of the runner's stdout (the JSON document starts its last `{` line,
+/// after anything the tests printed; vitest may end the line with "JSON report written to …").
 pub(crate) fn parse(stdout: &str, root: Option<&Path>) -> Result<Parsed, String> {
     let json = stdout
         .lines()
         .rev()
         .find(|line| line.trim_start().starts_with('{'))
         .unwrap_or("");
-    let report: Report = serde_json::from_str(json.trim())
+    let report: Report = serde_json::Deserializer::from_str(json)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| serde_json::from_str(""))
         .map_err(|err| format!("no JSON report in the output ({err})"))?;
     let mut parsed = Parsed::default();
     let mut unloadable = 0;

@@ -602,7 +602,14 @@ fn jest_command(framework: Framework, tests: &[String], root: &Path) -> Vec<Stri
             .map(String::from),
         );
     } else {
-        command.extend(["run", "--reporter=json", "--globals"].map(String::from));
+        // The report on stdout even when the project's config sends it to a file.
+        let words = [
+            "run",
+            "--reporter=json",
+            "--outputFile.json=/dev/stdout",
+            "--globals",
+        ];
+        command.extend(words.map(String::from));
     }
     if !tests.is_empty() {
         // Ids are `file > describe > ... > title`; the runners match the rest, joined

@@ -1999,6 +1999,25 @@ fn jest_and_vitest_run_in_the_sandbox() {
 }
 
 #[test]
+fn a_vitest_config_that_writes_its_json_report_to_a_file_still_gives_the_report() {
+    let test = Test::new();
+    test.dir()
+        .write("package.json", r#"{"name": "p", "type": "module"}"#);
+    test.dir().write(
+        "vitest.config.js",
+        "export default { test: { globals: true, reporters: ['default', 'json'],\n  \
+         outputFile: { json: 'reports/vitest.json' } } };\n",
+    );
+    test.dir()
+        .write("a.test.js", "test('a', () => { expect(1).toBe(1); });\n");
+    let run = test.args(["run-tests"]).run().expect_status(0);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "passed", "{report:#}");
+    assert_eq!(counts(&report), [1, 0, 0, 0]);
+    assert!(!run.dir.path().join("reports").exists());
+}
+
+#[test]
 fn a_jest_that_stops_before_its_report_is_an_error_in_its_own_words() {
     let test = Test::new();
     test.dir().write(
