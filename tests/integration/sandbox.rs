@@ -710,6 +710,41 @@ fn works_as_an_ordinary_user() {
 }
 
 #[test]
+fn the_command_can_name_its_user_whether_started_as_root_or_as_an_ordinary_user() {
+    // Tests that ask who runs them (getpass, `~`, pwd) fail where the uid has no account.
+    let script = "import getpass, os, pwd\n\
+                  account = pwd.getpwuid(os.getuid())\n\
+                  print(getpass.getuser(), account.pw_dir, os.path.expanduser('~'))\n";
+    let mut users = vec![None];
+    if is_root() {
+        users.push(Some(1500));
+    }
+    for user in users {
+        let mut test = Test::new().args(["sandbox", "--", "python3", "-c", script]);
+        if let Some(uid) = user {
+            test = test.run_as_user(uid);
+        }
+        let run = test.run().expect_status(0);
+        let result = run.sandbox();
+        assert_eq!(
+            result.out(),
+            "autocoder /tmp/home /tmp/home\n",
+            "{user:?}: {}",
+            result.err()
+        );
+    }
+    // The host's accounts are all still there, and nothing else is left in the view's root.
+    let run = Test::new()
+        .sandbox_sh(&[], "grep -c '^root:' /etc/passwd; ls -A /")
+        .run()
+        .expect_status(0);
+    let result = run.sandbox();
+    let out = result.out();
+    assert!(out.starts_with("1\n"), "{out}");
+    assert!(!out.contains(".etc-"), "{out}");
+}
+
+#[test]
 fn workspaces_that_would_hand_over_too_much_are_refused() {
     // A link an earlier run left where the next workspace is looked for (`packages/web` made a
     // link to /root) is not followed.

@@ -271,7 +271,7 @@ fn isolate(plan: &ChildPlan<'_>, report: &Reporter) -> Option<disk::Overlay> {
         // A view half built is no layer at all, and the Landlock rules below assume the view:
         // never go on without it. The parent runs the command again without namespaces when
         // degraded layers are allowed.
-        match set_up_view(view, plan.switch_to) {
+        match set_up_view(view, plan.switch_to, plan.switch_to.or(plan.self_map)) {
             Ok(overlay) => return overlay,
             Err(reason) => {
                 if !plan.allow_degraded {
@@ -580,6 +580,7 @@ fn write_self_map(uid: u32, gid: u32) -> Result<(), String> {
 fn set_up_view(
     plan: &ViewPlan,
     sandbox_id: Option<(u32, u32)>,
+    command_id: Option<(u32, u32)>,
 ) -> Result<Option<disk::Overlay>, String> {
     let io = |what: String| move |err: std::io::Error| format!("{what}: {err}");
     step(
@@ -643,6 +644,10 @@ fn set_up_view(
     }
     for (index, layer) in plan.layers.iter().enumerate() {
         mount_layer(layer, index, &plan.layer_options)?;
+    }
+    if let Some(id) = command_id {
+        // Not a layer: without it the command only cannot name its user.
+        let _ = account(id);
     }
     step(
         "cannot switch to the new root",
@@ -720,6 +725,49 @@ fn kernel_filesystems_and_home(
     if let Some((uid, gid)) = sandbox_id {
         std::os::unix::fs::chown("tmp/home", Some(uid), Some(gid))
             .map_err(io("cannot hand the private home over".into()))?;
+    }
+    Ok(())
+}
+
+/// Gives the command's uid and gid an entry in the view's /etc/passwd and /etc/group where the
+/// host's have none (the sandbox's own uid never has one), with the private home: programs that
+/// ask who runs them (`getpass.getuser()`, `~`, `id -un`) work as they do outside. Each file is
+/// the host's with a line added, written in the new root, mounted read-only over the host's, and
+/// unlinked (the mount holds it).
+fn account((uid, gid): (u32, u32)) -> Result<(), String> {
+    let home = crate::sandbox::PRIVATE_HOME;
+    let entries = [
+        (
+            "etc/passwd",
+            uid,
+            format!("autocoder:x:{uid}:{gid}:autocoder sandbox:{home}:/bin/sh"),
+        ),
+        ("etc/group", gid, format!("autocoder:x:{gid}:")),
+    ];
+    for (file, id, entry) in entries {
+        let host = std::fs::read_to_string(file).map_err(|err| format!("{file}: {err}"))?;
+        let id = id.to_string();
+        if host
+            .lines()
+            .any(|line| line.split(':').nth(2) == Some(id.as_str()))
+        {
+            continue;
+        }
+        let staged = format!(".{}", file.replace('/', "-"));
+        let separator = if host.is_empty() || host.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        std::fs::write(&staged, format!("{host}{separator}{entry}\n"))
+            .map_err(|err| format!("{staged}: {err}"))?;
+        let c = |path: &str| CString::new(path).expect("no NUL byte");
+        let (source, target) = (c(&staged), c(file));
+        let read_only = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID;
+        let mounted = sys::mount(&source, &target, None, libc::MS_BIND, None)
+            .and_then(|()| sys::mount(c"none", &target, None, read_only | libc::MS_NODEV, None));
+        let _ = std::fs::remove_file(&staged);
+        mounted.map_err(|errno| format!("cannot mount {file}: errno {errno}"))?;
     }
     Ok(())
 }
