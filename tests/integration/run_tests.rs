@@ -1999,6 +1999,26 @@ fn jest_and_vitest_run_in_the_sandbox() {
 }
 
 #[test]
+fn unittest_runs_a_test_named_by_its_pytest_id() {
+    let test = Test::new();
+    test.dir().write("tests/__init__.py", "");
+    test.dir().write(
+        "tests/test_x.py",
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_y(self):\n        \
+         self.assertEqual(1, 2)\n\n    def test_z(self):\n        pass\n",
+    );
+    let run = test
+        .args(["run-tests", "--framework", "unittest"])
+        .args(["--tests", "tests/test_x.py::T::test_y"])
+        .run()
+        .expect_status(1);
+    let report = tests_of(&run);
+    assert_eq!(report["outcome"], "tests_failed", "{report:#}");
+    assert_eq!(ids(&report), ["tests.test_x.T.test_y"]);
+    assert_eq!(counts(&report), [0, 1, 0, 0]);
+}
+
+#[test]
 fn a_vitest_config_that_writes_its_json_report_to_a_file_still_gives_the_report() {
     let test = Test::new();
     test.dir()
