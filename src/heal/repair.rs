@@ -392,7 +392,10 @@ impl Repair<'_> {
             self.baseline,
             self.best.score,
             self.tree,
-            failing_limit(self.request, self.baseline, searches),
+            (
+                failing_limit(self.request, self.baseline, searches),
+                self.deadline,
+            ),
             self.events.origin(),
             &|message| self.step(searches, &format!("attempt {number}: {message}")),
             Some(&format!("attempt {number}")),
@@ -471,7 +474,7 @@ impl Repair<'_> {
             .collect();
         let (request, baseline, score) = (self.request, self.baseline, self.best.score);
         let origin = self.events.origin();
-        let limit = failing_limit(request, baseline, true);
+        let limit = (failing_limit(request, baseline, true), self.deadline);
         let tested = Instant::now();
         let (results, signal) = parallel::each(&trees, self.signals, |tree| {
             validate(request, baseline, score, tree, limit, origin, &|_| {}, None)
@@ -494,7 +497,7 @@ impl Repair<'_> {
             }
         }
         if broken.is_none() && signal.is_none() {
-            self.retry_cut_short(&mut done, score, limit, origin);
+            self.retry_cut_short(&mut done, score, limit.0, origin);
         }
         for (attempt, validated) in &done {
             self.emit_runs(attempt.number, validated);
@@ -565,7 +568,7 @@ impl Repair<'_> {
                 self.baseline,
                 score,
                 tree,
-                limit * 2,
+                (limit * 2, self.deadline),
                 origin,
                 &|_| {},
                 None,
@@ -647,7 +650,8 @@ impl Repair<'_> {
             // Only a change that fixes every failing test can be another plausible patch: the
             // whole suite runs for no other.
             let (request, baseline, score) = (self.request, self.baseline, (false, 1));
-            let (origin, limit) = (self.events.origin(), failing_limit(request, baseline, true));
+            let origin = self.events.origin();
+            let limit = (failing_limit(request, baseline, true), self.deadline);
             let tested = Instant::now();
             let (results, signal) = parallel::each(&trees, self.signals, |tree| {
                 validate(request, baseline, score, tree, limit, origin, &|_| {}, None)
@@ -1190,19 +1194,22 @@ fn failing_limit(request: &Settings, baseline: &Baseline, searches: bool) -> Dur
 }
 
 /// The tests that failed first, within `limit`, then (when they show progress on `best`, the
-/// best state's score) all, in `tree`, with `say` told what runs; each run's start is counted
-/// from `origin`. `live`: the attempt whose runs the live line counts, test by test.
+/// best state's score) all, in `tree`, with `say` told what runs, every run cut at `deadline`
+/// (the repair's); each run's start is counted from `origin`. `live`: the attempt whose runs
+/// the live line counts, test by test.
 #[allow(clippy::too_many_arguments)]
 fn validate(
     request: &Settings,
     baseline: &Baseline,
     best: (bool, usize),
     tree: &Tree,
-    limit: Duration,
+    (limit, deadline): (Duration, Instant),
     origin: Instant,
     say: &dyn Fn(&str),
     live: Option<&str>,
 ) -> Result<Validated, Failure> {
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let limit = limit.min(left());
     let live = |shown: &str, total: u64| live_line(live, shown, total);
     let since = |origin: Instant| origin.elapsed().as_millis() as u64;
     let mut runs = Vec::new();
@@ -1251,7 +1258,7 @@ fn validate(
     let whole_limit = if runs.is_empty() {
         limit
     } else {
-        request.test_timeout
+        request.test_timeout.min(left())
     };
     let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
     // Cold: what the failing tests did warm must be what they do in a fresh process.

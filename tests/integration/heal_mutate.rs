@@ -929,3 +929,42 @@ fn planting_links_in_the_workspace_sends_no_file_of_heals_outside_it_as_root() {
 fn planting_links_in_the_workspace_sends_no_file_of_heals_outside_it_as_a_user() {
     planting_links_in_the_workspace_sends_no_file_of_heals_outside_it(Some(4242));
 }
+
+#[test]
+fn no_test_run_outlasts_the_repairs_time() {
+    // The whole suite takes 6 s: a run of it started near the end of a 10 s budget is cut at
+    // the budget's end, not let run its own 10 minutes (before, it ended at about 18 s).
+    let test = Test::new();
+    test.dir()
+        .write("calc.py", "def add(a, b):\n    return a - b\n");
+    test.dir().write(
+        "test_calc.py",
+        "import time\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n\
+         def test_slow():\n    time.sleep(6)\n",
+    );
+    let run = test
+        .args([
+            "heal",
+            "--engine",
+            "mutate",
+            "--jobs",
+            "1",
+            "--timeout",
+            "10s",
+        ])
+        .args(["--events", "events.jsonl"])
+        .run();
+    let events = std::fs::read_to_string(run.dir.path().join("events.jsonl")).unwrap();
+    let runs: Vec<Value> = events
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "tests")
+        .collect();
+    assert!(runs.len() > 2, "{events}");
+    for test_run in &runs {
+        let ended =
+            test_run["started_ms"].as_u64().unwrap() + test_run["duration_ms"].as_u64().unwrap();
+        // The budget's end, and the time a run takes to be stopped and reported.
+        assert!(ended <= 11_000, "{test_run}\n{}", run.stderr());
+    }
+}
