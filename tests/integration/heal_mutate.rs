@@ -968,3 +968,37 @@ fn no_test_run_outlasts_the_repairs_time() {
         assert!(ended <= 11_000, "{test_run}\n{}", run.stderr());
     }
 }
+
+#[test]
+fn a_literal_holding_what_the_failure_shows_differs_is_changed_before_modules_never_imported() {
+    // The failure shows `'Hi, Ann' == 'Hello, Ann'`: the literal `'Hi, '` made the part that
+    // differs. A module the tests never import defines a function of the same name, whose many
+    // changes must not come first.
+    let test = Test::new();
+    test.dir().write("greet/__init__.py", "");
+    test.dir().write(
+        "greet/words.py",
+        "def greet(name):\n    return 'Hi, ' + name\n",
+    );
+    test.dir().write(
+        "greet/unused.py",
+        "def greet(name):\n    return len(name) * 2 + 1 if name > 'a' else 3 - 1\n",
+    );
+    test.dir().write(
+        "tests/test_words.py",
+        "from greet.words import greet\n\n\ndef test_greet():\n    assert greet('Ann') == 'Hello, Ann'\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let words = std::fs::read_to_string(run.dir.path().join("greet/words.py")).unwrap();
+    assert!(words.contains("return 'Hello, ' + name"), "{words}");
+    assert!(
+        !run.stderr().contains("greet/unused.py"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -1,8 +1,9 @@
 //! String literals the failing tests' own words say are wrong. A failure prints what the code
 //! gave and what the test wanted (`assert 'buzz' == 'Buzz'`, `+ 'hello_world' - 'hello-world'`,
-//! `Expected: "XLII" Received: "LXII"`): a literal of the suspicious lines that is the one
-//! string (`"buzz"`) becomes the other, and one that is where the two differ (`"_"`, `"LX"`)
-//! becomes the other's part. Tier 6, with the structural changes.
+//! `assert 'git push --force' == 'git push --force-with-lease'`): a literal of the suspicious
+//! lines that produced the part where the two differ (it is the one string, `"buzz"`; or that
+//! part, `"_"`; or holds it, `'push --force'`) gets the other's part there (`"Buzz"`, `"-"`,
+//! `'push --force-with-lease'`). Tier 6, with the structural changes.
 
 use std::collections::HashSet;
 
@@ -16,9 +17,52 @@ const MAX_STRINGS: usize = 24;
 /// Strings longer than this are output, not a literal's value.
 const MAX_LENGTH: usize = 200;
 
-/// The replacements the failures suggest: (a literal's value, the value to try instead).
-pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
-    let mut found: Vec<(String, String)> = Vec::new();
+/// Two strings a failure shows, one the code's and one the test's, and where they differ: the
+/// bytes `start..ends.0` of `from` are `start..ends.1` of `to`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(super) struct Difference {
+    from: String,
+    to: String,
+    start: usize,
+    ends: (usize, usize),
+}
+
+impl Difference {
+    fn new(from: &str, to: &str) -> Difference {
+        let start = common_prefix(from, to);
+        let suffix = common_prefix(&reversed(&from[start..]), &reversed(&to[start..]));
+        Difference {
+            from: from.to_string(),
+            to: to.to_string(),
+            start,
+            ends: (from.len() - suffix, to.len() - suffix),
+        }
+    }
+
+    /// What `literal` becomes where it produced the differing part of `from` (it lies within
+    /// the literal's place there): that part replaced by `to`'s; each place once.
+    fn applied_to(&self, literal: &str) -> Vec<String> {
+        let (start, (end, to_end)) = (self.start, self.ends);
+        let places: Vec<usize> = match literal.is_empty() {
+            // An empty literal holds only an empty part: `"" → " "`.
+            true => (start == end).then_some(start).into_iter().collect(),
+            false => self.from.match_indices(literal).map(|(at, _)| at).collect(),
+        };
+        places
+            .into_iter()
+            .filter(|&at| at <= start && end <= at + literal.len())
+            .map(|at| {
+                let (kept_before, kept_after) = (&literal[..start - at], &literal[end - at..]);
+                format!("{kept_before}{}{kept_after}", &self.to[start..to_end])
+            })
+            .collect()
+    }
+}
+
+/// The differences the failures show, each pair of their strings both ways (which is the
+/// code's is not known: only a literal of the code matches).
+pub(super) fn differences(failures: &[TestFailure]) -> Vec<Difference> {
+    let mut found = Vec::new();
     // Hundreds of pairs a failure, for every failure: each kept once, in the order found.
     let mut seen = HashSet::new();
     for failure in failures {
@@ -26,18 +70,8 @@ pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
         let strings = quoted(&said);
         for a in &strings {
             for b in &strings {
-                if a == b {
-                    continue;
-                }
-                // `a` is the code's, `b` the test's (which is which is not known: both ways
-                // are tried, and only a literal of the code matches).
-                let prefix = common_prefix(a, b);
-                let suffix = common_prefix(&reversed(&a[prefix..]), &reversed(&b[prefix..]));
-                let part = |s: &str| s[prefix..s.len() - suffix].to_string();
-                for pair in [(a.clone(), b.clone()), (part(a), part(b))] {
-                    if seen.insert(pair.clone()) {
-                        found.push(pair);
-                    }
+                if a != b && seen.insert((a.clone(), b.clone())) {
+                    found.push(Difference::new(a, b));
                 }
             }
         }
@@ -45,18 +79,18 @@ pub(super) fn replacements(failures: &[TestFailure]) -> Vec<(String, String)> {
     found
 }
 
-/// The literals among the nodes of `lines` (first and last, 1-based) that `replacements`
-/// replace, outside the `protected` byte ranges (the tests' own code).
+/// The literals among the nodes of `lines` (first and last, 1-based) that the `differences`
+/// change, outside the `protected` byte ranges (the tests' own code).
 pub(super) fn candidates(
     path: &str,
     text: &str,
     root: Node,
     lines: (usize, usize),
     protected: &[(usize, usize)],
-    replacements: &[(String, String)],
+    differences: &[Difference],
 ) -> Vec<Candidate> {
     let mut found = Vec::new();
-    if replacements.is_empty() {
+    if differences.is_empty() {
         return found;
     }
     for node in changeable(root, lines, protected) {
@@ -64,8 +98,9 @@ pub(super) fn candidates(
             continue;
         };
         let line = node.start_position().row + 1;
-        for (from, to) in replacements {
-            if from != value || to.contains([quote, '\\', '\n', '\r']) {
+        let mut tried = HashSet::new();
+        for to in differences.iter().flat_map(|d| d.applied_to(value)) {
+            if to.contains([quote, '\\', '\n', '\r']) || !tried.insert(to.clone()) {
                 continue;
             }
             let replacement = format!("{quote}{to}{quote}");
@@ -156,42 +191,50 @@ mod tests {
         }
     }
 
+    /// What the failures make of `literal`.
+    fn changed(failures: &[TestFailure], literal: &str) -> Vec<String> {
+        differences(failures)
+            .iter()
+            .flat_map(|d| d.applied_to(literal))
+            .collect()
+    }
+
     #[test]
-    fn the_failures_strings_and_where_they_differ_are_the_replacements() {
+    fn a_literal_that_is_the_string_where_they_differ_or_holds_that_part_gets_the_others() {
         // Node's `assert.equal` message is the comparison, itself quoted.
-        let found = replacements(&[
-            failure("\"'buzz' == 'Buzz'\"", ""),
-            failure(
-                "Expected values to be strictly equal:",
-                "+ actual - expected\n\n+ 'hello_world'\n- 'hello-world'\n",
-            ),
-        ]);
-        for pair in [
-            ("buzz", "Buzz"),
-            ("Buzz", "buzz"),
-            ("b", "B"),
-            ("hello_world", "hello-world"),
-            ("_", "-"),
-            ("-", "_"),
-        ] {
+        let fizz = [failure("\"'buzz' == 'Buzz'\"", "")];
+        assert!(changed(&fizz, "buzz").contains(&"Buzz".to_string()));
+        assert!(changed(&fizz, "b").contains(&"B".to_string()));
+        let hello = [failure(
+            "Expected values to be strictly equal:",
+            "+ actual - expected\n\n+ 'hello_world'\n- 'hello-world'\n",
+        )];
+        for (literal, becomes) in [("hello_world", "hello-world"), ("_", "-"), ("-", "_")] {
             assert!(
-                found.contains(&(pair.0.to_string(), pair.1.to_string())),
-                "{pair:?} in {found:?}"
+                changed(&hello, literal).contains(&becomes.to_string()),
+                "{literal}"
             );
         }
+        // The literal made the part of the code's string where they differ, and more.
+        let push = [failure(
+            "assert 'git push --force' == 'git push --force-with-lease'",
+            "",
+        )];
+        assert_eq!(changed(&push, "push --force"), ["push --force-with-lease"]);
+        assert!(changed(&push, "git").is_empty());
+        // Many places: each tried.
+        let many = [failure("assert 'a-b-a' == 'a-b-c'", "")];
+        assert_eq!(changed(&many, "a"), ["c"]);
     }
 
     #[test]
     fn an_empty_part_is_a_replacement_and_a_missing_quote_ends_the_line() {
-        let found = replacements(&[failure("assert 'helloworld' == 'hello world' and 'x", "")]);
-        assert!(
-            found.contains(&(String::new(), " ".to_string())),
-            "{found:?}"
-        );
-        assert!(
-            !found.iter().any(|(a, b)| a == "x" || b == "x"),
-            "{found:?}"
-        );
+        let found = [failure("assert 'helloworld' == 'hello world' and 'x", "")];
+        assert_eq!(changed(&found, ""), [" "]);
+        assert!(changed(&found, "x").is_empty());
+        assert!(differences(&found)
+            .iter()
+            .all(|d| d.from != "x" && d.to != "x"));
     }
 
     #[test]
@@ -199,7 +242,7 @@ mod tests {
         let text =
             "def f(n):\n    a = 'buzz'\n    b = f'buzz{n}'\n    c = \"buzz\"\n    return r'buzz'\n";
         let parsed = crate::syntax::parse(crate::syntax::Lang::Python, text).unwrap();
-        let pairs = [("buzz".to_string(), "Buzz".to_string())];
+        let pairs = [Difference::new("buzz", "Buzz")];
         let found = candidates("f.py", text, parsed.root_node(), (1, 5), &[], &pairs);
         let found: Vec<(usize, &str)> = found
             .iter()

@@ -200,7 +200,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let spectrum = spectrum.as_ref();
     let (regions, protected) =
         localise::suspicious(context.failures, context.files, tree, spectrum);
-    let replacements = literals::replacements(context.failures);
+    let differences = literals::differences(context.failures);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
     for (place, region) in regions.iter().enumerate() {
         let Some(lang) = Lang::of(&region.path) else {
@@ -227,7 +227,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             parsed.root_node(),
             (region.first, region.last),
             guarded,
-            &replacements,
+            &differences,
         ));
         for candidate in &mut candidates {
             candidate.place = place;
@@ -248,9 +248,9 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
         }
     }
     if let Some(spectrum) = spectrum {
-        // A line no failing test ran cannot be where they went wrong, unless the bug is in
-        // code not there: its changes come last.
-        let ran = |c: &Candidate| spectrum.at(&c.path, c.line) != Some(0.0);
+        // A line no failing test ran (in a module they never imported, too) cannot be where
+        // they went wrong, unless the bug is in code not there: its changes come last.
+        let ran = |c: &Candidate| spectrum.at(&c.path, c.line).is_some_and(|s| s > 0.0);
         let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(ran);
         ordered = first.into_iter().chain(last).collect();
     }
