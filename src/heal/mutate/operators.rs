@@ -1,5 +1,6 @@
 //! The changes the offline engine tries, read off a syntax tree, in tiers by how often each
-//! kind fixes a real bug: boundary operators (`<`/`<=`, `==`/`!=`) first; then flipped
+//! kind fixes a real bug: boundary operators (`<`/`<=`, `==`/`!=`) first, with the literals the
+//! failure itself shows wrong (`literals`); then flipped
 //! comparisons and off-by-one (integer literals and indices ±1); then arithmetic and boolean
 //! operators, operands of non-commutative operators swapped, an arithmetic expression reduced to
 //! one of its operands, a negation dropped; then sibling names (`min`/`max`, `any`/`all`, ...)
