@@ -81,6 +81,29 @@ fn ran_warm(heal: &Value) -> usize {
     attempts.iter().filter(|a| a["warm"] == true).count()
 }
 
+/// The repair ran every candidate cold, and said once why, with `why` in its words.
+fn ran_cold_because(run: &Run, heal: &Value, why: &str) {
+    let said = events_named(run, "warm");
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert_eq!(said[0]["warm"], false);
+    let reason = said[0]["reason"].as_str().unwrap();
+    assert!(reason.contains(why), "{reason}");
+    assert_eq!(ran_warm(heal), 0, "{heal:#}");
+}
+
+/// `project`'s calc.js (its `add` subtracts) repaired warm and with --cold, judged alike.
+fn calc_judged_as_cold(project: impl Fn() -> Test, fixed: &str) {
+    let heal_with = |flags: &[&str]| {
+        let (run, heal) = healed(project(), flags);
+        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
+        assert!(calc.contains(fixed), "{calc}");
+        (run, heal)
+    };
+    let (warm_run, warm) = heal_with(&[]);
+    let (cold_run, cold) = heal_with(&["--cold"]);
+    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
+}
+
 #[test]
 fn a_warm_run_sees_the_modules_and_the_home_a_fresh_process_sees() {
     // The failing test checks that fractions is imported lazily (the worker imported it after
@@ -216,17 +239,12 @@ fn a_node_repairs_candidates_run_their_test_file_alone_and_judge_as_cold_runs_do
 #[test]
 fn failing_node_tests_of_two_files_run_cold_as_the_runner_keeps_them_apart() {
     let (run, heal) = node_healed(2, &[]);
-    let said = events_named(&run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], false);
-    let reason = said[0]["reason"].as_str().unwrap();
-    assert!(reason.contains("defined in 2 files"), "{reason}");
-    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+    ran_cold_because(&run, &heal, "defined in 2 files");
 }
 
 #[test]
 fn a_jest_repairs_candidates_run_in_a_worker_that_loaded_jest_and_judge_as_cold_runs_do() {
-    let heal_with = |flags: &[&str]| {
+    let project = || {
         let test = Test::new();
         test.dir().write(
             "package.json",
@@ -243,14 +261,9 @@ fn a_jest_repairs_candidates_run_in_a_worker_that_loaded_jest_and_judge_as_cold_
              test('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n\n\
              test('multiplies', () => {\n  expect(mul(2, 3)).toBe(6);\n});\n",
         );
-        let (run, heal) = healed(test, flags);
-        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
-        assert!(calc.contains("exports.add = (a, b) => a + b;"), "{calc}");
-        (run, heal)
+        test
     };
-    let (warm_run, warm) = heal_with(&[]);
-    let (cold_run, cold) = heal_with(&["--cold"]);
-    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
+    calc_judged_as_cold(project, "exports.add = (a, b) => a + b;");
 }
 
 #[test]
@@ -295,12 +308,7 @@ fn jests_config_is_loaded_afresh_and_a_global_setup_sends_the_repair_cold() {
         "module.exports = async () => {\n  process.env.STARTED = '1';\n};\n",
     );
     let (run, heal) = healed(test, &[]);
-    let said = events_named(&run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], false);
-    let reason = said[0]["reason"].as_str().unwrap();
-    assert!(reason.contains("globalSetup"), "{reason}");
-    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+    ran_cold_because(&run, &heal, "globalSetup");
 }
 
 /// A vitest project whose `add` subtracts, with `config` as its vitest.config.js.
@@ -324,17 +332,8 @@ fn vitest_project(config: &str) -> Test {
 
 #[test]
 fn a_vitest_repairs_candidates_run_in_a_worker_that_keeps_vitest_and_judge_as_cold_runs_do() {
-    let heal_with = |flags: &[&str]| {
-        let test = vitest_project("export default { test: { globals: true } };\n");
-        let (run, heal) = healed(test, flags);
-        assert_eq!(heal["tests"]["framework"], "vitest");
-        let calc = std::fs::read_to_string(run.dir.path().join("calc.js")).unwrap();
-        assert!(calc.contains("add = (a, b) => a + b;"), "{calc}");
-        (run, heal)
-    };
-    let (warm_run, warm) = heal_with(&[]);
-    let (cold_run, cold) = heal_with(&["--cold"]);
-    judged_as_cold((&warm_run, &warm), (&cold_run, &cold));
+    let project = || vitest_project("export default { test: { globals: true } };\n");
+    calc_judged_as_cold(project, "add = (a, b) => a + b;");
 }
 
 #[test]
@@ -386,12 +385,7 @@ fn vitests_config_is_as_each_cold_run_loads_it_and_a_global_setup_sends_the_repa
         "export default () => {\n  process.env.STARTED = '1';\n};\n",
     );
     let (run, heal) = healed(test, &[]);
-    let said = events_named(&run, "warm");
-    assert_eq!(said.len(), 1, "{said:#?}");
-    assert_eq!(said[0]["warm"], false);
-    let reason = said[0]["reason"].as_str().unwrap();
-    assert!(reason.contains("globalSetup"), "{reason}");
-    assert_eq!(ran_warm(&heal), 0, "{heal:#}");
+    ran_cold_because(&run, &heal, "globalSetup");
 }
 
 #[test]
