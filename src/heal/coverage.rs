@@ -13,6 +13,7 @@ use super::baseline::{run_as, Baseline};
 use super::tree::Tree;
 use super::Settings;
 use crate::run_document::{Framework, Outcome};
+use crate::testrun::unittest::dotted;
 
 /// Suites that took longer at the baseline are not measured.
 const MAX_SUITE: Duration = Duration::from_secs(20);
@@ -265,15 +266,6 @@ fn spectrum(report: &Report, failing: &[String]) -> Option<Spectrum> {
     })
 }
 
-/// A runner's test id in the dotted form of coverage's contexts: `tests/test_a.py::T::test_b[1]`
-/// → `tests.test_a.T.test_b`; unittest's ids are dotted already.
-fn dotted(id: &str) -> String {
-    let id = id.split('[').next().unwrap_or(id);
-    id.replace(".py::", "::")
-        .replace("::", ".")
-        .replace('/', ".")
-}
-
 /// Whether a dotted id and a context name the same test: equal, or one ends with the other (a
 /// context names the module as Python imported it, `test_a` for `tests/test_a.py`).
 fn same_test(id: &str, context: &str) -> bool {
@@ -289,15 +281,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runner_ids_name_their_contexts() {
-        assert_eq!(
-            dotted("tests/test_cart.py::TestCart::test_total[2-3]"),
-            "tests.test_cart.TestCart.test_total"
-        );
-        assert_eq!(
-            dotted("test_cart.TestCart.test_total"),
-            "test_cart.TestCart.test_total"
-        );
+    fn dotted_ids_name_their_contexts() {
         assert!(same_test(
             "tests.test_cart.test_total",
             "test_cart.test_total"

@@ -533,22 +533,10 @@ fn runner_command(
     };
     match framework {
         Framework::Make | Framework::Cargo | Framework::Nextest => {}
-        Framework::Unittest => command.extend(tests.iter().map(|id| unittest_name(id))),
+        Framework::Unittest => command.extend(tests.iter().map(|id| unittest::dotted(id))),
         _ => command.extend(tests.iter().cloned()),
     }
     command
-}
-
-/// The name unittest selects the test `id` by: a pytest id (`tests/test_x.py::T::test_y`, as an
-/// issue or another run names it) becomes its dotted name (`tests.test_x.T.test_y`, a
-/// parametrization dropped); a dotted name is kept.
-fn unittest_name(id: &str) -> String {
-    let Some((file, rest)) = id.split_once("::") else {
-        return id.to_string();
-    };
-    let module = file.strip_suffix(".py").unwrap_or(file).replace('/', ".");
-    let rest = rest.split_once('[').map_or(rest, |(name, _)| name);
-    format!("{module}.{}", rest.replace("::", "."))
 }
 
 /// `node --test`'s command: by TAP, the tests selected by their names' last part.
@@ -1026,14 +1014,6 @@ fn classify(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn unittest_is_given_dotted_names_for_pytest_ids() {
-        let named = |id: &str| super::unittest_name(id);
-        assert_eq!(named("tests/test_x.py::T::test_y"), "tests.test_x.T.test_y");
-        assert_eq!(named("test_x.py::T::test_y[1-2]"), "test_x.T.test_y");
-        assert_eq!(named("tests.test_x.T.test_y"), "tests.test_x.T.test_y");
-    }
-
     use super::*;
 
     #[test]

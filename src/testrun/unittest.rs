@@ -300,9 +300,37 @@ fn frame(line: &str, root: Option<&Path>) -> Option<(String, u32)> {
     Some((project_relative(path, root)?, number))
 }
 
+/// The dotted name unittest selects a test by, which coverage.py's contexts name it by too: a
+/// pytest id (`tests/test_x.py::T::test_y[1]`, as an issue or another run names it) becomes
+/// `tests.test_x.T.test_y`, its parametrization dropped; a dotted name is kept.
+pub(crate) fn dotted(id: &str) -> String {
+    let id = id.split('[').next().unwrap_or(id);
+    id.replace(".py::", "::")
+        .replace("::", ".")
+        .replace('/', ".")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pytest_ids_become_the_dotted_names_unittest_takes() {
+        assert_eq!(
+            dotted("tests/test_cart.py::TestCart::test_total[2-3]"),
+            "tests.test_cart.TestCart.test_total"
+        );
+        assert_eq!(
+            dotted("test_cart.TestCart.test_total"),
+            "test_cart.TestCart.test_total"
+        );
+        assert_eq!(
+            dotted("tests/test_x.py::T::test_y"),
+            "tests.test_x.T.test_y"
+        );
+        assert_eq!(dotted("test_x.py::T::test_y[1-2]"), "test_x.T.test_y");
+        assert_eq!(dotted("tests.test_x.T.test_y"), "tests.test_x.T.test_y");
+    }
 
     #[test]
     fn the_exception_line_not_the_diff_under_it() {

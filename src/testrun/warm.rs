@@ -185,8 +185,9 @@ struct Reply {
 }
 
 impl Worker {
-    /// Starts a worker for `framework` (pytest, unittest, jest or vitest) in `request`'s sandbox, which
-    /// bounds it as a whole; and why its runs would not give what a fresh process gives, if so.
+    /// Starts a worker for `framework` (pytest, unittest, jest or vitest) in `request`'s
+    /// sandbox, which bounds it as a whole; and why its runs would not give what a fresh process
+    /// gives, if so.
     fn start(
         framework: Framework,
         request: TestRequest,

@@ -73,10 +73,10 @@ function capture(stream, max) {
 }
 
 const root = process.cwd();
-const started = { ...process.env };
+const workersEnvironment = { ...process.env };
 // What runs are given back: the worker's environment, and what a vitest config loaded in it set
 // (a cold run loads the config, and sets it, every time).
-let environment = started;
+let runsEnvironment = workersEnvironment;
 // Made now, so that the stderr a first run opens is not taken for a handle the run left open.
 process.stderr.write('');
 
@@ -91,12 +91,12 @@ function forgetProjectModules() {
   }
 }
 
-// The environment (`environment`) and directory as they were before the run.
-function putBack(environment) {
+// The environment (`kept`) and the directory as they were before the run.
+function putBack(kept) {
   for (const name of Object.keys(process.env)) {
-    if (!(name in environment)) delete process.env[name];
+    if (!(name in kept)) delete process.env[name];
   }
-  Object.assign(process.env, environment);
+  Object.assign(process.env, kept);
   process.chdir(root);
 }
 
@@ -176,16 +176,16 @@ async function runVitest(request, report) {
     vitest = null;
   }
   if (!vitest) {
-    putBack(started);
+    putBack(workersEnvironment);
     vitest = await api.createVitest('test', { ...rest, watch: false, outputFile: report });
     vitestMadeFrom = madeFrom(rest);
     await vitest.standalone();
-    environment = { ...process.env };
+    runsEnvironment = { ...process.env };
   } else {
     // What the server transformed from the project is transformed again from disk.
     for (const project of vitest.projects) {
-      for (const environment of Object.values(project.vite.environments)) {
-        for (const file of [...environment.moduleGraph.fileToModulesMap.keys()]) {
+      for (const viteEnvironment of Object.values(project.vite.environments)) {
+        for (const file of [...viteEnvironment.moduleGraph.fileToModulesMap.keys()]) {
           if (inProject(file)) vitest.invalidateFile(file);
         }
       }
@@ -231,7 +231,7 @@ async function run(request) {
   } finally {
     out.restore();
     err.restore();
-    putBack(environment);
+    putBack(runsEnvironment);
   }
   let stdout = out.kept.text;
   try {

@@ -311,12 +311,18 @@ fn jests_config_is_loaded_afresh_and_a_global_setup_sends_the_repair_cold() {
     ran_cold_because(&run, &heal, "globalSetup");
 }
 
-/// A vitest project whose `add` subtracts, with `config` as its vitest.config.js.
+/// A vitest project with `config` as its vitest.config.js, and no tests yet.
 fn vitest_project(config: &str) -> Test {
     let test = Test::new();
     test.dir()
         .write("package.json", r#"{"name": "calc", "type": "module"}"#);
     test.dir().write("vitest.config.js", config);
+    test
+}
+
+/// A vitest project (`vitest_project`) whose `add` subtracts.
+fn vitest_calc(config: &str) -> Test {
+    let test = vitest_project(config);
     test.dir().write(
         "calc.js",
         "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a * b;\n",
@@ -332,7 +338,7 @@ fn vitest_project(config: &str) -> Test {
 
 #[test]
 fn a_vitest_repairs_candidates_run_in_a_worker_that_keeps_vitest_and_judge_as_cold_runs_do() {
-    let project = || vitest_project("export default { test: { globals: true } };\n");
+    let project = || vitest_calc("export default { test: { globals: true } };\n");
     calc_judged_as_cold(project, "add = (a, b) => a + b;");
 }
 
@@ -340,7 +346,7 @@ fn a_vitest_repairs_candidates_run_in_a_worker_that_keeps_vitest_and_judge_as_co
 fn vitests_config_is_as_each_cold_run_loads_it_and_a_global_setup_sends_the_repair_cold() {
     // The config defines a global from the code under repair: a warm run must load it again
     // once a candidate changed that code, or the fix would be judged on the bug's value.
-    let test = vitest_project(
+    let test = vitest_calc(
         "import { add } from './calc.js';\n\
          export default { test: { globals: true }, define: { SUM: add(2, 3) } };\n",
     );
@@ -368,10 +374,6 @@ fn vitests_config_is_as_each_cold_run_loads_it_and_a_global_setup_sends_the_repa
         "import { discount } from './discount.js';\n\
          test('ten items get the discount', () => {\n  expect(discount(10)).toBe(10);\n});\n",
     );
-    test.dir().write(
-        "calc.js",
-        "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
-    );
     let (run, heal) = healed(test, &[]);
     let discount = std::fs::read_to_string(run.dir.path().join("discount.js")).unwrap();
     assert!(discount.contains("quantity >= 10"), "{discount}");
@@ -379,7 +381,7 @@ fn vitests_config_is_as_each_cold_run_loads_it_and_a_global_setup_sends_the_repa
 
     // A global setup runs once per vitest instance, which a warm worker keeps.
     let test =
-        vitest_project("export default { test: { globals: true, globalSetup: './setup.js' } };\n");
+        vitest_calc("export default { test: { globals: true, globalSetup: './setup.js' } };\n");
     test.dir().write(
         "setup.js",
         "export default () => {\n  process.env.STARTED = '1';\n};\n",
@@ -402,10 +404,6 @@ fn a_worker_that_stops_answering_while_alternatives_are_sought_sends_the_rest_co
         "steps.test.js",
         "import { countSteps } from './steps.js';\n\
          test('two steps', () => {\n  expect(countSteps(4)).toBe(2);\n});\n",
-    );
-    test.dir().write(
-        "calc.js",
-        "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
     );
     let (run, _) = healed(test, &["--max-candidates", "40"]);
     let said = events_named(&run, "warm");
