@@ -3,6 +3,7 @@
 //! it broke).
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::json;
@@ -141,12 +142,27 @@ pub(super) struct Baseline {
     /// How long the failing tests took on their own (or the whole suite, when they cannot be
     /// run alone).
     pub failing_run: Duration,
+    /// The baseline's run was of the whole suite (heal's own; a document's may have been a
+    /// selection).
+    whole: bool,
+    /// The whole suite before any change, once a change's whole-suite run failed tests the
+    /// baseline's run did not show.
+    whole_before: OnceLock<WholeBefore>,
+}
+
+/// What the whole suite did before any change: the tests that failed (not the change's doing
+/// when they fail after it) and how many ran.
+struct WholeBefore {
+    failing: BTreeSet<String>,
+    ran: u64,
 }
 
 /// A run judged against the baseline.
 pub(super) struct Judged {
     pub still_failing: Vec<String>,
     pub regressions: Vec<String>,
+    /// How many of the run's failures failed before any change too (not the change's doing).
+    pub failed_before: usize,
 }
 
 impl Judged {
@@ -158,6 +174,13 @@ impl Judged {
         );
         if !self.regressions.is_empty() {
             out.push_str(&format!(", {} broken", self.regressions.len()));
+        }
+        if self.failed_before > 0 {
+            out.push_str(&format!(
+                " ({} other{} failed before the change too)",
+                self.failed_before,
+                if self.failed_before == 1 { "" } else { "s" }
+            ));
         }
         out
     }
@@ -200,9 +223,9 @@ impl Baseline {
         tree: &Tree,
         events: &mut Events,
     ) -> Result<Baseline, Failure> {
-        let report = match request.baseline.take() {
-            Some(report) => report,
-            None => first_run(request, tree, events)?,
+        let (report, whole) = match request.baseline.take() {
+            Some(report) => (report, false),
+            None => (first_run(request, tree, events)?, true),
         };
         request.framework = Some(report.framework);
         request.framework_reason = Some(report.framework_reason.clone());
@@ -219,6 +242,8 @@ impl Baseline {
             report,
             flaky: BTreeSet::new(),
             nothing_to_do: None,
+            whole,
+            whole_before: OnceLock::new(),
         };
         if let Some(signal) = baseline.interrupted {
             baseline.nothing_to_do = Some(format!(
@@ -350,6 +375,7 @@ impl Baseline {
             return Judged {
                 still_failing: self.steady_failing(),
                 regressions: vec![format!("the suite ({})", run.outcome.name())],
+                failed_before: 0,
             };
         }
         // Before, nothing ran: whatever fails now is still to fix, none of it a regression.
@@ -357,6 +383,18 @@ impl Baseline {
             return Judged {
                 still_failing: failed.into_iter().collect(),
                 regressions: Vec::new(),
+                failed_before: 0,
+            };
+        }
+        let before = self.whole_before.get().filter(|_| whole_suite);
+        let failed_before = |id: &String| before.is_some_and(|b| b.failing.contains(id));
+        let failed_before_count = failed.iter().filter(|id| failed_before(id)).count();
+        // Now nothing ran: the failing tests did not pass (even if what broke broke before).
+        if run.outcome == Outcome::BuildFailed {
+            return Judged {
+                still_failing: self.steady_failing(),
+                regressions: failed.into_iter().filter(|id| !failed_before(id)).collect(),
+                failed_before: failed_before_count,
             };
         }
         let still_failing = self
@@ -368,21 +406,77 @@ impl Baseline {
         let mut regressions: Vec<String> = failed
             .iter()
             .filter(|id| !self.failing.contains(*id) && !self.flaky.contains(*id))
+            .filter(|id| !failed_before(id))
             .cloned()
             .collect();
-        let ran = |report: &TestReport| report.counts.total() - report.counts.skipped;
-        if whole_suite && ran(run) < ran(&self.report) {
+        let ran_before = before.map_or(ran(&self.report), |b| b.ran);
+        if whole_suite && ran(run) < ran_before {
             regressions.push(format!(
-                "the tests that no longer run ({} ran, {} before)",
-                ran(run),
-                ran(&self.report)
+                "the tests that no longer run ({} ran, {ran_before} before)",
+                ran(run)
             ));
         }
         Judged {
             still_failing,
             regressions,
+            failed_before: failed_before_count,
         }
     }
+
+    /// When `changed`, a whole-suite run on a change, fails tests the baseline's run did not
+    /// show and that run may have been a selection (`run-tests --tests … | heal`): the whole
+    /// suite run once, within `limit`, on a copy of `tree` without the change, so that what
+    /// failed before is not taken for the change's doing. The run, when one was made: a
+    /// candidate tested in a child process hands it back to `learn`.
+    pub(super) fn run_whole_before(
+        &self,
+        request: &Settings,
+        tree: &Tree,
+        changed: &TestReport,
+        limit: Duration,
+    ) -> Result<Option<TestReport>, Failure> {
+        if self.whole
+            || self.whole_before.get().is_some()
+            || self.judge(changed, true).regressions.is_empty()
+        {
+            return Ok(None);
+        }
+        crate::log::step(
+            "heal",
+            "running the whole suite without the change, to tell the failures that were there before",
+        );
+        let mut unchanged = tree.another()?;
+        unchanged
+            .restore(&Default::default())
+            .map_err(|e| Failure::external(format!("cannot undo the change in a copy: {e}")))?;
+        let before = run(request, &unchanged, Vec::new(), limit, None)?;
+        self.learn(&before);
+        Ok(Some(before))
+    }
+
+    /// Takes `before`, the whole suite's run without any change, as what failed before (the
+    /// first one given; a run that did not complete tells nothing).
+    pub(super) fn learn(&self, before: &TestReport) {
+        let completed = matches!(
+            before.outcome,
+            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
+        );
+        let _ = self.whole_before.set(match completed {
+            true => WholeBefore {
+                failing: failing_ids(before),
+                ran: ran(before),
+            },
+            false => WholeBefore {
+                failing: BTreeSet::new(),
+                ran: 0,
+            },
+        });
+    }
+}
+
+/// How many tests a run ran (skipped ones not counted).
+fn ran(report: &TestReport) -> u64 {
+    report.counts.total() - report.counts.skipped
 }
 
 /// The ids of a run's failures; `build` for a run that did not build.

@@ -405,7 +405,7 @@ impl Repair<'_> {
             Ok(validated) => validated,
             Err(failure) => return Ok(self.could_not_test(searches, attempt, &failure)),
         };
-        self.check_warm(&validated);
+        self.learn_from(&validated);
         attempt.warm = validated.warm;
         self.emit_runs(number, &validated);
         if let Some(signal) = validated.interrupted() {
@@ -489,7 +489,7 @@ impl Repair<'_> {
             attempt.test_seconds = seconds;
             match result {
                 Ok(validated) => {
-                    self.check_warm(&validated);
+                    self.learn_from(&validated);
                     attempt.warm = validated.warm;
                     done.push((attempt, validated))
                 }
@@ -663,7 +663,7 @@ impl Repair<'_> {
                 let Ok(validated) = result else {
                     break 'batches;
                 };
-                self.check_warm(&validated);
+                self.learn_from(&validated);
                 attempt.warm = validated.warm;
                 self.emit_runs(attempt.number, &validated);
                 if let Some(signal) = signal.or_else(|| validated.interrupted()) {
@@ -1091,9 +1091,13 @@ impl Repair<'_> {
         }
     }
 
-    /// Sends the rest of the repair's candidates cold when `validated` says the warm worker
-    /// failed or disagreed with a cold run.
-    fn check_warm(&mut self, validated: &Validated) {
+    /// What testing a candidate (maybe in a child process) taught: the whole suite's failures
+    /// before any change, and whether the warm worker failed or disagreed with a cold run,
+    /// which sends the rest of the repair's candidates cold.
+    fn learn_from(&mut self, validated: &Validated) {
+        if let Some(unchanged) = &validated.unchanged {
+            self.baseline.learn(unchanged);
+        }
         if let Some(why) = &validated.warm_failed {
             self.go_cold(why.clone());
         }
@@ -1175,6 +1179,8 @@ struct Validated {
     /// Why the warm worker cannot be trusted any more: it failed, or the cold run of the whole
     /// suite disagreed with its run of the failing tests.
     warm_failed: Option<String>,
+    /// The whole suite run without any change, to tell what failed before (`Baseline::learn`).
+    unchanged: Option<TestReport>,
 }
 
 impl Validated {
@@ -1247,6 +1253,7 @@ fn validate(
                 runs,
                 warm: ran_warm,
                 warm_failed,
+                unchanged: None,
             });
         }
     }
@@ -1261,21 +1268,32 @@ fn validate(
         request.test_timeout.min(left())
     };
     let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
-    // Cold: what the failing tests did warm must be what they do in a fresh process.
-    if let Some(warm) = ran_warm.then_some(first_still_failing).flatten() {
-        warm_failed = warm_failed.or_else(|| contradicted(&warm, baseline.judge(&all, true)));
-    }
     runs.push(
         json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
                "started_ms": started_ms, "duration_ms": all.duration_ms,
                "wall_ms": since(origin) - started_ms, "warm": false}),
     );
+    let started_ms = since(origin);
+    let limit = request.test_timeout.min(left());
+    let unchanged = baseline.run_whole_before(request, tree, &all, limit)?;
+    if let Some(before) = &unchanged {
+        runs.push(
+            json!({"scope": "all_unchanged", "outcome": before.outcome, "counts": before.counts,
+                   "started_ms": started_ms, "duration_ms": before.duration_ms,
+                   "wall_ms": since(origin) - started_ms, "warm": false}),
+        );
+    }
+    // Cold: what the failing tests did warm must be what they do in a fresh process.
+    if let Some(warm) = ran_warm.then_some(first_still_failing).flatten() {
+        warm_failed = warm_failed.or_else(|| contradicted(&warm, baseline.judge(&all, true)));
+    }
     Ok(Validated {
         report: all,
         whole_suite: true,
         runs,
         warm: ran_warm,
         warm_failed,
+        unchanged,
     })
 }
 

@@ -532,6 +532,11 @@ fn runner_command(
         Framework::Junit => Vec::new(),
     };
     match framework {
+        // The whole suite goes on past a file that cannot be collected (pytest would stop
+        // before any test): the file is one failure among the results, not all there is.
+        Framework::Pytest if tests.is_empty() => {
+            command.push("--continue-on-collection-errors".into())
+        }
         Framework::Make | Framework::Cargo | Framework::Nextest => {}
         Framework::Unittest => command.extend(tests.iter().map(|id| unittest::dotted(id))),
         _ => command.extend(tests.iter().cloned()),

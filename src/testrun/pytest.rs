@@ -195,6 +195,17 @@ fn error_line(text: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix("E ").map(|m| m.trim().to_string()))
 }
 
+/// What a block says went wrong: its `E` line or, for a file that cannot be collected and that
+/// pytest explains in its own words (a fixture called directly), the first line.
+fn block_message(block: &Block) -> Option<String> {
+    error_line(&block.text).or_else(|| {
+        let first = block.text.lines().map(str::trim).find(|l| !l.is_empty());
+        first
+            .filter(|_| block.title.starts_with("ERROR collecting "))
+            .map(str::to_string)
+    })
+}
+
 /// Where the text parser is in pytest's output.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 enum Section {
@@ -334,13 +345,14 @@ impl Log<'_> {
         let root = self.root;
         let mut parsed = Parsed::default();
         let mut listed = 0u64;
+        let mut collection_error = false;
         if self.summary.is_empty() {
             // No summary (-rN, or a log cut short): the blocks are all there is.
             for block in self.blocks {
-                parsed.build_failed |= block.title.starts_with("ERROR collecting ");
+                collection_error |= block.title.starts_with("ERROR collecting ");
                 let id = block_key(&block.title).to_string();
                 listed += 1;
-                let message = error_line(&block.text).unwrap_or_default();
+                let message = block_message(&block).unwrap_or_default();
                 push(&mut parsed, id, message, Some(&block), root);
             }
         } else {
@@ -353,7 +365,7 @@ impl Log<'_> {
                 }
                 let block = matching_block(&self.blocks, &mut used, &key, &id, is_error);
                 let message = if message.is_empty() {
-                    block.and_then(|b| error_line(&b.text)).unwrap_or_default()
+                    block.and_then(block_message).unwrap_or_default()
                 } else {
                     message
                 };
@@ -364,7 +376,7 @@ impl Log<'_> {
                     format!("{message} [subtest {label}]")
                 };
                 if is_error && !id.contains("::") {
-                    parsed.build_failed = true;
+                    collection_error = true;
                     let said = match block.and_then(|b| syntax_error(&b.text, root)) {
                         Some(error) => format!("{}:{}: {}", error.file, error.line, error.message),
                         None => message.clone(),
@@ -389,6 +401,14 @@ impl Log<'_> {
                     ..Counts::default()
                 }),
         };
+        // A file that cannot be collected stops the run (nothing ran: the build failed),
+        // unless it went on without it (`--continue-on-collection-errors`): then the file is
+        // one more failure among the results.
+        let counts = &parsed.counts;
+        parsed.build_failed = collection_error && counts.total() == counts.errors;
+        if !parsed.build_failed {
+            parsed.build_error = None;
+        }
         parsed
     }
 }
@@ -939,6 +959,48 @@ ERROR test_bad.py
                 "invalid syntax"
             )
         );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_collected_is_one_failure_when_the_run_went_on_without_it() {
+        // pytest 5.4's output with --continue-on-collection-errors (thefuck's tests).
+        let log = "\
+==================================== ERRORS ====================================
+__________________ ERROR collecting tests/rules/test_touch.py __________________
+Fixture \"stderr\" called directly. Fixtures are not meant to be called directly,
+but are created automatically when test functions request them as parameters.
+=================================== FAILURES ===================================
+___________________________________ test_add ___________________________________
+
+    def test_add():
+>       assert 1 == 2
+E       assert 1 == 2
+
+tests/test_add.py:2: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_add.py::test_add - assert 1 == 2
+ERROR tests/rules/test_touch.py
+============= 1 failed, 1029 passed, 58 skipped, 1 error in 4.92s ==============
+";
+        let parsed = parse_log(log.as_bytes(), None).unwrap();
+        assert!(!parsed.build_failed);
+        assert_eq!(parsed.build_error, None);
+        let failures: Vec<_> = parsed
+            .failures
+            .iter()
+            .map(|f| (f.id.as_str(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            failures,
+            [
+                ("tests/test_add.py::test_add", "assert 1 == 2"),
+                (
+                    "tests/rules/test_touch.py",
+                    "Fixture \"stderr\" called directly. Fixtures are not meant to be called directly,"
+                ),
+            ]
+        );
+        assert_eq!((parsed.counts.passed, parsed.counts.errors), (1029, 1));
     }
 
     #[test]

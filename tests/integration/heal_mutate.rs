@@ -1002,3 +1002,68 @@ fn a_literal_holding_what_the_failure_shows_differs_is_changed_before_modules_ne
         run.stderr()
     );
 }
+
+#[test]
+fn failures_that_were_there_before_the_change_do_not_veto_a_fix_of_the_tests_heal_was_given() {
+    // heal is handed a run of one test; the whole suite also holds a test that fails and a
+    // file that cannot be collected, both before any change (thefuck's tests, run by a newer
+    // pytest, look like this).
+    let test = Test::new();
+    test.dir()
+        .write("calc.py", "def add(a, b):\n    return a - b\n");
+    test.dir().write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    );
+    test.dir().write(
+        "tests/test_other.py",
+        "def test_old_failure():\n    assert 'known' == 'broken'\n\n\ndef test_fine():\n    assert True\n",
+    );
+    test.dir().write(
+        "tests/test_cannot_collect.py",
+        "import module_that_is_not_installed\n\n\ndef test_never():\n    pass\n",
+    );
+    let document = Test::new_like(&test)
+        .args(["run-tests", "--tests", "tests/test_calc.py::test_add", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    let out = TempDir::new();
+    let events = out.path().join("events.jsonl");
+    let run = test
+        .args(["heal", "-v", "--engine", "mutate", "--jobs", "1", "--events"])
+        .arg(&events)
+        .stdin(document.output.stdout.clone())
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+    assert!(
+        run.stderr()
+            .contains("1 of 1 failing test fixed (2 others failed before the change too)"),
+        "{}",
+        run.stderr()
+    );
+    // The last whole run still shows them: the suite went on past the file it could not collect.
+    let failing: Vec<&str> = heal["tests"]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failing,
+        ["tests/test_other.py::test_old_failure", "tests/test_cannot_collect.py"],
+        "{heal:#}"
+    );
+    let events = std::fs::read_to_string(&events).unwrap();
+    let unchanged = events
+        .lines()
+        .filter(|line| line.contains(r#""scope":"all_unchanged""#))
+        .count();
+    assert_eq!(unchanged, 1, "{events}");
+}
