@@ -96,6 +96,11 @@ fn layers_base(policy: &SandboxPolicy, backend: BackendKind) -> Layers {
     let native = backend == BackendKind::Native;
     layers.filesystem.mechanism = if native { "landlock" } else { "docker" }.into();
     layers.filesystem.abi = native.then(crate::sys::landlock_abi);
+    layers.filesystem.environments = policy
+        .environments
+        .iter()
+        .map(|(dir, why)| format!("{}: {why}", dir.display()))
+        .collect();
     layers.filesystem.git_directory = policy.git_read_only.map(|read_only| {
         match read_only {
             true => "read-only",

@@ -68,6 +68,9 @@ pub(crate) struct SandboxPolicy {
     pub env: Vec<(OsString, OsString)>,
     /// Toolchain homes (rustup, cargo, pyenv, ...) the command may read.
     pub toolchain_dirs: Vec<PathBuf>,
+    /// The project's environments outside it (a Python virtualenv and the installation it was
+    /// made from), each with why: read like the toolchains.
+    pub environments: Vec<(PathBuf, String)>,
     /// Names of credential-like variables left out of `env`.
     pub withheld_env: Vec<String>,
     /// Extra canonical paths the command may read.
@@ -253,6 +256,7 @@ impl PolicyRequest {
             env: env.vars,
             withheld_env: env.withheld,
             toolchain_dirs: toolchains.readable_dirs(),
+            environments: Vec::new(),
             read_only,
             read_write,
             held,

@@ -160,6 +160,9 @@ pub(crate) struct FilesystemLayer {
     /// Toolchain and `PATH` directories not given to the command, each with why: the home or
     /// one holding it, or one holding keys (`.ssh`, `.aws`, ...).
     pub left_out: Vec<String>,
+    /// The project's environments outside it shown read-only, each with why ("/…/venvs/shop:
+    /// the virtualenv VIRTUAL_ENV names").
+    pub environments: Vec<String>,
     /// The workspace's `.git`: "read-only" (the default), "writable" (given back with `--rw`,
     /// or with no mount namespace to hold it, said why); null when the workspace has none.
     pub git_directory: Option<String>,

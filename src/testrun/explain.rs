@@ -35,8 +35,9 @@ pub(crate) fn why_error(output: &str, root: &Path, selected: bool) -> Explanatio
         Some("give the id of a test as run-tests reports it (run without --tests to list them)")
     } else if said.contains("Error importing plugin") || said.contains("No module named") {
         Some(
-            "install what is missing in the project's environment (a .venv in the workspace is \
-             used), or take it out of the project's configuration",
+            "install what is missing in the project's environment (its .venv, the activated \
+             VIRTUAL_ENV, Poetry's or pipenv's are used), or take it out of the project's \
+             configuration",
         )
     } else if said.starts_with("error: failed to download")
         && lines

@@ -20,6 +20,7 @@ pub(crate) mod nextest;
 pub(crate) mod node_tap;
 mod progress;
 pub(crate) mod pytest;
+pub(crate) mod python_env;
 pub(crate) mod report;
 pub(crate) mod unittest;
 pub(crate) mod warm;
@@ -219,11 +220,25 @@ fn policy_for(
         None => jest_events::reporter(framework),
         Some(_) => None,
     };
+    // A Python project's environment, wherever its user keeps it; make's recipes run its
+    // Python too.
+    let python = match framework {
+        Framework::Pytest | Framework::Unittest | Framework::Make => {
+            let home = crate::sandbox::native::view::home();
+            python_env::find(root, &python_env::Lookup::ours(home.as_deref()))
+        }
+        _ => None,
+    };
     let command = match &request.command {
         Some(command) => split_command(command)?,
         None => {
-            let mut command =
-                runner_command(framework, &request.tests, request.sandbox.network, root);
+            let interpreter = python.as_ref().map_or("python3", |env| env.python.as_str());
+            let mut command = runner_command(
+                framework,
+                &request.tests,
+                (request.sandbox.network, interpreter),
+                root,
+            );
             if let Some((flags, _)) = &reporter {
                 // After vitest's `run`, before the tests selected.
                 command.splice(2..2, flags.iter().cloned());
@@ -262,9 +277,11 @@ fn policy_for(
             cache.as_ref().map(|cache| cache.dir.as_path()),
         )
         .into_iter()
+        .chain(python.as_ref().map_or_else(Vec::new, activated))
         .filter(|var| !asked.iter().any(|key| var.starts_with(&format!("{key}=")))),
     );
-    let policy = sandbox.resolve()?;
+    let mut policy = sandbox.resolve()?;
+    policy.environments = python.map_or_else(Vec::new, |env| env.mounts);
     if let Some(cache) = &cache {
         let python = matches!(framework, Framework::Pytest | Framework::Unittest);
         if python && request.command.is_none() && cache::needs_seed(&cache.dir) {
@@ -474,18 +491,14 @@ pub(crate) fn parse_file(
     })
 }
 
+/// The runner's command; `python`, the project's interpreter (see python_env).
 fn runner_command(
     framework: Framework,
     tests: &[String],
-    network: bool,
+    (network, python): (bool, &str),
     root: &Path,
 ) -> Vec<String> {
-    // The project's own virtualenv when it has one (run inside the sandbox like anything else).
-    let python = [".venv/bin/python", "venv/bin/python"]
-        .into_iter()
-        .find(|venv| root.join(venv).exists())
-        .unwrap_or("python3")
-        .to_string();
+    let python = python.to_string();
     let mut command: Vec<String> = match framework {
         // The text output, not `--junitxml`: the report plugin slows every run down, and the
         // text has the ids, locations and messages (its summary, at the end, survives any cut);
@@ -542,6 +555,18 @@ fn runner_command(
         _ => command.extend(tests.iter().cloned()),
     }
     command
+}
+
+/// The variables an activated environment sets: its path (`VIRTUAL_ENV`, or conda's
+/// `CONDA_PREFIX`) and its `bin` first on `PATH`, for what the tests start by name.
+fn activated(env: &python_env::PythonEnv) -> Vec<String> {
+    let name = if env.conda { "CONDA_PREFIX" } else { "VIRTUAL_ENV" };
+    let bin = env.root.join("bin");
+    let path = match std::env::var_os("PATH") {
+        Some(path) => format!("{}:{}", bin.display(), path.to_string_lossy()),
+        None => format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+    };
+    vec![format!("{name}={}", env.root.display()), format!("PATH={path}")]
 }
 
 /// `node --test`'s command: by TAP, the tests selected by their names' last part.
@@ -994,6 +1019,8 @@ fn classify(
         (Framework::Make, 0) => Outcome::Passed,
         (_, 0) if !ran => Outcome::NoTests,
         (_, 0) => Outcome::Passed,
+        // Went on past files it could not collect, and they were all there was.
+        (Framework::Pytest, 1) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Pytest, 1) => Outcome::TestsFailed,
         (Framework::Pytest, 2 | 4) if parsed.build_failed => Outcome::BuildFailed,
         (Framework::Pytest, 5) | (Framework::Unittest, 5) => Outcome::NoTests,

@@ -16,6 +16,7 @@ mod heal_warm;
 mod mcp;
 mod mcp_session;
 mod open_pr;
+mod python_envs;
 mod review;
 mod run_tests;
 mod sandbox;

@@ -137,6 +137,7 @@ struct FilesystemLayer {
     read_only: Vec<String>,
     view: String,
     left_out: Vec<String>,
+    environments: Vec<String>,
     git_directory: Option<String>,
 }
 

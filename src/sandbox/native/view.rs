@@ -148,7 +148,7 @@ pub(crate) fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadO
         check_not_reserved(path, "--ro")?;
         read_only.push(path.clone());
     }
-    // Toolchains and PATH directories: read-only, unless a writable path or another read-only
+    // Toolchains, the project's environments and PATH directories: read-only, unless a writable path or another read-only
     // path already brings them. Directories that would cover a reserved place are left out, and
     // so are those reached through a link in a writable place (the sandbox's to make).
     let path_dirs = crate::sandbox::lookup_env(&policy.env, "PATH")
@@ -157,6 +157,7 @@ pub(crate) fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadO
     let trusted = policy
         .toolchain_dirs
         .iter()
+        .chain(policy.environments.iter().map(|(dir, _)| dir))
         .chain(path_dirs.iter().filter(|dir| dir.is_absolute()))
         .filter_map(|dir| resolve_without_writable_links(dir, &read_write).ok())
         .collect::<Vec<_>>();

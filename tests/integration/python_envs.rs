@@ -1,0 +1,276 @@
+//! `autocoder run-tests` in the Python environments users really have, outside the project: an
+//! activated virtualenv, one first on `PATH`, a `.venv` link, Poetry's and pipenv's folders, a
+//! conda prefix; as root and as an ordinary user. Each environment is made the way its tool
+//! makes it (`python -m venv`, the tool's folder and name for the project) and holds a module
+//! the project's tests import, which only that environment has.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::{chown_tree, section_of, Run, TempDir, Test};
+
+/// The module only the environment has, and the project's test that imports it.
+const DEPENDENCY: &str = "shop_dependency";
+const TEST: &str = "\
+import os
+import shutil
+import sys
+import unittest
+
+
+class EnvironmentTest(unittest.TestCase):
+    def test_the_environments_module_is_imported(self):
+        import shop_dependency
+        self.assertEqual(shop_dependency.VALUE, 42)
+
+    def test_the_environment_is_active_for_what_the_tests_start(self):
+        prefix = os.environ.get('VIRTUAL_ENV') or os.environ['CONDA_PREFIX']
+        self.assertTrue(shutil.which('python').startswith(prefix), shutil.which('python'))
+";
+
+/// A project whose tests need the environment; `uid`: handed to that user.
+fn project(uid: Option<u32>) -> Test {
+    let test = match uid {
+        Some(uid) => Test::new().run_as_user(uid),
+        None => Test::new(),
+    };
+    test.dir().write("test_shop.py", TEST);
+    test
+}
+
+/// A virtualenv at `dir`, made by `python -m venv` of `python`, holding the module.
+fn venv(python: &str, dir: &Path) {
+    let made = Command::new(python)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(made.success(), "{python} -m venv {}", dir.display());
+    let lib = std::fs::read_dir(dir.join("lib"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("python"))
+        .unwrap();
+    std::fs::write(
+        lib.join(format!("site-packages/{DEPENDENCY}.py")),
+        "VALUE = 42\n",
+    )
+    .unwrap();
+}
+
+/// A folder of its own for the environments, handed to `uid` too.
+fn place(uid: Option<u32>) -> TempDir {
+    let place = TempDir::new();
+    if let Some(uid) = uid {
+        chown_tree(place.path(), uid);
+    }
+    place
+}
+
+fn handed(place: &TempDir, uid: Option<u32>) {
+    if let Some(uid) = uid {
+        chown_tree(place.path(), uid);
+    }
+}
+
+/// Runs the project's tests with unittest (the system Python has no pytest) and checks they
+/// passed in the environment at `env`, which the sandbox showed for `why`.
+#[track_caller]
+fn passes_in(test: Test, env: &Path, why: &str) -> Value {
+    let run: Run = test.args(["run-tests", "--framework", "unittest"]).run();
+    let tests = section_of(&run, "tests");
+    assert_eq!(tests["outcome"], "passed", "{tests:#}\n{}", run.stderr());
+    assert_eq!(tests["counts"]["passed"], 2, "{tests:#}");
+    let env = env.canonicalize().unwrap();
+    let shown = &tests["sandbox"]["layers"]["filesystem"]["environments"];
+    assert!(
+        shown
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|line| line.as_str() == Some(&format!("{}: {why}", env.display()))),
+        "{shown:#}"
+    );
+    tests
+}
+
+/// Poetry's hash of the project's path, in Python, as Poetry writes it.
+fn poetry_hash(project: &Path) -> String {
+    let script = "import base64, hashlib, os, sys\n\
+                  h = hashlib.sha256(os.path.realpath(sys.argv[1]).encode()).digest()\n\
+                  print(base64.urlsafe_b64encode(h).decode()[:8])";
+    python_says(script, project)
+}
+
+/// pipenv's hash of the project's `Pipfile` path, in Python, as pipenv writes it.
+fn pipenv_hash(project: &Path) -> String {
+    let script = "import base64, hashlib, sys\n\
+                  h = hashlib.sha256(sys.argv[1].encode()).digest()[:6]\n\
+                  print(base64.urlsafe_b64encode(h).decode()[:8])";
+    python_says(script, &project.canonicalize().unwrap().join("Pipfile"))
+}
+
+fn python_says(script: &str, arg: &Path) -> String {
+    let output = Command::new(SYSTEM_PYTHON)
+        .args(["-c", script])
+        .arg(arg)
+        .output()
+        .unwrap();
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// The system's Python: an ordinary user can run it (pyenv's is under root's home).
+const SYSTEM_PYTHON: &str = "/usr/bin/python3";
+
+fn an_activated_virtualenv(uid: Option<u32>) {
+    let place = place(uid);
+    let env = place.path().join("venvs/shop");
+    venv(SYSTEM_PYTHON, &env);
+    handed(&place, uid);
+    let test = project(uid).env("VIRTUAL_ENV", &env).env(
+        "PATH",
+        format!("{}/bin:/usr/local/bin:/usr/bin:/bin", env.display()),
+    );
+    let tests = passes_in(test, &env, "the virtualenv VIRTUAL_ENV names");
+    let python = format!("{}/bin/python", env.canonicalize().unwrap().display());
+    assert_eq!(tests["command"][0], python.as_str(), "{tests:#}");
+}
+
+#[test]
+fn an_activated_virtualenv_outside_the_project_is_the_tests_as_root() {
+    an_activated_virtualenv(None);
+}
+
+#[test]
+fn an_activated_virtualenv_outside_the_project_is_the_tests_as_a_user() {
+    an_activated_virtualenv(Some(4243));
+}
+
+fn shapes(uid: Option<u32>) {
+    // A virtualenv first on PATH, not activated.
+    let place = place(uid);
+    let env = place.path().join("envs/first");
+    venv(SYSTEM_PYTHON, &env);
+    handed(&place, uid);
+    let test = project(uid).env(
+        "PATH",
+        format!("{}/bin:/usr/local/bin:/usr/bin:/bin", env.display()),
+    );
+    passes_in(test, &env, "the first python on PATH");
+
+    // The project's .venv, a link to one elsewhere.
+    let test = project(uid);
+    std::os::unix::fs::symlink(&env, test.path().join(".venv")).unwrap();
+    if let Some(uid) = uid {
+        chown_tree(test.path(), uid);
+    }
+    passes_in(test, &env, "the project's .venv");
+
+    // Poetry's: NAME-HASH-pyX.Y in its virtualenvs folder, under the user's cache directory.
+    let test = project(uid);
+    test.dir().write(
+        "pyproject.toml",
+        "[tool.poetry]\nname = \"shop\"\nversion = \"0.1.0\"\n",
+    );
+    let cache = place.path().join("cache");
+    let env = cache.join(format!(
+        "pypoetry/virtualenvs/shop-{}-py3.11",
+        poetry_hash(test.path())
+    ));
+    venv(SYSTEM_PYTHON, &env);
+    handed(&place, uid);
+    let test = test.env("XDG_CACHE_HOME", &cache);
+    passes_in(test, &env, "Poetry's environment for the project");
+
+    // pipenv's: NAME-HASH in WORKON_HOME.
+    let test = project(uid);
+    test.dir().write("Pipfile", "[packages]\n");
+    let name = test.path().file_name().unwrap().to_string_lossy().to_string();
+    let env = place
+        .path()
+        .join(format!("workon/{name}-{}", pipenv_hash(test.path())));
+    venv(SYSTEM_PYTHON, &env);
+    handed(&place, uid);
+    let test = test.env("WORKON_HOME", place.path().join("workon"));
+    passes_in(test, &env, "pipenv's environment for the project");
+
+    // A conda environment: a prefix with its own interpreter and `conda-meta`, activated.
+    let prefix = place.path().join("miniconda3/envs/shop");
+    for dir in ["bin", "conda-meta", "lib/python3.11/site-packages"] {
+        std::fs::create_dir_all(prefix.join(dir)).unwrap();
+    }
+    std::fs::write(prefix.join("conda-meta/history"), "").unwrap();
+    std::fs::write(
+        prefix.join(format!("lib/python3.11/site-packages/{DEPENDENCY}.py")),
+        "VALUE = 42\n",
+    )
+    .unwrap();
+    // Its interpreter, here the system's run with the prefix's packages.
+    let site = prefix.canonicalize().unwrap().join("lib/python3.11/site-packages");
+    let python = prefix.join("bin/python");
+    std::fs::write(
+        &python,
+        format!("#!/bin/sh\nPYTHONPATH={} exec {SYSTEM_PYTHON} \"$@\"\n", site.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    handed(&place, uid);
+    let test = project(uid).env("CONDA_PREFIX", &prefix);
+    passes_in(test, &prefix, "the conda environment CONDA_PREFIX names");
+}
+
+#[test]
+fn environments_where_tools_keep_them_are_the_tests_as_root() {
+    shapes(None);
+}
+
+#[test]
+fn environments_where_tools_keep_them_are_the_tests_as_a_user() {
+    shapes(Some(4244));
+}
+
+#[test]
+fn the_installation_a_virtualenv_was_made_from_is_shown_and_nothing_of_the_home_around_it() {
+    // pyenv's Python, under root's home; the run knows of no pyenv (no PYENV_ROOT, another
+    // HOME, no shims on PATH): only the venv's pyvenv.cfg names the installation.
+    let base = PathBuf::from(python_of_pyenv());
+    let place = place(None);
+    let env = place.path().join("venvs/shop");
+    venv(&base.join("bin/python3").display().to_string(), &env);
+    let home = TempDir::new();
+    let test = project(None)
+        .env("VIRTUAL_ENV", &env)
+        .env("HOME", home.path())
+        .env("PYENV_ROOT", "")
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    let why = "the Python installation the virtualenv VIRTUAL_ENV names was made from";
+    let tests = passes_in(test, &base, why);
+    let read_only = &tests["sandbox"]["layers"]["filesystem"]["read_only"];
+    let shown: Vec<&str> = read_only
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|path| path.as_str().unwrap())
+        .collect();
+    let real_home = std::env::var("HOME").unwrap();
+    assert!(
+        !shown.iter().any(|path| Path::new(&real_home).starts_with(path)),
+        "{read_only:#}"
+    );
+}
+
+/// The installation of the Python the tests' PATH finds first (pyenv's, on this machine).
+fn python_of_pyenv() -> String {
+    let output = Command::new("python3")
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .unwrap();
+    let prefix = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert!(
+        !prefix.starts_with("/usr"),
+        "this machine's python3 is the system's ({prefix}); the test needs pyenv's"
+    );
+    prefix
+}
