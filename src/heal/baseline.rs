@@ -151,10 +151,11 @@ pub(super) struct Baseline {
 }
 
 /// What the whole suite did before any change: the tests that failed (not the change's doing
-/// when they fail after it) and how many ran.
+/// when they fail after it), how many ran, and what a run of the whole suite names (none: all).
 struct WholeBefore {
     failing: BTreeSet<String>,
     ran: u64,
+    tests: Vec<String>,
 }
 
 /// A run judged against the baseline.
@@ -426,15 +427,17 @@ impl Baseline {
     /// When `changed`, a whole-suite run on a change, fails tests the baseline's run did not
     /// show and that run may have been a selection (`run-tests --tests … | heal`): the whole
     /// suite run once, within `limit`, on a copy of `tree` without the change, so that what
-    /// failed before is not taken for the change's doing. The run, when one was made: a
-    /// candidate tested in a child process hands it back to `learn`.
+    /// failed before is not taken for the change's doing. When the runner finds no test unless
+    /// named (tqdm's files are `tests_*.py`), the suite is the failing tests' files from then
+    /// on. The run and what it named, when one was made: a candidate tested in a child process
+    /// hands them back to `learn`.
     pub(super) fn run_whole_before(
         &self,
         request: &Settings,
         tree: &Tree,
         changed: &TestReport,
         limit: Duration,
-    ) -> Result<Option<TestReport>, Failure> {
+    ) -> Result<Option<(TestReport, Vec<String>)>, Failure> {
         if self.whole
             || self.whole_before.get().is_some()
             || self.judge(changed, true).regressions.is_empty()
@@ -449,14 +452,40 @@ impl Baseline {
         unchanged
             .restore(&Default::default())
             .map_err(|e| Failure::external(format!("cannot undo the change in a copy: {e}")))?;
-        let before = run(request, &unchanged, Vec::new(), limit, None)?;
-        self.learn(&before);
-        Ok(Some(before))
+        let mut before = run(request, &unchanged, Vec::new(), limit, None)?;
+        let mut tests = Vec::new();
+        if before.outcome == Outcome::NoTests && ran(&self.report) > 0 {
+            tests = self.failing_files();
+            if !tests.is_empty() {
+                before = run(request, &unchanged, tests.clone(), limit, None)?;
+            }
+        }
+        self.learn(&before, &tests);
+        Ok(Some((before, tests)))
     }
 
-    /// Takes `before`, the whole suite's run without any change, as what failed before (the
-    /// first one given; a run that did not complete tells nothing).
-    pub(super) fn learn(&self, before: &TestReport) {
+    /// The files of the failing tests, when their ids name them (`path::test`).
+    fn failing_files(&self) -> Vec<String> {
+        let mut files: Vec<String> = self
+            .failing
+            .iter()
+            .filter_map(|id| id.split_once("::").map(|(file, _)| file.to_string()))
+            .collect();
+        files.dedup();
+        files
+    }
+
+    /// What a run of the whole suite names: none (all), or the failing tests' files when the
+    /// runner finds no test without their names.
+    pub(super) fn whole_suite_tests(&self) -> Vec<String> {
+        self.whole_before
+            .get()
+            .map_or_else(Vec::new, |before| before.tests.clone())
+    }
+
+    /// Takes `before`, the whole suite's run without any change (of `tests`; none: all), as
+    /// what failed before (the first one given; a run that did not complete tells nothing).
+    pub(super) fn learn(&self, before: &TestReport, tests: &[String]) {
         let completed = matches!(
             before.outcome,
             Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
@@ -465,18 +494,22 @@ impl Baseline {
             true => WholeBefore {
                 failing: failing_ids(before),
                 ran: ran(before),
+                tests: tests.to_vec(),
             },
             false => WholeBefore {
                 failing: BTreeSet::new(),
                 ran: 0,
+                tests: Vec::new(),
             },
         });
     }
 }
 
-/// How many tests a run ran (skipped ones not counted).
+/// How many tests a run ran: not the skipped ones, nor errors (a teardown's error comes with
+/// its test's result, a file that cannot be collected holds none).
 fn ran(report: &TestReport) -> u64 {
-    report.counts.total() - report.counts.skipped
+    let counts = &report.counts;
+    counts.passed + counts.failed + counts.xfailed + counts.xpassed
 }
 
 /// The ids of a run's failures; `build` for a run that did not build.

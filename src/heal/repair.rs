@@ -1095,8 +1095,8 @@ impl Repair<'_> {
     /// before any change, and whether the warm worker failed or disagreed with a cold run,
     /// which sends the rest of the repair's candidates cold.
     fn learn_from(&mut self, validated: &Validated) {
-        if let Some(unchanged) = &validated.unchanged {
-            self.baseline.learn(unchanged);
+        if let Some((unchanged, tests)) = &validated.unchanged {
+            self.baseline.learn(unchanged, tests);
         }
         if let Some(why) = &validated.warm_failed {
             self.go_cold(why.clone());
@@ -1179,8 +1179,9 @@ struct Validated {
     /// Why the warm worker cannot be trusted any more: it failed, or the cold run of the whole
     /// suite disagreed with its run of the failing tests.
     warm_failed: Option<String>,
-    /// The whole suite run without any change, to tell what failed before (`Baseline::learn`).
-    unchanged: Option<TestReport>,
+    /// The whole suite run without any change, to tell what failed before, and what it named
+    /// (`Baseline::learn`).
+    unchanged: Option<(TestReport, Vec<String>)>,
 }
 
 impl Validated {
@@ -1267,21 +1268,27 @@ fn validate(
     } else {
         request.test_timeout.min(left())
     };
-    let all = baseline::run(request, tree, Vec::new(), whole_limit, live)?;
-    runs.push(
-        json!({"scope": "all", "outcome": all.outcome, "counts": all.counts,
-               "started_ms": started_ms, "duration_ms": all.duration_ms,
-               "wall_ms": since(origin) - started_ms, "warm": false}),
-    );
+    let whole = baseline.whole_suite_tests();
+    let mut all = baseline::run(request, tree, whole.clone(), whole_limit, live)?;
+    let mut run_json = |scope: &str, run: &TestReport, started_ms: u64| {
+        runs.push(
+            json!({"scope": scope, "outcome": run.outcome, "counts": run.counts,
+                   "started_ms": started_ms, "duration_ms": run.duration_ms,
+                   "wall_ms": since(origin) - started_ms, "warm": false}),
+        )
+    };
+    run_json("all", &all, started_ms);
     let started_ms = since(origin);
     let limit = request.test_timeout.min(left());
     let unchanged = baseline.run_whole_before(request, tree, &all, limit)?;
-    if let Some(before) = &unchanged {
-        runs.push(
-            json!({"scope": "all_unchanged", "outcome": before.outcome, "counts": before.counts,
-                   "started_ms": started_ms, "duration_ms": before.duration_ms,
-                   "wall_ms": since(origin) - started_ms, "warm": false}),
-        );
+    if let Some((before, _)) = &unchanged {
+        run_json("all_unchanged", before, started_ms);
+    }
+    // The suite turned out to be the failing tests' files: the change is tested on them.
+    if baseline.whole_suite_tests() != whole {
+        let started_ms = since(origin);
+        all = baseline::run(request, tree, baseline.whole_suite_tests(), limit, None)?;
+        run_json("all", &all, started_ms);
     }
     // Cold: what the failing tests did warm must be what they do in a fresh process.
     if let Some(warm) = ran_warm.then_some(first_still_failing).flatten() {

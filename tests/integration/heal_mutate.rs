@@ -1067,3 +1067,42 @@ fn failures_that_were_there_before_the_change_do_not_veto_a_fix_of_the_tests_hea
         .count();
     assert_eq!(unchanged, 1, "{events}");
 }
+
+#[test]
+fn an_argument_given_to_the_wrong_call_is_moved_where_the_traceback_points_first() {
+    // tqdm's real bug: `start` given to the wrapper, whose error names both lines. The test
+    // file's name is one pytest does not find by itself: the suite is the failing test's file.
+    let test = Test::new();
+    test.dir().write(
+        "progress.py",
+        "def track(items, label=None):\n    if label is not None:\n        label = label.upper()\n    return list(items)\n\n\ndef numbered(items, start=0):\n    return enumerate(track(items, start))\n",
+    );
+    test.dir()
+        .write("pyproject.toml", "[project]\nname = \"progress\"\n");
+    test.dir().write(
+        "tests_progress.py",
+        "from progress import numbered\n\n\ndef test_numbered():\n    assert list(numbered(['a', 'b'], 1)) == [(1, 'a'), (2, 'b')]\n\n\ndef test_from_zero():\n    assert list(numbered(['a'])) == [(0, 'a')]\n",
+    );
+    let document = Test::new_like(&test)
+        .args(["run-tests", "--tests", "tests_progress.py::test_numbered", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    let run = test
+        .args(["heal", "-v", "--engine", "mutate", "--jobs", "1"])
+        .stdin(document.output.stdout.clone())
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let source = std::fs::read_to_string(run.dir.path().join("progress.py")).unwrap();
+    assert!(
+        source.contains("return enumerate(track(items), start)"),
+        "{source}"
+    );
+    // The traceback's lines came first: 27 candidates with the alternatives after the fix,
+    // 48 when every line's tier-1 changes come before them.
+    assert!(heal["candidates_tried"].as_u64().unwrap() <= 35, "{heal:#}");
+    // Judged on the failing test's whole file, which pytest alone does not find.
+    assert_eq!(heal["tests"]["counts"]["passed"], 2, "{heal:#}");
+}

@@ -29,6 +29,9 @@ pub(super) struct Region {
 /// Per file, the byte ranges of the tests' own functions.
 pub(super) type Protected = BTreeMap<String, Vec<(usize, usize)>>;
 
+/// The project's own lines the failures' tracebacks name: (path, line).
+pub(super) type Frames = Vec<(String, usize)>;
+
 /// Files parsed at most.
 const MAX_FILES: usize = 2000;
 
@@ -47,23 +50,25 @@ static FRAME: LazyLock<Regex> = LazyLock::new(|| {
 /// How suspicious each region is, by (path, first line, last line).
 type Weights = BTreeMap<(String, usize, usize), f64>;
 
-/// The suspicious regions, most suspicious first, and the byte ranges of test functions found in
-/// source files (a Rust module's unit tests), which are never changed.
+/// The suspicious regions, most suspicious first; the byte ranges of test functions found in
+/// source files (a Rust module's unit tests), which are never changed; and the lines the
+/// tracebacks name.
 pub(super) fn suspicious(
     failures: &[TestFailure],
     files: &[String],
     tree: &Tree,
     spectrum: Option<&Spectrum>,
-) -> (Vec<Region>, Protected) {
+) -> (Vec<Region>, Protected, Frames) {
     let sources = parse_sources(files, tree);
     let mut weights = Weights::new();
     let mut protected = Protected::new();
+    let mut frames = Frames::new();
     let mut callee_names: BTreeMap<String, f64> = BTreeMap::new();
     for failure in failures {
         weigh_failure(
             failure,
             &sources,
-            &mut weights,
+            (&mut weights, &mut frames),
             &mut protected,
             &mut callee_names,
         );
@@ -91,7 +96,7 @@ pub(super) fn suspicious(
             .then(a.path.cmp(&b.path))
             .then(a.first.cmp(&b.first))
     });
-    (regions, protected)
+    (regions, protected, frames)
 }
 
 /// Every file of a language read, parsed once (a few milliseconds each).
@@ -126,7 +131,7 @@ fn parse_sources<'a>(files: &'a [String], tree: &Tree) -> BTreeMap<&'a str, Sour
 fn weigh_failure(
     failure: &TestFailure,
     sources: &BTreeMap<&str, Source>,
-    weights: &mut Weights,
+    (weights, frames): (&mut Weights, &mut Frames),
     protected: &mut Protected,
     callee_names: &mut BTreeMap<String, f64>,
 ) {
@@ -150,6 +155,9 @@ fn weigh_failure(
         let (first, last) = crate::syntax::enclosing_function(source.lang, &source.tree, line)
             .unwrap_or((line.saturating_sub(3).max(1), line + 3));
         *weights.entry((path.to_string(), first, last)).or_default() += 2.0;
+        if !frames.contains(&(path.to_string(), line)) {
+            frames.push((path.to_string(), line));
+        }
         framed = true;
     }
     // The functions the failing test calls. The test is in a test file or the file its

@@ -198,7 +198,7 @@ fn edits_of(
 fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let spectrum = context.spectrum.map(|spectrum| spectrum.aligned(tree));
     let spectrum = spectrum.as_ref();
-    let (regions, protected) =
+    let (regions, protected, frames) =
         localise::suspicious(context.failures, context.files, tree, spectrum);
     let differences = literals::differences(context.failures);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
@@ -254,6 +254,11 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
         let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(ran);
         ordered = first.into_iter().chain(last).collect();
     }
+    // The lines the tracebacks name, where the failure happened or was called from, before
+    // all others, but for deleting their statements (which hides any error).
+    let framed = |c: &Candidate| c.tier < 7 && frames.iter().any(|(p, l)| *p == c.path && *l == c.line);
+    let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(framed);
+    ordered = first.into_iter().chain(last).collect();
     ordered.truncate(PER_STATE);
     ordered
 }

@@ -116,6 +116,7 @@ pub(super) fn of_node(path: &str, lang: Lang, text: &str, node: Node, found: &mu
                 }
             }
         }
+        moved_arguments(path, text, node, &arguments, found);
         return;
     }
     let mut push = |tier: u8, target: Node, replacement: &str| {
@@ -213,6 +214,76 @@ fn statement(path: &str, text: &str, node: Node, found: &mut Vec<Candidate>) {
         let repeated = format!("{statement}\n{indent}{statement}");
         found.push(replacing(path, node, &repeated, 7, description));
     }
+}
+
+/// An argument in the wrong one of two nested calls (`enumerate(wrap(items, start))` →
+/// `enumerate(wrap(items), start)`, and back): each positional argument of an inner call moved
+/// out to just after it, and the outer call's argument just after an inner call moved in, after
+/// the inner call's last positional one.
+fn moved_arguments(
+    path: &str,
+    text: &str,
+    node: Node,
+    arguments: &[Node],
+    found: &mut Vec<Candidate>,
+) {
+    let source = |n: Node| &text[n.byte_range()];
+    let positional = |n: &Node| is_positional(*n);
+    let mut push = |after: String| {
+        let description = format!("`{}` → `{}`", one_line(source(node)), one_line(&after));
+        found.push(replacing(path, node, &after, 6, description));
+    };
+    for (index, inner) in arguments.iter().enumerate() {
+        let Some((_, inner_arguments)) = call_parts(*inner) else {
+            continue;
+        };
+        let (before, after) = (
+            &text[node.start_byte()..inner.start_byte()],
+            &text[inner.end_byte()..node.end_byte()],
+        );
+        if inner_arguments.len() >= 2 {
+            for (at, moved) in inner_arguments.iter().enumerate() {
+                if !positional(moved) {
+                    continue;
+                }
+                // The argument and the comma on one side of it.
+                let (cut_start, cut_end) = match at {
+                    0 => (moved.start_byte(), inner_arguments[1].start_byte()),
+                    _ => (inner_arguments[at - 1].end_byte(), moved.end_byte()),
+                };
+                let without = format!(
+                    "{}{}",
+                    &text[inner.start_byte()..cut_start],
+                    &text[cut_end..inner.end_byte()]
+                );
+                push(format!("{before}{without}, {}{after}", source(*moved)));
+            }
+        }
+        let Some(next) = arguments.get(index + 1).filter(|n| positional(n)) else {
+            continue;
+        };
+        let Some(last) = inner_arguments.iter().rev().find(|n| positional(n)) else {
+            continue;
+        };
+        let into = format!(
+            "{}, {}{}",
+            &text[inner.start_byte()..last.end_byte()],
+            source(*next),
+            &text[last.end_byte()..inner.end_byte()]
+        );
+        push(format!(
+            "{before}{into}{}",
+            &text[next.end_byte()..node.end_byte()]
+        ));
+    }
+}
+
+/// An argument given by position (not `key=value`, `*args` or `**kwargs`, nor a comment).
+fn is_positional(node: Node) -> bool {
+    !matches!(
+        node.kind(),
+        "keyword_argument" | "list_splat" | "dictionary_splat" | "spread_element"
+    )
 }
 
 fn replacing(
@@ -589,6 +660,28 @@ mod tests {
             found.iter().any(|(t, text)| *t == tier && text == expected),
             "tier {tier}: {expected:?} missing from {found:#?}"
         );
+    }
+
+    #[test]
+    fn an_argument_moves_between_two_nested_calls() {
+        // tqdm's real bug: `start` given to the wrapper, not to enumerate.
+        let text = "def f(it, start, **kw):\n    return enumerate(wrap(it, start, **kw))\n";
+        let found = changed(Lang::Python, text);
+        assert_has(
+            &found,
+            6,
+            &text.replace("enumerate(wrap(it, start, **kw))", "enumerate(wrap(it, **kw), start)"),
+        );
+        assert_has(
+            &found,
+            6,
+            &text.replace("enumerate(wrap(it, start, **kw))", "enumerate(wrap(start, **kw), it)"),
+        );
+        // And back in, after the inner call's last positional argument.
+        let text = "function f(a, b, o) {\n  return g(h(a, o), b);\n}\n";
+        let found = changed(Lang::JavaScript, text);
+        assert_has(&found, 6, &text.replace("g(h(a, o), b)", "g(h(a, o, b))"));
+        assert_has(&found, 6, &text.replace("g(h(a, o), b)", "g(h(a), o, b)"));
     }
 
     #[test]
