@@ -560,13 +560,20 @@ fn runner_command(
 /// The variables an activated environment sets: its path (`VIRTUAL_ENV`, or conda's
 /// `CONDA_PREFIX`) and its `bin` first on `PATH`, for what the tests start by name.
 fn activated(env: &python_env::PythonEnv) -> Vec<String> {
-    let name = if env.conda { "CONDA_PREFIX" } else { "VIRTUAL_ENV" };
+    let name = if env.conda {
+        "CONDA_PREFIX"
+    } else {
+        "VIRTUAL_ENV"
+    };
     let bin = env.root.join("bin");
     let path = match std::env::var_os("PATH") {
         Some(path) => format!("{}:{}", bin.display(), path.to_string_lossy()),
         None => format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
     };
-    vec![format!("{name}={}", env.root.display()), format!("PATH={path}")]
+    vec![
+        format!("{name}={}", env.root.display()),
+        format!("PATH={path}"),
+    ]
 }
 
 /// `node --test`'s command: by TAP, the tests selected by their names' last part.

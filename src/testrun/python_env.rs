@@ -49,7 +49,12 @@ pub(crate) fn find(root: &Path, lookup: &Lookup) -> Option<PythonEnv> {
     for name in [".venv", "venv"] {
         if root.join(name).join("bin/python").exists() {
             let why = format!("the project's {name}");
-            return environment(root, &root.join(name), why, Some(format!("{name}/bin/python")));
+            return environment(
+                root,
+                &root.join(name),
+                why,
+                Some(format!("{name}/bin/python")),
+            );
         }
     }
     let var = |name: &str, why: &str| Some(((lookup.var)(name)?.into(), why.to_string()));
@@ -112,7 +117,8 @@ fn has_standard_library(prefix: &Path) -> bool {
         return false;
     };
     entries.flatten().any(|entry| {
-        entry.file_name().to_string_lossy().starts_with("python") && entry.path().join("os.py").is_file()
+        entry.file_name().to_string_lossy().starts_with("python")
+            && entry.path().join("os.py").is_file()
     })
 }
 
@@ -175,7 +181,10 @@ fn pipenvs(root: &Path, lookup: &Lookup) -> Option<(PathBuf, String)> {
         })
         .take(42)
         .collect();
-    let hash = urlsafe(&Sha256::digest(pipfile.as_os_str().as_encoded_bytes())[..6], 8);
+    let hash = urlsafe(
+        &Sha256::digest(pipfile.as_os_str().as_encoded_bytes())[..6],
+        8,
+    );
     let dir = folder.join(format!("{name}-{hash}"));
     dir.is_dir()
         .then(|| (dir, "pipenv's environment for the project".into()))

@@ -1024,14 +1024,21 @@ fn failures_that_were_there_before_the_change_do_not_veto_a_fix_of_the_tests_hea
         "import module_that_is_not_installed\n\n\ndef test_never():\n    pass\n",
     );
     let document = Test::new_like(&test)
-        .args(["run-tests", "--tests", "tests/test_calc.py::test_add", "--workspace"])
+        .args([
+            "run-tests",
+            "--tests",
+            "tests/test_calc.py::test_add",
+            "--workspace",
+        ])
         .arg(test.path())
         .run()
         .expect_status(1);
     let out = TempDir::new();
     let events = out.path().join("events.jsonl");
     let run = test
-        .args(["heal", "-v", "--engine", "mutate", "--jobs", "1", "--events"])
+        .args([
+            "heal", "-v", "--engine", "mutate", "--jobs", "1", "--events",
+        ])
         .arg(&events)
         .stdin(document.output.stdout.clone())
         .run()
@@ -1057,7 +1064,10 @@ fn failures_that_were_there_before_the_change_do_not_veto_a_fix_of_the_tests_hea
         .collect();
     assert_eq!(
         failing,
-        ["tests/test_other.py::test_old_failure", "tests/test_cannot_collect.py"],
+        [
+            "tests/test_other.py::test_old_failure",
+            "tests/test_cannot_collect.py"
+        ],
         "{heal:#}"
     );
     let events = std::fs::read_to_string(&events).unwrap();
@@ -1084,7 +1094,12 @@ fn an_argument_given_to_the_wrong_call_is_moved_where_the_traceback_points_first
         "from progress import numbered\n\n\ndef test_numbered():\n    assert list(numbered(['a', 'b'], 1)) == [(1, 'a'), (2, 'b')]\n\n\ndef test_from_zero():\n    assert list(numbered(['a'])) == [(0, 'a')]\n",
     );
     let document = Test::new_like(&test)
-        .args(["run-tests", "--tests", "tests_progress.py::test_numbered", "--workspace"])
+        .args([
+            "run-tests",
+            "--tests",
+            "tests_progress.py::test_numbered",
+            "--workspace",
+        ])
         .arg(test.path())
         .run()
         .expect_status(1);

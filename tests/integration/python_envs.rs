@@ -51,7 +51,12 @@ fn venv(python: &str, dir: &Path) {
     let lib = std::fs::read_dir(dir.join("lib"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("python"))
+        .find(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("python")
+        })
         .unwrap();
     std::fs::write(
         lib.join(format!("site-packages/{DEPENDENCY}.py")),
@@ -187,7 +192,12 @@ fn shapes(uid: Option<u32>) {
     // pipenv's: NAME-HASH in WORKON_HOME.
     let test = project(uid);
     test.dir().write("Pipfile", "[packages]\n");
-    let name = test.path().file_name().unwrap().to_string_lossy().to_string();
+    let name = test
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     let env = place
         .path()
         .join(format!("workon/{name}-{}", pipenv_hash(test.path())));
@@ -208,11 +218,17 @@ fn shapes(uid: Option<u32>) {
     )
     .unwrap();
     // Its interpreter, here the system's run with the prefix's packages.
-    let site = prefix.canonicalize().unwrap().join("lib/python3.11/site-packages");
+    let site = prefix
+        .canonicalize()
+        .unwrap()
+        .join("lib/python3.11/site-packages");
     let python = prefix.join("bin/python");
     std::fs::write(
         &python,
-        format!("#!/bin/sh\nPYTHONPATH={} exec {SYSTEM_PYTHON} \"$@\"\n", site.display()),
+        format!(
+            "#!/bin/sh\nPYTHONPATH={} exec {SYSTEM_PYTHON} \"$@\"\n",
+            site.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -256,7 +272,9 @@ fn the_installation_a_virtualenv_was_made_from_is_shown_and_nothing_of_the_home_
         .collect();
     let real_home = std::env::var("HOME").unwrap();
     assert!(
-        !shown.iter().any(|path| Path::new(&real_home).starts_with(path)),
+        !shown
+            .iter()
+            .any(|path| Path::new(&real_home).starts_with(path)),
         "{read_only:#}"
     );
 }

@@ -256,7 +256,8 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     }
     // The lines the tracebacks name, where the failure happened or was called from, before
     // all others, but for deleting their statements (which hides any error).
-    let framed = |c: &Candidate| c.tier < 7 && frames.iter().any(|(p, l)| *p == c.path && *l == c.line);
+    let framed =
+        |c: &Candidate| c.tier < 7 && frames.iter().any(|(p, l)| *p == c.path && *l == c.line);
     let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(framed);
     ordered = first.into_iter().chain(last).collect();
     ordered.truncate(PER_STATE);

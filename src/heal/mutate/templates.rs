@@ -670,12 +670,18 @@ mod tests {
         assert_has(
             &found,
             6,
-            &text.replace("enumerate(wrap(it, start, **kw))", "enumerate(wrap(it, **kw), start)"),
+            &text.replace(
+                "enumerate(wrap(it, start, **kw))",
+                "enumerate(wrap(it, **kw), start)",
+            ),
         );
         assert_has(
             &found,
             6,
-            &text.replace("enumerate(wrap(it, start, **kw))", "enumerate(wrap(start, **kw), it)"),
+            &text.replace(
+                "enumerate(wrap(it, start, **kw))",
+                "enumerate(wrap(start, **kw), it)",
+            ),
         );
         // And back in, after the inner call's last positional argument.
         let text = "function f(a, b, o) {\n  return g(h(a, o), b);\n}\n";
