@@ -1121,3 +1121,37 @@ fn an_argument_given_to_the_wrong_call_is_moved_where_the_traceback_points_first
     // Judged on the failing test's whole file, which pytest alone does not find.
     assert_eq!(heal["tests"]["counts"]["passed"], 2, "{heal:#}");
 }
+
+#[test]
+fn an_attribute_an_object_lacks_and_a_none_the_error_names_are_repaired_where_they_fail() {
+    // tqdm's two real bugs: an attribute read before it is set, and a None multiplied.
+    let test = Test::new();
+    test.dir().write(
+        "meter.py",
+        "class Meter:\n    def __init__(self, items, total=None):\n        if total is not None:\n            self.total = total\n        self.items = items\n\n    def size(self):\n        return len(self.items) if self.total is None else self.total\n\n\ndef scaled(total, scale):\n    if scale:\n        total *= scale\n    return total\n",
+    );
+    test.dir().write(
+        "tests/test_meter.py",
+        "from meter import Meter, scaled\n\n\ndef test_size_without_total():\n    assert Meter([1, 2, 3]).size() == 3\n\n\ndef test_size_with_total():\n    assert Meter([1], total=5).size() == 5\n\n\ndef test_scaled_without_total():\n    assert scaled(None, 2) is None\n\n\ndef test_scaled():\n    assert scaled(3, 2) == 6\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let source = std::fs::read_to_string(run.dir.path().join("meter.py")).unwrap();
+    assert!(
+        source.contains(
+            "return len(self.items) if getattr(self, \"total\", None) is None else self.total"
+        ),
+        "{source}"
+    );
+    // Guarded, or the function returns first: the smaller diff of the two plausible patches.
+    let guarded = "    if scale:\n        if total is not None:\n            total *= scale\n";
+    let returned = "    if scale:\n        if total is None:\n            return None\n        total *= scale\n";
+    assert!(
+        source.contains(guarded) || source.contains(returned),
+        "{source}"
+    );
+}

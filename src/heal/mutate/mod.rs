@@ -1,6 +1,7 @@
 //! The offline engine: no model, no network. It reads the failing tests' frames and callees
-//! (`localise`), and tries one small change at a time on the best state so far (`operators`),
-//! most likely first: each a whole-file edit that the loop validates like a model's. A change the
+//! (`localise`), and tries one small change at a time on the best state so far (`operators`,
+//! `templates`, the failure's own strings in `literals`, the error's own words in `errors`),
+//! the lines the tracebacks name first, then most likely first: each a whole-file edit that the loop validates like a model's. A change the
 //! loop keeps (it fixed some tests and broke none) becomes the state the next changes start from,
 //! so several one-line bugs are fixed in turn. Such a change may only have hidden part of the bug
 //! (`n // 2` → `n // 3` passes one test, and the real fix, `sorted(values)`, then fails on top of
@@ -9,6 +10,7 @@
 //! before any test runs. Once a change makes the tests pass, the next few at its place are its
 //! alternatives: the other plausible patches.
 
+mod errors;
 mod literals;
 mod localise;
 mod operators;
@@ -201,6 +203,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let (regions, protected, frames) =
         localise::suspicious(context.failures, context.files, tree, spectrum);
     let differences = literals::differences(context.failures);
+    let named = errors::named(context.failures);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
     for (place, region) in regions.iter().enumerate() {
         let Some(lang) = Lang::of(&region.path) else {
@@ -229,6 +232,22 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             guarded,
             &differences,
         ));
+        if lang == Lang::Python {
+            let lines: Vec<usize> = frames
+                .iter()
+                .filter(|(path, line)| {
+                    *path == region.path && (region.first..=region.last).contains(line)
+                })
+                .map(|(_, line)| *line)
+                .collect();
+            candidates.extend(errors::candidates(
+                &region.path,
+                &text,
+                parsed.root_node(),
+                &lines,
+                &named,
+            ));
+        }
         for candidate in &mut candidates {
             candidate.place = place;
         }

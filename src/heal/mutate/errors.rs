@@ -1,0 +1,261 @@
+//! Changes the error itself names, made on the lines its traceback names (tier 1): an attribute
+//! an object does not have is read with a default (`AttributeError: 'tqdm' object has no
+//! attribute 'total'`: `self.total` → `getattr(self, "total", None)`), and a statement a `None`
+//! breaks is guarded (`TypeError: unsupported operand type(s) for *=: 'NoneType' and 'int'`:
+//! `total *= scale` → `if total is not None:` around it, or `if total is None: return None`
+//! before it). Python's errors; its values in other languages fail otherwise.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use tree_sitter::Node;
+
+use super::operators::{is_field_of, one_line, Candidate};
+use crate::run_document::TestFailure;
+
+/// What the failures' errors say is missing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Named {
+    /// Attributes an object did not have (not `None`'s).
+    attributes: Vec<String>,
+    /// A `None` was used as a value.
+    none: bool,
+}
+
+static NO_ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"'(\w+)' object has no attribute '(\w+)'").expect("a valid pattern")
+});
+
+/// What `failures` name.
+pub(super) fn named(failures: &[TestFailure]) -> Named {
+    let mut named = Named::default();
+    for failure in failures {
+        let said = format!("{}\n{}", failure.message, failure.details);
+        for found in NO_ATTRIBUTE.captures_iter(&said) {
+            match &found[1] {
+                "NoneType" => named.none = true,
+                _ if !named.attributes.contains(&found[2].to_string()) => {
+                    named.attributes.push(found[2].to_string())
+                }
+                _ => {}
+            }
+        }
+        named.none |= said.contains("'NoneType'");
+    }
+    named
+}
+
+/// The changes on `lines` (1-based, the traceback's, in the file at `path`) that `named` calls
+/// for.
+pub(super) fn candidates(
+    path: &str,
+    text: &str,
+    root: Node,
+    lines: &[usize],
+    named: &Named,
+) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    if named.attributes.is_empty() && !named.none {
+        return found;
+    }
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        let (first, last) = (node.start_position().row + 1, node.end_position().row + 1);
+        if !lines.iter().any(|&line| first <= line && line <= last) {
+            continue;
+        }
+        stack.extend(node.children(&mut cursor));
+        if !lines.contains(&first) {
+            continue;
+        }
+        if node.kind() == "attribute" {
+            read_with_default(path, text, node, named, &mut found);
+        }
+        if named.none && is_simple_statement(node) {
+            guarded(path, text, node, &mut found);
+        }
+    }
+    found.sort_by_key(|c| (c.line, c.start));
+    found
+}
+
+/// `object.name` → `getattr(object, "name", None)`, where the object lacked `name` and the
+/// attribute is read (not assigned, deleted or called).
+fn read_with_default(
+    path: &str,
+    text: &str,
+    node: Node,
+    named: &Named,
+    found: &mut Vec<Candidate>,
+) {
+    let (Some(object), Some(name)) = (
+        node.child_by_field_name("object"),
+        node.child_by_field_name("attribute"),
+    ) else {
+        return;
+    };
+    let name = &text[name.byte_range()];
+    if !named.attributes.iter().any(|a| a == name) {
+        return;
+    }
+    if let Some(parent) = node.parent() {
+        let written = matches!(parent.kind(), "assignment" | "augmented_assignment")
+            && is_field_of(parent, "left", node);
+        let called = parent.kind() == "call" && is_field_of(parent, "function", node);
+        if written || called || parent.kind() == "delete_statement" {
+            return;
+        }
+    }
+    let replacement = format!("getattr({}, \"{name}\", None)", &text[object.byte_range()]);
+    found.push(candidate(path, text, node, replacement));
+}
+
+/// A statement of one line's kind: an expression, an assignment, a return.
+fn is_simple_statement(node: Node) -> bool {
+    matches!(node.kind(), "expression_statement" | "return_statement")
+        && node
+            .parent()
+            .is_some_and(|p| p.kind() == "block" || p.kind() == "module")
+}
+
+/// The statement guarded against each name or attribute it reads being `None`: run only when
+/// it is not, or the function returns `None` first.
+fn guarded(path: &str, text: &str, statement: Node, found: &mut Vec<Candidate>) {
+    let line_start = text[..statement.start_byte()]
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
+    let indent = &text[line_start..statement.start_byte()];
+    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+        return;
+    }
+    let body = &text[statement.byte_range()];
+    let in_function = ancestors(statement).any(|n| n.kind() == "function_definition");
+    let mut names = Vec::new();
+    let mut stack = vec![statement];
+    let mut cursor = statement.walk();
+    while let Some(node) = stack.pop() {
+        stack.extend(node.children(&mut cursor));
+        let value = matches!(node.kind(), "identifier" | "attribute")
+            && !node.parent().is_some_and(|p| {
+                p.kind() == "attribute" && is_field_of(p, "attribute", node)
+                    || p.kind() == "call" && is_field_of(p, "function", node)
+                    || p.kind() == "keyword_argument"
+            });
+        let name = &text[node.byte_range()];
+        if value && !names.contains(&name) && name != "self" && names.len() < 6 {
+            names.push(name);
+        }
+    }
+    let nested = body.replace('\n', &format!("\n{indent}    "));
+    for name in names {
+        let replacement = format!("if {name} is not None:\n{indent}    {nested}");
+        found.push(candidate(path, text, statement, replacement));
+        if in_function && statement.kind() != "return_statement" {
+            let replacement =
+                format!("if {name} is None:\n{indent}    return None\n{indent}{body}");
+            found.push(candidate(path, text, statement, replacement));
+        }
+    }
+}
+
+fn ancestors(node: Node) -> impl Iterator<Item = Node> {
+    std::iter::successors(node.parent(), |n| n.parent())
+}
+
+fn candidate(path: &str, text: &str, target: Node, replacement: String) -> Candidate {
+    Candidate {
+        path: path.to_string(),
+        start: target.start_byte(),
+        end: target.end_byte(),
+        description: format!(
+            "`{}` → `{}`",
+            one_line(&text[target.byte_range()]),
+            one_line(&replacement)
+        ),
+        replacement,
+        tier: 1,
+        line: target.start_position().row + 1,
+        place: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{parse, Lang};
+
+    fn failure(kind: &str, message: &str) -> TestFailure {
+        TestFailure {
+            id: "t.py::test".into(),
+            file: None,
+            line: None,
+            kind: Some(kind.into()),
+            message: message.into(),
+            details: String::new(),
+        }
+    }
+
+    fn changed(text: &str, line: usize, failure: TestFailure) -> Vec<String> {
+        let tree = parse(Lang::Python, text).unwrap();
+        let named = named(&[failure]);
+        candidates("f.py", text, tree.root_node(), &[line], &named)
+            .into_iter()
+            .map(|c| format!("{}{}{}", &text[..c.start], c.replacement, &text[c.end..]))
+            .collect()
+    }
+
+    #[test]
+    fn an_attribute_the_object_lacks_is_read_with_a_default() {
+        // tqdm's real bug.
+        let text = "class T:\n    def __len__(self):\n        return self.n if self.total is None else self.total\n";
+        let found = changed(
+            text,
+            3,
+            failure("AttributeError", "'tqdm' object has no attribute 'total'"),
+        );
+        assert!(
+            found.contains(&text.replacen(
+                "else self.total",
+                "else getattr(self, \"total\", None)",
+                1
+            )),
+            "{found:#?}"
+        );
+        // Not where it is written or called.
+        let text = "def f(t):\n    t.total = t.total() + 1\n";
+        let found = changed(
+            text,
+            2,
+            failure("AttributeError", "'T' object has no attribute 'total'"),
+        );
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn a_statement_a_none_breaks_is_guarded() {
+        // tqdm's real bug: `total` may be None.
+        let text = "def f(total, unit_scale):\n    if unit_scale:\n        total *= unit_scale\n    return total\n";
+        let found = changed(
+            text,
+            3,
+            failure(
+                "TypeError",
+                "unsupported operand type(s) for *=: 'NoneType' and 'int'",
+            ),
+        );
+        let wrapped = text.replace(
+            "        total *= unit_scale\n",
+            "        if total is not None:\n            total *= unit_scale\n",
+        );
+        let returned = text.replace(
+            "        total *= unit_scale\n",
+            "        if total is None:\n            return None\n        total *= unit_scale\n",
+        );
+        assert!(found.contains(&wrapped), "{found:#?}");
+        assert!(found.contains(&returned), "{found:#?}");
+        for changed in &found {
+            assert!(parse(Lang::Python, changed).is_some_and(|t| !t.root_node().has_error()));
+        }
+    }
+}
