@@ -1155,3 +1155,33 @@ fn an_attribute_an_object_lacks_and_a_none_the_error_names_are_repaired_where_th
         "{source}"
     );
 }
+
+#[test]
+fn a_name_that_is_not_defined_is_replaced_where_the_error_names_it() {
+    // A real project's bug: the line opens `x_path`, the function's parameter is `x`.
+    let test = Test::new();
+    test.dir().write(
+        "settings.py",
+        "def read_settings(config, separator='='):\n    if config is None:\n        return {}\n    with open(config_path) as handle:\n        pairs = [line.strip().split(separator, 1) for line in handle if line.strip()]\n    return dict(pairs)\n",
+    );
+    test.dir().write(
+        "tests/test_settings.py",
+        "import os\nimport tempfile\n\nfrom settings import read_settings\n\n\ndef test_read_settings():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'app.cfg')\n        with open(path, 'w') as f:\n            f.write('name=shop\\nport=8080\\n')\n        assert read_settings(path) == {'name': 'shop', 'port': '8080'}\n\n\ndef test_no_settings():\n    assert read_settings(None) == {}\n",
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let source = std::fs::read_to_string(run.dir.path().join("settings.py")).unwrap();
+    assert!(
+        source.contains("    with open(config) as handle:\n"),
+        "{source}"
+    );
+    assert_eq!(
+        changes(&heal)[0],
+        "`config_path` → `config` at settings.py:4",
+        "{heal:#}"
+    );
+}

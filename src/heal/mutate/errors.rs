@@ -3,7 +3,9 @@
 //! attribute 'total'`: `self.total` → `getattr(self, "total", None)`), and a statement a `None`
 //! breaks is guarded (`TypeError: unsupported operand type(s) for *=: 'NoneType' and 'int'`:
 //! `total *= scale` → `if total is not None:` around it, or `if total is None: return None`
-//! before it). Python's errors; its values in other languages fail otherwise.
+//! before it). And a name that is not defined (`NameError: name 'x_path' is not defined`,
+//! JavaScript's `ReferenceError`) is replaced there by the function's names closest to it, its
+//! parameters first (`x_path` → `x`). Python's errors, and JavaScript's undefined name.
 
 use std::sync::LazyLock;
 
@@ -20,11 +22,22 @@ pub(super) struct Named {
     attributes: Vec<String>,
     /// A `None` was used as a value.
     none: bool,
+    /// Names used but not defined.
+    undefined: Vec<String>,
 }
 
 static NO_ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"'(\w+)' object has no attribute '(\w+)'").expect("a valid pattern")
 });
+
+/// Python's `name 'x' is not defined`, JavaScript's `ReferenceError: x is not defined`.
+static NOT_DEFINED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:name '(\w+)'|ReferenceError: ([\w$]+)) is not defined")
+        .expect("a valid pattern")
+});
+
+/// Names put in place of an undefined one at most.
+const MAX_NAMES: usize = 6;
 
 /// What `failures` name.
 pub(super) fn named(failures: &[TestFailure]) -> Named {
@@ -41,6 +54,13 @@ pub(super) fn named(failures: &[TestFailure]) -> Named {
             }
         }
         named.none |= said.contains("'NoneType'");
+        let said = format!("{}: {said}", failure.kind.as_deref().unwrap_or_default());
+        for found in NOT_DEFINED.captures_iter(&said) {
+            let name = found.get(1).or(found.get(2)).map_or("", |m| m.as_str());
+            if !named.undefined.iter().any(|n| n == name) {
+                named.undefined.push(name.to_string());
+            }
+        }
     }
     named
 }
@@ -55,7 +75,7 @@ pub(super) fn candidates(
     named: &Named,
 ) -> Vec<Candidate> {
     let mut found = Vec::new();
-    if named.attributes.is_empty() && !named.none {
+    if named.attributes.is_empty() && !named.none && named.undefined.is_empty() {
         return found;
     }
     let mut stack = vec![root];
@@ -74,6 +94,14 @@ pub(super) fn candidates(
         }
         if named.none && is_simple_statement(node) {
             guarded(path, text, node, &mut found);
+        }
+        if node.kind() == "identifier"
+            && named
+                .undefined
+                .iter()
+                .any(|n| *n == text[node.byte_range()])
+        {
+            defined_instead(path, text, node, &mut found);
         }
     }
     found.sort_by_key(|c| (c.line, c.start));
@@ -159,6 +187,74 @@ fn guarded(path: &str, text: &str, statement: Node, found: &mut Vec<Candidate>) 
     }
 }
 
+/// The undefined name at `node` replaced by each name its function has (parameters first, then
+/// by edit distance), closest first.
+fn defined_instead(path: &str, text: &str, node: Node, found: &mut Vec<Candidate>) {
+    const FUNCTIONS: &[&str] = &[
+        "function_definition",
+        "function_declaration",
+        "function_expression",
+        "arrow_function",
+        "method_definition",
+    ];
+    let Some(function) = ancestors(node).find(|n| FUNCTIONS.contains(&n.kind())) else {
+        return;
+    };
+    let missing = &text[node.byte_range()];
+    let parameters = function.child_by_field_name("parameters");
+    let mut names: Vec<(bool, usize, &str)> = Vec::new();
+    let mut stack = vec![function];
+    let mut cursor = function.walk();
+    while let Some(inner) = stack.pop() {
+        stack.extend(inner.children(&mut cursor));
+        let name = &text[inner.byte_range()];
+        // Values only: not the function's own name, a called function's or an attribute's.
+        let named_thing = inner.parent().is_some_and(|p| {
+            is_field_of(p, "name", inner)
+                || is_field_of(p, "function", inner)
+                || is_field_of(p, "attribute", inner)
+                || is_field_of(p, "property", inner)
+        });
+        if inner.kind() != "identifier"
+            || named_thing
+            || name == missing
+            || names.iter().any(|n| n.2 == name)
+        {
+            continue;
+        }
+        names.push((true, edit_distance(missing, name), name));
+    }
+    // Parameters first: a name the parameter list holds (as a whole word).
+    if let Some(parameters) = parameters {
+        let listed = &text[parameters.byte_range()];
+        for entry in &mut names {
+            entry.0 = !listed
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .any(|word| word == entry.2);
+        }
+    }
+    names.sort();
+    for (_, _, name) in names.into_iter().take(MAX_NAMES) {
+        found.push(candidate(path, text, node, name.to_string()));
+    }
+}
+
+/// Levenshtein's distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 fn ancestors(node: Node) -> impl Iterator<Item = Node> {
     std::iter::successors(node.parent(), |n| n.parent())
 }
@@ -230,6 +326,34 @@ mod tests {
             failure("AttributeError", "'T' object has no attribute 'total'"),
         );
         assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn an_undefined_name_is_replaced_by_the_functions_closest_parameter_first() {
+        let text = "import os\n\n\ndef load(x, mode):\n    other = 1\n    with open(x_path, mode) as f:\n        return f.read() + other\n";
+        let found = changed(
+            text,
+            6,
+            failure("NameError", "name 'x_path' is not defined"),
+        );
+        assert_eq!(
+            found[0],
+            text.replace("open(x_path", "open(x"),
+            "{found:#?}"
+        );
+        assert!(
+            found.contains(&text.replace("open(x_path", "open(other")),
+            "{found:#?}"
+        );
+        // JavaScript's.
+        let text = "function sum(values) {\n  let total = 0;\n  for (const v of values) totl += v;\n  return total;\n}\n";
+        let tree = parse(Lang::JavaScript, text).unwrap();
+        let named = named(&[failure("ReferenceError", "totl is not defined")]);
+        let found = candidates("f.js", text, tree.root_node(), &[3], &named);
+        assert_eq!(found[0].replacement, "values", "{found:#?}");
+        assert!(found.iter().any(|c| c.replacement == "total"), "{found:#?}");
+        assert_eq!(edit_distance("x_path", "x"), 5);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -232,7 +232,10 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             guarded,
             &differences,
         ));
-        if lang == Lang::Python {
+        if matches!(
+            lang,
+            Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
+        ) {
             let lines: Vec<usize> = frames
                 .iter()
                 .filter(|(path, line)| {
