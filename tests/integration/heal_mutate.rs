@@ -1185,3 +1185,46 @@ fn a_name_that_is_not_defined_is_replaced_where_the_error_names_it() {
         "{heal:#}"
     );
 }
+
+#[test]
+fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_pattern_are_repaired()
+{
+    // Three real bugs' kinds (cookiecutter's, thefuck's): the tests run where the locale is
+    // ASCII, as theirs did.
+    let test = Test::new();
+    test.dir().write(
+        "names.py",
+        "def load_names(path):\n    with open(path) as f:\n        return [line.strip() for line in f]\n",
+    );
+    test.dir().write(
+        "options.py",
+        "def drop_option(parts, option):\n    at = parts.index(option) + 1\n    parts.pop(at)\n    parts.remove(option)\n    return parts\n",
+    );
+    test.dir().write(
+        "mkdir.py",
+        "import re\n\n\ndef with_parents(script):\n    return re.sub('^mkdir (.*)', 'mkdir -p \\\\1', script)\n",
+    );
+    test.dir().write(
+        "tests/test_all.py",
+        "import os\nimport tempfile\n\nfrom mkdir import with_parents\nfrom names import load_names\nfrom options import drop_option\n\n\ndef test_names():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'names.txt')\n        with open(path, 'w', encoding='utf-8') as f:\n            f.write('Zo\u{eb}\\nAnn\\n')\n        assert load_names(path) == ['Zo\u{eb}', 'Ann']\n\n\ndef test_drop_option_and_value():\n    assert drop_option(['push', '-u', 'origin'], '-u') == ['push']\n\n\ndef test_drop_option_alone():\n    assert drop_option(['push', '-u'], '-u') == ['push']\n\n\ndef test_mkdir():\n    assert with_parents('mkdir a/b') == 'mkdir -p a/b'\n\n\ndef test_hdfs_mkdir():\n    assert with_parents('hdfs dfs -mkdir a/b') == 'hdfs dfs -mkdir -p a/b'\n",
+    );
+    let mut test = test.args(["heal", "--engine", "mutate", "--jobs", "1", "-v"]);
+    for env in ["LANG=C", "LC_ALL=C", "PYTHONCOERCECLOCALE=0", "PYTHONUTF8=0"] {
+        test = test.args(["--env", env]);
+    }
+    let run = test.run().expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let read = |file: &str| std::fs::read_to_string(run.dir.path().join(file)).unwrap();
+    assert!(
+        read("names.py").contains("with open(path, encoding='utf-8') as f:"),
+        "{}",
+        read("names.py")
+    );
+    assert!(
+        read("options.py").contains("    try:\n        parts.pop(at)\n    except IndexError:\n        pass\n"),
+        "{}",
+        read("options.py")
+    );
+    assert!(!read("mkdir.py").contains("'^mkdir"), "{}", read("mkdir.py"));
+}

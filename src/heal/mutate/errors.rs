@@ -5,7 +5,11 @@
 //! `total *= scale` → `if total is not None:` around it, or `if total is None: return None`
 //! before it). And a name that is not defined (`NameError: name 'x_path' is not defined`,
 //! JavaScript's `ReferenceError`) is replaced there by the function's names closest to it, its
-//! parameters first (`x_path` → `x`). Python's errors, and JavaScript's undefined name.
+//! parameters first (`x_path` → `x`). A text that cannot be decoded gets the functions the
+//! traceback passes through opening files as UTF-8 (`open(path)` → `open(path, encoding='utf-8')`,
+//! where the locale's may be ASCII). Last of a line's changes (tier 6), the statement that raised
+//! a built-in exception is let fail (`try: … except IndexError: pass`), the fix when the
+//! exception was the expected case. Python's errors, and JavaScript's undefined name.
 
 use std::sync::LazyLock;
 
@@ -24,7 +28,22 @@ pub(super) struct Named {
     none: bool,
     /// Names used but not defined.
     undefined: Vec<String>,
+    /// A text could not be decoded or encoded.
+    unicode: bool,
+    /// Built-in exceptions raised by the project's code: (path, line, exception).
+    raised: Vec<(String, usize, String)>,
 }
+
+/// Built-in exceptions a statement may be let raise (not an assertion, not a program's own).
+const LET_FAIL: &[&str] = &[
+    "IndexError",
+    "KeyError",
+    "ValueError",
+    "TypeError",
+    "AttributeError",
+    "ZeroDivisionError",
+    "StopIteration",
+];
 
 static NO_ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"'(\w+)' object has no attribute '(\w+)'").expect("a valid pattern")
@@ -54,7 +73,15 @@ pub(super) fn named(failures: &[TestFailure]) -> Named {
             }
         }
         named.none |= said.contains("'NoneType'");
+        if let (Some(kind), Some(file), Some(line)) = (&failure.kind, &failure.file, failure.line) {
+            if LET_FAIL.contains(&kind.as_str()) {
+                named
+                    .raised
+                    .push((file.clone(), line as usize, kind.clone()));
+            }
+        }
         let said = format!("{}: {said}", failure.kind.as_deref().unwrap_or_default());
+        named.unicode |= said.contains("UnicodeDecodeError") || said.contains("UnicodeEncodeError");
         for found in NOT_DEFINED.captures_iter(&said) {
             let name = found.get(1).or(found.get(2)).map_or("", |m| m.as_str());
             if !named.undefined.iter().any(|n| n == name) {
@@ -75,7 +102,12 @@ pub(super) fn candidates(
     named: &Named,
 ) -> Vec<Candidate> {
     let mut found = Vec::new();
-    if named.attributes.is_empty() && !named.none && named.undefined.is_empty() {
+    if named.attributes.is_empty()
+        && !named.none
+        && named.undefined.is_empty()
+        && !named.unicode
+        && named.raised.is_empty()
+    {
         return found;
     }
     let mut stack = vec![root];
@@ -86,8 +118,20 @@ pub(super) fn candidates(
             continue;
         }
         stack.extend(node.children(&mut cursor));
+        if named.unicode && node.kind() == "function_definition" {
+            opened_as_utf8(path, text, node, &mut found);
+        }
         if !lines.contains(&first) {
             continue;
+        }
+        if is_simple_statement(node) {
+            for (_, _, kind) in named
+                .raised
+                .iter()
+                .filter(|(p, l, _)| p == path && *l == first)
+            {
+                let_fail(path, text, node, kind, &mut found);
+            }
         }
         if node.kind() == "attribute" {
             read_with_default(path, text, node, named, &mut found);
@@ -255,6 +299,57 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// Each `open(…)` of `function` that names no encoding nor a binary mode, given UTF-8.
+fn opened_as_utf8(path: &str, text: &str, function: Node, found: &mut Vec<Candidate>) {
+    let mut stack = vec![function];
+    let mut cursor = function.walk();
+    while let Some(node) = stack.pop() {
+        stack.extend(node.children(&mut cursor));
+        let (Some(called), Some(arguments)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
+            continue;
+        };
+        let arguments_text = &text[arguments.byte_range()];
+        let opens = matches!(
+            &text[called.byte_range()],
+            "open" | "io.open" | "codecs.open"
+        );
+        if node.kind() != "call"
+            || !opens
+            || arguments_text.contains("encoding")
+            || arguments_text.contains("b'")
+            || arguments_text.contains("b\"")
+            || !arguments_text.ends_with(')')
+        {
+            continue;
+        }
+        let inner = arguments_text[..arguments_text.len() - 1].trim_end();
+        let separator = if inner.ends_with(',') { " " } else { ", " };
+        let replacement = format!("{inner}{separator}encoding='utf-8')");
+        found.push(candidate(path, text, arguments, replacement));
+    }
+}
+
+/// `statement` let raise `kind`: `try: statement` / `except kind: pass`.
+fn let_fail(path: &str, text: &str, statement: Node, kind: &str, found: &mut Vec<Candidate>) {
+    let line_start = text[..statement.start_byte()]
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
+    let indent = &text[line_start..statement.start_byte()];
+    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+        return;
+    }
+    let nested = text[statement.byte_range()].replace('\n', &format!("\n{indent}    "));
+    let replacement =
+        format!("try:\n{indent}    {nested}\n{indent}except {kind}:\n{indent}    pass");
+    found.push(Candidate {
+        tier: 6,
+        ..candidate(path, text, statement, replacement)
+    });
+}
+
 fn ancestors(node: Node) -> impl Iterator<Item = Node> {
     std::iter::successors(node.parent(), |n| n.parent())
 }
@@ -354,6 +449,36 @@ mod tests {
         assert!(found.iter().any(|c| c.replacement == "total"), "{found:#?}");
         assert_eq!(edit_distance("x_path", "x"), 5);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_decoded_is_opened_as_utf8_and_a_raised_index_error_let_fail() {
+        // cookiecutter's real bug: the JSON is read with the locale's encoding.
+        let text = "import json\n\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n\n\ndef raw(path):\n    return open(path, 'rb').read()\n";
+        let found = changed(
+            text,
+            6,
+            failure("UnicodeDecodeError", "'ascii' codec can't decode byte 0xc3"),
+        );
+        assert_eq!(
+            found,
+            [text.replace("open(path) as f", "open(path, encoding='utf-8') as f")]
+        );
+        // thefuck's: the index is out of range when there is no argument after `-u`.
+        let text = "def f(parts, at):\n    parts.pop(at)\n    return parts\n";
+        let tree = parse(Lang::Python, text).unwrap();
+        let mut raised = failure("IndexError", "pop index out of range");
+        (raised.file, raised.line) = (Some("f.py".into()), Some(2));
+        let found = candidates("f.py", text, tree.root_node(), &[2], &named(&[raised]));
+        let after: Vec<String> = found
+            .iter()
+            .map(|c| format!("{}{}{}", &text[..c.start], c.replacement, &text[c.end..]))
+            .collect();
+        assert_eq!(
+            after,
+            ["def f(parts, at):\n    try:\n        parts.pop(at)\n    except IndexError:\n        pass\n    return parts\n"]
+        );
+        assert_eq!(found[0].tier, 6);
     }
 
     #[test]

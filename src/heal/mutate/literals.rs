@@ -125,6 +125,71 @@ pub(super) fn candidates(
     found
 }
 
+/// Python's regular expressions anchored at the start of the text that should match anywhere
+/// (thefuck's `re.sub('^mkdir (.*)', …)` missed `hdfs dfs -mkdir`): the `^` dropped, or made a
+/// word boundary (`\\b`). Tier 4, with the operators.
+pub(super) fn unanchored(
+    path: &str,
+    text: &str,
+    root: Node,
+    lines: (usize, usize),
+    protected: &[(usize, usize)],
+) -> Vec<Candidate> {
+    const REGEX_CALLS: &[&str] = &[
+        "re.sub",
+        "re.subn",
+        "re.match",
+        "re.search",
+        "re.findall",
+        "re.finditer",
+        "re.compile",
+        "re.split",
+        "re.fullmatch",
+    ];
+    let mut found = Vec::new();
+    for node in changeable(root, lines, protected) {
+        let Some((quote, value)) = plain_string(text, node) else {
+            continue;
+        };
+        let Some(rest) = value.strip_prefix('^') else {
+            continue;
+        };
+        let first_argument_of_regex_call = node
+            .parent()
+            .filter(|arguments| {
+                arguments
+                    .named_child(0)
+                    .is_some_and(|n| n.id() == node.id())
+            })
+            .and_then(|arguments| arguments.parent())
+            .and_then(|call| call.child_by_field_name("function"))
+            .is_some_and(|function| REGEX_CALLS.contains(&&text[function.byte_range()]));
+        if !first_argument_of_regex_call {
+            continue;
+        }
+        for replacement in [
+            format!("{quote}{rest}{quote}"),
+            format!("{quote}\\\\b{rest}{quote}"),
+        ] {
+            found.push(Candidate {
+                path: path.to_string(),
+                start: node.start_byte(),
+                end: node.end_byte(),
+                description: format!(
+                    "`{}` → `{}`",
+                    one_line(&text[node.byte_range()]),
+                    one_line(&replacement)
+                ),
+                replacement,
+                tier: 4,
+                line: node.start_position().row + 1,
+                place: 0,
+            });
+        }
+    }
+    found
+}
+
 /// A string literal with no prefix, escape or interpolation (`"buzz"`, `'-'`): its quote and
 /// value.
 fn plain_string<'t>(text: &'t str, node: Node) -> Option<(char, &'t str)> {
@@ -198,6 +263,24 @@ mod tests {
             .iter()
             .flat_map(|d| d.applied_to(literal))
             .collect()
+    }
+
+    #[test]
+    fn a_regular_expression_anchored_at_the_start_is_tried_anywhere() {
+        // thefuck's real bug.
+        let text = "import re\n\n\ndef fix(script):\n    return re.sub('^mkdir (.*)', 'mkdir -p \\\\1', script) + '^x'\n";
+        let tree = crate::syntax::parse(crate::syntax::Lang::Python, text).unwrap();
+        let found: Vec<String> = unanchored("f.py", text, tree.root_node(), (1, 9), &[])
+            .into_iter()
+            .map(|c| format!("{}{}{}", &text[..c.start], c.replacement, &text[c.end..]))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                text.replace("'^mkdir (.*)'", "'mkdir (.*)'"),
+                text.replace("'^mkdir (.*)'", "'\\\\bmkdir (.*)'"),
+            ]
+        );
     }
 
     #[test]

@@ -205,6 +205,8 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let differences = literals::differences(context.failures);
     let named = errors::named(context.failures);
     let mut per_region: Vec<Vec<Candidate>> = Vec::new();
+    // What the error itself names (tier 1) comes before everything.
+    let mut named_first = Vec::new();
     for (place, region) in regions.iter().enumerate() {
         let Some(lang) = Lang::of(&region.path) else {
             continue;
@@ -232,6 +234,15 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
             guarded,
             &differences,
         ));
+        if lang == Lang::Python {
+            candidates.extend(literals::unanchored(
+                &region.path,
+                &text,
+                parsed.root_node(),
+                (region.first, region.last),
+                guarded,
+            ));
+        }
         if matches!(
             lang,
             Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
@@ -243,13 +254,12 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
                 })
                 .map(|(_, line)| *line)
                 .collect();
-            candidates.extend(errors::candidates(
-                &region.path,
-                &text,
-                parsed.root_node(),
-                &lines,
-                &named,
-            ));
+            let (first, later): (Vec<_>, Vec<_>) =
+                errors::candidates(&region.path, &text, parsed.root_node(), &lines, &named)
+                    .into_iter()
+                    .partition(|c| c.tier == 1);
+            named_first.extend(first.into_iter().map(|c| Candidate { place, ..c }));
+            candidates.extend(later);
         }
         for candidate in &mut candidates {
             candidate.place = place;
@@ -281,7 +291,7 @@ fn generate(context: &Context, tree: &Tree) -> Vec<Candidate> {
     let framed =
         |c: &Candidate| c.tier < 7 && frames.iter().any(|(p, l)| *p == c.path && *l == c.line);
     let (first, last): (Vec<_>, Vec<_>) = ordered.into_iter().partition(framed);
-    ordered = first.into_iter().chain(last).collect();
+    ordered = named_first.into_iter().chain(first).chain(last).collect();
     ordered.truncate(PER_STATE);
     ordered
 }
