@@ -313,9 +313,14 @@ impl Log<'_> {
         true
     }
 
-    /// A line of the short test summary: `FAILED id - message`, `ERROR id`, a subtest's.
+    /// A line of the short test summary: `FAILED id - message` (pytest 3's `FAIL id`), `ERROR
+    /// id`, a subtest's.
     fn summary_line(&mut self, line: &str) {
-        let (is_error, label, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
+        // pytest before 4 writes `FAIL path::test`, with no message.
+        let failed = line
+            .strip_prefix("FAILED ")
+            .or_else(|| line.strip_prefix("FAIL "));
+        let (is_error, label, rest) = if let Some(rest) = failed {
             (false, "", rest)
         } else if let Some(rest) = line.strip_prefix("ERROR ") {
             (true, "", rest)

@@ -1187,8 +1187,8 @@ fn a_name_that_is_not_defined_is_replaced_where_the_error_names_it() {
 }
 
 #[test]
-fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_pattern_are_repaired()
-{
+fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_pattern_are_repaired(
+) {
     // Three real bugs' kinds (cookiecutter's, thefuck's): the tests run where the locale is
     // ASCII, as theirs did.
     let test = Test::new();
@@ -1209,7 +1209,12 @@ fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_p
         "import os\nimport tempfile\n\nfrom mkdir import with_parents\nfrom names import load_names\nfrom options import drop_option\n\n\ndef test_names():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'names.txt')\n        with open(path, 'w', encoding='utf-8') as f:\n            f.write('Zo\u{eb}\\nAnn\\n')\n        assert load_names(path) == ['Zo\u{eb}', 'Ann']\n\n\ndef test_drop_option_and_value():\n    assert drop_option(['push', '-u', 'origin'], '-u') == ['push']\n\n\ndef test_drop_option_alone():\n    assert drop_option(['push', '-u'], '-u') == ['push']\n\n\ndef test_mkdir():\n    assert with_parents('mkdir a/b') == 'mkdir -p a/b'\n\n\ndef test_hdfs_mkdir():\n    assert with_parents('hdfs dfs -mkdir a/b') == 'hdfs dfs -mkdir -p a/b'\n",
     );
     let mut test = test.args(["heal", "--engine", "mutate", "--jobs", "1", "-v"]);
-    for env in ["LANG=C", "LC_ALL=C", "PYTHONCOERCECLOCALE=0", "PYTHONUTF8=0"] {
+    for env in [
+        "LANG=C",
+        "LC_ALL=C",
+        "PYTHONCOERCECLOCALE=0",
+        "PYTHONUTF8=0",
+    ] {
         test = test.args(["--env", env]);
     }
     let run = test.run().expect_status(0);
@@ -1222,9 +1227,14 @@ fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_p
         read("names.py")
     );
     assert!(
-        read("options.py").contains("    try:\n        parts.pop(at)\n    except IndexError:\n        pass\n"),
+        read("options.py")
+            .contains("    try:\n        parts.pop(at)\n    except IndexError:\n        pass\n"),
         "{}",
         read("options.py")
     );
-    assert!(!read("mkdir.py").contains("'^mkdir"), "{}", read("mkdir.py"));
+    assert!(
+        !read("mkdir.py").contains("'^mkdir"),
+        "{}",
+        read("mkdir.py")
+    );
 }

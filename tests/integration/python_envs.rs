@@ -292,3 +292,73 @@ fn python_of_pyenv() -> String {
     );
     prefix
 }
+
+/// pyenv's Python 3.7 on this machine (pytest 3 runs on nothing later).
+fn python_3_7() -> PathBuf {
+    let versions = PathBuf::from(std::env::var("HOME").unwrap()).join(".pyenv/versions");
+    std::fs::read_dir(&versions)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("3.7.")
+        })
+        .max()
+        .unwrap_or_else(|| panic!("no Python 3.7 in {}: pyenv install 3.7", versions.display()))
+        .join("bin/python3")
+}
+
+#[test]
+fn pytest_3s_failures_keep_their_file_and_heal_repairs_with_them() {
+    // pytest 3 writes `FAIL tests/test_calc.py::test_add` in its summary.
+    let test = Test::new();
+    test.dir()
+        .write("calc.py", "def add(a, b):\n    return a - b\n");
+    test.dir().write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n",
+    );
+    let venv = test.path().join(".venv");
+    let made = Command::new(python_3_7())
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let installed = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "pytest==3.10.1",
+        ])
+        .status()
+        .unwrap();
+    assert!(
+        installed.success(),
+        "pip install pytest==3.10.1 (from PyPI)"
+    );
+    let document = Test::new_like(&test)
+        .args(["run-tests", "--workspace"])
+        .arg(test.path())
+        .run()
+        .expect_status(1);
+    let tests = section_of(&document, "tests");
+    assert_eq!(
+        tests["failures"][0]["id"], "tests/test_calc.py::test_add",
+        "{tests:#}"
+    );
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1"])
+        .stdin(document.output.stdout.clone())
+        .run()
+        .expect_status(0);
+    let heal = section_of(&run, "heal");
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    assert_eq!(
+        std::fs::read_to_string(run.dir.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+}
