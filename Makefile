@@ -33,6 +33,7 @@ bench: build
 	@scripts/bench-heal.sh $(RELEASE)
 	@scripts/bench-mutate.sh $(RELEASE)
 	@scripts/bench-review.sh $(RELEASE)
+	@scripts/bench-realbugs.sh $(RELEASE)
 
 lint:
 	$(CARGO) fmt --check
