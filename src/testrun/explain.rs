@@ -39,6 +39,13 @@ pub(crate) fn why_error(output: &str, root: &Path, selected: bool) -> Explanatio
              VIRTUAL_ENV, Poetry's or pipenv's are used), or take it out of the project's \
              configuration",
         )
+    } else if said.contains("error: unrecognized arguments") {
+        Some(
+            "the project's pytest configuration (addopts in pytest.ini, setup.cfg, tox.ini or \
+             pyproject.toml) gives options of a plugin its environment does not have (--cov is \
+             pytest-cov's): install the plugin there, or run with --command and the options you \
+             want",
+        )
     } else if said.starts_with("error: failed to download")
         && lines
             .iter()
@@ -71,6 +78,10 @@ fn runner_words(lines: &[&str]) -> String {
                 .then(|| line.to_string())
         })
     };
+    // argparse's usage line first, its complaint (`unrecognized arguments: --cov`) after.
+    if let Some(complaint) = lines.iter().find(|line| line.contains(": error: ")) {
+        return complaint.to_string();
+    }
     if let Some(error) = first(&["ERROR: ", "error: ", "fatal: "]) {
         // pytest puts the detail on the next line (`(no match in any of [...])`).
         let at = lines.iter().position(|line| *line == error).unwrap_or(0);
@@ -371,6 +382,14 @@ mod tests {
             why_error("", root, false).reason,
             "the runner stopped without a word"
         );
+        // pytest 9's words when setup.cfg's addopts has --cov and pytest-cov is missing.
+        let options = "ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\npython -m pytest: error: unrecognized arguments: --cov=calc --cov-report=term\n  inifile: /tmp/covp/setup.cfg\n";
+        let why = why_error(options, root, false);
+        assert_eq!(
+            why.reason,
+            "python -m pytest: error: unrecognized arguments: --cov=calc --cov-report=term"
+        );
+        assert!(why.hint.unwrap().contains("pytest-cov"));
     }
 
     #[test]
