@@ -5,9 +5,11 @@
 //!
 //! Most environments live outside the project, and the sandbox shows only what it is given: the
 //! environment's own directory and the installation its interpreter comes from (`pyvenv.cfg`'s
-//! `home`), read-only, never the home around them. What a test run could write (a `.venv` link
-//! in the workspace, its `pyvenv.cfg`) names nothing to be shown but an environment (it has a
-//! `pyvenv.cfg` or `conda-meta`) or a Python installation (it has a standard library).
+//! `home`), read-only, never the home around them. What a test run (or the repository) could
+//! write is trusted with nothing: an environment in the workspace shows no installation its
+//! `pyvenv.cfg` names (the toolchains and system directories are there already), and a `.venv`
+//! link out of it is followed only to a directory a tool made as an environment (nothing but
+//! `bin`, `lib`, `include`, `pyvenv.cfg` and their like at its top), never to any directory.
 
 use std::path::{Path, PathBuf};
 
@@ -47,15 +49,16 @@ impl Lookup<'_> {
 /// The environment of the project at `root` (canonical), if one is found.
 pub(crate) fn find(root: &Path, lookup: &Lookup) -> Option<PythonEnv> {
     for name in [".venv", "venv"] {
-        if root.join(name).join("bin/python").exists() {
-            let why = format!("the project's {name}");
-            return environment(
-                root,
-                &root.join(name),
-                why,
-                Some(format!("{name}/bin/python")),
-            );
+        let dir = root.join(name);
+        if !dir.join("bin/python").exists() {
+            continue;
         }
+        let outside = dir.canonicalize().is_ok_and(|real| !real.starts_with(root));
+        if outside && !made_as_environment(&dir) {
+            return None;
+        }
+        let why = format!("the project's {name}");
+        return environment(root, &dir, why, Some(format!("{name}/bin/python")));
     }
     let var = |name: &str, why: &str| Some(((lookup.var)(name)?.into(), why.to_string()));
     let places: [&dyn Fn() -> Option<(PathBuf, String)>; 5] = [
@@ -86,7 +89,8 @@ fn environment(root: &Path, dir: &Path, why: String, python: Option<String>) -> 
     if !real.starts_with(root) {
         mounts.push((real.clone(), why.clone()));
     }
-    if let Some(base) = base_installation(&real).filter(|base| !base.starts_with(root)) {
+    // A `pyvenv.cfg` in the workspace is the tests' to write: only one outside it is read.
+    if let Some(base) = base_installation(&real).filter(|_| !real.starts_with(root)) {
         mounts.push((base, format!("the Python installation {why} was made from")));
     }
     Some(PythonEnv {
@@ -101,7 +105,7 @@ fn environment(root: &Path, dir: &Path, why: String, python: Option<String>) -> 
 /// `home` (the base interpreter's `bin`), when it holds a standard library. A conda
 /// environment holds its own.
 fn base_installation(venv: &Path) -> Option<PathBuf> {
-    let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+    let config = crate::workspace::read_regular_file(&venv.join("pyvenv.cfg"), 64 << 10)?;
     let home = config.lines().find_map(|line| {
         let (key, value) = line.split_once('=')?;
         (key.trim() == "home").then(|| PathBuf::from(value.trim()))
@@ -122,6 +126,40 @@ fn has_standard_library(prefix: &Path) -> bool {
     })
 }
 
+/// Whether `dir` holds only what venv, virtualenv, uv, Poetry or conda put at an environment's
+/// top (and a `pyvenv.cfg` or `conda-meta`): a link the workspace holds is followed to nothing
+/// else (a project made into a venv with `python -m venv .`, a directory that has a
+/// `pyvenv.cfg` beside other things).
+fn made_as_environment(dir: &Path) -> bool {
+    const TOP: &[&str] = &[
+        "bin",
+        "lib",
+        "lib64",
+        "include",
+        "share",
+        "etc",
+        "man",
+        "src",
+        "Scripts",
+        "conda-meta",
+        "pyvenv.cfg",
+        ".gitignore",
+        "CACHEDIR.TAG",
+        ".lock",
+        ".project",
+        "pip-selfcheck.json",
+    ];
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let marked = names.iter().any(|n| n == "pyvenv.cfg" || n == "conda-meta");
+    marked && names.iter().all(|name| TOP.contains(&name.as_str()))
+}
+
 /// The first `python3` (or `python`) on `PATH`, when it is an environment's (a virtualenv's
 /// `bin`, or a conda environment's): the user put it first without activating it.
 fn first_on_path(lookup: &Lookup) -> Option<(PathBuf, String)> {
@@ -137,7 +175,7 @@ fn first_on_path(lookup: &Lookup) -> Option<(PathBuf, String)> {
 /// HASH from the project's path (Poetry's `generate_env_name`); the newest when there are
 /// several Pythons'.
 fn poetrys(root: &Path, lookup: &Lookup) -> Option<(PathBuf, String)> {
-    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).ok()?;
+    let pyproject = crate::workspace::read_regular_file(&root.join("pyproject.toml"), 1 << 20)?;
     if !pyproject.contains("[tool.poetry") {
         return None;
     }
@@ -195,4 +233,32 @@ fn urlsafe(bytes: &[u8], length: usize) -> String {
     let mut encoded = base64::engine::general_purpose::URL_SAFE.encode(bytes);
     encoded.truncate(length);
     encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_in_place_of_pyvenv_cfg_is_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("pyvenv.cfg"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        assert_eq!(base_installation(dir.path()), None);
+    }
+
+    #[test]
+    fn a_link_is_followed_only_to_what_a_tool_made_as_an_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        for entry in ["bin", "lib", "include"] {
+            std::fs::create_dir(dir.path().join(entry)).unwrap();
+        }
+        std::fs::write(dir.path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        assert!(made_as_environment(dir.path()));
+        std::fs::create_dir(dir.path().join("deep")).unwrap();
+        assert!(!made_as_environment(dir.path()));
+    }
 }

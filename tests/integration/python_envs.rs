@@ -362,3 +362,60 @@ fn pytest_3s_failures_keep_their_file_and_heal_repairs_with_them() {
         "def add(a, b):\n    return a + b\n"
     );
 }
+
+#[test]
+fn what_the_workspace_says_of_environments_shows_nothing_else_of_the_host() {
+    // A hostile repository (or a test run before) wrote the workspace's .venv: a pyvenv.cfg
+    // naming a directory shaped like a Python installation that holds secrets, and a link to a
+    // directory with a pyvenv.cfg beside other things.
+    let outside = TempDir::new();
+    let shaped = outside.path().join("shaped");
+    std::fs::create_dir_all(shaped.join("lib/python3.11")).unwrap();
+    std::fs::create_dir_all(shaped.join("bin")).unwrap();
+    std::fs::write(shaped.join("lib/python3.11/os.py"), "").unwrap();
+    std::fs::write(
+        shaped.join(".netrc"),
+        "machine example.com password hunter2\n",
+    )
+    .unwrap();
+    let other = outside.path().join("other");
+    std::fs::create_dir_all(other.join("bin")).unwrap();
+    std::fs::write(other.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::os::unix::fs::symlink(SYSTEM_PYTHON, other.join("bin/python")).unwrap();
+    std::fs::write(other.join("secret.txt"), "OTHER SECRET\n").unwrap();
+    let probe = "import os, unittest\n\n\nclass Probe(unittest.TestCase):\n    def test_nothing_outside_is_there(self):\n        for path in [PATHS]:\n            self.assertFalse(os.path.exists(path), path)\n";
+    let paths = format!(
+        "{:?}, {:?}",
+        shaped.join(".netrc").display().to_string(),
+        other.join("secret.txt").display().to_string()
+    );
+
+    // The workspace's pyvenv.cfg names the shaped directory.
+    let test = Test::new();
+    test.dir()
+        .write("test_probe.py", &probe.replace("PATHS", &paths));
+    venv(SYSTEM_PYTHON, &test.path().join(".venv"));
+    std::fs::write(
+        test.path().join(".venv/pyvenv.cfg"),
+        format!("home = {}\n", shaped.join("bin").display()),
+    )
+    .unwrap();
+    let run = test.args(["run-tests", "--framework", "unittest"]).run();
+    let tests = section_of(&run, "tests");
+    assert_eq!(tests["outcome"], "passed", "{tests:#}\n{}", run.stderr());
+    assert_eq!(
+        tests["sandbox"]["layers"]["filesystem"]["environments"],
+        serde_json::json!([]),
+        "{tests:#}"
+    );
+
+    // Its .venv links to the other directory: not an environment a tool made.
+    let test = Test::new();
+    test.dir()
+        .write("test_probe.py", &probe.replace("PATHS", &paths));
+    std::os::unix::fs::symlink(&other, test.path().join(".venv")).unwrap();
+    let run = test.args(["run-tests", "--framework", "unittest"]).run();
+    let tests = section_of(&run, "tests");
+    assert_eq!(tests["outcome"], "passed", "{tests:#}\n{}", run.stderr());
+    assert_eq!(tests["command"][0], "python3", "{tests:#}");
+}

@@ -691,6 +691,13 @@ fn native_layers(policy: &SandboxPolicy, facts: RunFacts, degraded: Vec<Degradat
         .iter()
         .map(|left| format!("{} ({})", left.path.display(), left.reason))
         .collect();
+    // An environment left out was not shown.
+    layers.filesystem.environments.retain(|shown| {
+        !facts
+            .left_out
+            .iter()
+            .any(|left| shown.starts_with(&format!("{}: ", left.path.display())))
+    });
     layers.network.mechanisms = if !namespaced {
         vec!["seccomp".into(), "landlock".into()]
     } else if facts.loopback {

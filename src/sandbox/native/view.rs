@@ -195,11 +195,18 @@ pub(crate) fn read_only(policy: &SandboxPolicy, own_sysfs: bool) -> Result<ReadO
     })
 }
 
-/// The user's home, canonical: never in view, nor a directory holding it.
+/// The user's home, canonical: never in view, nor a directory holding it. `HOME`, or where it
+/// is unset or `/` (a cron job, a service), the account's.
 pub(crate) fn home() -> Option<PathBuf> {
+    let account = || {
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid()).ok()??;
+        Some(user.dir.into_os_string())
+    };
     std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
+        .filter(|home| !home.is_empty() && home != "/")
+        .or_else(account)
         .and_then(|home| PathBuf::from(home).canonicalize().ok())
+        .filter(|home| home != Path::new("/"))
 }
 
 /// The view for `policy`; with `own_sysfs`, `/sys` is left to the child, which mounts a sysfs
