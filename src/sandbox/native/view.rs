@@ -259,7 +259,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, own_sysfs: bool) -> Result<SandboxVie
     })
 }
 
-/// Directories of keys and tokens, below a home.
+/// Directories and files of keys and tokens, below a home.
 const CREDENTIAL_DIRS: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -269,6 +269,10 @@ const CREDENTIAL_DIRS: &[&str] = &[
     ".docker",
     ".config/gh",
     ".config/gcloud",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
 ];
 
 /// Why `dir` (a toolchain or `PATH` directory) must not be mounted, if it must not: it is the
