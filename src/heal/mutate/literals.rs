@@ -127,7 +127,8 @@ pub(super) fn candidates(
 
 /// Python's regular expressions anchored at the start of the text that should match anywhere
 /// (thefuck's `re.sub('^mkdir (.*)', …)` missed `hdfs dfs -mkdir`): the `^` dropped, or made a
-/// word boundary (`\\b`). Tier 4, with the operators.
+/// word boundary (`\\b`, first: it keeps the pattern from matching inside a word). Tier 4,
+/// with the operators.
 pub(super) fn unanchored(
     path: &str,
     text: &str,
@@ -167,9 +168,10 @@ pub(super) fn unanchored(
         if !first_argument_of_regex_call {
             continue;
         }
+        // A word boundary first: it keeps the pattern from matching inside a word.
         for replacement in [
-            format!("{quote}{rest}{quote}"),
             format!("{quote}\\\\b{rest}{quote}"),
+            format!("{quote}{rest}{quote}"),
         ] {
             found.push(Candidate {
                 path: path.to_string(),
@@ -277,8 +279,8 @@ mod tests {
         assert_eq!(
             found,
             [
-                text.replace("'^mkdir (.*)'", "'mkdir (.*)'"),
                 text.replace("'^mkdir (.*)'", "'\\\\bmkdir (.*)'"),
+                text.replace("'^mkdir (.*)'", "'mkdir (.*)'"),
             ]
         );
     }
