@@ -25,6 +25,24 @@ fn changes(heal: &Value) -> Vec<String> {
         .collect()
 }
 
+/// heal --engine mutate (one job, `-v`, and `flags`) on a project of `files`, which it must
+/// repair: its heal section and the run.
+#[track_caller]
+fn repaired(files: &[(&str, &str)], flags: &[&str]) -> (Value, Run) {
+    let test = Test::new();
+    for (path, text) in files {
+        test.dir().write(path, text);
+    }
+    let run = test
+        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
+        .args(flags)
+        .run()
+        .expect_status(0);
+    let heal = heal_of(&run);
+    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    (heal, run)
+}
+
 #[test]
 fn the_shops_three_bugs_are_repaired_one_after_another_without_a_model() {
     // No model is configured: `auto` is the offline engine alone.
@@ -1125,21 +1143,9 @@ fn an_argument_given_to_the_wrong_call_is_moved_where_the_traceback_points_first
 #[test]
 fn an_attribute_an_object_lacks_and_a_none_the_error_names_are_repaired_where_they_fail() {
     // tqdm's two real bugs: an attribute read before it is set, and a None multiplied.
-    let test = Test::new();
-    test.dir().write(
-        "meter.py",
-        "class Meter:\n    def __init__(self, items, total=None):\n        if total is not None:\n            self.total = total\n        self.items = items\n\n    def size(self):\n        return len(self.items) if self.total is None else self.total\n\n\ndef scaled(total, scale):\n    if scale:\n        total *= scale\n    return total\n",
-    );
-    test.dir().write(
-        "tests/test_meter.py",
-        "from meter import Meter, scaled\n\n\ndef test_size_without_total():\n    assert Meter([1, 2, 3]).size() == 3\n\n\ndef test_size_with_total():\n    assert Meter([1], total=5).size() == 5\n\n\ndef test_scaled_without_total():\n    assert scaled(None, 2) is None\n\n\ndef test_scaled():\n    assert scaled(3, 2) == 6\n",
-    );
-    let run = test
-        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
-        .run()
-        .expect_status(0);
-    let heal = heal_of(&run);
-    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    let meter = "class Meter:\n    def __init__(self, items, total=None):\n        if total is not None:\n            self.total = total\n        self.items = items\n\n    def size(self):\n        return len(self.items) if self.total is None else self.total\n\n\ndef scaled(total, scale):\n    if scale:\n        total *= scale\n    return total\n";
+    let tests = "from meter import Meter, scaled\n\n\ndef test_size_without_total():\n    assert Meter([1, 2, 3]).size() == 3\n\n\ndef test_size_with_total():\n    assert Meter([1], total=5).size() == 5\n\n\ndef test_scaled_without_total():\n    assert scaled(None, 2) is None\n\n\ndef test_scaled():\n    assert scaled(3, 2) == 6\n";
+    let (_, run) = repaired(&[("meter.py", meter), ("tests/test_meter.py", tests)], &[]);
     let source = std::fs::read_to_string(run.dir.path().join("meter.py")).unwrap();
     assert!(
         source.contains(
@@ -1159,21 +1165,12 @@ fn an_attribute_an_object_lacks_and_a_none_the_error_names_are_repaired_where_th
 #[test]
 fn a_name_that_is_not_defined_is_replaced_where_the_error_names_it() {
     // A real project's bug: the line opens `x_path`, the function's parameter is `x`.
-    let test = Test::new();
-    test.dir().write(
-        "settings.py",
-        "def read_settings(config, separator='='):\n    if config is None:\n        return {}\n    with open(config_path) as handle:\n        pairs = [line.strip().split(separator, 1) for line in handle if line.strip()]\n    return dict(pairs)\n",
+    let settings = "def read_settings(config, separator='='):\n    if config is None:\n        return {}\n    with open(config_path) as handle:\n        pairs = [line.strip().split(separator, 1) for line in handle if line.strip()]\n    return dict(pairs)\n";
+    let tests = "import os\nimport tempfile\n\nfrom settings import read_settings\n\n\ndef test_read_settings():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'app.cfg')\n        with open(path, 'w') as f:\n            f.write('name=shop\\nport=8080\\n')\n        assert read_settings(path) == {'name': 'shop', 'port': '8080'}\n\n\ndef test_no_settings():\n    assert read_settings(None) == {}\n";
+    let (heal, run) = repaired(
+        &[("settings.py", settings), ("tests/test_settings.py", tests)],
+        &[],
     );
-    test.dir().write(
-        "tests/test_settings.py",
-        "import os\nimport tempfile\n\nfrom settings import read_settings\n\n\ndef test_read_settings():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'app.cfg')\n        with open(path, 'w') as f:\n            f.write('name=shop\\nport=8080\\n')\n        assert read_settings(path) == {'name': 'shop', 'port': '8080'}\n\n\ndef test_no_settings():\n    assert read_settings(None) == {}\n",
-    );
-    let run = test
-        .args(["heal", "--engine", "mutate", "--jobs", "1", "-v"])
-        .run()
-        .expect_status(0);
-    let heal = heal_of(&run);
-    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
     let source = std::fs::read_to_string(run.dir.path().join("settings.py")).unwrap();
     assert!(
         source.contains("    with open(config) as handle:\n"),
@@ -1191,35 +1188,29 @@ fn a_file_read_in_the_locales_encoding_an_expected_index_error_and_an_anchored_p
 ) {
     // Three real bugs' kinds (cookiecutter's, thefuck's): the tests run where the locale is
     // ASCII, as theirs did.
-    let test = Test::new();
-    test.dir().write(
-        "names.py",
-        "def load_names(path):\n    with open(path) as f:\n        return [line.strip() for line in f]\n",
-    );
-    test.dir().write(
-        "options.py",
-        "def drop_option(parts, option):\n    at = parts.index(option) + 1\n    parts.pop(at)\n    parts.remove(option)\n    return parts\n",
-    );
-    test.dir().write(
-        "mkdir.py",
-        "import re\n\n\ndef with_parents(script):\n    return re.sub('^mkdir (.*)', 'mkdir -p \\\\1', script)\n",
-    );
-    test.dir().write(
-        "tests/test_all.py",
-        "import os\nimport tempfile\n\nfrom mkdir import with_parents\nfrom names import load_names\nfrom options import drop_option\n\n\ndef test_names():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'names.txt')\n        with open(path, 'w', encoding='utf-8') as f:\n            f.write('Zo\u{eb}\\nAnn\\n')\n        assert load_names(path) == ['Zo\u{eb}', 'Ann']\n\n\ndef test_drop_option_and_value():\n    assert drop_option(['push', '-u', 'origin'], '-u') == ['push']\n\n\ndef test_drop_option_alone():\n    assert drop_option(['push', '-u'], '-u') == ['push']\n\n\ndef test_mkdir():\n    assert with_parents('mkdir a/b') == 'mkdir -p a/b'\n\n\ndef test_hdfs_mkdir():\n    assert with_parents('hdfs dfs -mkdir a/b') == 'hdfs dfs -mkdir -p a/b'\n",
-    );
-    let mut test = test.args(["heal", "--engine", "mutate", "--jobs", "1", "-v"]);
-    for env in [
+    let names = "def load_names(path):\n    with open(path) as f:\n        return [line.strip() for line in f]\n";
+    let options = "def drop_option(parts, option):\n    at = parts.index(option) + 1\n    parts.pop(at)\n    parts.remove(option)\n    return parts\n";
+    let mkdir = "import re\n\n\ndef with_parents(script):\n    return re.sub('^mkdir (.*)', 'mkdir -p \\\\1', script)\n";
+    let test_all = "import os\nimport tempfile\n\nfrom mkdir import with_parents\nfrom names import load_names\nfrom options import drop_option\n\n\ndef test_names():\n    with tempfile.TemporaryDirectory() as folder:\n        path = os.path.join(folder, 'names.txt')\n        with open(path, 'w', encoding='utf-8') as f:\n            f.write('Zo\u{eb}\\nAnn\\n')\n        assert load_names(path) == ['Zo\u{eb}', 'Ann']\n\n\ndef test_drop_option_and_value():\n    assert drop_option(['push', '-u', 'origin'], '-u') == ['push']\n\n\ndef test_drop_option_alone():\n    assert drop_option(['push', '-u'], '-u') == ['push']\n\n\ndef test_mkdir():\n    assert with_parents('mkdir a/b') == 'mkdir -p a/b'\n\n\ndef test_hdfs_mkdir():\n    assert with_parents('hdfs dfs -mkdir a/b') == 'hdfs dfs -mkdir -p a/b'\n";
+    let locale = [
+        "--env",
         "LANG=C",
+        "--env",
         "LC_ALL=C",
+        "--env",
         "PYTHONCOERCECLOCALE=0",
+        "--env",
         "PYTHONUTF8=0",
-    ] {
-        test = test.args(["--env", env]);
-    }
-    let run = test.run().expect_status(0);
-    let heal = heal_of(&run);
-    assert_eq!(heal["status"], "green", "{heal:#}\n{}", run.stderr());
+    ];
+    let (_, run) = repaired(
+        &[
+            ("names.py", names),
+            ("options.py", options),
+            ("mkdir.py", mkdir),
+            ("tests/test_all.py", test_all),
+        ],
+        &locale,
+    );
     let read = |file: &str| std::fs::read_to_string(run.dir.path().join(file)).unwrap();
     assert!(
         read("names.py").contains("with open(path, encoding='utf-8') as f:"),

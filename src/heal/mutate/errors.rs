@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use tree_sitter::Node;
 
-use super::operators::{is_field_of, one_line, Candidate};
+use super::operators::{is_field_of, Candidate};
 use crate::run_document::TestFailure;
 
 /// What the failures' errors say is missing.
@@ -355,20 +355,7 @@ fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 }
 
 fn candidate(path: &str, text: &str, target: Node, replacement: String) -> Candidate {
-    Candidate {
-        path: path.to_string(),
-        start: target.start_byte(),
-        end: target.end_byte(),
-        description: format!(
-            "`{}` → `{}`",
-            one_line(&text[target.byte_range()]),
-            one_line(&replacement)
-        ),
-        replacement,
-        tier: 1,
-        line: target.start_position().row + 1,
-        place: 0,
-    }
+    Candidate::at(path, text, target, replacement, 1)
 }
 
 #[cfg(test)]
@@ -466,19 +453,12 @@ mod tests {
         );
         // thefuck's: the index is out of range when there is no argument after `-u`.
         let text = "def f(parts, at):\n    parts.pop(at)\n    return parts\n";
-        let tree = parse(Lang::Python, text).unwrap();
         let mut raised = failure("IndexError", "pop index out of range");
         (raised.file, raised.line) = (Some("f.py".into()), Some(2));
-        let found = candidates("f.py", text, tree.root_node(), &[2], &named(&[raised]));
-        let after: Vec<String> = found
-            .iter()
-            .map(|c| format!("{}{}{}", &text[..c.start], c.replacement, &text[c.end..]))
-            .collect();
         assert_eq!(
-            after,
+            changed(text, 2, raised),
             ["def f(parts, at):\n    try:\n        parts.pop(at)\n    except IndexError:\n        pass\n    return parts\n"]
         );
-        assert_eq!(found[0].tier, 6);
     }
 
     #[test]

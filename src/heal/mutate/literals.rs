@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::operators::{changeable, one_line, Candidate};
+use super::operators::{changeable, Candidate};
 use crate::run_document::TestFailure;
 
 /// Quoted strings read from one failure at most: a list compared with a list prints many.
@@ -98,27 +98,13 @@ pub(super) fn candidates(
         let Some((quote, value)) = plain_string(text, node) else {
             continue;
         };
-        let line = node.start_position().row + 1;
         let mut tried = HashSet::new();
         for to in differences.iter().flat_map(|d| d.applied_to(value)) {
             if to.contains([quote, '\\', '\n', '\r']) || !tried.insert(to.clone()) {
                 continue;
             }
             let replacement = format!("{quote}{to}{quote}");
-            found.push(Candidate {
-                path: path.to_string(),
-                start: node.start_byte(),
-                end: node.end_byte(),
-                description: format!(
-                    "`{}` → `{}`",
-                    one_line(&text[node.byte_range()]),
-                    one_line(&replacement)
-                ),
-                replacement,
-                tier: 1,
-                line,
-                place: 0,
-            });
+            found.push(Candidate::at(path, text, node, replacement, 1));
         }
     }
     found.sort_by_key(|candidate| candidate.start);
@@ -173,20 +159,7 @@ pub(super) fn unanchored(
             format!("{quote}\\\\b{rest}{quote}"),
             format!("{quote}{rest}{quote}"),
         ] {
-            found.push(Candidate {
-                path: path.to_string(),
-                start: node.start_byte(),
-                end: node.end_byte(),
-                description: format!(
-                    "`{}` → `{}`",
-                    one_line(&text[node.byte_range()]),
-                    one_line(&replacement)
-                ),
-                replacement,
-                tier: 4,
-                line: node.start_position().row + 1,
-                place: 0,
-            });
+            found.push(Candidate::at(path, text, node, replacement, 4));
         }
     }
     found

@@ -31,6 +31,26 @@ pub(super) struct Candidate {
     pub place: usize,
 }
 
+impl Candidate {
+    /// `node`'s bytes in `text` (the file at `path`) replaced by `replacement`, at `tier`.
+    pub(super) fn at(path: &str, text: &str, node: Node, replacement: String, tier: u8) -> Self {
+        Candidate {
+            path: path.to_string(),
+            start: node.start_byte(),
+            end: node.end_byte(),
+            description: format!(
+                "`{}` → `{}`",
+                one_line(&text[node.byte_range()]),
+                one_line(&replacement)
+            ),
+            replacement,
+            tier,
+            line: node.start_position().row + 1,
+            place: 0,
+        }
+    }
+}
+
 /// Boundary operators: the most common one-character fix.
 const BOUNDARY: &[(&str, &str)] = &[
     ("<", "<="),
