@@ -367,12 +367,8 @@ impl Baseline {
     /// skips a test has not fixed it.
     pub(super) fn judge(&self, run: &TestReport, whole_suite: bool) -> Judged {
         let failed = failing_ids(run);
-        let runs = matches!(
-            run.outcome,
-            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
-        );
         // A run that timed out or broke down shows nothing fixed.
-        if !runs {
+        if !completed(run) {
             return Judged {
                 still_failing: self.steady_failing(),
                 regressions: vec![format!("the suite ({})", run.outcome.name())],
@@ -486,11 +482,7 @@ impl Baseline {
     /// Takes `before`, the whole suite's run without any change (of `tests`; none: all), as
     /// what failed before (the first one given; a run that did not complete tells nothing).
     pub(super) fn learn(&self, before: &TestReport, tests: &[String]) {
-        let completed = matches!(
-            before.outcome,
-            Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
-        );
-        let _ = self.whole_before.set(match completed {
+        let _ = self.whole_before.set(match completed(before) {
             true => WholeBefore {
                 failing: failing_ids(before),
                 ran: ran(before),
@@ -503,6 +495,14 @@ impl Baseline {
             },
         });
     }
+}
+
+/// Whether a run ended with its tests' results (it did not time out or break down).
+fn completed(report: &TestReport) -> bool {
+    matches!(
+        report.outcome,
+        Outcome::Passed | Outcome::TestsFailed | Outcome::BuildFailed
+    )
 }
 
 /// How many tests a run ran: not the skipped ones, nor errors (a teardown's error comes with

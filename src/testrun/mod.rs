@@ -225,7 +225,7 @@ fn policy_for(
     let python = match framework {
         Framework::Pytest | Framework::Unittest | Framework::Make => {
             let home = crate::sandbox::native::view::home();
-            python_env::find(root, &python_env::Lookup::ours(home.as_deref()))
+            python_env::find(root, home.as_deref())
         }
         _ => None,
     };

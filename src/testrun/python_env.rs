@@ -30,24 +30,15 @@ pub(crate) struct PythonEnv {
     pub mounts: Vec<(PathBuf, String)>,
 }
 
-/// Where environments are looked for, as this process sees them: its variables and home.
-pub(crate) struct Lookup<'a> {
-    pub var: &'a dyn Fn(&str) -> Option<String>,
-    pub home: Option<&'a Path>,
+/// This process's variable `name`, when set and not empty.
+fn var(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
 }
 
-impl Lookup<'_> {
-    /// This process's variables and home.
-    pub(crate) fn ours(home: Option<&Path>) -> Lookup<'_> {
-        Lookup {
-            var: &|name| std::env::var(name).ok().filter(|value| !value.is_empty()),
-            home,
-        }
-    }
-}
-
-/// The environment of the project at `root` (canonical), if one is found.
-pub(crate) fn find(root: &Path, lookup: &Lookup) -> Option<PythonEnv> {
+/// The environment of the project at `root` (canonical), if one is found; `home`, the user's.
+pub(crate) fn find(root: &Path, home: Option<&Path>) -> Option<PythonEnv> {
     for name in [".venv", "venv"] {
         let dir = root.join(name);
         if !dir.join("bin/python").exists() {
@@ -60,13 +51,13 @@ pub(crate) fn find(root: &Path, lookup: &Lookup) -> Option<PythonEnv> {
         let why = format!("the project's {name}");
         return environment(root, &dir, why, Some(format!("{name}/bin/python")));
     }
-    let var = |name: &str, why: &str| Some(((lookup.var)(name)?.into(), why.to_string()));
+    let named = |name: &str, why: &str| Some((var(name)?, why.to_string()));
     let places: [&dyn Fn() -> Option<(PathBuf, String)>; 5] = [
-        &|| var("VIRTUAL_ENV", "the virtualenv VIRTUAL_ENV names"),
-        &|| var("CONDA_PREFIX", "the conda environment CONDA_PREFIX names"),
-        &|| first_on_path(lookup),
-        &|| poetrys(root, lookup),
-        &|| pipenvs(root, lookup),
+        &|| named("VIRTUAL_ENV", "the virtualenv VIRTUAL_ENV names"),
+        &|| named("CONDA_PREFIX", "the conda environment CONDA_PREFIX names"),
+        &first_on_path,
+        &|| poetrys(root, home),
+        &|| pipenvs(root, home),
     ];
     places.iter().find_map(|place| {
         let (dir, why) = place()?;
@@ -78,20 +69,22 @@ pub(crate) fn find(root: &Path, lookup: &Lookup) -> Option<PythonEnv> {
 /// command names it, else its absolute path.
 fn environment(root: &Path, dir: &Path, why: String, python: Option<String>) -> Option<PythonEnv> {
     let real = dir.canonicalize().ok()?;
+    let inside = real.starts_with(root);
     // Outside the project, an environment's marks: a link the tests could have made (`.venv`
     // in the workspace) shows nothing but another environment.
     let conda = real.join("conda-meta").is_dir();
-    let marked = conda || real.join("pyvenv.cfg").is_file() || real.starts_with(root);
+    let marked = inside || conda || real.join("pyvenv.cfg").is_file();
     if !real.join("bin/python").exists() || !marked {
         return None;
     }
     let mut mounts = Vec::new();
-    if !real.starts_with(root) {
-        mounts.push((real.clone(), why.clone()));
-    }
     // A `pyvenv.cfg` in the workspace is the tests' to write: only one outside it is read.
-    if let Some(base) = base_installation(&real).filter(|_| !real.starts_with(root)) {
-        mounts.push((base, format!("the Python installation {why} was made from")));
+    if !inside {
+        let base = base_installation(&real);
+        mounts.push((real.clone(), why.clone()));
+        mounts.extend(
+            base.map(|base| (base, format!("the Python installation {why} was made from"))),
+        );
     }
     Some(PythonEnv {
         python: python.unwrap_or_else(|| real.join("bin/python").display().to_string()),
@@ -162,8 +155,8 @@ fn made_as_environment(dir: &Path) -> bool {
 
 /// The first `python3` (or `python`) on `PATH`, when it is an environment's (a virtualenv's
 /// `bin`, or a conda environment's): the user put it first without activating it.
-fn first_on_path(lookup: &Lookup) -> Option<(PathBuf, String)> {
-    let path = (lookup.var)("PATH")?;
+fn first_on_path() -> Option<(PathBuf, String)> {
+    let path = var("PATH")?;
     let bin = std::env::split_paths(&path)
         .find(|dir| dir.join("python3").is_file() || dir.join("python").is_file())?;
     let dir = bin.parent()?;
@@ -174,16 +167,15 @@ fn first_on_path(lookup: &Lookup) -> Option<(PathBuf, String)> {
 /// The environment Poetry made for the project: `NAME-HASH-pyX.Y` in its virtualenvs folder,
 /// HASH from the project's path (Poetry's `generate_env_name`); the newest when there are
 /// several Pythons'.
-fn poetrys(root: &Path, lookup: &Lookup) -> Option<(PathBuf, String)> {
+fn poetrys(root: &Path, home: Option<&Path>) -> Option<(PathBuf, String)> {
     let pyproject = crate::workspace::read_regular_file(&root.join("pyproject.toml"), 1 << 20)?;
     if !pyproject.contains("[tool.poetry") {
         return None;
     }
-    let var = |name: &str| (lookup.var)(name).map(PathBuf::from);
     let folder = var("POETRY_VIRTUALENVS_PATH")
         .or_else(|| var("POETRY_CACHE_DIR").map(|dir| dir.join("virtualenvs")))
         .or_else(|| {
-            let cache = var("XDG_CACHE_HOME").or_else(|| lookup.home.map(|h| h.join(".cache")))?;
+            let cache = var("XDG_CACHE_HOME").or_else(|| home.map(|h| h.join(".cache")))?;
             Some(cache.join("pypoetry/virtualenvs"))
         })?;
     let hash = urlsafe(&Sha256::digest(root.as_os_str().as_encoded_bytes()), 8);
@@ -198,14 +190,13 @@ fn poetrys(root: &Path, lookup: &Lookup) -> Option<(PathBuf, String)> {
 
 /// The environment pipenv made for the project: `NAME-HASH` in `WORKON_HOME` (by default
 /// `~/.local/share/virtualenvs`), HASH from the `Pipfile`'s path.
-fn pipenvs(root: &Path, lookup: &Lookup) -> Option<(PathBuf, String)> {
+fn pipenvs(root: &Path, home: Option<&Path>) -> Option<(PathBuf, String)> {
     let pipfile = root.join("Pipfile");
     if !pipfile.is_file() {
         return None;
     }
-    let var = |name: &str| (lookup.var)(name).map(PathBuf::from);
     let folder = var("WORKON_HOME").or_else(|| {
-        let data = var("XDG_DATA_HOME").or_else(|| lookup.home.map(|h| h.join(".local/share")))?;
+        let data = var("XDG_DATA_HOME").or_else(|| home.map(|h| h.join(".local/share")))?;
         Some(data.join("virtualenvs"))
     })?;
     let name: String = root

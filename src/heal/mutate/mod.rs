@@ -1,8 +1,9 @@
 //! The offline engine: no model, no network. It reads the failing tests' frames and callees
 //! (`localise`), and tries one small change at a time on the best state so far (`operators`,
-//! `templates`, the failure's own strings in `literals`, the error's own words in `errors`),
-//! the lines the tracebacks name first, then most likely first: each a whole-file edit that the loop validates like a model's. A change the
-//! loop keeps (it fixed some tests and broke none) becomes the state the next changes start from,
+//! `templates`, the failure's own strings in `literals`, the error's own words in `errors`):
+//! what the error names first, then the lines the tracebacks name, then the most likely
+//! changes, each a whole-file edit that the loop validates like a model's. A change the loop
+//! keeps (it fixed some tests and broke none) becomes the state the next changes start from,
 //! so several one-line bugs are fixed in turn. Such a change may only have hidden part of the bug
 //! (`n // 2` → `n // 3` passes one test, and the real fix, `sorted(values)`, then fails on top of
 //! it): when nothing is left to try on the kept change, the earlier state's untried changes
